@@ -1,0 +1,189 @@
+//! The command line: flags, `metron tool`, and the mapping from results to exit codes.
+//!
+//! Exit codes are part of the interface scripts rely on: 0 success, 1 the operation failed
+//! or was refused, 2 a usage or configuration error, 130 interrupted.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+
+use crate::config::{self, ConfigEnv};
+use crate::project::Project;
+use crate::tools::{self, Budgets, ToolError, Toolbox};
+
+/// What metron tells the shell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It worked (a tool produced a result, including "No matches found.").
+    Success = 0,
+    /// It ran and failed, or was refused.
+    Failure = 1,
+    /// The command line or the configuration is wrong.
+    Usage = 2,
+    /// Ctrl-C.
+    Interrupted = 130,
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit as u8)
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "metron",
+    version = crate::version::long_version(),
+    about = "A terminal coding agent for local Ollama models, with budgeted, confined tools.",
+    after_help = "Run `metron tool NAME --help` for one tool. Configuration: metron.example.json and README.md."
+)]
+struct Cli {
+    /// Apply patches and run commands without asking (works before or after a subcommand).
+    #[arg(long, global = true)]
+    yes: bool,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool exactly as the model would, and print exactly what the model would read.
+    ///
+    /// Exit status: 0 the tool produced a result, 1 it refused or failed, 2 usage error.
+    Tool {
+        /// The tool: list_files, find_symbol, search_text or view_slice.
+        name: String,
+        /// The tool's JSON arguments object, for example '{"pattern":"*.go"}'; `-` reads it
+        /// from stdin; omitted means {}.
+        args: Option<String>,
+    },
+}
+
+/// Runs metron with the process's arguments and environment.
+pub fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let exit = match cli.command {
+        Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref()),
+        None => {
+            eprintln!(
+                "metron: the interactive agent is not part of this build yet; use `metron tool NAME ARGS` to run a tool (see `metron tool --help`)"
+            );
+            Exit::Usage
+        }
+    };
+    exit.into()
+}
+
+/// Prints an error line in the one format metron uses.
+fn error(message: impl std::fmt::Display) {
+    eprintln!("metron: {message}");
+}
+
+/// Loads the project and configuration, printing warnings; `Err` carries the exit code.
+fn startup() -> Result<(Project, config::Loaded), Exit> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        error(format!("cannot read the working directory: {e}"));
+        Exit::Failure
+    })?;
+    let project = Project::discover(&cwd).map_err(|e| {
+        error(format!("cannot open the project at {}: {e}", cwd.display()));
+        Exit::Failure
+    })?;
+    let loaded = config::load(project.root(), &ConfigEnv::from_process()).map_err(|e| {
+        error(e);
+        Exit::Usage
+    })?;
+    for warning in &loaded.warnings {
+        error(format!("warning: {warning}"));
+    }
+    Ok((project, loaded))
+}
+
+fn run_tool(name: &str, args: Option<&str>) -> Exit {
+    if tools::spec(name).is_none() {
+        let names: Vec<_> = tools::REGISTRY.iter().map(|s| s.name).collect();
+        error(format!(
+            "there is no tool `{name}`; the tools are {}",
+            names.join(", ")
+        ));
+        return Exit::Usage;
+    }
+    let args = match read_args(args) {
+        Ok(args) => args,
+        Err(message) => {
+            error(message);
+            return Exit::Usage;
+        }
+    };
+    let (project, loaded) = match startup() {
+        Ok(started) => started,
+        Err(exit) => return exit,
+    };
+    if loaded.config.disabled_tools.iter().any(|d| d == name) {
+        println!(
+            "{name} is disabled by `disabled_tools` ({}).",
+            loaded.source_of("disabled_tools")
+        );
+        return Exit::Failure;
+    }
+    let toolbox = Toolbox::new(project, Budgets::from_config(&loaded.config));
+    match toolbox.call(name, args) {
+        Ok(text) => print_text(&text, Exit::Success),
+        Err(ToolError::Refused(text)) => print_text(&text, Exit::Failure),
+        Err(ToolError::BadArguments(text)) => {
+            error(text);
+            Exit::Usage
+        }
+        Err(ToolError::Fault(text)) => {
+            error(text);
+            Exit::Failure
+        }
+    }
+}
+
+/// Parses the ARGS operand: a JSON object, `-` for stdin, or nothing.
+fn read_args(args: Option<&str>) -> Result<Value, String> {
+    let text = match args {
+        None => return Ok(Value::Object(Default::default())),
+        Some("-") => {
+            if std::io::stdin().is_terminal() {
+                eprintln!("metron: reading the arguments object from stdin; end with Ctrl-D");
+            }
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read arguments from stdin: {e}"))?;
+            text
+        }
+        Some(text) => text.to_owned(),
+    };
+    let value: Value = serde_json::from_str(text.trim())
+        .map_err(|e| format!("the arguments are not valid JSON ({e}); pass an object such as '{{\"pattern\":\"*.go\"}}'"))?;
+    if !value.is_object() {
+        return Err(format!("the arguments must be a JSON object, got {value}"));
+    }
+    Ok(value)
+}
+
+/// Writes a tool's text to stdout with a final newline. A closed pipe (`| head`) is not an
+/// error: the reader got what it wanted.
+fn print_text(text: &str, exit: Exit) -> Exit {
+    let mut stdout = std::io::stdout().lock();
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    match write!(stdout, "{text}{newline}").and_then(|()| stdout.flush()) {
+        Ok(()) => exit,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit,
+        Err(e) => {
+            error(format!("cannot write to stdout: {e}"));
+            Exit::Failure
+        }
+    }
+}
+
+/// Used by tests: the project root `metron` would pick for `dir`.
+pub fn project_root_for(dir: &Path) -> std::io::Result<std::path::PathBuf> {
+    Project::discover(dir).map(|p| p.root().to_path_buf())
+}

@@ -1,0 +1,148 @@
+//! Turning what users type for `OLLAMA_HOST` or `endpoint` into one chat URL.
+//!
+//! People paste the server's bind address (`0.0.0.0`), a bare host, `host:port`, or a full
+//! URL copied from another tool. All of them should reach the same server the official
+//! Ollama clients would reach, so this follows their port rules: no scheme means
+//! `http` on 11434; an explicit scheme without a port means that scheme's own port.
+
+const DEFAULT_PORT: u16 = 11434;
+const CHAT_PATH: &str = "/api/chat";
+
+/// Normalises an endpoint into `scheme://host:port/path`, adding `/api/chat` when the
+/// path is missing. Returns a sentence saying what is wrong when it cannot be used.
+pub fn normalize_endpoint(raw: &str) -> Result<String, String> {
+    let trimmed = raw.trim().trim_matches(|c| c == '"' || c == '\'').trim();
+    if trimmed.is_empty() {
+        return Err("is empty; expected a host such as localhost:11434".to_owned());
+    }
+    let (scheme, rest, explicit_scheme) = match trimmed.split_once("://") {
+        Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest, true),
+        None => ("http".to_owned(), trimmed, false),
+    };
+    let default_port = match (scheme.as_str(), explicit_scheme) {
+        (_, false) => DEFAULT_PORT,
+        ("http", true) => 80,
+        ("https", true) => 443,
+        _ => {
+            return Err(format!(
+                "uses scheme `{scheme}`; only http and https are supported"
+            ));
+        }
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let (host, port) = split_host_port(authority)?;
+    let host = match host.as_str() {
+        "" | "0.0.0.0" => "127.0.0.1".to_owned(),
+        "[::]" => "[::1]".to_owned(),
+        _ => host,
+    };
+    let port = port.unwrap_or(default_port);
+    let path = path.trim_end_matches('/');
+    let path = path.strip_suffix("/v1").unwrap_or(path);
+    let path = if path.ends_with(CHAT_PATH) {
+        path.to_owned()
+    } else {
+        let base = path.strip_suffix("/api").unwrap_or(path);
+        format!("{base}{CHAT_PATH}")
+    };
+    Ok(format!("{scheme}://{host}:{port}{path}"))
+}
+
+/// Splits `host[:port]`, accepting bracketed and bare IPv6 addresses.
+fn split_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
+    let parse_port = |p: &str| {
+        p.parse::<u16>()
+            .map_err(|_| format!("has port `{p}`, which is not a number from 0 to 65535"))
+    };
+    if let Some(inner) = authority.strip_prefix('[') {
+        let (addr, after) = inner
+            .split_once(']')
+            .ok_or_else(|| format!("has an unclosed `[` in `{authority}`"))?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(parse_port(p)?),
+            None if after.is_empty() => None,
+            None => return Err(format!("has unexpected text after `]` in `{authority}`")),
+        };
+        return Ok((format!("[{addr}]"), port));
+    }
+    if authority.matches(':').count() > 1 {
+        // A bare IPv6 address such as `::1`: it cannot carry a port without brackets.
+        return Ok((format!("[{authority}]"), None));
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) => Ok((host.to_owned(), Some(parse_port(port)?))),
+        None => Ok((authority.to_owned(), None)),
+    }
+}
+
+/// True when the endpoint's host is this machine, so code sent to it stays here.
+pub fn is_local(endpoint: &str) -> bool {
+    let rest = endpoint
+        .split_once("://")
+        .map_or(endpoint, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = match split_host_port(authority) {
+        Ok((host, _)) => host,
+        Err(_) => return false,
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_users_type() {
+        let cases = [
+            ("localhost", "http://localhost:11434/api/chat"),
+            ("example.com:8080", "http://example.com:8080/api/chat"),
+            ("0.0.0.0", "http://127.0.0.1:11434/api/chat"),
+            ("0.0.0.0:11434", "http://127.0.0.1:11434/api/chat"),
+            (":8080", "http://127.0.0.1:8080/api/chat"),
+            ("::1", "http://[::1]:11434/api/chat"),
+            ("[::1]:1337", "http://[::1]:1337/api/chat"),
+            ("http://1.2.3.4", "http://1.2.3.4:80/api/chat"),
+            (
+                "https://example.com/ollama",
+                "https://example.com:443/ollama/api/chat",
+            ),
+            ("http://host:1/api/chat", "http://host:1/api/chat"),
+            ("http://host:1/api/", "http://host:1/api/chat"),
+            ("http://host:1/v1", "http://host:1/api/chat"),
+            (" 'localhost:9' ", "http://localhost:9/api/chat"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(
+                normalize_endpoint(raw).as_deref(),
+                Ok(want),
+                "input {raw:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_what_cannot_be_used() {
+        assert!(normalize_endpoint("").is_err());
+        assert!(normalize_endpoint("ftp://x").is_err());
+        assert!(normalize_endpoint("host:99999").is_err());
+        assert!(normalize_endpoint("[::1").is_err());
+    }
+
+    #[test]
+    fn locality() {
+        assert!(is_local("http://localhost:11434/api/chat"));
+        assert!(is_local("http://127.0.0.2:1/api/chat"));
+        assert!(is_local("http://[::1]:1/api/chat"));
+        assert!(!is_local("http://10.0.0.5:11434/api/chat"));
+        assert!(!is_local("https://example.com:443/api/chat"));
+    }
+}

@@ -1,0 +1,421 @@
+//! Settings: built-in defaults, one JSON config file, then the environment.
+//!
+//! Three layers, each overriding the one before, and for every key we remember which layer
+//! won so `/config` can show it. The file is the *first* of `$METRON_CONFIG`,
+//! `<project root>/.metron.json`, and `$METRON_CONFIG_DIR/.metron/config.json` (else
+//! `~/.metron/config.json`); files are not merged.
+//!
+//! Trust: a project's own `.metron.json` ships with the repository, so it may tune budgets
+//! and the model but may not widen authority. Its `auto_approve_patches` and
+//! `allowed_commands` are dropped with a warning (commands may be let through with
+//! `METRON_ALLOW_PROJECT_COMMANDS`). Everything here is pure: the environment is passed in
+//! as a [`ConfigEnv`], so tests never touch the process environment.
+
+mod endpoint;
+mod settings;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use endpoint::{is_local, normalize_endpoint};
+pub use settings::{Config, KEYS, PRIVILEGED_KEYS, SettingValue};
+
+/// The file name of a project's own config, at the project root.
+pub const PROJECT_FILE: &str = ".metron.json";
+
+/// Where the value of one setting came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The built-in default.
+    Default,
+    /// The config file at this path.
+    File(PathBuf),
+    /// This environment variable.
+    Env(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File(path) => write!(f, "{}", path.display()),
+            Source::Env(var) => write!(f, "${var}"),
+        }
+    }
+}
+
+/// How far a config file is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// The user's own file (or the one `$METRON_CONFIG` names): may set anything.
+    User,
+    /// The repository's `.metron.json`: may not grant authority.
+    Project,
+}
+
+/// The config file that was read, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Whether it may grant authority.
+    pub trust: Trust,
+}
+
+/// The environment variables that configuration reads, captured once.
+///
+/// Passing these in (rather than reading `std::env` deep inside) keeps loading pure and
+/// lets tests run in parallel without mutating the process environment.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigEnv {
+    /// `$METRON_CONFIG`: an explicit config file.
+    pub metron_config: Option<PathBuf>,
+    /// `$METRON_CONFIG_DIR`: base directory holding `.metron/config.json`.
+    pub metron_config_dir: Option<PathBuf>,
+    /// `$HOME`.
+    pub home: Option<PathBuf>,
+    /// `$OLLAMA_HOST`: overrides `endpoint`.
+    pub ollama_host: Option<String>,
+    /// `$OLLAMA_MODEL`: overrides `model`.
+    pub ollama_model: Option<String>,
+    /// `$METRON_ALLOW_PROJECT_COMMANDS`.
+    pub allow_project_commands: Option<String>,
+}
+
+impl ConfigEnv {
+    /// Reads the variables from the process environment. Empty values count as unset.
+    pub fn from_process() -> ConfigEnv {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let string = |name: &str| var(name).map(|v| v.to_string_lossy().into_owned());
+        ConfigEnv {
+            metron_config: var("METRON_CONFIG").map(PathBuf::from),
+            metron_config_dir: var("METRON_CONFIG_DIR").map(PathBuf::from),
+            home: var("HOME").map(PathBuf::from),
+            ollama_host: string("OLLAMA_HOST"),
+            ollama_model: string("OLLAMA_MODEL"),
+            allow_project_commands: string("METRON_ALLOW_PROJECT_COMMANDS"),
+        }
+    }
+
+    fn project_commands_allowed(&self) -> bool {
+        self.allow_project_commands
+            .as_deref()
+            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+    }
+}
+
+/// A configuration problem that stops metron at startup (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a JSON object.
+    #[error("config file {} is not valid JSON: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// serde_json's description, with line and column.
+        message: String,
+    },
+    /// A key no version of metron knows.
+    #[error("unknown key `{key}` in config file {}{}", path.display(), suggestion_text(.suggestion))]
+    UnknownKey {
+        /// The file.
+        path: PathBuf,
+        /// The key as written.
+        key: String,
+        /// The closest valid key, when one is close.
+        suggestion: Option<&'static str>,
+    },
+    /// A value of the wrong type or out of range.
+    #[error("`{key}` from {layer} {message}")]
+    Invalid {
+        /// The key.
+        key: &'static str,
+        /// The layer the bad value came from.
+        layer: Source,
+        /// What is wrong, as the end of a sentence ("must be in (0, 1]").
+        message: String,
+    },
+}
+
+fn suggestion_text(suggestion: &Option<&'static str>) -> String {
+    match suggestion {
+        Some(key) => format!("; did you mean `{key}`?"),
+        None => format!(
+            "; valid keys are listed in metron.example.json ({} keys)",
+            KEYS.len()
+        ),
+    }
+}
+
+/// The result of loading: the effective settings and how they came to be.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The effective, validated settings.
+    pub config: Config,
+    /// The config file that was read, if any.
+    pub file: Option<ConfigFile>,
+    /// For each key, the layer its value came from.
+    pub sources: BTreeMap<&'static str, Source>,
+    /// Warnings for stderr (for example, project-file keys that were ignored).
+    pub warnings: Vec<String>,
+}
+
+impl Loaded {
+    /// The layer a key's value came from.
+    pub fn source_of(&self, key: &str) -> &Source {
+        self.sources.get(key).unwrap_or(&Source::Default)
+    }
+}
+
+/// Loads the configuration for a project rooted at `project_root`.
+pub fn load(project_root: &Path, env: &ConfigEnv) -> Result<Loaded, ConfigError> {
+    let mut loaded = Loaded {
+        config: Config::default(),
+        file: None,
+        sources: KEYS.iter().map(|&k| (k, Source::Default)).collect(),
+        warnings: Vec::new(),
+    };
+    if let Some(file) = find_file(project_root, env) {
+        let text = std::fs::read_to_string(&file.path).map_err(|source| ConfigError::Read {
+            path: file.path.clone(),
+            source,
+        })?;
+        apply_file(&mut loaded, &file, &text, env)?;
+        loaded.file = Some(file);
+    }
+    apply_env(&mut loaded, env)?;
+    validate(&loaded)?;
+    Ok(loaded)
+}
+
+/// Picks the config file: the first candidate that exists. `$METRON_CONFIG` is returned
+/// even when missing, so that a typo in it is reported instead of silently skipped.
+fn find_file(project_root: &Path, env: &ConfigEnv) -> Option<ConfigFile> {
+    if let Some(path) = &env.metron_config {
+        return Some(ConfigFile {
+            path: path.clone(),
+            trust: Trust::User,
+        });
+    }
+    let project = project_root.join(PROJECT_FILE);
+    if project.exists() {
+        return Some(ConfigFile {
+            path: project,
+            trust: Trust::Project,
+        });
+    }
+    let base = env.metron_config_dir.as_ref().or(env.home.as_ref())?;
+    let user = base.join(".metron").join("config.json");
+    user.exists().then_some(ConfigFile {
+        path: user,
+        trust: Trust::User,
+    })
+}
+
+/// Layers one file's text onto `loaded`. Separate from I/O so it can be tested on strings.
+pub fn apply_file(
+    loaded: &mut Loaded,
+    file: &ConfigFile,
+    text: &str,
+    env: &ConfigEnv,
+) -> Result<(), ConfigError> {
+    let parse_error = |message: String| ConfigError::Parse {
+        path: file.path.clone(),
+        message,
+    };
+    let value: Value = serde_json::from_str(text).map_err(|e| parse_error(e.to_string()))?;
+    let Value::Object(map) = value else {
+        return Err(parse_error(
+            "expected a JSON object such as {\"model\": \"...\"}".to_owned(),
+        ));
+    };
+    for (key, value) in &map {
+        let Some(&known) = KEYS.iter().find(|&&k| k == key) else {
+            return Err(ConfigError::UnknownKey {
+                path: file.path.clone(),
+                key: key.clone(),
+                suggestion: closest_key(key),
+            });
+        };
+        if file.trust == Trust::Project && PRIVILEGED_KEYS.contains(&known) {
+            let let_through = known == "allowed_commands" && env.project_commands_allowed();
+            if !let_through {
+                loaded.warnings.push(untrusted_warning(known, &file.path));
+                continue;
+            }
+        }
+        let source = Source::File(file.path.clone());
+        set(&mut loaded.config, known, value, &source)?;
+        loaded.sources.insert(known, source);
+    }
+    Ok(())
+}
+
+fn untrusted_warning(key: &str, path: &Path) -> String {
+    let remedy = match key {
+        "allowed_commands" => {
+            "set METRON_ALLOW_PROJECT_COMMANDS=1 to let this project's commands through, or put them in your own ~/.metron/config.json"
+        }
+        _ => "put it in your own ~/.metron/config.json if you want it",
+    };
+    format!(
+        "ignoring `{key}` in {}: a project's config cannot grant authority; {remedy}",
+        path.display()
+    )
+}
+
+fn apply_env(loaded: &mut Loaded, env: &ConfigEnv) -> Result<(), ConfigError> {
+    if let Some(host) = &env.ollama_host {
+        let source = Source::Env("OLLAMA_HOST");
+        set(
+            &mut loaded.config,
+            "endpoint",
+            &Value::from(host.as_str()),
+            &source,
+        )?;
+        loaded.sources.insert("endpoint", source);
+    }
+    if let Some(model) = &env.ollama_model {
+        let source = Source::Env("OLLAMA_MODEL");
+        set(
+            &mut loaded.config,
+            "model",
+            &Value::from(model.as_str()),
+            &source,
+        )?;
+        loaded.sources.insert("model", source);
+    }
+    Ok(())
+}
+
+fn set(
+    config: &mut Config,
+    key: &'static str,
+    value: &Value,
+    source: &Source,
+) -> Result<(), ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        key,
+        layer: source.clone(),
+        message,
+    };
+    config.set_json(key, value).map_err(invalid)?;
+    if key == "endpoint" {
+        config.endpoint = normalize_endpoint(&config.endpoint).map_err(invalid)?;
+    }
+    Ok(())
+}
+
+/// Checks ranges the types alone cannot express.
+fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
+    let config = &loaded.config;
+    let invalid = |key: &'static str, message: String| ConfigError::Invalid {
+        key,
+        layer: loaded.source_of(key).clone(),
+        message,
+    };
+    for key in KEYS {
+        if let Some(Value::Number(n)) = config.get_json(key) {
+            if n.as_u64() == Some(0) && !matches!(*key, "temperature") {
+                return Err(invalid(key, "must be positive, got 0".to_owned()));
+            }
+        }
+    }
+    if !(config.top_p > 0.0 && config.top_p <= 1.0) {
+        return Err(invalid(
+            "top_p",
+            format!("must be in (0, 1], got {}", config.top_p),
+        ));
+    }
+    if !(config.temperature >= 0.0 && config.temperature.is_finite()) {
+        return Err(invalid(
+            "temperature",
+            format!("must be zero or more, got {}", config.temperature),
+        ));
+    }
+    if config.model.trim().is_empty() {
+        return Err(invalid(
+            "model",
+            "must name a model, such as qwen2.5-coder:32b".to_owned(),
+        ));
+    }
+    for name in &config.disabled_tools {
+        if !crate::tools::TOOL_NAMES.contains(&name.as_str()) {
+            let names = crate::tools::TOOL_NAMES.join(", ");
+            return Err(invalid(
+                "disabled_tools",
+                format!("names `{name}`, which is not a tool; the tools are {names}"),
+            ));
+        }
+    }
+    if config.allowed_commands.iter().any(|c| c.trim().is_empty()) {
+        return Err(invalid(
+            "allowed_commands",
+            "contains an empty entry".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// The known key nearest to a misspelling, if it is near enough to be a plausible typo.
+pub fn closest_key(typo: &str) -> Option<&'static str> {
+    let typo = typo.to_ascii_lowercase();
+    KEYS.iter()
+        .map(|&key| (edit_distance(&typo, key), key))
+        .filter(|&(distance, key)| distance <= 2.max(key.len() / 3))
+        .min()
+        .map(|(_, key)| key)
+}
+
+/// Levenshtein distance, counting an adjacent swap as one edit (so `modle` is one edit
+/// from `model`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        rows[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
+}
+
+/// The text of `metron.example.json`: every key at its built-in default.
+pub fn example_json() -> String {
+    let defaults = Config::default();
+    let map: serde_json::Map<String, Value> = KEYS
+        .iter()
+        .filter_map(|&k| defaults.get_json(k).map(|v| (k.to_owned(), v)))
+        .collect();
+    let mut text = serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests;

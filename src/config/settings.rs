@@ -1,0 +1,166 @@
+//! The table of settings: one line per key, with its type, default and meaning.
+//!
+//! Everything else about a key (parsing it from JSON, printing it for `/config`, writing
+//! `metron.example.json`, suggesting it when a user misspells it) is derived from this one
+//! table, so adding a setting is one entry here plus whatever validation it needs.
+
+use serde_json::Value;
+
+/// A type a setting can have, with its JSON conversion.
+///
+/// Kept separate from serde so that a type error can name the key and say what was
+/// expected in words a user understands ("a positive integer", not "u64").
+pub trait SettingValue: Sized {
+    /// Reads the value from JSON, or says in a few words what was expected instead.
+    fn from_json(value: &Value) -> Result<Self, String>;
+    /// The value as JSON, for `/config` and the example file.
+    fn to_json(&self) -> Value;
+}
+
+impl SettingValue for String {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| "must be a string".to_owned())
+    }
+    fn to_json(&self) -> Value {
+        Value::String(self.clone())
+    }
+}
+
+impl SettingValue for bool {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value
+            .as_bool()
+            .ok_or_else(|| "must be true or false".to_owned())
+    }
+    fn to_json(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+impl SettingValue for u64 {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value
+            .as_u64()
+            .ok_or_else(|| "must be a positive integer".to_owned())
+    }
+    fn to_json(&self) -> Value {
+        Value::from(*self)
+    }
+}
+
+impl SettingValue for f64 {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value.as_f64().ok_or_else(|| "must be a number".to_owned())
+    }
+    fn to_json(&self) -> Value {
+        Value::from(*self)
+    }
+}
+
+impl SettingValue for Vec<String> {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        let err = || "must be a list of strings".to_owned();
+        value
+            .as_array()
+            .ok_or_else(err)?
+            .iter()
+            .map(|item| item.as_str().map(str::to_owned).ok_or_else(err))
+            .collect()
+    }
+    fn to_json(&self) -> Value {
+        Value::from(self.clone())
+    }
+}
+
+macro_rules! settings {
+    ($( $(#[doc = $doc:literal])+ $name:ident : $ty:ty = $default:expr ; )*) => {
+        /// Every effective setting, after defaults, the config file and the environment
+        /// have been layered and validated.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Config {
+            $( $(#[doc = $doc])+ pub $name: $ty, )*
+        }
+
+        impl Default for Config {
+            fn default() -> Self {
+                Config { $( $name: $default, )* }
+            }
+        }
+
+        /// Every key, in the order the documentation lists them.
+        pub const KEYS: &[&str] = &[$( stringify!($name), )*];
+
+        impl Config {
+            /// Sets `key` from JSON. `Ok(false)` means there is no such key.
+            pub(crate) fn set_json(&mut self, key: &str, value: &Value) -> Result<bool, String> {
+                match key {
+                    $( stringify!($name) => {
+                        self.$name = <$ty as SettingValue>::from_json(value)?;
+                        Ok(true)
+                    } )*
+                    _ => Ok(false),
+                }
+            }
+
+            /// The value of `key` as JSON, or `None` for an unknown key.
+            pub fn get_json(&self, key: &str) -> Option<Value> {
+                match key {
+                    $( stringify!($name) => Some(self.$name.to_json()), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+settings! {
+    /// Ollama chat endpoint, path included.
+    endpoint: String = "http://localhost:11434/api/chat".to_owned();
+    /// Model name to request.
+    model: String = "qwen2.5-coder:32b".to_owned();
+    /// Seconds of silence before a model call is abandoned (an idle watchdog).
+    timeout_seconds: u64 = 180;
+    /// Print the reply as it is generated.
+    stream: bool = true;
+    /// Sampling temperature.
+    temperature: f64 = 0.1;
+    /// Nucleus sampling cutoff, in (0, 1].
+    top_p: f64 = 0.95;
+    /// Context window requested from Ollama; the same on every request of a session.
+    num_ctx: u64 = 16384;
+    /// Maximum tokens Ollama may generate in one model call (sent as `num_predict`).
+    max_output_tokens: u64 = 4096;
+    /// Model round-trips allowed in one user turn.
+    max_turns: u64 = 10;
+    /// Tool output above this size is purged after the turn.
+    compact_threshold_bytes: u64 = 400;
+    /// Messages kept after a turn, excluding the system prompt.
+    max_history_messages: u64 = 60;
+    /// Widest span `view_slice` will read.
+    max_slice_lines: u64 = 120;
+    /// Longest single line a tool will emit before clipping it.
+    max_line_chars: u64 = 500;
+    /// Apply patches without showing the diff and asking (trusted config only).
+    auto_approve_patches: bool = false;
+    /// Total `search_text` results.
+    search_max_matches: u64 = 10;
+    /// `search_text` results per file.
+    search_max_per_file: u64 = 2;
+    /// Paths `list_files` will return (and definitions `find_symbol` will return).
+    list_max_entries: u64 = 60;
+    /// Tool names to withhold from the model entirely.
+    disabled_tools: Vec<String> = Vec::new();
+    /// Argv prefixes `run_command` may execute; empty withdraws the tool (trusted config only).
+    allowed_commands: Vec<String> = Vec::new();
+    /// Wall clock one `run_command` gets.
+    command_timeout_seconds: u64 = 120;
+    /// Combined output `run_command` returns.
+    max_command_output_bytes: u64 = 4000;
+}
+
+/// Keys a project's own `.metron.json` may not set, because they widen what metron may do
+/// without asking. See `config::load`.
+pub const PRIVILEGED_KEYS: &[&str] = &["auto_approve_patches", "allowed_commands"];

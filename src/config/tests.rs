@@ -1,0 +1,227 @@
+use super::*;
+
+fn env() -> ConfigEnv {
+    ConfigEnv::default()
+}
+
+fn file(trust: Trust) -> ConfigFile {
+    ConfigFile {
+        path: PathBuf::from("/p/.metron.json"),
+        trust,
+    }
+}
+
+fn load_text(text: &str, trust: Trust, env: &ConfigEnv) -> Result<Loaded, ConfigError> {
+    let mut loaded = Loaded {
+        config: Config::default(),
+        file: None,
+        sources: KEYS.iter().map(|&k| (k, Source::Default)).collect(),
+        warnings: Vec::new(),
+    };
+    apply_file(&mut loaded, &file(trust), text, env)?;
+    apply_env(&mut loaded, env)?;
+    validate(&loaded)?;
+    Ok(loaded)
+}
+
+#[test]
+fn example_file_is_exactly_the_defaults() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/metron.example.json"))
+        .expect("metron.example.json at the crate root");
+    let loaded = load_text(&text, Trust::User, &env()).expect("example parses");
+    assert_eq!(loaded.config, Config::default());
+    let value: Value = serde_json::from_str(&text).expect("json");
+    let listed: Vec<&str> = value
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    for key in KEYS {
+        assert!(listed.contains(key), "metron.example.json lacks `{key}`");
+    }
+    assert_eq!(
+        text,
+        example_json(),
+        "regenerate metron.example.json from config::example_json()"
+    );
+}
+
+#[test]
+fn file_values_and_sources() {
+    let loaded = load_text(
+        r#"{"model":"m","max_turns":3,"top_p":1}"#,
+        Trust::User,
+        &env(),
+    )
+    .expect("loads");
+    assert_eq!(loaded.config.model, "m");
+    assert_eq!(loaded.config.max_turns, 3);
+    assert_eq!(
+        loaded.source_of("model"),
+        &Source::File(PathBuf::from("/p/.metron.json"))
+    );
+    assert_eq!(loaded.source_of("num_ctx"), &Source::Default);
+}
+
+#[test]
+fn env_overrides_file() {
+    let env = ConfigEnv {
+        ollama_host: Some("gpu-box:9000".into()),
+        ollama_model: Some("small".into()),
+        ..ConfigEnv::default()
+    };
+    let loaded = load_text(r#"{"model":"big"}"#, Trust::User, &env).expect("loads");
+    assert_eq!(loaded.config.model, "small");
+    assert_eq!(loaded.config.endpoint, "http://gpu-box:9000/api/chat");
+    assert_eq!(loaded.source_of("endpoint"), &Source::Env("OLLAMA_HOST"));
+}
+
+#[test]
+fn unknown_key_suggests_the_closest() {
+    let err = load_text(r#"{"modle":"x"}"#, Trust::User, &env())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`modle`")
+            && err.contains("did you mean `model`")
+            && err.contains(".metron.json"),
+        "{err}"
+    );
+    let err = load_text(r#"{"search_max_per_fil":1}"#, Trust::User, &env())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("search_max_per_file"), "{err}");
+    let err = load_text(r#"{"zzzzzzzz":1}"#, Trust::User, &env())
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains("did you mean"), "{err}");
+}
+
+#[test]
+fn invalid_values_are_named() {
+    let cases = [
+        (r#"{"top_p":0}"#, "top_p"),
+        (r#"{"top_p":1.5}"#, "top_p"),
+        (r#"{"max_turns":0}"#, "max_turns"),
+        (r#"{"max_slice_lines":-4}"#, "max_slice_lines"),
+        (r#"{"list_max_entries":"10"}"#, "list_max_entries"),
+        (r#"{"disabled_tools":["grep"]}"#, "disabled_tools"),
+        (r#"{"stream":"yes"}"#, "stream"),
+        (r#"{"endpoint":"ftp://x"}"#, "endpoint"),
+        (r#"{"temperature":-1}"#, "temperature"),
+        ("[1,2]", "JSON object"),
+        ("{", "not valid JSON"),
+    ];
+    for (text, needle) in cases {
+        let err = load_text(text, Trust::User, &env())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(needle), "{text}: {err}");
+        assert!(!err.contains('\n'), "one line: {err}");
+    }
+}
+
+#[test]
+fn project_file_cannot_grant_authority() {
+    let text = r#"{"auto_approve_patches":true,"allowed_commands":["go test"],"model":"m"}"#;
+    let loaded = load_text(text, Trust::Project, &env()).expect("loads");
+    assert!(!loaded.config.auto_approve_patches);
+    assert!(loaded.config.allowed_commands.is_empty());
+    assert_eq!(loaded.config.model, "m");
+    assert_eq!(loaded.warnings.len(), 2);
+
+    for yes in ["1", "true", "YES"] {
+        let env = ConfigEnv {
+            allow_project_commands: Some(yes.into()),
+            ..ConfigEnv::default()
+        };
+        let loaded = load_text(text, Trust::Project, &env).expect("loads");
+        assert_eq!(loaded.config.allowed_commands, vec!["go test".to_owned()]);
+        assert!(!loaded.config.auto_approve_patches, "never auto-approval");
+        assert_eq!(loaded.warnings.len(), 1);
+    }
+    let no = ConfigEnv {
+        allow_project_commands: Some("0".into()),
+        ..ConfigEnv::default()
+    };
+    assert!(
+        load_text(text, Trust::Project, &no)
+            .expect("loads")
+            .config
+            .allowed_commands
+            .is_empty()
+    );
+
+    let loaded = load_text(text, Trust::User, &env()).expect("loads");
+    assert!(loaded.config.auto_approve_patches);
+    assert!(loaded.warnings.is_empty());
+}
+
+#[test]
+fn file_search_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("repo");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".metron")).expect("mkdir");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let user = home.join(".metron/config.json");
+    std::fs::write(&user, r#"{"model":"user"}"#).expect("write");
+    let env = ConfigEnv {
+        home: Some(home.clone()),
+        ..ConfigEnv::default()
+    };
+    assert_eq!(load(&root, &env).expect("load").config.model, "user");
+
+    std::fs::write(root.join(PROJECT_FILE), r#"{"model":"project"}"#).expect("write");
+    let loaded = load(&root, &env).expect("load");
+    assert_eq!(loaded.config.model, "project");
+    assert_eq!(loaded.file.map(|f| f.trust), Some(Trust::Project));
+
+    let explicit = dir.path().join("explicit.json");
+    std::fs::write(
+        &explicit,
+        r#"{"model":"explicit","auto_approve_patches":true}"#,
+    )
+    .expect("write");
+    let env2 = ConfigEnv {
+        metron_config: Some(explicit),
+        ..env.clone()
+    };
+    let loaded = load(&root, &env2).expect("load");
+    assert_eq!(loaded.config.model, "explicit");
+    assert!(
+        loaded.config.auto_approve_patches,
+        "an explicit file is the user's own"
+    );
+
+    let env3 = ConfigEnv {
+        metron_config: Some(dir.path().join("missing.json")),
+        ..env
+    };
+    assert!(matches!(load(&root, &env3), Err(ConfigError::Read { .. })));
+}
+
+#[test]
+fn config_dir_beats_home() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("base");
+    std::fs::create_dir_all(base.join(".metron")).expect("mkdir");
+    std::fs::write(base.join(".metron/config.json"), r#"{"model":"from-dir"}"#).expect("write");
+    let env = ConfigEnv {
+        metron_config_dir: Some(base),
+        home: Some(dir.path().join("nohome")),
+        ..ConfigEnv::default()
+    };
+    assert_eq!(
+        load(dir.path(), &env).expect("load").config.model,
+        "from-dir"
+    );
+}
+
+#[test]
+fn typo_distance() {
+    assert_eq!(closest_key("modle"), Some("model"));
+    assert_eq!(closest_key("endpiont"), Some("endpoint"));
+    assert_eq!(closest_key("max_turn"), Some("max_turns"));
+    assert_eq!(closest_key("Model"), Some("model"));
+}

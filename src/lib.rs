@@ -1,0 +1,17 @@
+//! metron: a terminal coding agent for local Ollama models that sees and changes code only
+//! through narrow, budgeted tools confined to the project.
+//!
+//! The crate is laid out the way data flows:
+//!
+//! - [`config`]: settings in layers (defaults < file < environment), validated, with the
+//!   layer each value came from and the trust rules for a project's own file;
+//! - [`project`]: the project root and its boundary, the only code that opens files;
+//! - [`tools`]: the registry and one module per tool, each returning the exact text the
+//!   model reads;
+//! - [`cli`]: the command line (`metron tool ...`), mapping results to exit codes.
+
+pub mod cli;
+pub mod config;
+pub mod project;
+pub mod tools;
+pub mod version;

@@ -1,0 +1,291 @@
+//! The project and its boundary: the only code that opens files beneath the root.
+//!
+//! The root is the enclosing git work tree (found from any subdirectory), else the working
+//! directory. Every path a tool names is checked here twice:
+//!
+//! 1. lexically, so a refusal can say exactly which rule the path broke (absolute, climbs
+//!    out with `..`, names something under `.git/`);
+//! 2. by the kernel, at open time: files are opened through a [`cap_std::fs::Dir`] on the
+//!    root, which resolves every component beneath it (`openat2` with `RESOLVE_BENEATH` on
+//!    Linux, a component-by-component `O_NOFOLLOW` walk elsewhere). A symlink that leads
+//!    outside, or one swapped in after step 1, fails the open itself; there is no window
+//!    between a check and the use.
+//!
+//! Refusals are [`BoundaryError`]s whose text is written for the model: it names the path
+//! and the rule, so the model can correct itself.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+
+/// A path beneath the project root, normalised (no `.`, no `..`, no leading `/`) and
+/// known not to climb out lexically. Only [`Project::resolve`] makes one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProjectPath(String);
+
+impl ProjectPath {
+    /// The path relative to the root, with `/` separators, as the model should see it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// True when the path names `.git` or something inside it, in any letter case (macOS
+    /// and Windows file systems fold case, so `.GIT/config` is the same file).
+    pub fn is_in_git_dir(&self) -> bool {
+        self.0
+            .split('/')
+            .any(|part| part.eq_ignore_ascii_case(".git"))
+    }
+
+    fn as_path(&self) -> &Path {
+        Path::new(&self.0)
+    }
+}
+
+impl std::fmt::Display for ProjectPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why a path was refused or could not be opened. The text is addressed to the model.
+#[derive(Debug, thiserror::Error)]
+pub enum BoundaryError {
+    /// The path was empty.
+    #[error("refused: the path is empty; give a path relative to the project root")]
+    Empty,
+    /// An absolute path.
+    #[error("refused: `{0}` is an absolute path; give a path relative to the project root")]
+    Absolute(String),
+    /// `..` that climbs above the root.
+    #[error(
+        "refused: `{0}` climbs out of the project root with `..`; only files inside the project can be used"
+    )]
+    ClimbsOut(String),
+    /// A symlink (or a swapped-in symlink) that leads outside the root.
+    #[error(
+        "refused: `{0}` resolves outside the project root through a symlink; only files inside the project can be used"
+    )]
+    SymlinkEscape(String),
+    /// Something under `.git/` was to be written.
+    #[error("refused: `{0}` is inside .git/; metron never writes there")]
+    GitDir(String),
+    /// No such file.
+    #[error("`{0}` does not exist; use list_files to see what is there")]
+    NotFound(String),
+    /// A directory (or other non-file) where a file was needed.
+    #[error("`{0}` is not a regular file")]
+    NotAFile(String),
+    /// Any other I/O failure, with the path.
+    #[error("cannot open `{path}`: {source}")]
+    Io {
+        /// The path as the model gave it.
+        path: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl BoundaryError {
+    /// True for refusals and missing files (things the model can fix), false for faults
+    /// of the environment such as an unreadable disk.
+    pub fn is_model_fixable(&self) -> bool {
+        !matches!(self, BoundaryError::Io { .. })
+    }
+}
+
+/// The project: its root on disk, and a capability to open things beneath it.
+#[derive(Debug)]
+pub struct Project {
+    root: PathBuf,
+    dir: Dir,
+    is_git: bool,
+}
+
+impl Project {
+    /// Finds the project that contains `start`: the nearest ancestor holding `.git`
+    /// (a directory, or the file a linked worktree has), else `start` itself.
+    pub fn discover(start: &Path) -> io::Result<Project> {
+        let start = std::path::absolute(start)?;
+        let git_root = start.ancestors().find(|dir| dir.join(".git").exists());
+        match git_root {
+            Some(root) => Project::open(root, true),
+            None => Project::open(&start, false),
+        }
+    }
+
+    /// Opens a project at exactly `root`; `is_git` says whether it is a git work tree.
+    pub fn open(root: &Path, is_git: bool) -> io::Result<Project> {
+        let dir = Dir::open_ambient_dir(root, ambient_authority())?;
+        Ok(Project {
+            root: root.to_path_buf(),
+            dir,
+            is_git,
+        })
+    }
+
+    /// The root directory on disk.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the root is a git work tree (apply_patch is offered only then).
+    pub fn is_git(&self) -> bool {
+        self.is_git
+    }
+
+    /// Checks a model-supplied path lexically and normalises it. It does not touch the
+    /// disk: the kernel-side check happens when the path is opened.
+    pub fn resolve(&self, raw: &str) -> Result<ProjectPath, BoundaryError> {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            return Err(BoundaryError::Empty);
+        }
+        let path = Path::new(trimmed);
+        if path.is_absolute() || trimmed.starts_with('~') {
+            return Err(BoundaryError::Absolute(trimmed.to_owned()));
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for component in path.components() {
+            match component {
+                Component::Normal(part) => match part.to_str() {
+                    Some(part) => parts.push(part),
+                    None => return Err(BoundaryError::NotFound(trimmed.to_owned())),
+                },
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if parts.pop().is_none() {
+                        return Err(BoundaryError::ClimbsOut(trimmed.to_owned()));
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(BoundaryError::Absolute(trimmed.to_owned()));
+                }
+            }
+        }
+        if parts.is_empty() {
+            return Err(BoundaryError::NotAFile(trimmed.to_owned()));
+        }
+        Ok(ProjectPath(parts.join("/")))
+    }
+
+    /// Wraps a path that came from walking the tree (already relative and normalised).
+    /// Opening it still goes through the kernel-side check.
+    pub fn walked_path(&self, relative: &Path) -> Option<ProjectPath> {
+        let text = relative.to_str()?;
+        let text = text.strip_prefix("./").unwrap_or(text);
+        (!text.is_empty()).then(|| ProjectPath(text.to_owned()))
+    }
+
+    /// Opens a regular file for reading, beneath the root.
+    pub fn open_file(&self, path: &ProjectPath) -> Result<std::fs::File, BoundaryError> {
+        let file = self
+            .dir
+            .open(path.as_path())
+            .map_err(|e| classify(path.as_str(), e))?;
+        let metadata = file.metadata().map_err(|e| classify(path.as_str(), e))?;
+        if !metadata.is_file() {
+            return Err(BoundaryError::NotAFile(path.to_string()));
+        }
+        Ok(file.into_std())
+    }
+
+    /// Reads a whole file beneath the root. For the symbol index and patches, which need
+    /// the bytes; view_slice streams instead.
+    pub fn read(&self, path: &ProjectPath) -> Result<Vec<u8>, BoundaryError> {
+        use std::io::Read;
+        let mut file = self.open_file(path)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|source| BoundaryError::Io {
+                path: path.to_string(),
+                source,
+            })?;
+        Ok(bytes)
+    }
+
+    /// Metadata of a path beneath the root, without following a final symlink.
+    pub fn symlink_metadata(
+        &self,
+        path: &ProjectPath,
+    ) -> Result<cap_std::fs::Metadata, BoundaryError> {
+        self.dir
+            .symlink_metadata(path.as_path())
+            .map_err(|e| classify(path.as_str(), e))
+    }
+}
+
+/// Maps an open error to the rule it broke. cap-std reports an escape as PermissionDenied
+/// with no OS error code; a real EACCES carries one.
+fn classify(path: &str, error: io::Error) -> BoundaryError {
+    match error.kind() {
+        io::ErrorKind::PermissionDenied if error.raw_os_error().is_none() => {
+            BoundaryError::SymlinkEscape(path.to_owned())
+        }
+        io::ErrorKind::NotFound => BoundaryError::NotFound(path.to_owned()),
+        io::ErrorKind::IsADirectory | io::ErrorKind::NotADirectory => {
+            BoundaryError::NotAFile(path.to_owned())
+        }
+        _ => BoundaryError::Io {
+            path: path.to_owned(),
+            source: error,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let project = Project::open(dir.path(), false).expect("open");
+        (dir, project)
+    }
+
+    #[test]
+    fn lexical_rules_name_the_path() {
+        let (_dir, p) = project();
+        assert_eq!(
+            p.resolve("a/./b/../c.go").map(|p| p.0).ok(),
+            Some("a/c.go".to_owned())
+        );
+        assert!(matches!(
+            p.resolve("/etc/passwd"),
+            Err(BoundaryError::Absolute(_))
+        ));
+        assert!(matches!(p.resolve("~/x"), Err(BoundaryError::Absolute(_))));
+        assert!(matches!(
+            p.resolve("a/../../x"),
+            Err(BoundaryError::ClimbsOut(_))
+        ));
+        assert!(matches!(p.resolve(""), Err(BoundaryError::Empty)));
+        let msg = p
+            .resolve("../secret")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("../secret") && msg.contains("climbs out"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn git_dir_in_any_case() {
+        let (_dir, p) = project();
+        for raw in [".git/config", "sub/.GIT/hooks/x", ".Git"] {
+            assert!(
+                p.resolve(raw).map(|p| p.is_in_git_dir()).unwrap_or(false),
+                "{raw}"
+            );
+        }
+        assert!(
+            !p.resolve(".github/x")
+                .map(|p| p.is_in_git_dir())
+                .unwrap_or(true)
+        );
+    }
+}

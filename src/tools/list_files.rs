@@ -1,0 +1,71 @@
+//! `list_files(pattern?)`: what is here, as ripgrep's `--files` would say.
+//!
+//! The walk honours `.gitignore`, `.ignore` and the hidden-file rule, so build output and
+//! vendored trees never reach the model. The optional glob narrows it with ripgrep's `-g`
+//! semantics (`*.go` matches at any depth, `internal/**/*.go` from the root, `!x` excludes).
+//! The walk stops as soon as one entry more than the budget has been seen.
+
+use ignore::overrides::OverrideBuilder;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args, walk};
+use crate::project::Project;
+
+/// The registry entry.
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "list_files",
+    description: "List project files (gitignored files skipped), optionally narrowed by a glob such as internal/**/*.go. Capped; narrow with a glob.",
+    parameters: r#"{"type":"object","properties":{"pattern":{"type":"string","description":"glob"}}}"#,
+    access: Access::Read,
+    run,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    #[serde(default)]
+    pattern: Option<String>,
+}
+
+fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+    let args: Args = parse_args(SPEC.name, args)?;
+    list_files(&toolbox.project, &toolbox.budgets, args.pattern.as_deref())
+}
+
+/// Lists files beneath the root, sorted by path, at most `list_max_entries` of them.
+pub fn list_files(
+    project: &Project,
+    budgets: &Budgets,
+    pattern: Option<&str>,
+) -> Result<String, ToolError> {
+    let pattern = pattern.map(str::trim).filter(|p| !p.is_empty());
+    let mut builder = walk::builder(project);
+    if let Some(glob) = pattern {
+        let bad_glob = |e: ignore::Error| ToolError::Refused(format!("bad glob `{glob}`: {e}"));
+        let mut overrides = OverrideBuilder::new(project.root());
+        overrides.add(glob).map_err(bad_glob)?;
+        builder.overrides(overrides.build().map_err(bad_glob)?);
+    }
+    let limit = budgets.list_max_entries;
+    let found: Vec<_> = walk::files(project, builder.build())
+        .take(limit.saturating_add(1))
+        .collect();
+    if found.is_empty() {
+        return Ok(match pattern {
+            Some(glob) => format!("No files match `{glob}`."),
+            None => "No files found.".to_owned(),
+        });
+    }
+    let mut out = String::new();
+    for path in found.iter().take(limit) {
+        out.push_str(path.as_str());
+        out.push('\n');
+    }
+    if found.len() > limit {
+        out.push_str(&format!(
+            "[truncated to {limit} entries; narrow with a glob]\n"
+        ));
+    }
+    Ok(out)
+}

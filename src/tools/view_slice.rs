@@ -1,0 +1,266 @@
+//! `view_slice(path, start, end)`: one numbered line range from one file.
+//!
+//! This is the only tool that shows file content in bulk, so it is where the budget bites:
+//! a span wider than `max_slice_lines` is refused outright (not trimmed, so the model learns
+//! the rule), every line is clipped to `max_line_chars`, and the file is streamed so memory
+//! use does not depend on its size, even for a single enormous line.
+
+use std::io::{BufRead, BufReader, Read};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::text::clip_line;
+use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args};
+use crate::project::Project;
+
+/// The registry entry.
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "view_slice",
+    description: "Read lines start..end (1-based, inclusive) of one file, numbered. At most max_slice_lines lines per call; never ask for whole files.",
+    parameters: r#"{"type":"object","properties":{"path":{"type":"string"},"start":{"type":"integer"},"end":{"type":"integer"}},"required":["path","start","end"]}"#,
+    access: Access::Read,
+    run,
+};
+
+/// How much of a file is inspected for a NUL byte before it is called binary (git and
+/// ripgrep look at about the same amount).
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    start: i64,
+    end: i64,
+}
+
+fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+    let args: Args = parse_args(SPEC.name, args)?;
+    view_slice(
+        &toolbox.project,
+        &toolbox.budgets,
+        &args.path,
+        args.start,
+        args.end,
+    )
+}
+
+/// Reads lines `start..=end` of `path`, formatted `%5d | text`, one per line.
+pub fn view_slice(
+    project: &Project,
+    budgets: &Budgets,
+    path: &str,
+    start: i64,
+    end: i64,
+) -> Result<String, ToolError> {
+    let refuse = |msg: String| Err(ToolError::Refused(msg));
+    if start < 1 {
+        return refuse(format!(
+            "start must be 1 or more (lines are numbered from 1), got {start}"
+        ));
+    }
+    if end < start {
+        return refuse(format!(
+            "end ({end}) is before start ({start}); ask for start <= end"
+        ));
+    }
+    let span = end.abs_diff(start).saturating_add(1);
+    if span > budgets.max_slice_lines as u64 {
+        return refuse(format!(
+            "lines {start}-{end} is {span} lines; view_slice reads at most {} lines per call, so ask for a narrower range",
+            budgets.max_slice_lines
+        ));
+    }
+    let path = project.resolve(path)?;
+    let file = project.open_file(&path)?;
+    let (start, end) = (start as u64, end as u64);
+
+    let mut lines = LineReader::new(file, budgets.max_line_chars);
+    let fault = |e: std::io::Error| ToolError::Fault(format!("reading `{path}`: {e}"));
+    let binary = || {
+        Err(ToolError::Refused(format!(
+            "`{path}` is a binary file; view_slice shows text only"
+        )))
+    };
+    if lines.looks_binary().map_err(fault)? {
+        return binary();
+    }
+
+    let mut out = String::new();
+    let mut number = 0u64;
+    while let Some(line) = lines.next_line(number + 1 >= start).map_err(fault)? {
+        number += 1;
+        if number < start {
+            continue;
+        }
+        if line.contains(&0) {
+            return binary();
+        }
+        out.push_str(&format!(
+            "{number:5} | {}\n",
+            clip_line(line, budgets.max_line_chars)
+        ));
+        if number == end {
+            return Ok(out);
+        }
+    }
+    if number < start {
+        let noun = if number == 1 { "line" } else { "lines" };
+        return refuse(format!(
+            "`{path}` has {number} {noun}; start {start} is past the end of the file"
+        ));
+    }
+    Ok(out)
+}
+
+/// Streams lines out of a reader, keeping at most a fixed prefix of each one, so a file
+/// with a gigabyte-long line costs no more memory than one with short lines.
+struct LineReader<R> {
+    reader: BufReader<R>,
+    keep: usize,
+    line: Vec<u8>,
+}
+
+impl<R: Read> LineReader<R> {
+    fn new(inner: R, max_line_chars: usize) -> Self {
+        // One byte more than clip_line looks at, so it can tell the line was longer.
+        let keep = max_line_chars.saturating_mul(4).saturating_add(5);
+        LineReader {
+            reader: BufReader::with_capacity(64 * 1024, inner),
+            keep,
+            line: Vec::new(),
+        }
+    }
+
+    fn looks_binary(&mut self) -> std::io::Result<bool> {
+        let head = self.reader.fill_buf()?;
+        Ok(head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0))
+    }
+
+    /// The next line without its `\n`, or `None` at end of file. When `wanted` is false
+    /// the line is only counted, not kept.
+    fn next_line(&mut self, wanted: bool) -> std::io::Result<Option<&[u8]>> {
+        self.line.clear();
+        let mut saw_any = false;
+        loop {
+            let chunk = self.reader.fill_buf()?;
+            if chunk.is_empty() {
+                return Ok(saw_any.then_some(&self.line[..]));
+            }
+            saw_any = true;
+            let (body, consumed, done) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (&chunk[..i], i + 1, true),
+                None => (chunk, chunk.len(), false),
+            };
+            if wanted && self.line.len() < self.keep {
+                let room = self.keep - self.line.len();
+                self.line.extend_from_slice(&body[..body.len().min(room)]);
+            }
+            self.reader.consume(consumed);
+            if done {
+                return Ok(Some(&self.line[..]));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::text::CLIP_MARKER;
+
+    fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (name, body) in files {
+            std::fs::write(dir.path().join(name), body).expect("write");
+        }
+        let project = Project::open(dir.path(), false).expect("open");
+        (dir, project)
+    }
+
+    fn budgets(lines: usize, chars: usize) -> Budgets {
+        Budgets {
+            max_slice_lines: lines,
+            max_line_chars: chars,
+            ..Budgets::default()
+        }
+    }
+
+    #[test]
+    fn numbers_and_clamps() {
+        let (_d, p) = setup(&[("a.txt", b"one\ntwo\nthree\n")]);
+        let b = budgets(10, 100);
+        assert_eq!(
+            view_slice(&p, &b, "a.txt", 2, 3),
+            Ok("    2 | two\n    3 | three\n".into())
+        );
+        assert_eq!(
+            view_slice(&p, &b, "a.txt", 3, 9),
+            Ok("    3 | three\n".into())
+        );
+        let past = view_slice(&p, &b, "a.txt", 4, 5).unwrap_err().to_string();
+        assert!(past.contains("has 3 lines"), "{past}");
+    }
+
+    #[test]
+    fn span_edges() {
+        let body = "x\n".repeat(50);
+        let (_d, p) = setup(&[("a.txt", body.as_bytes())]);
+        let b = budgets(5, 100);
+        assert_eq!(
+            view_slice(&p, &b, "a.txt", 1, 5).map(|s| s.lines().count()),
+            Ok(5)
+        );
+        assert!(view_slice(&p, &b, "a.txt", 1, 6).is_err());
+        assert!(view_slice(&p, &b, "a.txt", 3, 2).is_err());
+        assert!(view_slice(&p, &b, "a.txt", 0, 2).is_err());
+        assert!(view_slice(&p, &b, "a.txt", 1, i64::MAX).is_err());
+    }
+
+    #[test]
+    fn no_trailing_newline_and_crlf() {
+        let (_d, p) = setup(&[("a.txt", b"one\r\ntwo")]);
+        let b = budgets(10, 100);
+        assert_eq!(
+            view_slice(&p, &b, "a.txt", 1, 2),
+            Ok("    1 | one\n    2 | two\n".into())
+        );
+        let past = view_slice(&p, &b, "a.txt", 3, 3).unwrap_err().to_string();
+        assert!(past.contains("has 2 lines"), "{past}");
+    }
+
+    #[test]
+    fn long_lines_binary_and_lossy() {
+        let long = format!("{}\nshort\n", "y".repeat(100_000));
+        let (_d, p) = setup(&[
+            ("l.txt", long.as_bytes()),
+            ("b.bin", b"ab\0cd\n"),
+            ("u.txt", b"a\xffb\n"),
+        ]);
+        let b = budgets(10, 8);
+        assert_eq!(
+            view_slice(&p, &b, "l.txt", 1, 2),
+            Ok(format!("    1 | yyyyyyyy{CLIP_MARKER}\n    2 | short\n"))
+        );
+        assert!(
+            view_slice(&p, &b, "b.bin", 1, 1)
+                .unwrap_err()
+                .to_string()
+                .contains("binary")
+        );
+        assert_eq!(
+            view_slice(&p, &b, "u.txt", 1, 1),
+            Ok("    1 | a\u{fffd}b\n".into())
+        );
+    }
+
+    #[test]
+    fn empty_file() {
+        let (_d, p) = setup(&[("e.txt", b"")]);
+        let msg = view_slice(&p, &budgets(10, 10), "e.txt", 1, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("has 0 lines"), "{msg}");
+    }
+}
