@@ -1,1 +1,7 @@
 //! Integration tests, one module per area.
+
+mod boundary;
+mod cli;
+mod common;
+mod read_tools;
+mod symbols;
