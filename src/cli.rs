@@ -67,12 +67,16 @@ pub fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
         Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref()),
-        None => {
-            eprintln!(
-                "metron: the interactive agent is not part of this build yet; use `metron tool NAME ARGS` to run a tool (see `metron tool --help`)"
-            );
-            Exit::Usage
-        }
+        None => match startup() {
+            // Configuration problems are reported even before the agent exists.
+            Err(exit) => exit,
+            Ok(_) => {
+                error(
+                    "the interactive agent is not part of this build yet; use `metron tool NAME ARGS` to run a tool (see `metron tool --help`)",
+                );
+                Exit::Usage
+            }
+        },
     };
     exit.into()
 }
