@@ -1,14 +1,22 @@
-//! PLACEHOLDER: `find_symbol(symbol)` is being written.
+//! `find_symbol(symbol)`: where a Go or Rust name is defined, one line per definition.
+//!
+//! The answer comes from the session's [`SymbolIndex`](super::symbols::SymbolIndex),
+//! which is never stale. Lines read `Name [kind] -> path:line`, with Universal Ctags
+//! kind names, sorted by path then line and capped at `list_max_entries`, with a final
+//! line saying so when more exist. A miss says so plainly and names the languages
+//! covered, so the model knows to fall back to search_text for anything else.
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::symbols::Lookup;
+use super::text::clip_line;
 use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
 
 /// The registry entry.
 pub static SPEC: ToolSpec = ToolSpec {
     name: "find_symbol",
-    description: "Where is a Go or Rust symbol defined? Exact name.",
+    description: "Where a Go or Rust name is defined (exact identifier): lines of Name [kind] -> path:line.",
     parameters: r#"{"type":"object","properties":{"symbol":{"type":"string"}},"required":["symbol"]}"#,
     access: Access::Read,
     run,
@@ -25,10 +33,108 @@ fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
     find_symbol(toolbox, &args.symbol)
 }
 
-/// Looks up definitions of `symbol`.
+/// Looks up the definitions of `symbol` and formats them for the model.
 pub fn find_symbol(toolbox: &Toolbox, symbol: &str) -> Result<String, ToolError> {
-    let _ = toolbox
-        .symbols
-        .lookup(&toolbox.project, symbol, toolbox.budgets.list_max_entries)?;
-    Ok(String::new())
+    let limit = toolbox.budgets.list_max_entries;
+    let lookup = toolbox.symbols.lookup(&toolbox.project, symbol, limit)?;
+    Ok(format(
+        &lookup,
+        symbol.trim(),
+        limit,
+        toolbox.budgets.max_line_chars,
+    ))
+}
+
+/// Renders a lookup: one line per definition, then the truncation or unreadable notes.
+fn format(lookup: &Lookup, symbol: &str, limit: usize, max_line_chars: usize) -> String {
+    let mut out = String::new();
+    if lookup.definitions.is_empty() && !lookup.truncated {
+        out.push_str(&if lookup.files == 0 {
+            "No Go or Rust files in the project; find_symbol covers only those.".to_owned()
+        } else {
+            format!("No definition of `{symbol}` found in Go or Rust files.")
+        });
+        out.push('\n');
+    }
+    for def in &lookup.definitions {
+        let line = format!("{} [{}] -> {}:{}", def.name, def.kind, def.path, def.line);
+        out.push_str(&clip_line(line.as_bytes(), max_line_chars));
+        out.push('\n');
+    }
+    if lookup.truncated {
+        out.push_str(&format!(
+            "[truncated to {limit} definitions; more exist in later paths]\n"
+        ));
+    }
+    if lookup.unreadable > 0 {
+        let files = if lookup.unreadable == 1 {
+            "file"
+        } else {
+            "files"
+        };
+        out.push_str(&format!(
+            "[{} {files} could not be read]\n",
+            lookup.unreadable
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::symbols::Definition;
+
+    fn def(path: &str, line: usize) -> Definition {
+        Definition {
+            path: path.to_owned(),
+            line,
+            name: "Greet".to_owned(),
+            kind: "func",
+        }
+    }
+
+    #[test]
+    fn lines_truncation_and_misses() {
+        let lookup = Lookup {
+            definitions: vec![def("a.go", 3), def("b/c.go", 10)],
+            truncated: true,
+            files: 5,
+            unreadable: 0,
+        };
+        assert_eq!(
+            format(&lookup, "Greet", 2, 200),
+            "Greet [func] -> a.go:3\nGreet [func] -> b/c.go:10\n\
+             [truncated to 2 definitions; more exist in later paths]\n"
+        );
+        let miss = Lookup {
+            files: 5,
+            ..Lookup::default()
+        };
+        assert_eq!(
+            format(&miss, "Nope", 2, 200),
+            "No definition of `Nope` found in Go or Rust files.\n"
+        );
+        assert_eq!(
+            format(&Lookup::default(), "Nope", 2, 200),
+            "No Go or Rust files in the project; find_symbol covers only those.\n"
+        );
+        let unreadable = Lookup {
+            definitions: vec![def("a.go", 3)],
+            files: 5,
+            unreadable: 2,
+            ..Lookup::default()
+        };
+        assert_eq!(
+            format(&unreadable, "Greet", 2, 200),
+            "Greet [func] -> a.go:3\n[2 files could not be read]\n"
+        );
+    }
+
+    #[test]
+    fn spec_is_small() {
+        let bytes = SPEC.description.len() + SPEC.parameters.len();
+        assert!(bytes <= 200, "{bytes} bytes of description and schema");
+        assert!(SPEC.description.contains("Go") && SPEC.description.contains("Rust"));
+    }
 }

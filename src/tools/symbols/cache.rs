@@ -1,0 +1,471 @@
+//! What the index remembers about one file, and the rule for when to trust it.
+//!
+//! An entry is trusted only while the file's [`Stamp`] (modification and change times
+//! in nanoseconds, size, inode) is unchanged. That is git's index rule, and it has git's
+//! hole: on a file system with a coarse clock (1–4 ms ticks on older Linux kernels, 1–2 s
+//! on FAT, HFS+ and some network file systems) a file rewritten to the same size within
+//! the same tick keeps its stamp. Git's answer applies here too: an entry read within
+//! [`RACY_WINDOW`] of the file's modification time is "racily clean", so a hash of its
+//! content is kept and compared (by reading the file again) until the window has passed.
+//!
+//! The file is `stat`ed by path before anything else, then read through the project
+//! boundary ([`Project::open_file`]); the stamp stored is the one taken from the open
+//! file before reading, so a write during the read shows up as a changed stamp next time.
+
+use std::hash::Hasher;
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::extract::{Extractor, FileDefs};
+use super::lang::Lang;
+use super::prefilter::{Key, Summary, contains_ident};
+use super::{Definition, SymbolError};
+use crate::project::{Project, ProjectPath};
+
+/// How close to its modification time a file must have been read for the stamp alone not
+/// to be trusted.
+pub const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// Files larger than this are not indexed (they are generated tables, not code anyone
+/// navigates, and parsing one would take seconds).
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// What identifies one version of a file without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// Modification time, nanoseconds since the epoch.
+    mtime_ns: i128,
+    /// Status change time (Unix), which no user call can set back.
+    ctime_ns: i128,
+    /// Size in bytes.
+    size: u64,
+    /// Device and inode (Unix), so a file replaced by another is noticed.
+    dev: u64,
+    ino: u64,
+}
+
+impl Stamp {
+    /// The stamp of a file's metadata.
+    pub fn of(metadata: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+            Stamp {
+                mtime_ns: ns(metadata.mtime(), metadata.mtime_nsec()),
+                ctime_ns: ns(metadata.ctime(), metadata.ctime_nsec()),
+                size: metadata.size(),
+                dev: metadata.dev(),
+                ino: metadata.ino(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let mtime_ns = metadata
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(i128::MAX, |d| d.as_nanos() as i128);
+            Stamp {
+                mtime_ns,
+                ctime_ns: 0,
+                size: metadata.len(),
+                dev: 0,
+                ino: 0,
+            }
+        }
+    }
+
+    /// True when a file with this stamp, read at `read_at`, might still change without
+    /// its stamp changing: its modification time is within [`RACY_WINDOW`] of the read
+    /// (or in the future, or unknown).
+    fn is_racy(&self, read_at: SystemTime) -> bool {
+        let Ok(read_at) = read_at.duration_since(UNIX_EPOCH) else {
+            return true;
+        };
+        let read_at = read_at.as_nanos() as i128;
+        self.mtime_ns.saturating_add(RACY_WINDOW.as_nanos() as i128) > read_at
+    }
+}
+
+/// A content hash, for racily clean entries.
+fn content_hash(bytes: &[u8]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    hasher.write(bytes);
+    hasher.finish()
+}
+
+/// What is known about one version of a file.
+#[derive(Debug, Clone)]
+struct Indexed {
+    stamp: Stamp,
+    /// The content hash while the entry is racily clean; `None` once the stamp alone
+    /// can be trusted.
+    racy_hash: Option<u64>,
+    /// Which identifiers the file contains (give or take false positives).
+    summary: Summary,
+    /// The file's definitions, once it has been parsed.
+    defs: Option<FileDefs>,
+}
+
+impl Indexed {
+    fn new(stamp: Stamp, bytes: &[u8], read_at: SystemTime) -> Indexed {
+        if stamp.size > MAX_FILE_BYTES {
+            // Too big to index: an empty summary and no definitions, until it changes.
+            return Indexed {
+                stamp,
+                racy_hash: None,
+                summary: Summary::build(b""),
+                defs: Some(FileDefs::default()),
+            };
+        }
+        Indexed {
+            stamp,
+            racy_hash: stamp.is_racy(read_at).then(|| content_hash(bytes)),
+            summary: Summary::build(bytes),
+            defs: None,
+        }
+    }
+}
+
+/// One Go or Rust file of the project, with whatever is known about it.
+#[derive(Debug, Clone)]
+pub struct FileEntry {
+    path: ProjectPath,
+    lang: Lang,
+    state: Option<Indexed>,
+}
+
+/// What became of a file during a visit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visit {
+    /// The file was checked (and read or parsed if needed).
+    Checked,
+    /// The file vanished since the walk listed it.
+    Gone,
+    /// The file exists but could not be read.
+    Unreadable,
+}
+
+/// Per-thread scratch space: a parser set and a read buffer.
+#[derive(Debug, Default)]
+pub struct Worker {
+    extractor: Extractor,
+    buffer: Vec<u8>,
+    /// Files read so far.
+    pub reads: usize,
+    /// Files parsed so far.
+    pub parses: usize,
+}
+
+impl Worker {
+    /// Drops an oversized read buffer so an idle index does not hold a big file's bytes.
+    pub fn trim(&mut self) {
+        if self.buffer.capacity() > 1024 * 1024 {
+            self.buffer = Vec::new();
+        }
+    }
+}
+
+/// The name being looked up, and where.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    /// The project, for reading through its boundary.
+    pub project: &'a Project,
+    /// The project root, for `stat`.
+    pub root: &'a Path,
+    /// The normalised name.
+    pub name: &'a str,
+    /// Its prefilter key.
+    pub key: Option<Key>,
+}
+
+impl FileEntry {
+    /// An entry for a file that has not been read yet.
+    pub fn new(path: ProjectPath, lang: Lang) -> FileEntry {
+        FileEntry {
+            path,
+            lang,
+            state: None,
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &ProjectPath {
+        &self.path
+    }
+
+    /// Forgets everything read from the file.
+    pub fn forget(&mut self) {
+        self.state = None;
+    }
+
+    /// Brings the entry up to date with the file on disk, then appends the file's
+    /// definitions of the query's name to `out`.
+    pub fn visit(
+        &mut self,
+        query: &Query<'_>,
+        worker: &mut Worker,
+        out: &mut Vec<Definition>,
+    ) -> Result<Visit, SymbolError> {
+        let stamp = match std::fs::symlink_metadata(query.root.join(self.path.as_str())) {
+            Ok(metadata) if metadata.is_file() => Stamp::of(&metadata),
+            Ok(_) => {
+                self.state = None;
+                return Ok(Visit::Gone);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.state = None;
+                return Ok(Visit::Gone);
+            }
+            Err(_) => {
+                self.state = None;
+                return Ok(Visit::Unreadable);
+            }
+        };
+
+        // `holding` is true while `worker.buffer` holds the bytes `self.state` describes.
+        let mut holding = false;
+        let trusted = match &self.state {
+            Some(indexed) => indexed.stamp == stamp && indexed.racy_hash.is_none(),
+            None => false,
+        };
+        if !trusted {
+            let racy_hash = self.state.as_ref().and_then(|s| s.racy_hash);
+            let same_stamp = self.state.as_ref().is_some_and(|s| s.stamp == stamp);
+            let read_at = SystemTime::now();
+            let Some(read_stamp) = self.read(query, worker)? else {
+                return Ok(self.unreadable_or_gone(query));
+            };
+            holding = true;
+            let unchanged = same_stamp
+                && read_stamp == stamp
+                && racy_hash == Some(content_hash(&worker.buffer));
+            match &mut self.state {
+                Some(indexed) if unchanged => {
+                    // Verified by content: keep the definitions, and stop hashing once
+                    // the window has passed.
+                    if !stamp.is_racy(read_at) {
+                        indexed.racy_hash = None;
+                    }
+                }
+                _ => self.state = Some(Indexed::new(read_stamp, &worker.buffer, read_at)),
+            }
+        }
+
+        let Some(indexed) = &mut self.state else {
+            return Ok(Visit::Checked);
+        };
+        if !indexed.summary.may_contain(query.key) {
+            return Ok(Visit::Checked);
+        }
+        if indexed.defs.is_none() {
+            if !holding {
+                let read_at = SystemTime::now();
+                let Some(read_stamp) = self.read(query, worker)? else {
+                    return Ok(self.unreadable_or_gone(query));
+                };
+                if self.state.as_ref().is_none_or(|s| s.stamp != read_stamp) {
+                    // Changed since the stat a moment ago: start over with these bytes.
+                    self.state = Some(Indexed::new(read_stamp, &worker.buffer, read_at));
+                }
+            }
+            let Some(indexed) = &mut self.state else {
+                return Ok(Visit::Checked);
+            };
+            if indexed.defs.is_none() {
+                if !contains_ident(&worker.buffer, query.name) {
+                    return Ok(Visit::Checked);
+                }
+                indexed.defs = Some(worker.extractor.extract(self.lang, &worker.buffer)?);
+                worker.parses += 1;
+            }
+        }
+
+        if let Some(defs) = self.state.as_ref().and_then(|s| s.defs.as_ref()) {
+            out.extend(defs.named(query.name).map(|def| Definition {
+                path: self.path.as_str().to_owned(),
+                line: def.line,
+                name: def.name.to_owned(),
+                kind: def.kind,
+            }));
+        }
+        Ok(Visit::Checked)
+    }
+
+    /// Reads the file through the project boundary into the worker's buffer and returns
+    /// the stamp of the opened file, taken before reading. `None` when it cannot be read.
+    fn read(&self, query: &Query<'_>, worker: &mut Worker) -> Result<Option<Stamp>, SymbolError> {
+        worker.buffer.clear();
+        worker.reads += 1;
+        let Ok(file) = query.project.open_file(&self.path) else {
+            return Ok(None);
+        };
+        let Ok(metadata) = file.metadata() else {
+            return Ok(None);
+        };
+        let stamp = Stamp::of(&metadata);
+        if stamp.size > MAX_FILE_BYTES {
+            return Ok(Some(stamp));
+        }
+        if file
+            .take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut worker.buffer)
+            .is_err()
+        {
+            worker.buffer.clear();
+            return Ok(None);
+        }
+        Ok(Some(stamp))
+    }
+
+    /// After a failed read: forget the file, and tell a vanished file from a locked one.
+    fn unreadable_or_gone(&mut self, query: &Query<'_>) -> Visit {
+        self.state = None;
+        match std::fs::symlink_metadata(query.root.join(self.path.as_str())) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Visit::Gone,
+            _ => Visit::Unreadable,
+        }
+    }
+
+    /// True when the entry holds parsed definitions (for tests and statistics).
+    pub fn is_parsed(&self) -> bool {
+        self.state.as_ref().is_some_and(|s| s.defs.is_some())
+    }
+
+    /// True when the entry is waiting for its racy window to pass.
+    #[cfg(test)]
+    pub fn is_racy(&self) -> bool {
+        self.state.as_ref().is_some_and(|s| s.racy_hash.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (name, body) in files {
+            std::fs::write(dir.path().join(name), body).expect("write");
+        }
+        let project = Project::open(dir.path(), false).expect("open");
+        (dir, project)
+    }
+
+    fn visit(entry: &mut FileEntry, project: &Project, name: &str) -> Vec<(usize, &'static str)> {
+        visit_with(entry, project, name, &mut Worker::default())
+    }
+
+    fn visit_with(
+        entry: &mut FileEntry,
+        project: &Project,
+        name: &str,
+        worker: &mut Worker,
+    ) -> Vec<(usize, &'static str)> {
+        let query = Query {
+            project,
+            root: project.root(),
+            name,
+            key: Key::of(name),
+        };
+        let mut out = Vec::new();
+        assert_eq!(entry.visit(&query, worker, &mut out), Ok(Visit::Checked));
+        out.into_iter().map(|d| (d.line, d.kind)).collect()
+    }
+
+    fn set_mtime(path: &Path, mtime: SystemTime) {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .expect("open");
+        file.set_modified(mtime).expect("set mtime");
+    }
+
+    #[test]
+    fn racily_clean_same_stamp_edit_is_caught_by_the_hash() {
+        let (dir, project) = setup(&[("a.go", "package a\n\nfunc Foo() {}\n")]);
+        let path = dir.path().join("a.go");
+        let mtime = SystemTime::now();
+        set_mtime(&path, mtime);
+        let Ok(rel) = project.resolve("a.go") else {
+            panic!("resolve");
+        };
+        let mut entry = FileEntry::new(rel, Lang::Go);
+        assert_eq!(visit(&mut entry, &project, "Foo"), [(3, "func")]);
+        assert!(entry.is_racy(), "read right after writing: racily clean");
+
+        // Same size, same mtime: only ctime (and the content) differ. Pretend the clock
+        // was too coarse for ctime too by copying the stored stamp over.
+        std::fs::write(&path, "package a\n\nfunc Bar() {}\n").expect("rewrite");
+        set_mtime(&path, mtime);
+        if let (Some(indexed), Ok(meta)) = (&mut entry.state, std::fs::metadata(&path)) {
+            indexed.stamp = Stamp::of(&meta);
+        }
+        assert_eq!(visit(&mut entry, &project, "Foo"), []);
+        assert_eq!(visit(&mut entry, &project, "Bar"), [(3, "func")]);
+    }
+
+    #[test]
+    fn settled_entries_are_trusted_without_reading() {
+        let (dir, project) = setup(&[("a.go", "package a\n\nfunc Foo() {}\n")]);
+        let path = dir.path().join("a.go");
+        set_mtime(&path, SystemTime::now() - Duration::from_secs(60));
+        let Ok(rel) = project.resolve("a.go") else {
+            panic!("resolve");
+        };
+        let mut entry = FileEntry::new(rel, Lang::Go);
+        let mut worker = Worker::default();
+        assert_eq!(
+            visit_with(&mut entry, &project, "Foo", &mut worker),
+            [(3, "func")]
+        );
+        assert!(!entry.is_racy());
+        assert!(entry.is_parsed());
+        assert_eq!((worker.reads, worker.parses), (1, 1));
+        // A trusted entry answers from memory, for this name and any other.
+        assert_eq!(
+            visit_with(&mut entry, &project, "Foo", &mut worker),
+            [(3, "func")]
+        );
+        assert_eq!(visit_with(&mut entry, &project, "Bar", &mut worker), []);
+        assert_eq!(
+            visit_with(&mut entry, &project, "a", &mut worker),
+            [(1, "package")]
+        );
+        assert_eq!((worker.reads, worker.parses), (1, 1));
+    }
+
+    #[test]
+    fn vanished_files_are_gone() {
+        let (dir, project) = setup(&[("a.go", "package a\n")]);
+        let Ok(rel) = project.resolve("a.go") else {
+            panic!("resolve");
+        };
+        let mut entry = FileEntry::new(rel, Lang::Go);
+        assert_eq!(visit(&mut entry, &project, "a"), [(1, "package")]);
+        std::fs::remove_file(dir.path().join("a.go")).expect("remove");
+        let query = Query {
+            project: &project,
+            root: project.root(),
+            name: "a",
+            key: Key::of("a"),
+        };
+        let mut out = Vec::new();
+        let result = entry.visit(&query, &mut Worker::default(), &mut out);
+        assert_eq!(result, Ok(Visit::Gone));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn stamps_see_size_and_mtime() {
+        let (dir, _project) = setup(&[("a.go", "x")]);
+        let path = dir.path().join("a.go");
+        let stamp = |p: &Path| std::fs::metadata(p).map(|m| Stamp::of(&m)).ok();
+        let before = stamp(&path);
+        std::fs::write(&path, "xy").expect("write");
+        assert_ne!(before, stamp(&path));
+        assert!(Stamp::of(&std::fs::metadata(&path).expect("meta")).is_racy(SystemTime::now()));
+    }
+}

@@ -1,0 +1,209 @@
+//! Deciding cheaply which files could define a name, before anything is parsed.
+//!
+//! Parsing is about a hundred times slower than reading, so a lookup parses only files
+//! that contain the name as a whole identifier. Two tests answer "does this file
+//! contain `name`?":
+//!
+//! - [`contains_ident`]: a `memmem` scan of the bytes with an identifier-boundary check,
+//!   for a file whose bytes are at hand;
+//! - [`Summary`]: a Bloom filter of every identifier-like token in the file, built the
+//!   first time the file is read and kept with it. Later lookups of any name consult the
+//!   filter instead of reading the file again. It can say "maybe" for a name that is
+//!   not there (about one lookup in a few hundred per file), never "no" for one that is.
+//!
+//! Tokens are the maximal runs of ASCII letters, digits and `_`. A definition's name
+//! is always such a run when it is pure ASCII: the bytes around it cannot be identifier
+//! characters, or the identifier would be longer. Names with non-ASCII characters have
+//! no [`Key`], and every file counts as a candidate for them; the `memmem` scan then
+//! decides. Both tests treat a non-ASCII byte next to the name as a boundary, so they err
+//! towards "maybe".
+
+use memchr::memmem;
+
+/// True for the bytes tokens are made of: ASCII letters, digits and `_`.
+fn is_ident_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// True when `haystack` contains `name` with no identifier byte right before or after.
+pub fn contains_ident(haystack: &[u8], name: &str) -> bool {
+    let needle = name.as_bytes();
+    if needle.is_empty() {
+        return false;
+    }
+    memmem::find_iter(haystack, needle).any(|at| {
+        let before = at.checked_sub(1).and_then(|i| haystack.get(i));
+        let after = haystack.get(at + needle.len());
+        !before.is_some_and(|b| is_ident_byte(*b)) && !after.is_some_and(|b| is_ident_byte(*b))
+    })
+}
+
+/// A name, hashed the way [`Summary`] hashes tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key(u64);
+
+impl Key {
+    /// The key of `name`, or `None` when the name is not a single ASCII token (then no
+    /// summary can rule a file out).
+    pub fn of(name: &str) -> Option<Key> {
+        let bytes = name.as_bytes();
+        let is_token = bytes.first().is_some_and(|b| !b.is_ascii_digit())
+            && bytes.iter().all(|b| is_ident_byte(*b));
+        is_token.then(|| Key(hash_token(bytes)))
+    }
+}
+
+/// A Bloom filter of the identifier tokens in one file: three probes per token, one bit
+/// per two bytes of source. Source code has roughly one distinct identifier per 30–50
+/// bytes, so that is 15–25 bits per token and a false-positive rate well under 1 %.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    words: Box<[u64]>,
+}
+
+/// Smallest and largest filter, in 64-bit words.
+const MIN_WORDS: usize = 4;
+const MAX_WORDS: usize = 1 << 16;
+/// Bytes of source per filter word (64 bits for 128 bytes: a bit per two bytes).
+const BYTES_PER_WORD: usize = 128;
+
+impl Summary {
+    /// Summarises a file's bytes.
+    pub fn build(source: &[u8]) -> Summary {
+        let words = (source.len() / BYTES_PER_WORD).clamp(MIN_WORDS, MAX_WORDS);
+        let mut summary = Summary {
+            words: vec![0; words].into_boxed_slice(),
+        };
+        let mut rest = source;
+        while let Some(start) = rest.iter().position(|b| is_ident_byte(*b)) {
+            rest = &rest[start..];
+            let len = rest
+                .iter()
+                .position(|b| !is_ident_byte(*b))
+                .unwrap_or(rest.len());
+            let (token, tail) = rest.split_at(len);
+            // Identifiers never start with a digit, so numbers need no room.
+            if !token[0].is_ascii_digit() {
+                summary.insert(hash_token(token));
+            }
+            rest = tail;
+        }
+        summary
+    }
+
+    /// False only when the file certainly does not contain the name as a token. A name
+    /// without a key may be anywhere.
+    pub fn may_contain(&self, key: Option<Key>) -> bool {
+        let Some(Key(hash)) = key else {
+            return true;
+        };
+        probes(self.bits(), hash).all(|(word, bit)| self.words[word] & bit != 0)
+    }
+
+    fn insert(&mut self, hash: u64) {
+        for (word, bit) in probes(self.bits(), hash) {
+            self.words[word] |= bit;
+        }
+    }
+
+    /// The number of bits in the filter.
+    fn bits(&self) -> u64 {
+        self.words.len() as u64 * 64
+    }
+
+    /// Heap bytes held, for memory accounting in tests and benches.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+}
+
+/// The three (word index, bit mask) probes of a hash into a filter of `bits` bits: double
+/// hashing, each probe mapped into range by a multiply-shift instead of a division.
+fn probes(bits: u64, hash: u64) -> impl Iterator<Item = (usize, u64)> {
+    let step = hash.rotate_left(32) | 1;
+    (0..3u64).map(move |i| {
+        let probe = hash.wrapping_add(i.wrapping_mul(step));
+        let bit = ((u128::from(probe) * u128::from(bits)) >> 64) as u64;
+        ((bit / 64) as usize, 1u64 << (bit % 64))
+    })
+}
+
+/// A fast 64-bit hash of a short token: word-at-a-time multiply-rotate, then the
+/// MurmurHash3 finaliser so every output bit depends on every input bit.
+fn hash_token(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut hash = (bytes.len() as u64) ^ 0x243F_6A88_85A3_08D3;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        hash = (hash ^ u64::from_le_bytes(word))
+            .wrapping_mul(K)
+            .rotate_left(29);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        let mut word = [0u8; 8];
+        word[..tail.len()].copy_from_slice(tail);
+        hash = (hash ^ u64::from_le_bytes(word))
+            .wrapping_mul(K)
+            .rotate_left(29);
+    }
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    hash ^ (hash >> 33)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_identifiers_only() {
+        let src = b"func NewReaderSize() {}\n// x.NewReader(\nfoo_bar";
+        assert!(contains_ident(src, "NewReader"));
+        assert!(contains_ident(src, "NewReaderSize"));
+        assert!(!contains_ident(src, "Reader"));
+        assert!(!contains_ident(src, "foo"));
+        assert!(contains_ident(src, "foo_bar"));
+        assert!(contains_ident(b"r#match", "match"));
+        assert!(!contains_ident(b"", "x"));
+        assert!(!contains_ident(b"x", ""));
+    }
+
+    #[test]
+    fn summary_never_misses_a_token() {
+        let src = "package p\nfunc Größe() {}\ntype T_1 struct{ r#fn int }\nconst x=0x1F\n";
+        let summary = Summary::build(src.as_bytes());
+        for name in [
+            "package", "p", "func", "Gr", "e", "type", "T_1", "struct", "r", "fn",
+        ] {
+            assert!(summary.may_contain(Key::of(name)), "{name}");
+        }
+        // Non-ASCII names have no key: every file is a candidate.
+        assert_eq!(Key::of("Größe"), None);
+        assert!(summary.may_contain(Key::of("Größe")));
+        assert_eq!(Key::of("1x"), None);
+    }
+
+    #[test]
+    fn summary_rules_out_absent_names() {
+        // About one distinct identifier per 35 bytes, as in real code.
+        let src: String = (0..2000)
+            .map(|i| format!("let ident{i} = f(ident{i}, x);\n"))
+            .collect();
+        let summary = Summary::build(src.as_bytes());
+        assert!((0..2000).all(|i| summary.may_contain(Key::of(&format!("ident{i}")))));
+        let false_positives = (0..10_000)
+            .filter(|i| summary.may_contain(Key::of(&format!("other{i}"))))
+            .count();
+        // 16 bits per token and three probes: 0.5 % in theory.
+        assert!(
+            false_positives < 100,
+            "{false_positives} false positives in 10,000"
+        );
+        assert!(!Summary::build(b"").may_contain(Key::of("x")));
+    }
+}
