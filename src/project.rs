@@ -78,6 +78,17 @@ pub enum BoundaryError {
     /// A directory (or other non-file) where a file was needed.
     #[error("`{0}` is not a regular file")]
     NotAFile(String),
+    /// The path cannot name a readable file at all: a symlink loop, a name too long for the
+    /// file system, a NUL byte. The model chose the path, so the model can fix it.
+    #[error(
+        "refused: `{path}` cannot be opened ({reason}); name a regular file inside the project"
+    )]
+    Unusable {
+        /// The path as the model gave it.
+        path: String,
+        /// What the operating system said.
+        reason: String,
+    },
     /// Any other I/O failure, with the path.
     #[error("cannot open `{path}`: {source}")]
     Io {
@@ -180,7 +191,19 @@ impl Project {
     }
 
     /// Opens a regular file for reading, beneath the root.
+    ///
+    /// The type is checked before opening as well as after: opening a FIFO for reading
+    /// blocks until some other process writes to it, which would hang the tool. (The look
+    /// resolves beneath the root like the open does; the check after the open is the one
+    /// that cannot be raced.)
     pub fn open_file(&self, path: &ProjectPath) -> Result<std::fs::File, BoundaryError> {
+        let metadata = self
+            .dir
+            .metadata(path.as_path())
+            .map_err(|e| classify(path.as_str(), e))?;
+        if !metadata.is_file() {
+            return Err(BoundaryError::NotAFile(path.to_string()));
+        }
         let file = self
             .dir
             .open(path.as_path())
@@ -227,6 +250,18 @@ fn classify(path: &str, error: io::Error) -> BoundaryError {
         io::ErrorKind::NotFound => BoundaryError::NotFound(path.to_owned()),
         io::ErrorKind::IsADirectory | io::ErrorKind::NotADirectory => {
             BoundaryError::NotAFile(path.to_owned())
+        }
+        // EINVAL (a NUL byte), ENAMETOOLONG, ELOOP: faults of the path, not the machine.
+        // `FilesystemLoop` is not a stable `ErrorKind` yet, so it is matched by name.
+        kind if matches!(
+            kind,
+            io::ErrorKind::InvalidInput | io::ErrorKind::InvalidFilename
+        ) || format!("{kind:?}") == "FilesystemLoop" =>
+        {
+            BoundaryError::Unusable {
+                path: path.to_owned(),
+                reason: error.to_string(),
+            }
         }
         _ => BoundaryError::Io {
             path: path.to_owned(),
