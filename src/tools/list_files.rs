@@ -3,6 +3,11 @@
 //! The walk honours `.gitignore`, `.ignore` and the hidden-file rule, so build output and
 //! vendored trees never reach the model. The optional glob narrows it with ripgrep's `-g`
 //! semantics (`*.go` matches at any depth, `internal/**/*.go` from the root, `!x` excludes).
+//! It only narrows: ripgrep lets a `-g` glob override every ignore rule (`rg --files -g '*'`
+//! lists `.git/` internals, `.env` and gitignored build output), so here the glob is applied
+//! as a filter on top of the ignore rules instead of as an override. The answer is always a
+//! subset of the unglobbed listing: the files `rg --files -g GLOB` lists that `rg --files`
+//! lists too.
 //! The walk stops as soon as one entry more than the budget has been seen.
 
 use ignore::overrides::OverrideBuilder;
@@ -45,7 +50,13 @@ pub fn list_files(
         let bad_glob = |e: ignore::Error| ToolError::Refused(format!("bad glob `{glob}`: {e}"));
         let mut overrides = OverrideBuilder::new(project.root());
         overrides.add(glob).map_err(bad_glob)?;
-        builder.overrides(overrides.build().map_err(bad_glob)?);
+        let overrides = overrides.build().map_err(bad_glob)?;
+        // Keep what the glob does not exclude; a directory it excludes (`!vendor`) is not
+        // entered. Unlike `WalkBuilder::overrides`, a match never re-admits an ignored file.
+        builder.filter_entry(move |entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !overrides.matched(entry.path(), is_dir).is_ignore()
+        });
     }
     let limit = budgets.list_max_entries;
     let found: Vec<_> = walk::files(project, builder.build())
