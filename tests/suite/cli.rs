@@ -1,1 +1,564 @@
-//! (being written)
+//! `metron tool NAME [ARGS]`, `--version`, `-h`, and configuration as the binary sees it.
+//!
+//! Every run goes through [`metron`], which gives the child a fresh HOME and
+//! METRON_CONFIG_DIR and strips the variables metron reads; tests set variables on the
+//! child only. Exit codes: 0 a result (including "No matches found."), 1 refused or failed,
+//! 2 usage or configuration error.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use metron::tools::{Budgets, Toolbox};
+use serde_json::json;
+
+use super::common::*;
+
+/// A small git project with a source file and a subdirectory.
+fn project() -> TestProject {
+    let p = TestProject::git();
+    p.file("src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n")
+        .file("src/lib.rs", "pub fn hello() {}\n")
+        .file("README.md", "hello\n")
+        .file("sub/deep/notes.txt", "hello again\n");
+    p
+}
+
+/// Runs `metron tool NAME ARGS` in `dir` with nothing else set.
+fn tool(dir: &Path, name: &str, args: &str) -> Run {
+    metron(dir).args(["tool", name, args]).run()
+}
+
+#[track_caller]
+fn assert_run(run: &Run, code: i32, stdout: &str, stderr: &str) {
+    assert_eq!(run.code, code, "exit code; {run:?}");
+    assert_text_eq(&run.stdout, stdout);
+    assert_text_eq(&run.stderr, stderr);
+}
+
+/// Asserts a usage error: exit 2, nothing on stdout, one `metron: ...` line on stderr
+/// containing `needle`.
+#[track_caller]
+fn assert_usage_error(run: &Run, needle: &str) {
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert!(
+        run.stderr.contains(needle),
+        "stderr lacks {needle:?}: {run:?}"
+    );
+}
+
+/// Asserts a one-line configuration error with exit 2.
+#[track_caller]
+fn assert_config_error(run: &Run, needles: &[&str]) {
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "one line: {run:?}");
+    assert!(run.stderr.starts_with("metron: "), "{run:?}");
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "stderr lacks {needle:?}: {run:?}"
+        );
+    }
+}
+
+/// What the model would read for this call, plus the newline the CLI ends output with.
+fn model_text(p: &TestProject, name: &str, args: serde_json::Value) -> Result<String, String> {
+    let toolbox = Toolbox::new(p.project(), Budgets::default());
+    let with_newline = |text: String| {
+        if text.ends_with('\n') {
+            text
+        } else {
+            format!("{text}\n")
+        }
+    };
+    toolbox
+        .call(name, args)
+        .map(with_newline)
+        .map_err(|e| with_newline(e.to_string()))
+}
+
+#[test]
+fn stdout_is_exactly_what_the_model_reads() {
+    let p = project();
+    let cases = [
+        ("list_files", json!({})),
+        ("list_files", json!({"pattern": "*.rs"})),
+        ("list_files", json!({"pattern": "*.zig"})),
+        ("search_text", json!({"pattern": "hello"})),
+        ("search_text", json!({"pattern": "absent"})),
+        (
+            "view_slice",
+            json!({"path": "src/main.rs", "start": 1, "end": 3}),
+        ),
+    ];
+    for (name, args) in cases {
+        let expected = model_text(&p, name, args.clone()).expect("tool succeeds in process");
+        let run = tool(p.root(), name, &args.to_string());
+        assert_run(&run, 0, &expected, "");
+    }
+    // A miss is a result, not a failure.
+    let run = tool(p.root(), "search_text", r#"{"pattern":"absent"}"#);
+    assert_run(&run, 0, "No matches found.\n", "");
+}
+
+#[test]
+fn refusals_and_failures_exit_1_with_the_text_on_stdout() {
+    let p = project();
+    let cases = [
+        (
+            "view_slice",
+            json!({"path": "../etc/passwd", "start": 1, "end": 2}),
+        ),
+        (
+            "view_slice",
+            json!({"path": "/etc/passwd", "start": 1, "end": 2}),
+        ),
+        (
+            "view_slice",
+            json!({"path": "missing.rs", "start": 1, "end": 2}),
+        ),
+        (
+            "view_slice",
+            json!({"path": "src/main.rs", "start": 1, "end": 500}),
+        ),
+        (
+            "view_slice",
+            json!({"path": "src/main.rs", "start": 3, "end": 1}),
+        ),
+        (
+            "view_slice",
+            json!({"path": "src/main.rs", "start": 9, "end": 9}),
+        ),
+        ("search_text", json!({"pattern": "fn (main"})),
+        ("list_files", json!({"pattern": "src/[a"})),
+    ];
+    for (name, args) in cases {
+        let expected = model_text(&p, name, args.clone()).expect_err("tool refuses");
+        let run = tool(p.root(), name, &args.to_string());
+        assert_run(&run, 1, &expected, "");
+    }
+    let run = tool(
+        p.root(),
+        "view_slice",
+        r#"{"path":"../outside","start":1,"end":1}"#,
+    );
+    assert!(run.stdout.contains("`../outside`") && run.stdout.contains("climbs out"));
+}
+
+#[test]
+fn paths_are_relative_to_the_repository_root_from_any_subdirectory() {
+    let p = project();
+    let sub = p.path("sub/deep");
+    let run = tool(&sub, "list_files", "{}");
+    assert_run(
+        &run,
+        0,
+        "README.md\nsrc/lib.rs\nsrc/main.rs\nsub/deep/notes.txt\n",
+        "",
+    );
+    let run = tool(
+        &sub,
+        "view_slice",
+        r#"{"path":"src/lib.rs","start":1,"end":1}"#,
+    );
+    assert_run(&run, 0, "    1 | pub fn hello() {}\n", "");
+    let run = tool(&sub, "search_text", r#"{"pattern":"again"}"#);
+    assert_run(&run, 0, "sub/deep/notes.txt:1:hello again\n", "");
+}
+
+#[test]
+fn outside_a_repository_the_working_directory_is_the_project() {
+    let p = TestProject::new();
+    p.file("a.txt", "x\n").file("d/b.txt", "y\n");
+    let run = tool(&p.path("d"), "list_files", "{}");
+    assert_run(&run, 0, "b.txt\n", "");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let p = project();
+    let root = p.root();
+    let run = tool(root, "nope", "{}");
+    assert_usage_error(
+        &run,
+        "there is no tool `nope`; the tools are list_files, find_symbol, search_text, view_slice",
+    );
+    for (name, args, needle) in [
+        ("list_files", "{", "not valid JSON"),
+        ("list_files", "[1]", "must be a JSON object"),
+        ("list_files", "null", "must be a JSON object"),
+        ("list_files", r#""*.rs""#, "must be a JSON object"),
+        ("search_text", "{}", "missing field `pattern`"),
+        ("search_text", r#"{"pattern":5}"#, "invalid type"),
+        (
+            "view_slice",
+            r#"{"path":"src/main.rs","start":"1","end":2}"#,
+            "invalid type",
+        ),
+        (
+            "view_slice",
+            r#"{"path":"src/main.rs","start":1.5,"end":2}"#,
+            "invalid type",
+        ),
+        (
+            "view_slice",
+            r#"{"path":"src/main.rs","start":1}"#,
+            "missing field `end`",
+        ),
+        ("list_files", r#"{"glob":"*.rs"}"#, "unknown field `glob`"),
+    ] {
+        let run = tool(root, name, args);
+        assert_usage_error(&run, needle);
+        assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
+    }
+    // Missing NAME, unknown flags and extra operands are clap's usage errors.
+    for args in [
+        &["tool"][..],
+        &["--bogus"],
+        &["tool", "list_files", "{}", "extra"],
+    ] {
+        let run = metron(root).args(args).run();
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert_eq!(run.stdout, "", "{args:?}: {run:?}");
+    }
+}
+
+#[test]
+fn args_from_stdin_and_omitted_args() {
+    let p = project();
+    let args = r#"{"path":"src/lib.rs","start":1,"end":1}"#;
+    let inline = tool(p.root(), "view_slice", args);
+    let piped = metron(p.root())
+        .args(["tool", "view_slice", "-"])
+        .stdin(format!("  {args}\n"))
+        .run();
+    assert_run(&piped, 0, &inline.stdout, "");
+    assert_run(&inline, 0, "    1 | pub fn hello() {}\n", "");
+
+    let run = metron(p.root())
+        .args(["tool", "view_slice", "-"])
+        .stdin("")
+        .run();
+    assert_usage_error(&run, "not valid JSON");
+    let run = metron(p.root())
+        .args(["tool", "search_text", "-"])
+        .stdin("{\"pattern\":")
+        .run();
+    assert_usage_error(&run, "not valid JSON");
+
+    // Omitted ARGS means {}: fine for list_files, a missing field for the others.
+    let run = metron(p.root()).args(["tool", "list_files"]).run();
+    assert_run(
+        &run,
+        0,
+        "README.md\nsrc/lib.rs\nsrc/main.rs\nsub/deep/notes.txt\n",
+        "",
+    );
+    let run = metron(p.root()).args(["tool", "search_text"]).run();
+    assert_usage_error(&run, "missing field `pattern`");
+}
+
+#[test]
+fn config_errors_exit_2_with_one_line() {
+    let p = project();
+    p.file(".metron.json", r#"{"modle": "x"}"#);
+    assert_config_error(
+        &tool(p.root(), "list_files", "{}"),
+        &[
+            "unknown key `modle`",
+            ".metron.json",
+            "did you mean `model`?",
+        ],
+    );
+    p.file(".metron.json", r#"{"zzzzzzzzzz": 1}"#);
+    assert_config_error(
+        &tool(p.root(), "list_files", "{}"),
+        &[
+            "unknown key `zzzzzzzzzz`",
+            "valid keys are listed in metron.example.json",
+        ],
+    );
+    p.file(".metron.json", r#"{"max_slice_lines": 0}"#);
+    assert_config_error(
+        &tool(p.root(), "list_files", "{}"),
+        &["`max_slice_lines`", "must be positive, got 0"],
+    );
+    p.file(".metron.json", r#"{"list_max_entries": "ten"}"#);
+    assert_config_error(
+        &tool(p.root(), "list_files", "{}"),
+        &["`list_max_entries`", "must be a positive integer"],
+    );
+    p.file(".metron.json", r#"{"top_p": 1.5}"#);
+    assert_config_error(&tool(p.root(), "list_files", "{}"), &["`top_p`", "(0, 1]"]);
+    p.file(".metron.json", r#"{"disabled_tools": ["nope"]}"#);
+    assert_config_error(
+        &tool(p.root(), "list_files", "{}"),
+        &["`disabled_tools`", "`nope`, which is not a tool"],
+    );
+    p.file(".metron.json", "{ not json");
+    assert_config_error(&tool(p.root(), "list_files", "{}"), &["is not valid JSON"]);
+    p.file(".metron.json", "[]");
+    assert_config_error(
+        &tool(p.root(), "list_files", "{}"),
+        &["expected a JSON object"],
+    );
+    std::fs::remove_file(p.path(".metron.json")).expect("remove");
+
+    // An explicit METRON_CONFIG that does not exist is an error, not a fallback.
+    let missing = p.path("no-such-config.json");
+    let run = metron(p.root())
+        .args(["tool", "list_files"])
+        .env("METRON_CONFIG", &missing)
+        .run();
+    assert_config_error(&run, &["cannot read config file", "no-such-config.json"]);
+
+    // The environment layer is validated too, and named.
+    let run = metron(p.root())
+        .args(["tool", "list_files"])
+        .env("OLLAMA_HOST", "ftp://example.com")
+        .run();
+    assert_config_error(&run, &["$OLLAMA_HOST", "only http and https"]);
+    let run = metron(p.root())
+        .args(["tool", "list_files"])
+        .env("OLLAMA_MODEL", "   ")
+        .run();
+    assert_config_error(&run, &["`model`", "$OLLAMA_MODEL", "must name a model"]);
+
+    // Bare `metron` reports a configuration problem before anything else.
+    p.file(".metron.json", r#"{"modle": "x"}"#);
+    let run = metron(p.root()).run();
+    assert_config_error(&run, &["unknown key `modle`"]);
+}
+
+#[test]
+fn config_layers_choose_the_budgets() {
+    let p = numbered(6);
+    let listing = |run: &Run| run.stdout.lines().count();
+    // Defaults: 60 entries, so all 6 files.
+    assert_eq!(listing(&tool(p.root(), "list_files", "{}")), 6);
+
+    // $METRON_CONFIG_DIR/.metron/config.json...
+    let m = metron(p.root()).args(["tool", "list_files"]);
+    write_user_config(m.home(), r#"{"list_max_entries": 2}"#);
+    let run = m.run();
+    assert_run(
+        &run,
+        0,
+        "f0.txt\nf1.txt\n[truncated to 2 entries; narrow with a glob]\n",
+        "",
+    );
+
+    // ...else ~/.metron/config.json when METRON_CONFIG_DIR is unset.
+    let m = metron(p.root())
+        .args(["tool", "list_files"])
+        .env_remove("METRON_CONFIG_DIR");
+    write_user_config(m.home(), r#"{"list_max_entries": 3}"#);
+    assert_eq!(listing(&m.run()), 4);
+
+    // A project file wins over the user's file (files are not merged).
+    p.file(".metron.json", r#"{"list_max_entries": 4}"#);
+    let m = metron(p.root()).args(["tool", "list_files"]);
+    write_user_config(m.home(), r#"{"list_max_entries": 1}"#);
+    assert_eq!(listing(&m.run()), 5);
+
+    // $METRON_CONFIG wins over both.
+    let explicit = p.path("explicit.json");
+    std::fs::write(&explicit, r#"{"list_max_entries": 5}"#).expect("write");
+    let run = metron(p.root())
+        .args(["tool", "list_files"])
+        .env("METRON_CONFIG", &explicit)
+        .run();
+    assert_eq!(listing(&run), 6);
+    assert!(
+        run.stdout
+            .ends_with("[truncated to 5 entries; narrow with a glob]\n")
+    );
+
+    // The search and slice budgets reach their tools.
+    p.file(
+        ".metron.json",
+        r#"{"search_max_matches": 1, "max_slice_lines": 2, "max_line_chars": 3}"#,
+    );
+    let run = tool(p.root(), "search_text", r#"{"pattern":"line"}"#);
+    assert_run(
+        &run,
+        0,
+        "f0.txt:1:lin [...clipped]\n[truncated to 1 matches; narrow the pattern]\n",
+        "",
+    );
+    let run = tool(
+        p.root(),
+        "view_slice",
+        r#"{"path":"f0.txt","start":1,"end":3}"#,
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("at most 2 lines"), "{run:?}");
+}
+
+fn numbered(n: usize) -> TestProject {
+    let p = TestProject::git();
+    for i in 0..n {
+        p.file(&format!("f{i}.txt"), "line one\nline two\nline three\n");
+    }
+    p
+}
+
+fn write_user_config(base: &Path, text: &str) {
+    let dir = base.join(".metron");
+    std::fs::create_dir_all(&dir).expect("mkdir .metron");
+    std::fs::write(dir.join("config.json"), text).expect("write config");
+}
+
+#[test]
+fn a_project_config_cannot_grant_authority_and_says_so() {
+    let p = project();
+    p.file(
+        ".metron.json",
+        r#"{"auto_approve_patches": true, "list_max_entries": 1}"#,
+    );
+    let run = tool(p.root(), "list_files", "{}");
+    assert_eq!(run.code, 0, "{run:?}");
+    // Budgets from the project file still apply.
+    assert_text_eq(
+        &run.stdout,
+        "README.md\n[truncated to 1 entries; narrow with a glob]\n",
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("metron: warning: ignoring `auto_approve_patches` in ")
+            && run.stderr.contains(".metron.json"),
+        "{run:?}"
+    );
+
+    p.file(".metron.json", r#"{"allowed_commands": ["cargo test"]}"#);
+    for (allow, warned) in [
+        (None, true),
+        (Some("0"), true),
+        (Some("no"), true),
+        (Some("1"), false),
+        (Some("true"), false),
+        (Some("YES"), false),
+    ] {
+        let mut m = metron(p.root()).args(["tool", "list_files"]);
+        if let Some(value) = allow {
+            m = m.env("METRON_ALLOW_PROJECT_COMMANDS", value);
+        }
+        let run = m.run();
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            run.stderr.contains("ignoring `allowed_commands`"),
+            warned,
+            "METRON_ALLOW_PROJECT_COMMANDS={allow:?}: {run:?}"
+        );
+    }
+    // METRON_ALLOW_PROJECT_COMMANDS never lets auto-approval through.
+    p.file(".metron.json", r#"{"auto_approve_patches": true}"#);
+    let run = metron(p.root())
+        .args(["tool", "list_files"])
+        .env("METRON_ALLOW_PROJECT_COMMANDS", "1")
+        .run();
+    assert!(
+        run.stderr.contains("ignoring `auto_approve_patches`"),
+        "{run:?}"
+    );
+
+    // The user's own file may set both, silently.
+    std::fs::remove_file(p.path(".metron.json")).expect("remove");
+    let m = metron(p.root()).args(["tool", "list_files"]);
+    write_user_config(
+        m.home(),
+        r#"{"auto_approve_patches": true, "allowed_commands": ["cargo test"]}"#,
+    );
+    let run = m.run();
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+}
+
+#[test]
+fn disabled_tools_are_refused() {
+    let p = project();
+    p.file(".metron.json", r#"{"disabled_tools": ["search_text"]}"#);
+    let run = tool(p.root(), "search_text", r#"{"pattern":"x"}"#);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("search_text is disabled by `disabled_tools` ("),
+        "{run:?}"
+    );
+    assert_eq!(tool(p.root(), "list_files", "{}").code, 0);
+}
+
+#[test]
+fn version_and_help() {
+    let dir = TestProject::new();
+    let run = metron(dir.root()).args(["--version"]).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let version = env!("CARGO_PKG_VERSION");
+    let line = run.stdout.trim_end();
+    let stamped = line
+        .strip_prefix(&format!("metron {version} (commit "))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .is_some_and(|commit| {
+            (7..=40).contains(&commit.len()) && commit.chars().all(|c| c.is_ascii_hexdigit())
+        });
+    assert!(
+        stamped || line == format!("metron {version} (not built from a git checkout)"),
+        "{run:?}"
+    );
+
+    for flag in ["-h", "--help"] {
+        let run = metron(dir.root()).args([flag]).run();
+        assert_eq!(run.code, 0, "{run:?}");
+        for needle in ["--yes", "--version", "-h, --help", "tool"] {
+            assert!(
+                run.stdout.contains(needle),
+                "{flag} lacks {needle}: {run:?}"
+            );
+        }
+    }
+    // --version and -h work even when the configuration is broken.
+    dir.file(".metron.json", "{ broken");
+    assert_eq!(metron(dir.root()).args(["--version"]).run().code, 0);
+    assert_eq!(metron(dir.root()).args(["-h"]).run().code, 0);
+}
+
+#[test]
+fn bare_metron_exits_2_and_says_what_works() {
+    let p = project();
+    let run = metron(p.root()).run();
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("metron tool NAME ARGS"), "{run:?}");
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    // More output than a pipe holds, and a reader that goes away at once (`| head -0`).
+    let p = TestProject::git();
+    for i in 0..1500 {
+        p.file(
+            &format!("a-rather-long-directory-name/file-{i:05}.txt"),
+            "x\n",
+        );
+    }
+    p.file(".metron.json", r#"{"list_max_entries": 100000}"#);
+    let home = tempfile::tempdir().expect("home");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_metron"))
+        .args(["tool", "list_files"])
+        .current_dir(p.root())
+        .env("HOME", home.path())
+        .env("METRON_CONFIG_DIR", home.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
