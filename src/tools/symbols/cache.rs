@@ -80,7 +80,7 @@ impl Stamp {
     /// True when a file with this stamp, read at `read_at`, might still change without
     /// its stamp changing: its modification time is within [`RACY_WINDOW`] of the read
     /// (or in the future, or unknown).
-    fn is_racy(&self, read_at: SystemTime) -> bool {
+    pub fn is_racy(&self, read_at: SystemTime) -> bool {
         let Ok(read_at) = read_at.duration_since(UNIX_EPOCH) else {
             return true;
         };

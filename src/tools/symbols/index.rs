@@ -1,7 +1,8 @@
 //! [`SymbolIndex`]: the session's index, and the order in which a lookup visits files.
 //!
-//! A lookup walks the project (so new and removed files are always seen), keeps the
-//! entries of files it already knows, and then visits every Go and Rust file in path
+//! A lookup refreshes the file list (walking the project again unless the last walk's
+//! [`Snapshot`] proves nothing changed), keeps the entries of files it already knows,
+//! and then visits every Go and Rust file in path
 //! order, in chunks handed out to a few threads. Each finished chunk is recorded; as soon
 //! as the finished prefix of chunks holds more definitions than the caller's limit, the
 //! answer is known (output is sorted by path and capped) and the remaining files are left
@@ -15,9 +16,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::cache::{FileEntry, Query, Visit, Worker};
 use super::lang::Lang;
 use super::prefilter::Key;
+use super::tree::{self, Snapshot};
 use super::{Lookup, SymbolError, normalize_name};
 use crate::project::{Project, ProjectPath};
-use crate::tools::walk;
 
 /// Files per chunk of work. Small enough that the early stop wastes little, large
 /// enough that handing chunks out costs nothing measurable.
@@ -39,6 +40,8 @@ struct State {
     root: Option<PathBuf>,
     /// Every Go and Rust file from the last walk, in walk (path) order.
     files: Vec<FileEntry>,
+    /// What the last walk depended on.
+    snapshot: Snapshot,
     /// Scratch space for the lookup threads, kept between lookups.
     workers: Vec<Worker>,
 }
@@ -93,7 +96,11 @@ impl SymbolIndex {
                 ..State::default()
             };
         }
-        refresh_file_list(&mut state.files, project);
+        if !state.snapshot.unchanged() {
+            let (walked, snapshot) = tree::walk(project);
+            merge_file_list(&mut state.files, walked);
+            state.snapshot = snapshot;
+        }
 
         let query = Query {
             project,
@@ -168,12 +175,9 @@ impl SymbolIndex {
     }
 }
 
-/// Replaces the file list with a fresh walk, keeping what is known about files that are
-/// still there.
-fn refresh_file_list(files: &mut Vec<FileEntry>, project: &Project) {
-    let walked: Vec<(ProjectPath, Lang)> = walk::files(project, walk::builder(project).build())
-        .filter_map(|path| Lang::of_path(path.as_str()).map(|lang| (path, lang)))
-        .collect();
+/// Replaces the file list with a fresh walk's, keeping what is known about files that
+/// are still there.
+fn merge_file_list(files: &mut Vec<FileEntry>, walked: Vec<(ProjectPath, Lang)>) {
     let unchanged = walked.len() == files.len()
         && walked
             .iter()
