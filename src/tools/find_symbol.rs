@@ -16,7 +16,7 @@ use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
 /// The registry entry.
 pub static SPEC: ToolSpec = ToolSpec {
     name: "find_symbol",
-    description: "Where a Go or Rust name is defined (exact identifier): lines of Name [kind] -> path:line.",
+    description: "Where a Go or Rust identifier is defined (exact name).",
     parameters: r#"{"type":"object","properties":{"symbol":{"type":"string"}},"required":["symbol"]}"#,
     access: Access::Read,
     run,

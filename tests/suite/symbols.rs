@@ -468,6 +468,94 @@ fn edits_additions_and_removals_are_seen_at_once() {
     assert_eq!(f.lines("Omega"), ["Omega [func] -> sub/c.go:3"]);
 }
 
+/// Sets every file's and directory's modification time a minute back, so nothing in
+/// the tree is "racily clean" and the index trusts stamps (its fast path).
+fn age_tree(dir: &Path) {
+    let old = SystemTime::now() - std::time::Duration::from_secs(60);
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                age_tree(&path);
+            } else {
+                set_mtime(&path, old);
+            }
+        }
+    }
+    // A directory last, after its entries (changing an entry's times leaves it alone).
+    if let Ok(handle) = std::fs::File::open(dir) {
+        let _ = handle.set_times(std::fs::FileTimes::new().set_modified(old));
+    }
+}
+
+#[test]
+fn a_settled_tree_still_sees_every_change() {
+    // Aged files and directories take the fast path: the file list is reused while no
+    // directory or ignore file changed, and file stamps are trusted without hashing.
+    let f = Fixture::new(&[
+        ("a.go", "package a\n\nfunc Alpha() {}\n"),
+        ("sub/b.go", "package sub\n\nfunc Beta() {}\n"),
+        ("gen/c.go", "package gen\n\nfunc Beta() {}\n"),
+        (".ignore", "nothing-yet/\n"),
+    ]);
+    age_tree(f.dir.path());
+    assert_eq!(
+        f.lines("Beta"),
+        ["Beta [func] -> gen/c.go:3", "Beta [func] -> sub/b.go:3"]
+    );
+    let again = f
+        .toolbox
+        .symbols
+        .lookup_with_stats(&f.toolbox.project, "Beta", 10);
+    let Ok((found, stats)) = again else {
+        panic!("{again:?}");
+    };
+    assert_eq!(found.definitions.len(), 2);
+    assert!(
+        !stats.walked,
+        "a settled tree is not walked again: {stats:?}"
+    );
+    assert_eq!((stats.reads, stats.parses), (0, 0), "{stats:?}");
+
+    // A new file in a directory the index already knows.
+    write(&f.path("sub/d.go"), "package sub\n\nfunc Beta() {}\n");
+    assert_eq!(
+        f.lines("Beta"),
+        [
+            "Beta [func] -> gen/c.go:3",
+            "Beta [func] -> sub/b.go:3",
+            "Beta [func] -> sub/d.go:3",
+        ]
+    );
+    age_tree(f.dir.path());
+
+    // An ignore rule edited in place (same directory, so only the rule file's stamp
+    // changes).
+    write(&f.path(".ignore"), "gen/\n");
+    assert_eq!(
+        f.lines("Beta"),
+        ["Beta [func] -> sub/b.go:3", "Beta [func] -> sub/d.go:3"]
+    );
+    age_tree(f.dir.path());
+
+    // A file edited to stop defining the name, and one removed.
+    write(&f.path("sub/b.go"), "package sub\n\nfunc Gone() {}\n");
+    std::fs::remove_file(f.path("sub/d.go")).expect("remove");
+    assert_eq!(
+        f.lines("Beta"),
+        ["No definition of `Beta` found in Go or Rust files."]
+    );
+    assert_eq!(f.lines("Gone"), ["Gone [func] -> sub/b.go:3"]);
+    age_tree(f.dir.path());
+
+    // A new directory, deep down.
+    write(&f.path("sub/x/y/e.go"), "package y\n\nfunc Gone() {}\n");
+    assert_eq!(
+        f.lines("Gone"),
+        ["Gone [func] -> sub/b.go:3", "Gone [func] -> sub/x/y/e.go:3"]
+    );
+}
+
 #[test]
 fn invalidate_and_clear_forget_without_breaking_answers() {
     let f = Fixture::new(&[("a.rs", "fn one() {}\n")]);
@@ -887,36 +975,66 @@ fn recall_against_ctags_on_a_rust_tree() {
     );
 }
 
+/// Copies the `.rs` files under `from` into `to`, keeping relative paths.
+fn copy_sources(from: &Path, to: &Path) {
+    let mut files = Vec::new();
+    source_files(from, "rs", &mut files);
+    for file in files {
+        let Ok(relative) = file.strip_prefix(from) else {
+            continue;
+        };
+        if let Ok(bytes) = std::fs::read(&file) {
+            write(&to.join(relative), &String::from_utf8_lossy(&bytes));
+        }
+    }
+}
+
 #[test]
 fn lookups_through_the_index_match_direct_extraction() {
-    // The index (prefilter, cache, threads, early stop) must agree with a plain
-    // extract-everything pass on a real tree: this crate's own sources.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let project = Project::open(root, false).expect("open");
+    // The index (prefilter, caches, threads, early stop) must agree with a plain
+    // extract-everything pass on real code: a copy of this crate's sources (a copy, so
+    // edits made while the test runs cannot race it).
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["src", "tests", "benches"] {
+        copy_sources(&manifest.join(sub), &dir.path().join(sub));
+    }
+    let project = Project::open(dir.path(), false).expect("open");
     let index = SymbolIndex::new();
-    for name in ["Project", "lookup", "SymbolIndex", "new", "KINDS", "run"] {
-        let Ok(found) = index.lookup(&project, name, 10_000) else {
-            panic!("lookup {name}");
-        };
-        assert!(!found.truncated);
-        let mut expected = Vec::new();
-        let mut extractor = Extractor::new();
-        let walk = metron::tools::walk::builder(&project).build();
-        for path in metron::tools::walk::files(&project, walk) {
-            let Some(lang) = Lang::of_path(path.as_str()) else {
-                continue;
+    for name in [
+        "Project",
+        "lookup",
+        "SymbolIndex",
+        "new",
+        "KINDS",
+        "run",
+        "fmt",
+    ] {
+        for limit in [10_000, 3] {
+            let Ok(found) = index.lookup(&project, name, limit) else {
+                panic!("lookup {name}");
             };
-            let bytes = project.read(&path).expect("read");
-            let defs = extractor.extract(lang, &bytes).expect("extract");
-            for def in defs.named(name) {
-                expected.push((path.as_str().to_owned(), def.line, def.kind));
+            let mut expected = Vec::new();
+            let mut extractor = Extractor::new();
+            let walk = metron::tools::walk::builder(&project).build();
+            for path in metron::tools::walk::files(&project, walk) {
+                let Some(lang) = Lang::of_path(path.as_str()) else {
+                    continue;
+                };
+                let bytes = project.read(&path).expect("read");
+                let defs = extractor.extract(lang, &bytes).expect("extract");
+                for def in defs.named(name) {
+                    expected.push((path.as_str().to_owned(), def.line, def.kind));
+                }
             }
+            assert_eq!(found.truncated, expected.len() > limit, "{name} {limit}");
+            expected.truncate(limit);
+            let got: Vec<_> = found
+                .definitions
+                .iter()
+                .map(|d| (d.path.clone(), d.line, d.kind))
+                .collect();
+            assert_eq!(got, expected, "{name} {limit}");
         }
-        let got: Vec<_> = found
-            .definitions
-            .iter()
-            .map(|d| (d.path.clone(), d.line, d.kind))
-            .collect();
-        assert_eq!(got, expected, "{name}");
     }
 }

@@ -51,6 +51,8 @@ struct State {
 pub struct LookupStats {
     /// Go and Rust files in the project.
     pub files: usize,
+    /// Whether the tree was walked (false when the last walk's snapshot still held).
+    pub walked: bool,
     /// Files visited (stat-checked) before the answer was known.
     pub visited: usize,
     /// Files read.
@@ -96,7 +98,8 @@ impl SymbolIndex {
                 ..State::default()
             };
         }
-        if !state.snapshot.unchanged() {
+        let walk_again = !state.snapshot.unchanged();
+        if walk_again {
             let (walked, snapshot) = tree::walk(project);
             merge_file_list(&mut state.files, walked);
             state.snapshot = snapshot;
@@ -124,6 +127,7 @@ impl SymbolIndex {
 
         let mut stats = LookupStats {
             files: state.files.len(),
+            walked: walk_again,
             visited,
             ..LookupStats::default()
         };
@@ -149,13 +153,15 @@ impl SymbolIndex {
         *self.lock() = State::default();
     }
 
-    /// Forgets one file, after metron itself changed it. (Lookups would notice the
-    /// change anyway; this just saves the `stat` from having to.)
+    /// Forgets one file, after metron itself changed, created or removed it. (Lookups
+    /// would notice anyway; this is belt and braces.) The next lookup also walks the tree
+    /// again, in case the file is new.
     pub fn invalidate(&self, path: &ProjectPath) {
         let mut state = self.lock();
         if let Some(entry) = state.files.iter_mut().find(|e| e.path() == path) {
             entry.forget();
         }
+        state.snapshot = Snapshot::default();
     }
 
     /// How many files currently hold parsed definitions (for tests and benchmarks).

@@ -20,9 +20,21 @@
 
 use memchr::memmem;
 
-/// True for the bytes tokens are made of: ASCII letters, digits and `_`.
+/// Which bytes tokens are made of: ASCII letters, digits and `_`.
+static IDENT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'_';
+        byte += 1;
+    }
+    table
+};
+
+/// True for the bytes tokens are made of.
 fn is_ident_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_'
+    IDENT[usize::from(byte)]
 }
 
 /// True when `haystack` contains `name` with no identifier byte right before or after.
@@ -74,19 +86,21 @@ impl Summary {
         let mut summary = Summary {
             words: vec![0; words].into_boxed_slice(),
         };
-        let mut rest = source;
-        while let Some(start) = rest.iter().position(|b| is_ident_byte(*b)) {
-            rest = &rest[start..];
-            let len = rest
-                .iter()
-                .position(|b| !is_ident_byte(*b))
-                .unwrap_or(rest.len());
-            let (token, tail) = rest.split_at(len);
-            // Identifiers never start with a digit, so numbers need no room.
-            if !token[0].is_ascii_digit() {
-                summary.insert(hash_token(token));
+        let len = source.len();
+        let mut at = 0;
+        while at < len {
+            if !is_ident_byte(source[at]) {
+                at += 1;
+                continue;
             }
-            rest = tail;
+            let start = at;
+            while at < len && is_ident_byte(source[at]) {
+                at += 1;
+            }
+            // Identifiers never start with a digit, so numbers need no room.
+            if !source[start].is_ascii_digit() {
+                summary.insert(hash_token(&source[start..at]));
+            }
         }
         summary
     }
@@ -143,11 +157,12 @@ fn hash_token(bytes: &[u8]) -> u64 {
     }
     let tail = chunks.remainder();
     if !tail.is_empty() {
-        let mut word = [0u8; 8];
-        word[..tail.len()].copy_from_slice(tail);
-        hash = (hash ^ u64::from_le_bytes(word))
-            .wrapping_mul(K)
-            .rotate_left(29);
+        // Byte by byte: a variable-length copy would be a call to memcpy per token.
+        let word = tail
+            .iter()
+            .enumerate()
+            .fold(0u64, |word, (i, b)| word | (u64::from(*b) << (8 * i)));
+        hash = (hash ^ word).wrapping_mul(K).rotate_left(29);
     }
     hash ^= hash >> 33;
     hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
