@@ -5,9 +5,20 @@
 //! at the first NUL byte). Two budgets apply: `search_max_per_file` inside the searcher,
 //! and `search_max_matches` in total, which ripgrep cannot do and we do ourselves: once one
 //! match more than the budget is found, the walk stops.
+//!
+//! The first files are searched one at a time, so a frequent pattern stops the walk
+//! exactly where truncation became certain. After that the walk (still in order, on the
+//! calling thread) hands batches of files to one searcher thread per core and merges their
+//! matches back in walk order: the answer is identical to a sequential search, a full scan
+//! costs what a parallel `rg` costs, and the walk runs at most a bounded number of files
+//! ahead of the point where the budget ran out.
 //! Each file is opened through the project boundary before it is read.
 
-use grep_regex::RegexMatcherBuilder;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::{Mutex, PoisonError, mpsc};
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use serde::Deserialize;
 use serde_json::Value;
@@ -43,6 +54,21 @@ struct Hit {
     text: String,
 }
 
+/// Files searched one at a time, in order, before the search goes parallel. A pattern
+/// that exhausts the budget usually does so within them, and then the walk stops exactly
+/// where truncation became certain; a rarer pattern goes on to search the rest of the
+/// tree on every core.
+const SEQUENTIAL_FILES: usize = 64;
+
+/// How far, in files, the walk may run ahead of the searchers in the parallel phase.
+const LOOKAHEAD: usize = 256;
+
+/// Files handed to a searcher thread at a time (fewer hand-offs, less locking).
+const BATCH: usize = 32;
+
+/// Most searcher threads used, whatever the machine has.
+const MAX_THREADS: usize = 8;
+
 /// Searches the project for `pattern`, within the budgets.
 pub fn search_text(
     project: &Project,
@@ -53,32 +79,26 @@ pub fn search_text(
         .line_terminator(Some(b'\n'))
         .build(pattern)
         .map_err(|e| ToolError::Refused(format!("bad regex `{pattern}`: {e}")))?;
-    let mut searcher = SearcherBuilder::new()
-        .binary_detection(BinaryDetection::quit(b'\0'))
-        .line_number(true)
-        .max_matches(Some(budgets.search_max_per_file as u64))
-        .build();
-
     let limit = budgets.search_max_matches;
-    let wanted = limit.saturating_add(1);
+    let job = Job {
+        project,
+        matcher,
+        per_file: budgets.search_max_per_file as u64,
+        max_line_chars: budgets.max_line_chars,
+        wanted: limit.saturating_add(1),
+    };
+
+    let mut files = walk::files(project, walk::builder(project).build());
     let mut hits: Vec<Hit> = Vec::new();
-    for path in walk::files(project, walk::builder(project).build()) {
-        // A file that vanished or cannot be read is skipped, as ripgrep skips it.
-        let Ok(file) = project.open_file(&path) else {
-            continue;
-        };
-        let mut sink = Collect {
-            path: &path,
-            hits: &mut hits,
-            wanted,
-            max_line_chars: budgets.max_line_chars,
-        };
-        // A read error part-way through a file is skipped too, as ripgrep does after
-        // reporting it; the matches found before it stand.
-        let _ = searcher.search_file(&matcher, &file, &mut sink);
-        if hits.len() >= wanted {
+    let mut searcher = job.searcher();
+    for path in files.by_ref().take(SEQUENTIAL_FILES) {
+        job.search(&mut searcher, &path, &mut hits);
+        if hits.len() >= job.wanted {
             break;
         }
+    }
+    if hits.len() < job.wanted {
+        search_in_parallel(&job, files, &mut hits);
     }
 
     if hits.is_empty() {
@@ -94,6 +114,126 @@ pub fn search_text(
         ));
     }
     Ok(out)
+}
+
+/// One search: what to look for, where, and how much of it to keep.
+struct Job<'a> {
+    project: &'a Project,
+    matcher: RegexMatcher,
+    per_file: u64,
+    max_line_chars: usize,
+    /// The total budget plus one: finding this many proves the output is truncated.
+    wanted: usize,
+}
+
+impl Job<'_> {
+    fn searcher(&self) -> Searcher {
+        SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(b'\0'))
+            .line_number(true)
+            .max_matches(Some(self.per_file))
+            .build()
+    }
+
+    /// Appends the matches of one file to `hits`, stopping once `hits` holds `wanted`.
+    fn search(&self, searcher: &mut Searcher, path: &ProjectPath, hits: &mut Vec<Hit>) {
+        // A file that vanished or cannot be read is skipped, as ripgrep skips it.
+        let Ok(file) = self.project.open_walked_file(path) else {
+            return;
+        };
+        let mut sink = Collect {
+            path,
+            hits,
+            wanted: self.wanted,
+            max_line_chars: self.max_line_chars,
+        };
+        // A read error part-way through a file is skipped too, as ripgrep does after
+        // reporting it; the matches found before it stand.
+        let _ = searcher.search_file(&self.matcher, &file, &mut sink);
+    }
+}
+
+/// Matches of batches searched out of order, merged back into walk order.
+struct Ordered {
+    /// Results of batches whose predecessors are not all done yet, by batch number.
+    pending: BTreeMap<usize, Vec<Hit>>,
+    /// The number of the first batch not yet merged.
+    next: usize,
+    /// Matches of every batch before `next`, in walk order.
+    hits: Vec<Hit>,
+}
+
+/// Searches the rest of the walk on several threads. The walk stays on this thread, in
+/// order, and hands out batches of files through a bounded queue; each batch's matches
+/// are merged in walk order, so the answer is exactly the sequential one. Once the merged
+/// prefix holds `wanted` matches the walk stops, and batches still queued are skipped:
+/// they come after the cut and cannot change the output.
+fn search_in_parallel(
+    job: &Job<'_>,
+    mut files: impl Iterator<Item = ProjectPath>,
+    hits: &mut Vec<Hit>,
+) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, MAX_THREADS);
+    let ordered = Mutex::new(Ordered {
+        pending: BTreeMap::new(),
+        next: 0,
+        hits: std::mem::take(hits),
+    });
+    let done = AtomicBool::new(false);
+    let (queue, receiver) = mpsc::sync_channel::<(usize, Vec<ProjectPath>)>(LOOKAHEAD / BATCH);
+    let receiver = Mutex::new(receiver);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut searcher = job.searcher();
+                loop {
+                    let next = receiver
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .recv();
+                    let Ok((number, batch)) = next else {
+                        break;
+                    };
+                    let mut found = Vec::new();
+                    for path in &batch {
+                        if done.load(AtomicOrdering::Relaxed) || found.len() >= job.wanted {
+                            break;
+                        }
+                        job.search(&mut searcher, path, &mut found);
+                    }
+                    let mut ordered = ordered.lock().unwrap_or_else(PoisonError::into_inner);
+                    ordered.pending.insert(number, found);
+                    loop {
+                        let next = ordered.next;
+                        let Some(found) = ordered.pending.remove(&next) else {
+                            break;
+                        };
+                        ordered.hits.extend(found);
+                        ordered.next += 1;
+                    }
+                    if ordered.hits.len() >= job.wanted {
+                        done.store(true, AtomicOrdering::Relaxed);
+                    }
+                }
+            });
+        }
+        for number in 0.. {
+            let batch: Vec<ProjectPath> = files.by_ref().take(BATCH).collect();
+            if batch.is_empty()
+                || done.load(AtomicOrdering::Relaxed)
+                || queue.send((number, batch)).is_err()
+            {
+                break;
+            }
+        }
+        drop(queue);
+    });
+    *hits = ordered
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .hits;
 }
 
 /// Collects matches from one file until the global budget (plus one) is reached.

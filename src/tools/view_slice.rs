@@ -73,7 +73,7 @@ pub fn view_slice(
         ));
     }
     let path = project.resolve(path)?;
-    let file = project.open_file(&path)?;
+    let file = project.open_named_file(&path)?;
     let (start, end) = (start as u64, end as u64);
 
     let mut lines = LineReader::new(file, budgets.max_line_chars);

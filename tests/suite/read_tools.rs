@@ -526,6 +526,84 @@ fn search_stops_walking_once_the_total_budget_is_exceeded() {
     );
 }
 
+/// A tree big enough for search_text's parallel phase: `quiet` files without a match,
+/// then `loud` files with two matches each, then `tail` quiet files, in walk order.
+fn long_tree(quiet: usize, loud: usize, tail: usize) -> TestProject {
+    let p = TestProject::new();
+    for i in 0..quiet {
+        p.file(&format!("a/{:02}/q{i:04}.txt", i % 7), "nothing here\n");
+    }
+    for i in 0..loud {
+        p.file(
+            &format!("b/{:02}/l{i:04}.txt", i % 5),
+            format!("x\nneedle {i} one\ny\nneedle {i} two\nneedle {i} three\n"),
+        );
+    }
+    for i in 0..tail {
+        p.file(&format!("c/t{i:04}.txt"), "nothing\n");
+    }
+    p
+}
+
+#[test]
+fn search_parallel_phase_is_deterministic_and_in_walk_order() {
+    let p = long_tree(150, 120, 100);
+    let project = p.project();
+    // The unbudgeted answer, in walk order, built from the tree itself.
+    let mut paths: Vec<String> = (0..120)
+        .map(|i| format!("b/{:02}/l{i:04}.txt", i % 5))
+        .collect();
+    paths.sort();
+    for (per_file, total) in [
+        (2, 1),
+        (2, 10),
+        (1, 77),
+        (2, 239),
+        (2, 240),
+        (2, 241),
+        (3, 500),
+    ] {
+        let mut expected = Vec::new();
+        for path in &paths {
+            let i: usize = path[6..10].parse().expect("index");
+            let all = [
+                format!("{path}:2:needle {i} one"),
+                format!("{path}:4:needle {i} two"),
+                format!("{path}:5:needle {i} three"),
+            ];
+            expected.extend(all.into_iter().take(per_file));
+        }
+        let full = expected.len();
+        expected.truncate(total);
+        if full > total {
+            expected.push(search_trunc(total));
+        }
+        let budgets = search_budget(per_file, total, 500);
+        for _ in 0..3 {
+            let out = search_text(&project, &budgets, "needle").expect("search");
+            assert_lines_eq(
+                &lines(&out),
+                &expected,
+                &format!("per file {per_file}, total {total}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn search_walk_runs_a_bounded_distance_past_the_cut() {
+    // The budget runs out in the parallel phase (after 150 quiet files); the walk may run
+    // ahead of the searchers, but only so far: a trap 700 files later is never reached.
+    let p = long_tree(150, 40, 700);
+    let trap = trap_directory(&p);
+    let project = p.project();
+    let out = must_not_enter_trap(&trap, move || {
+        search_text(&project, &search_budget(2, 10, 500), "needle").expect("search")
+    });
+    assert_eq!(lines(&out).len(), 11, "{out}");
+    assert!(out.ends_with(&format!("{}\n", search_trunc(10))), "{out}");
+}
+
 // ---------------------------------------------------------------------------------------
 // view_slice
 
