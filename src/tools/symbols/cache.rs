@@ -438,6 +438,25 @@ mod tests {
     }
 
     #[test]
+    fn oversized_files_are_skipped_and_not_read_again() {
+        let mut body = String::from("package big\n\nfunc Huge() {}\n");
+        let filler = "// generated table row\n";
+        while body.len() as u64 <= MAX_FILE_BYTES {
+            body.push_str(filler);
+        }
+        let (_dir, project) = setup(&[("big.go", &body)]);
+        let Ok(rel) = project.resolve("big.go") else {
+            panic!("resolve");
+        };
+        let mut entry = FileEntry::new(rel, Lang::Go);
+        let mut worker = Worker::default();
+        assert_eq!(visit_with(&mut entry, &project, "Huge", &mut worker), []);
+        assert_eq!(visit_with(&mut entry, &project, "Huge", &mut worker), []);
+        assert_eq!((worker.reads, worker.parses), (1, 0));
+        assert!(worker.buffer.is_empty(), "its bytes were never read");
+    }
+
+    #[test]
     fn vanished_files_are_gone() {
         let (dir, project) = setup(&[("a.go", "package a\n")]);
         let Ok(rel) = project.resolve("a.go") else {

@@ -11,8 +11,8 @@
 //! - Rust raw identifiers are stored without their `r#`, as ctags reports them.
 //!
 //! A `@name` capture is normally the identifier itself. When it is a whole type (the
-//! self type of a Rust impl block), [`principal_name`] reduces it to the one identifier
-//! ctags would name it by. Kinds listed in [`KINDS_AT_ITEM_LINE`] report the line where
+//! self type of a Rust impl block), `principal_name` reduces it to the one identifier
+//! ctags would name it by. Kinds listed in `KINDS_AT_ITEM_LINE` report the line where
 //! the construct starts rather than the line of the name, as ctags does for impl blocks
 //! whose header spans several lines.
 

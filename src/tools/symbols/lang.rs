@@ -135,7 +135,7 @@ pub struct Definitions {
     /// For each capture index, the index into [`KINDS`] of a `@definition.<kind>`
     /// capture; `None` for `@name`.
     pub capture_kinds: Vec<Option<u8>>,
-    /// See [`Lang::max_start_depth`].
+    /// How deep in the tree a pattern may start (`None`: anywhere).
     pub max_start_depth: Option<u32>,
 }
 

@@ -8,7 +8,7 @@
 //!
 //! 1. the file list comes from the shared walk ([`crate::tools::walk`]), so ignore rules
 //!    are exactly those of list_files, and is reused only while the `stat` of every
-//!    directory and ignore file it depends on is unchanged ([`tree`]);
+//!    directory and ignore file it depends on is unchanged (`tree.rs`);
 //! 2. a file is read once, and a Bloom filter of its identifiers is kept
 //!    ([`prefilter`]); a lookup parses only files that contain the name;
 //! 3. a parsed file's definitions are kept ([`extract`]), so a file is parsed at most once
@@ -17,7 +17,7 @@
 //!    definition more than the caller's limit is known: output is sorted by path and
 //!    capped, so later files cannot change it.
 //!
-//! Freshness is checked on every lookup and never traded for speed ([`cache`]): new and
+//! Freshness is checked on every lookup and never traded for speed (`cache.rs`): new and
 //! removed files are found through directory stamps (or a new walk), every visited file
 //! is `stat`ed, and a file whose stamp changed is read again. A file indexed within two seconds of its
 //! modification time could change again without its stamp changing on a coarse clock,
