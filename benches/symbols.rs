@@ -230,6 +230,18 @@ fn warm(tree: &Path, names: &[String]) {
         "within 2 s of the edit (content re-verified): median {:>6.1} ms",
         ms(median(racy))
     );
+    // Memory, where the OS reports it (Linux).
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        let rss: Vec<&str> = status
+            .lines()
+            .filter(|l| l.starts_with("VmRSS") || l.starts_with("VmHWM"))
+            .collect();
+        println!(
+            "memory after these lookups ({} files parsed): {}",
+            index.parsed_files(),
+            rss.join(", ")
+        );
+    }
 }
 
 /// Costs of the parts of a warm lookup, for tuning.

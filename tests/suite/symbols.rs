@@ -23,6 +23,8 @@ use metron::tools::symbols::lang::Lang;
 use metron::tools::{Budgets, ToolError, Toolbox};
 use serde_json::json;
 
+use super::common::{ctags_available, skip};
+
 /// A temporary project with a toolbox over it.
 struct Fixture {
     dir: tempfile::TempDir,
@@ -656,25 +658,6 @@ fn output_never_exceeds_the_cap() {
 // Differential against Universal Ctags.
 // ---------------------------------------------------------------------------------
 
-/// `ctags` when it is Universal Ctags, else `None` after printing why.
-fn universal_ctags(test: &str) -> Option<&'static str> {
-    let version = Command::new("ctags")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output();
-    match version {
-        Ok(out) if String::from_utf8_lossy(&out.stdout).contains("Universal") => Some("ctags"),
-        Ok(_) => {
-            eprintln!("SKIP {test}: `ctags` is not Universal Ctags");
-            None
-        }
-        Err(_) => {
-            eprintln!("SKIP {test}: no `ctags` on PATH");
-            None
-        }
-    }
-}
-
 /// Every file under `root` (not following symlinks, skipping hidden entries) with the
 /// given extension, relative to `root`, sorted.
 fn source_files(root: &Path, extension: &str, out: &mut Vec<PathBuf>) {
@@ -703,9 +686,9 @@ fn source_files(root: &Path, extension: &str, out: &mut Vec<PathBuf>) {
 /// A tag: name, file, line.
 type Tag = (String, String, usize);
 
-/// Runs ctags over `files` (absolute paths) and returns (kind, tag) pairs.
-fn ctags_tags(ctags: &str, lang: &str, files: &[PathBuf]) -> Vec<(String, Tag)> {
-    let mut child = Command::new(ctags)
+/// Runs Universal Ctags over `files` (absolute paths) and returns (kind, tag) pairs.
+fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<(String, Tag)> {
+    let mut child = Command::new("ctags")
         .args([
             "--fields=+nK",
             "--excmd=number",
@@ -893,20 +876,18 @@ fn go_tree() -> Option<PathBuf> {
 #[test]
 fn recall_against_ctags_on_a_go_tree() {
     let test = "recall_against_ctags_on_a_go_tree";
-    let Some(ctags) = universal_ctags(test) else {
-        return;
-    };
+    if !ctags_available() {
+        return skip(test, "needs Universal Ctags (`ctags --version` says so)");
+    }
     let Some(root) = go_tree() else {
-        eprintln!("SKIP {test}: set METRON_GO_TREE or install golang-src");
-        return;
+        return skip(test, "set METRON_GO_TREE or install golang-src");
     };
     let mut files = Vec::new();
     source_files(&root, "go", &mut files);
     if files.is_empty() {
-        eprintln!("SKIP {test}: no .go files under {}", root.display());
-        return;
+        return skip(test, &format!("no .go files under {}", root.display()));
     }
-    let theirs = ctags_tags(ctags, "Go", &files);
+    let theirs = ctags_tags("Go", &files);
     let ours = our_tags(Lang::Go, &files);
     let title = format!("Go, {} files", files.len());
     let (found, total) = recall(&title, &theirs, &ours, |_, _| false);
@@ -948,11 +929,11 @@ fn rust_files() -> Vec<PathBuf> {
 #[test]
 fn recall_against_ctags_on_a_rust_tree() {
     let test = "recall_against_ctags_on_a_rust_tree";
-    let Some(ctags) = universal_ctags(test) else {
-        return;
-    };
+    if !ctags_available() {
+        return skip(test, "needs Universal Ctags (`ctags --version` says so)");
+    }
     let files = rust_files();
-    let theirs = ctags_tags(ctags, "Rust", &files);
+    let theirs = ctags_tags("Rust", &files);
     let ours = our_tags(Lang::Rust, &files);
     let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut source_line = |file: &str, line: usize| -> Option<String> {

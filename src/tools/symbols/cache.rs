@@ -9,7 +9,7 @@
 //! content is kept and compared (by reading the file again) until the window has passed.
 //!
 //! The file is `stat`ed by path before anything else, then read through the project
-//! boundary ([`Project::open_file`]); the stamp stored is the one taken from the open
+//! boundary ([`Project::open_walked_file`]); the stamp stored is the one taken from the open
 //! file before reading, so a write during the read shows up as a changed stamp next time.
 
 use std::hash::Hasher;
@@ -299,12 +299,17 @@ impl FileEntry {
     fn read(&self, query: &Query<'_>, worker: &mut Worker) -> Result<Option<Stamp>, SymbolError> {
         worker.buffer.clear();
         worker.reads += 1;
-        let Ok(file) = query.project.open_file(&self.path) else {
+        // The walk and the `stat` in `visit` have just seen a regular file; the one
+        // `fstat` here both checks it still is one and stamps what is read.
+        let Ok(file) = query.project.open_walked_file(&self.path) else {
             return Ok(None);
         };
         let Ok(metadata) = file.metadata() else {
             return Ok(None);
         };
+        if !metadata.is_file() {
+            return Ok(None);
+        }
         let stamp = Stamp::of(&metadata);
         if stamp.size > MAX_FILE_BYTES {
             return Ok(Some(stamp));
