@@ -8,8 +8,10 @@
 //! - the listing of every directory it entered: adding, removing or renaming an entry
 //!   changes the directory's modification time, and a permission change its ctime;
 //! - the ignore rules: `.gitignore`, `.ignore` and `.rgignore` in those directories and
-//!   in the root's ancestors, each `.git` (which decides whether `.gitignore` applies),
-//!   `.git/info/exclude`, git's global config files and the global excludes file.
+//!   in the root's ancestors, whether each has a `.git` (which decides whether
+//!   `.gitignore` applies; only its presence is watched, since git commands touch the
+//!   directory all the time), `.git/info/exclude`, git's global config files and the
+//!   global excludes file.
 //!
 //! So a walk records a [`Snapshot`]: the stamp (or absence) of each of those paths. The
 //! next lookup stats them (about a thousand `stat`s for Go's tree, 3 ms) and reuses the
@@ -27,15 +29,34 @@ use super::lang::Lang;
 use crate::project::{Project, ProjectPath};
 use crate::tools::walk;
 
-/// Names whose presence or content changes what the walk yields, checked in every
-/// directory walked and in every ancestor of the root.
-const RULE_FILES: [&str; 4] = [".gitignore", ".ignore", ".rgignore", ".git"];
+/// Files whose content changes what the walk yields, checked in every directory walked
+/// and in every ancestor of the root.
+const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
+
+/// What is remembered about one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seen {
+    /// Its stamp, or `None` when it did not exist.
+    Stamp(Option<Stamp>),
+    /// Only whether it existed: a `.git` directory's own stamp changes with every git
+    /// command, but only its presence matters to the walk.
+    Exists(bool),
+}
+
+impl Seen {
+    fn now(&self, path: &Path) -> Seen {
+        match self {
+            Seen::Stamp(_) => Seen::Stamp(stamp_of(path)),
+            Seen::Exists(_) => Seen::Exists(std::fs::symlink_metadata(path).is_ok()),
+        }
+    }
+}
 
 /// Paths whose stamps decide whether a walk's result still holds.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// Each path with its stamp, or `None` when it did not exist.
-    watched: Vec<(PathBuf, Option<Stamp>)>,
+    /// Each path with what was seen of it.
+    watched: Vec<(PathBuf, Seen)>,
     /// False when some stamp was too recent to trust, or the tree has a `.git` file.
     reusable: bool,
 }
@@ -47,7 +68,30 @@ impl Snapshot {
             && self
                 .watched
                 .iter()
-                .all(|(path, stamp)| stamp_of(path) == *stamp)
+                .all(|(path, seen)| seen.now(path) == *seen)
+    }
+
+    /// Records a path's stamp; a stamp too recent to trust makes the snapshot
+    /// single-use.
+    fn watch(&mut self, path: PathBuf, started: SystemTime) {
+        let stamp = stamp_of(&path);
+        if stamp.is_some_and(|s| s.is_racy(started)) {
+            self.reusable = false;
+        }
+        self.watched.push((path, Seen::Stamp(stamp)));
+    }
+
+    /// Records a `.git` entry: a directory's exclude file is watched, a file (linked
+    /// worktree, submodule) points elsewhere and makes the snapshot single-use.
+    fn watch_git(&mut self, git: PathBuf, started: SystemTime) {
+        match std::fs::symlink_metadata(&git) {
+            Ok(metadata) if metadata.is_dir() => {
+                self.watch(git.join("info").join("exclude"), started);
+                self.watched.push((git, Seen::Exists(true)));
+            }
+            Ok(_) => self.reusable = false,
+            Err(_) => self.watched.push((git, Seen::Exists(false))),
+        }
     }
 }
 
@@ -69,23 +113,17 @@ pub fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
         watched: Vec::new(),
         reusable: true,
     };
-    let watch = |path: PathBuf, snapshot: &mut Snapshot| {
-        let stamp = stamp_of(&path);
-        if stamp.is_some_and(|s| s.is_racy(started)) {
-            snapshot.reusable = false;
-        }
-        snapshot.watched.push((path, stamp));
-    };
 
     // Global rules, and the root's ancestors (the walk reads their ignore files too).
     for path in global_rule_files() {
-        watch(path, &mut snapshot);
+        snapshot.watch(path, started);
     }
     let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     for ancestor in canonical.ancestors().skip(1) {
-        for name in RULE_FILES {
-            watch(ancestor.join(name), &mut snapshot);
+        for name in IGNORE_FILES {
+            snapshot.watch(ancestor.join(name), started);
         }
+        snapshot.watch_git(ancestor.join(".git"), started);
     }
 
     // The same entries `walk::files` yields, plus the directories it entered.
@@ -95,23 +133,19 @@ pub fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
         };
         if file_type.is_dir() {
             let dir = entry.path().to_path_buf();
-            for name in RULE_FILES {
+            // Absent rule files need no watching: creating one changes the directory's
+            // stamp, which is watched.
+            for name in IGNORE_FILES {
                 let rule = dir.join(name);
-                // Absent rule files need no watching: creating one changes the
-                // directory's stamp.
-                let Ok(metadata) = std::fs::symlink_metadata(&rule) else {
-                    continue;
-                };
-                if name == ".git" {
-                    if metadata.is_file() {
-                        snapshot.reusable = false;
-                    } else {
-                        watch(rule.join("info").join("exclude"), &mut snapshot);
-                    }
+                if std::fs::symlink_metadata(&rule).is_ok() {
+                    snapshot.watch(rule, started);
                 }
-                watch(rule, &mut snapshot);
             }
-            watch(dir, &mut snapshot);
+            let git = dir.join(".git");
+            if std::fs::symlink_metadata(&git).is_ok() {
+                snapshot.watch_git(git, started);
+            }
+            snapshot.watch(dir, started);
         } else if file_type.is_file() {
             let relative = entry.path().strip_prefix(root).unwrap_or(Path::new(""));
             if let Some(path) = project.walked_path(relative)
@@ -197,6 +231,40 @@ mod tests {
         let (_, snapshot) = walk(&project);
         assert!(snapshot.unchanged(), "{snapshot:?}");
         std::fs::write(root.join(".ignore"), "y/\n").expect("write");
+        assert!(!snapshot.unchanged());
+    }
+
+    #[test]
+    fn git_commands_do_not_invalidate_but_exclude_rules_do() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git/info")).expect("mkdir");
+        std::fs::write(root.join(".git/info/exclude"), "").expect("write");
+        std::fs::write(root.join("a.rs"), "fn a() {}\n").expect("write");
+        for path in [".git/info/exclude", ".git/info", ".git", "a.rs", ""] {
+            age(&root.join(path));
+        }
+        let project = Project::open(root, true).expect("open");
+        let (_, snapshot) = walk(&project);
+        assert!(snapshot.unchanged(), "{snapshot:?}");
+        // What `git add` does inside .git: a lock file created and renamed.
+        std::fs::write(root.join(".git/index.lock"), "x").expect("write");
+        std::fs::rename(root.join(".git/index.lock"), root.join(".git/index")).expect("mv");
+        assert!(snapshot.unchanged());
+        std::fs::write(root.join(".git/info/exclude"), "*.rs\n").expect("write");
+        assert!(!snapshot.unchanged());
+    }
+
+    #[test]
+    fn a_worktree_git_file_is_never_trusted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::write(root.join(".git"), "gitdir: elsewhere\n").expect("write");
+        for path in [".git", ""] {
+            age(&root.join(path));
+        }
+        let project = Project::open(root, true).expect("open");
+        let (_, snapshot) = walk(&project);
         assert!(!snapshot.unchanged());
     }
 
