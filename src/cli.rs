@@ -37,7 +37,7 @@ impl From<Exit> for std::process::ExitCode {
     name = "metron",
     version = crate::version::long_version(),
     about = "A terminal coding agent for local Ollama models, with budgeted, confined tools.",
-    after_help = "Run `metron tool NAME --help` for one tool. Configuration: metron.example.json and README.md."
+    after_help = "Run `metron tool --help` for the tools and their arguments. Configuration: metron.example.json and README.md."
 )]
 struct Cli {
     /// Apply patches and run commands without asking (works before or after a subcommand).
@@ -53,6 +53,7 @@ enum Command {
     /// Run one tool exactly as the model would, and print exactly what the model would read.
     ///
     /// Exit status: 0 the tool produced a result, 1 it refused or failed, 2 usage error.
+    #[command(after_long_help = tools_help())]
     Tool {
         /// The tool: list_files, find_symbol, search_text or view_slice.
         name: String,
@@ -60,6 +61,19 @@ enum Command {
         /// from stdin; omitted means {}.
         args: Option<String>,
     },
+}
+
+/// Every tool with its description and argument schema, as the model sees them.
+fn tools_help() -> String {
+    let mut text =
+        String::from("Tools (description and JSON arguments, as the model sees them):\n");
+    for spec in tools::REGISTRY {
+        text.push_str(&format!(
+            "  {}\n      {}\n      {}\n",
+            spec.name, spec.description, spec.parameters
+        ));
+    }
+    text
 }
 
 /// Runs metron with the process's arguments and environment.

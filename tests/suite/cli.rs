@@ -517,6 +517,17 @@ fn version_and_help() {
             );
         }
     }
+    // `metron tool --help` lists every tool with what the model is told about it.
+    let run = metron(dir.root()).args(["tool", "--help"]).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    for spec in metron::tools::REGISTRY {
+        for needle in [spec.name, spec.description, spec.parameters] {
+            assert!(
+                run.stdout.contains(needle),
+                "tool --help lacks {needle}: {run:?}"
+            );
+        }
+    }
     // --version and -h work even when the configuration is broken.
     dir.file(".metron.json", "{ broken");
     assert_eq!(metron(dir.root()).args(["--version"]).run().code, 0);
