@@ -184,10 +184,16 @@ impl Project {
 
     /// Wraps a path that came from walking the tree (already relative and normalised).
     /// Opening it still goes through the kernel-side check.
+    ///
+    /// `None` for a path that cannot be shown as one line of text: one that is not UTF-8,
+    /// or that holds a control character. Tools print one path per line, so a file named
+    /// `a\nfake.rs:1:text` would otherwise forge output lines (and overrun the line
+    /// budget), and escape sequences in a name would reach the terminal.
     pub fn walked_path(&self, relative: &Path) -> Option<ProjectPath> {
         let text = relative.to_str()?;
         let text = text.strip_prefix("./").unwrap_or(text);
-        (!text.is_empty()).then(|| ProjectPath(text.to_owned()))
+        (!text.is_empty() && !text.chars().any(char::is_control))
+            .then(|| ProjectPath(text.to_owned()))
     }
 
     /// Opens a file the model named, for reading, beneath the root.

@@ -303,6 +303,27 @@ fn list_does_not_follow_or_list_symlinks() {
     assert_text_eq(&list(&p, 100, None), &text(&["real/a.txt"]));
 }
 
+#[test]
+fn names_that_cannot_be_one_line_of_text_are_not_shown() {
+    // A file name with a newline would forge lines in the output (here a fake match and
+    // a fake entry) and overrun the line budget; escape sequences would reach a terminal;
+    // a name that is not UTF-8 cannot be named back by the model. The walk skips them all.
+    let p = TestProject::new();
+    p.file("a\nfake.txt:1:needle", "needle\n")
+        .file(
+            "dir\n[truncated to 1 entries; narrow with a glob]/x.txt",
+            "needle\n",
+        )
+        .file("c\u{1b}[31mred.txt", "needle\n")
+        .file("tab\tname.txt", "needle\n")
+        .file("ok.txt", "needle\n");
+    let bad = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"latin1-\xe9.txt");
+    std::fs::write(p.root().join(bad), "needle\n").expect("write a non-UTF-8 name");
+    assert_text_eq(&list(&p, 100, None), "ok.txt\n");
+    assert_text_eq(&list(&p, 1, None), "ok.txt\n");
+    assert_text_eq(&search(&p, 2, 100, "needle"), "ok.txt:1:needle\n");
+}
+
 /// Makes `zz/` a directory the walker cannot enter without blocking: its `.ignore` is a
 /// FIFO, and the walker opens every directory's ignore files when it reaches it.
 fn trap_directory(p: &TestProject) -> PathBuf {
