@@ -153,6 +153,8 @@ pub enum Visit {
 pub struct Worker {
     extractor: Extractor,
     buffer: Vec<u8>,
+    /// Reused for the absolute path of each file `stat`ed.
+    path: std::path::PathBuf,
     /// Files read so far.
     pub reads: usize,
     /// Files parsed so far.
@@ -209,7 +211,10 @@ impl FileEntry {
         worker: &mut Worker,
         out: &mut Vec<Definition>,
     ) -> Result<Visit, SymbolError> {
-        let stamp = match std::fs::symlink_metadata(query.root.join(self.path.as_str())) {
+        worker.path.clear();
+        worker.path.push(query.root);
+        worker.path.push(self.path.as_str());
+        let stamp = match std::fs::symlink_metadata(&worker.path) {
             Ok(metadata) if metadata.is_file() => Stamp::of(&metadata),
             Ok(_) => {
                 self.state = None;

@@ -64,11 +64,22 @@ pub struct Snapshot {
 impl Snapshot {
     /// True when the walk that took this snapshot would yield the same files now.
     pub fn unchanged(&self) -> bool {
-        self.reusable
-            && self
-                .watched
-                .iter()
-                .all(|(path, seen)| seen.now(path) == *seen)
+        let same = |watched: &[(PathBuf, Seen)]| {
+            watched.iter().all(|(path, seen)| seen.now(path) == *seen)
+        };
+        if !self.reusable {
+            return false;
+        }
+        // A thousand `stat`s take about 2 ms; two threads halve that.
+        if self.watched.len() < 512 {
+            return same(&self.watched);
+        }
+        let (first, second) = self.watched.split_at(self.watched.len() / 2);
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| same(second));
+            let mine = same(first);
+            other.join().unwrap_or(false) && mine
+        })
     }
 
     /// Records a path's stamp; a stamp too recent to trust makes the snapshot
