@@ -1,17 +1,16 @@
 //! [`SymbolIndex`]: the session's index, and the order in which a lookup visits files.
 //!
 //! A lookup refreshes the file list (walking the project again unless the last walk's
-//! [`Snapshot`] proves nothing changed), keeps the entries of files it already knows,
-//! and then visits every Go and Rust file in path
-//! order, in chunks handed out to a few threads. Each finished chunk is recorded; as soon
-//! as the finished prefix of chunks holds more definitions than the caller's limit, the
-//! answer is known (output is sorted by path and capped) and the remaining files are left
-//! for a later lookup. That keeps a name like `String`, with hundreds of definitions and
+//! snapshot proves nothing changed), keeps the entries of files it already knows, and
+//! then visits every Go and Rust file in path order, in chunks handed out to a few
+//! threads. Each finished chunk is recorded; as soon as the finished prefix of chunks
+//! holds more definitions than the caller's limit, the answer is known (output is sorted
+//! by path and capped) and the remaining files are left for a later lookup. That keeps a name like `String`, with hundreds of definitions and
 //! thousands of files mentioning it, as fast as a rare one.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::cache::{FileEntry, Query, Visit, Worker};
 use super::lang::Lang;
@@ -111,9 +110,7 @@ impl SymbolIndex {
             name: &name,
             key: Key::of(&name),
         };
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .clamp(1, MAX_THREADS);
+        let threads = thread_count();
         let state = &mut *state;
         if state.workers.len() < threads {
             state.workers.resize_with(threads, Worker::default);
@@ -179,6 +176,17 @@ impl SymbolIndex {
             state
         })
     }
+}
+
+/// How many threads a lookup uses: one per core, at most [`MAX_THREADS`]. Asked once,
+/// since on Linux the answer comes from reading cgroup files.
+fn thread_count() -> usize {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, MAX_THREADS)
+    })
 }
 
 /// Replaces the file list with a fresh walk's, keeping what is known about files that
