@@ -280,6 +280,47 @@ mod tests {
     }
 
     #[test]
+    fn file_list_matches_the_shared_walk() {
+        // `walk` repeats `walk::files`' filter so it can see directories too; this keeps
+        // the two from drifting apart.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let files = [
+            "a.go",
+            "b.rs",
+            "c.py",
+            ".hidden.go",
+            ".hid/d.go",
+            "ignored/e.go",
+            "sub/f.go",
+            "sub/ok.rs",
+            "sub/bad\nname.go",
+            "sub/esc\u{1b}[31m.rs",
+        ];
+        for rel in files {
+            let path = root.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
+            std::fs::write(&path, "x").expect("write");
+        }
+        std::fs::create_dir_all(root.join(".git")).expect("mkdir .git");
+        std::fs::write(root.join(".gitignore"), "ignored/\n").expect("write");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join("a.go"), root.join("link.go")).expect("symlink");
+
+        let project = Project::open(root, true).expect("open");
+        let expected: Vec<String> = walk::files(&project, walk::builder(&project).build())
+            .filter(|p| Lang::of_path(p.as_str()).is_some())
+            .map(|p| p.as_str().to_owned())
+            .collect();
+        let (found, _) = walk(&project);
+        let found: Vec<String> = found.iter().map(|(p, _)| p.as_str().to_owned()).collect();
+        assert_eq!(found, expected);
+        assert_eq!(found, ["a.go", "b.rs", "sub/f.go", "sub/ok.rs"]);
+    }
+
+    #[test]
     fn a_fresh_tree_is_not_trusted() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("a.go"), "package a\n").expect("write");
