@@ -325,11 +325,13 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
         layer: loaded.source_of(key).clone(),
         message,
     };
+    // Every integer setting is a budget or a limit, and none of them can be zero.
+    // (Floats such as `temperature` never report an integer value here.)
     for key in KEYS {
-        if let Some(Value::Number(n)) = config.get_json(key) {
-            if n.as_u64() == Some(0) && !matches!(*key, "temperature") {
-                return Err(invalid(key, "must be positive, got 0".to_owned()));
-            }
+        if let Some(Value::Number(n)) = config.get_json(key)
+            && n.as_u64() == Some(0)
+        {
+            return Err(invalid(key, "must be positive, got 0".to_owned()));
         }
     }
     if !(config.top_p > 0.0 && config.top_p <= 1.0) {
@@ -387,8 +389,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in rows.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        rows[0][j] = j;
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
