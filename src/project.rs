@@ -69,8 +69,9 @@ pub enum BoundaryError {
         "refused: `{0}` resolves outside the project root through a symlink; only files inside the project can be used"
     )]
     SymlinkEscape(String),
-    /// Something under `.git/` was to be written.
-    #[error("refused: `{0}` is inside .git/; metron never writes there")]
+    /// Something under `.git/`: git's internals (config with credentials in remote URLs,
+    /// hooks that git executes) are neither shown to the model nor written.
+    #[error("refused: `{0}` is inside .git/; metron's tools do not read or write git's internal files")]
     GitDir(String),
     /// No such file.
     #[error("`{0}` does not exist; use list_files to see what is there")]

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::text::clip_line;
 use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args};
-use crate::project::Project;
+use crate::project::{BoundaryError, Project};
 
 /// The registry entry.
 pub static SPEC: ToolSpec = ToolSpec {
@@ -73,6 +73,9 @@ pub fn view_slice(
         ));
     }
     let path = project.resolve(path)?;
+    if path.is_in_git_dir() {
+        return Err(BoundaryError::GitDir(path.to_string()).into());
+    }
     let file = project.open_named_file(&path)?;
     let (start, end) = (start as u64, end as u64);
 

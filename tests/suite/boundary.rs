@@ -239,7 +239,9 @@ fn git_dir_is_recognised_in_any_case_and_the_refusal_names_it() {
         assert!(path.is_in_git_dir(), "{raw} should be inside .git");
         assert_eq!(
             BoundaryError::GitDir(path.to_string()).to_string(),
-            format!("refused: `{path}` is inside .git/; metron never writes there")
+            format!(
+                "refused: `{path}` is inside .git/; metron's tools do not read or write git's internal files"
+            )
         );
     }
     for raw in [
@@ -250,6 +252,17 @@ fn git_dir_is_recognised_in_any_case_and_the_refusal_names_it() {
     ] {
         let path = p.resolve(raw).expect("resolves");
         assert!(!path.is_in_git_dir(), "{raw} is not inside .git");
+    }
+}
+
+#[test]
+fn view_slice_refuses_git_internals() {
+    let p = TestProject::git();
+    p.file("a.txt", "x\n");
+    let project = p.project();
+    for raw in [".git/config", ".git/HEAD", "sub/../.GIT/config"] {
+        let err = view_slice(&project, &budgets(), raw, 1, 1).expect_err(raw);
+        assert!(err.to_string().contains("inside .git/"), "{raw}: {err}");
     }
 }
 
