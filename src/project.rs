@@ -71,7 +71,9 @@ pub enum BoundaryError {
     SymlinkEscape(String),
     /// Something under `.git/`: git's internals (config with credentials in remote URLs,
     /// hooks that git executes) are neither shown to the model nor written.
-    #[error("refused: `{0}` is inside .git/; metron's tools do not read or write git's internal files")]
+    #[error(
+        "refused: `{0}` is inside .git/; metron's tools do not read or write git's internal files"
+    )]
     GitDir(String),
     /// No such file.
     #[error("`{0}` does not exist; use list_files to see what is there")]
