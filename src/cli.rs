@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::config::{self, ConfigEnv};
 use crate::project::Project;
-use crate::tools::{self, Budgets, ToolError, Toolbox};
+use crate::tools::{self, Budgets, Policy, ToolError, Toolbox, approval};
 
 /// What metron tells the shell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ fn tools_help() -> String {
 pub fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
-        Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref()),
+        Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes),
         None => match startup() {
             // Configuration problems are reported even before the agent exists.
             Err(exit) => exit,
@@ -120,7 +120,7 @@ fn startup() -> Result<(Project, config::Loaded), Exit> {
     Ok((project, loaded))
 }
 
-fn run_tool(name: &str, args: Option<&str>) -> Exit {
+fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
     if tools::spec(name).is_none() {
         let names: Vec<_> = tools::REGISTRY.iter().map(|s| s.name).collect();
         error(format!(
@@ -147,7 +147,15 @@ fn run_tool(name: &str, args: Option<&str>) -> Exit {
         );
         return Exit::Failure;
     }
-    let toolbox = Toolbox::new(project, Budgets::from_config(&loaded.config));
+    // Like one-shot mode, a tool run by hand asks on a terminal and otherwise needs --yes;
+    // `auto_approve_patches` is for the interactive session only.
+    let policy = Policy {
+        auto_approve_patches: false,
+        ..Policy::from_config(&loaded.config)
+    };
+    let toolbox = Toolbox::new(project, Budgets::from_config(&loaded.config))
+        .with_policy(policy)
+        .with_approver(approval::for_this_process(yes));
     match toolbox.call(name, args) {
         Ok(text) => print_text(&text, Exit::Success),
         Err(ToolError::Refused(text)) => print_text(&text, Exit::Failure),

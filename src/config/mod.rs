@@ -361,6 +361,18 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
             ));
         }
     }
+    if let Some(name) = config
+        .command_env_passthrough
+        .iter()
+        .find(|n| !is_env_name(n))
+    {
+        return Err(invalid(
+            "command_env_passthrough",
+            format!(
+                "names `{name}`, which is not an environment variable name (letters, digits, _)"
+            ),
+        ));
+    }
     if config.allowed_commands.iter().any(|c| c.trim().is_empty()) {
         return Err(invalid(
             "allowed_commands",
@@ -368,6 +380,15 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// True for a plausible environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The known key nearest to a misspelling, if it is near enough to be a plausible typo.

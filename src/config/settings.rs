@@ -159,8 +159,14 @@ settings! {
     command_timeout_seconds: u64 = 120;
     /// Combined output `run_command` returns.
     max_command_output_bytes: u64 = 4000;
+    /// Environment variables passed to `run_command` beyond the safe set (trusted config only).
+    command_env_passthrough: Vec<String> = Vec::new();
 }
 
 /// Keys a project's own `.metron.json` may not set, because they widen what metron may do
 /// without asking. See `config::load`.
-pub const PRIVILEGED_KEYS: &[&str] = &["auto_approve_patches", "allowed_commands"];
+pub const PRIVILEGED_KEYS: &[&str] = &[
+    "auto_approve_patches",
+    "allowed_commands",
+    "command_env_passthrough",
+];

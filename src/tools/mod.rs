@@ -8,6 +8,7 @@
 //! Errors come in three kinds ([`ToolError`]): bad arguments, refusals and failures the
 //! model can correct (both go back to it as text), and faults of the environment.
 
+pub mod approval;
 mod find_symbol;
 mod list_files;
 mod search_text;
@@ -21,6 +22,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::project::{BoundaryError, Project};
+use approval::{Approver, NobodyToAsk};
 
 pub use find_symbol::find_symbol;
 pub use list_files::list_files;
@@ -60,6 +62,9 @@ pub struct ToolSpec {
     pub parameters: &'static str,
     /// What it may touch.
     pub access: Access,
+    /// Whether it can run in this session, or why not (then it is not offered to the
+    /// model, and a call to it is refused with that reason).
+    pub available: fn(&Toolbox) -> Result<(), String>,
     /// Runs it on already-parsed JSON arguments.
     pub run: fn(&Toolbox, Value) -> Result<String, ToolError>,
 }
@@ -145,26 +150,96 @@ impl Default for Budgets {
     }
 }
 
-/// What every tool runs against: the project boundary, the budgets, and the symbol index
-/// (which lives as long as the session, so repeated lookups are cheap).
+/// What the write and execute tools may do without asking, and their limits, taken from
+/// [`Config`]. Only trusted layers can widen these (see `config`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// Apply patches without asking.
+    pub auto_approve_patches: bool,
+    /// Argv prefixes run_command may execute; empty withdraws the tool.
+    pub allowed_commands: Vec<String>,
+    /// Wall clock one command gets.
+    pub command_timeout: std::time::Duration,
+    /// Combined output a command returns, head and tail kept.
+    pub max_command_output_bytes: usize,
+    /// Environment variables passed to commands beyond the safe set.
+    pub command_env_passthrough: Vec<String>,
+}
+
+impl Policy {
+    /// Reads the policy out of the effective settings.
+    pub fn from_config(config: &Config) -> Policy {
+        Policy {
+            auto_approve_patches: config.auto_approve_patches,
+            allowed_commands: config.allowed_commands.clone(),
+            command_timeout: std::time::Duration::from_secs(config.command_timeout_seconds),
+            max_command_output_bytes: usize::try_from(config.max_command_output_bytes)
+                .unwrap_or(usize::MAX),
+            command_env_passthrough: config.command_env_passthrough.clone(),
+        }
+    }
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::from_config(&Config::default())
+    }
+}
+
+/// The availability check of tools that can always run.
+pub(crate) fn always_available(_: &Toolbox) -> Result<(), String> {
+    Ok(())
+}
+
+/// What every tool runs against: the project boundary, the budgets and policy, the
+/// person who approves changes, and the symbol index (which lives as long as the session,
+/// so repeated lookups are cheap).
 #[derive(Debug)]
 pub struct Toolbox {
     /// The project and its boundary.
     pub project: Project,
     /// The budgets.
     pub budgets: Budgets,
+    /// What may happen without asking, and the limits on commands.
+    pub policy: Policy,
+    /// Who says yes or no to writes and executions.
+    pub approver: Box<dyn Approver>,
     /// The in-process symbol index behind find_symbol.
     pub symbols: symbols::SymbolIndex,
 }
 
 impl Toolbox {
-    /// A toolbox over `project` with the given budgets.
+    /// A toolbox over `project` with the given budgets, the default policy, and nobody to
+    /// approve changes (so writes and executions fail closed until an approver is set).
     pub fn new(project: Project, budgets: Budgets) -> Toolbox {
         Toolbox {
             project,
             budgets,
+            policy: Policy::default(),
+            approver: Box::new(NobodyToAsk),
             symbols: symbols::SymbolIndex::new(),
         }
+    }
+
+    /// Replaces the policy.
+    pub fn with_policy(mut self, policy: Policy) -> Toolbox {
+        self.policy = policy;
+        self
+    }
+
+    /// Replaces the approver.
+    pub fn with_approver(mut self, approver: Box<dyn Approver>) -> Toolbox {
+        self.approver = approver;
+        self
+    }
+
+    /// The tools that can run in this session, in advertising order, and those that
+    /// cannot with the reason (for `/config` and `--doctor`).
+    pub fn availability(&self) -> Vec<(&'static ToolSpec, Result<(), String>)> {
+        REGISTRY
+            .iter()
+            .map(|&spec| (spec, (spec.available)(self)))
+            .collect()
     }
 
     /// Runs the named tool on JSON arguments, exactly as a model's call would.
@@ -179,6 +254,7 @@ impl Toolbox {
                     .join(", ")
             ))
         })?;
+        (spec.available)(self).map_err(ToolError::Refused)?;
         (spec.run)(self, args)
     }
 }

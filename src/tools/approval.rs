@@ -1,0 +1,215 @@
+//! Asking the person before anything changes.
+//!
+//! Tools that write or execute describe what they are about to do as a [`Request`] and
+//! hand it to the session's [`Approver`]. Only an explicit yes approves: `n`, a bare
+//! Return, end of input, and "nobody can answer here" all decline, and the decline goes
+//! back to the model as text so it explains rather than retries.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Mutex;
+
+/// Something a tool wants to do, as shown to the person.
+#[derive(Debug)]
+pub enum Request<'a> {
+    /// Apply a patch.
+    Patch {
+        /// One line per file: what changes (`M src/a.go (+3 -1)`).
+        summary: &'a str,
+        /// The exact patch that will be applied, after repair.
+        diff: &'a [u8],
+    },
+    /// Run a program.
+    Command {
+        /// The program, resolved to an absolute path, then its arguments.
+        argv: &'a [String],
+    },
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Go ahead.
+    Approved,
+    /// The person said no (or pressed Return, or closed the input).
+    Declined,
+    /// Nobody can answer (not a terminal, and `--yes` not given); the text says how to
+    /// allow it.
+    Unanswerable(String),
+}
+
+/// Decides whether a write or an execution may go ahead.
+pub trait Approver: Send + Sync + std::fmt::Debug {
+    /// Shows the request and returns the decision.
+    fn decide(&self, request: &Request<'_>) -> Decision;
+}
+
+/// Approves everything: `--yes`, or `auto_approve_patches` from a trusted config.
+#[derive(Debug, Default)]
+pub struct ApproveAll;
+
+impl Approver for ApproveAll {
+    fn decide(&self, _request: &Request<'_>) -> Decision {
+        Decision::Approved
+    }
+}
+
+/// Declines everything because nobody can be asked; the default when stdin is not a
+/// terminal, so scripts fail closed.
+#[derive(Debug, Default)]
+pub struct NobodyToAsk;
+
+impl Approver for NobodyToAsk {
+    fn decide(&self, request: &Request<'_>) -> Decision {
+        let what = match request {
+            Request::Patch { .. } => "applying a patch",
+            Request::Command { .. } => "running a command",
+        };
+        Decision::Unanswerable(format!(
+            "{what} needs the user's approval, and nobody can answer here (input is not a terminal); the user can rerun with --yes to allow it"
+        ))
+    }
+}
+
+/// Asks on the terminal: the request on stderr, the answer read from stdin.
+#[derive(Debug)]
+pub struct AskOnTerminal {
+    /// Serialises questions, so two never interleave.
+    lock: Mutex<()>,
+    /// Colour the diff (stderr is a terminal that supports it, and NO_COLOR is unset).
+    color: bool,
+}
+
+impl AskOnTerminal {
+    /// An approver that asks the person at this terminal.
+    pub fn new() -> AskOnTerminal {
+        AskOnTerminal {
+            lock: Mutex::new(()),
+            color: stderr_supports_color(),
+        }
+    }
+}
+
+impl Default for AskOnTerminal {
+    fn default() -> Self {
+        AskOnTerminal::new()
+    }
+}
+
+impl Approver for AskOnTerminal {
+    fn decide(&self, request: &Request<'_>) -> Decision {
+        let _guard = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut err = std::io::stderr().lock();
+        let question = match request {
+            Request::Patch { summary, diff } => {
+                let _ = err.write_all(&render_diff(diff, self.color));
+                let _ = writeln!(err, "{summary}");
+                "Apply this patch? [y/N] "
+            }
+            Request::Command { argv } => {
+                let _ = writeln!(err, "command: {}", argv.join(" "));
+                "Run this command? [y/N] "
+            }
+        };
+        let _ = write!(err, "{question}");
+        let _ = err.flush();
+        let mut answer = String::new();
+        match std::io::stdin().lock().read_line(&mut answer) {
+            Ok(0) | Err(_) => {
+                let _ = writeln!(err);
+                Decision::Declined
+            }
+            Ok(_) if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES") => {
+                Decision::Approved
+            }
+            Ok(_) => Decision::Declined,
+        }
+    }
+}
+
+/// The approver for `metron tool` and one-shot runs: `--yes` approves everything; a
+/// terminal on stdin gets asked; anything else fails closed.
+pub fn for_this_process(yes: bool) -> Box<dyn Approver> {
+    if yes {
+        Box::new(ApproveAll)
+    } else if std::io::stdin().is_terminal() {
+        Box::new(AskOnTerminal::new())
+    } else {
+        Box::new(NobodyToAsk)
+    }
+}
+
+/// True when stderr is a terminal that understands colour and the user has not opted out.
+fn stderr_supports_color() -> bool {
+    std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+/// The diff as shown: added lines green, removed red, hunk headers cyan, when colour is on.
+/// Control characters from the model's text are made visible so they cannot drive the
+/// terminal.
+pub fn render_diff(diff: &[u8], color: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(diff.len() + 64);
+    for line in diff.split_inclusive(|&b| b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let paint = match body.first() {
+            _ if !color => None,
+            Some(b'+') if !body.starts_with(b"+++ ") => Some("\x1b[32m"),
+            Some(b'-') if !body.starts_with(b"--- ") => Some("\x1b[31m"),
+            Some(b'@') => Some("\x1b[36m"),
+            Some(b'd') if body.starts_with(b"diff --git ") => Some("\x1b[1m"),
+            _ => None,
+        };
+        if let Some(code) = paint {
+            out.extend_from_slice(code.as_bytes());
+        }
+        for &byte in body {
+            match byte {
+                b'\t' => out.push(b'\t'),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                0..=0x1f | 0x7f => out.extend_from_slice(format!("\\x{byte:02x}").as_bytes()),
+                _ => out.push(byte),
+            }
+        }
+        if paint.is_some() {
+            out.extend_from_slice(b"\x1b[0m");
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_diff_is_unchanged_except_control_characters() {
+        let diff = b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\x1b[2J\n+b\r\n";
+        let shown = render_diff(diff, false);
+        assert_eq!(
+            shown,
+            b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\\x1b[2J\n+b\\r\n".to_vec()
+        );
+    }
+
+    #[test]
+    fn colour_marks_added_and_removed_lines() {
+        let shown = String::from_utf8(render_diff(b"-a\n+b\n ctx\n", true)).unwrap_or_default();
+        assert!(shown.contains("\x1b[31m-a\x1b[0m"), "{shown:?}");
+        assert!(shown.contains("\x1b[32m+b\x1b[0m"), "{shown:?}");
+        assert!(shown.contains("\n ctx\n"), "{shown:?}");
+    }
+
+    #[test]
+    fn nobody_to_ask_declines_and_says_how_to_allow() {
+        let argv = vec!["/usr/bin/go".to_owned()];
+        match NobodyToAsk.decide(&Request::Command { argv: &argv }) {
+            Decision::Unanswerable(text) => assert!(text.contains("--yes"), "{text}"),
+            other => panic!("expected Unanswerable, got {other:?}"),
+        }
+    }
+}
