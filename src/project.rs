@@ -75,6 +75,16 @@ pub enum BoundaryError {
         "refused: `{0}` is inside .git/; metron's tools do not read or write git's internal files"
     )]
     GitDir(String),
+    /// A path that passes through a symlink, refused for writes.
+    #[error(
+        "refused: `{path}` goes through the symlink `{link}`; apply_patch only writes real paths inside the project"
+    )]
+    ThroughSymlink {
+        /// The path as given.
+        path: String,
+        /// The component that is a symlink.
+        link: String,
+    },
     /// No such file.
     #[error("`{0}` does not exist; use list_files to see what is there")]
     NotFound(String),
@@ -266,6 +276,110 @@ impl Project {
         self.dir
             .symlink_metadata(path.as_path())
             .map_err(|e| classify(path.as_str(), e))
+    }
+}
+
+/// Writing beneath the root. Every write refuses `.git/`, goes through the same
+/// `RESOLVE_BENEATH` handle as reads, and replaces a file atomically.
+impl Project {
+    /// Refuses paths that pass through a symlink (in any component, including the last),
+    /// so a write can never land somewhere other than the path the person was shown.
+    /// A missing component ends the check: nothing beyond it exists yet.
+    pub fn check_no_symlinks(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+        let mut prefix = PathBuf::new();
+        for part in path.as_str().split('/') {
+            prefix.push(part);
+            match self.dir.symlink_metadata(&prefix) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(BoundaryError::ThroughSymlink {
+                        path: path.to_string(),
+                        link: prefix.to_string_lossy().into_owned(),
+                    });
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(classify(path.as_str(), e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The permission bits of a file, or `None` when it does not exist.
+    pub fn file_mode(&self, path: &ProjectPath) -> Result<Option<u32>, BoundaryError> {
+        use cap_std::fs::PermissionsExt;
+        match self.dir.symlink_metadata(path.as_path()) {
+            Ok(meta) => Ok(Some(meta.permissions().mode() & 0o7777)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(classify(path.as_str(), e)),
+        }
+    }
+
+    /// Replaces (or creates) a file atomically: the bytes go to a temporary file in the
+    /// same directory, which is flushed to disk and then renamed over the target, so a
+    /// reader sees the old content or the new, never a mix. Missing parent directories are
+    /// created. `mode` sets the permission bits.
+    pub fn write_atomic(
+        &self,
+        path: &ProjectPath,
+        bytes: &[u8],
+        mode: u32,
+    ) -> Result<(), BoundaryError> {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        if path.is_in_git_dir() {
+            return Err(BoundaryError::GitDir(path.to_string()));
+        }
+        let io_error = |source: io::Error| classify(path.as_str(), source);
+        let (parent, name) = match path.as_str().rsplit_once('/') {
+            Some((parent, name)) => (Some(parent), name),
+            None => (None, path.as_str()),
+        };
+        let dir = match parent {
+            Some(parent) => {
+                self.dir.create_dir_all(parent).map_err(io_error)?;
+                self.dir.open_dir(parent).map_err(io_error)?
+            }
+            None => self.dir.try_clone().map_err(io_error)?,
+        };
+        // Unique per process and call, so a leftover from a crash never blocks a write.
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let serial = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = format!(".{name}.metron-{}-{serial}.tmp", std::process::id());
+        let write = || -> io::Result<()> {
+            let file = dir.open_with(
+                &temp,
+                cap_std::fs::OpenOptions::new().write(true).create_new(true),
+            )?;
+            let mut file = file.into_std();
+            file.write_all(bytes)?;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            file.sync_all()?;
+            dir.rename(&temp, &dir, name)
+        };
+        write().map_err(|e| {
+            let _ = dir.remove_file(&temp);
+            io_error(e)
+        })
+    }
+
+    /// Removes a file.
+    pub fn remove_file(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+        if path.is_in_git_dir() {
+            return Err(BoundaryError::GitDir(path.to_string()));
+        }
+        self.dir
+            .remove_file(path.as_path())
+            .map_err(|e| classify(path.as_str(), e))
+    }
+
+    /// Removes a directory if it is empty; used to undo directories a failed write made.
+    pub fn remove_empty_dir(&self, path: &str) -> bool {
+        !path.is_empty() && self.dir.remove_dir(path).is_ok()
+    }
+
+    /// True when something (file, directory or link) exists at `path`.
+    pub fn exists(&self, path: &str) -> bool {
+        self.dir.symlink_metadata(path).is_ok()
     }
 }
 

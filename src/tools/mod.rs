@@ -8,9 +8,11 @@
 //! Errors come in three kinds ([`ToolError`]): bad arguments, refusals and failures the
 //! model can correct (both go back to it as text), and faults of the environment.
 
+pub mod apply_patch;
 pub mod approval;
 mod find_symbol;
 mod list_files;
+mod run_command;
 mod search_text;
 pub mod symbols;
 pub mod text;
@@ -26,6 +28,7 @@ use approval::{Approver, NobodyToAsk};
 
 pub use find_symbol::find_symbol;
 pub use list_files::list_files;
+pub use run_command::run_command;
 pub use search_text::search_text;
 pub use view_slice::view_slice;
 
@@ -84,6 +87,8 @@ pub static REGISTRY: &[&ToolSpec] = &[
     &find_symbol::SPEC,
     &search_text::SPEC,
     &view_slice::SPEC,
+    &apply_patch::SPEC,
+    &run_command::SPEC,
 ];
 
 /// Looks a tool up by name.

@@ -1,0 +1,268 @@
+//! `apply_patch(diff)`: the only tool that changes files.
+//!
+//! The flow is proposal, then policy, then execution, and nothing is written before the end:
+//!
+//! 1. [`parse`] reads the diff the way models write it;
+//! 2. every path is checked against the boundary before a byte is read (absolute, `..`,
+//!    `.git/`, through a symlink, binary patches);
+//! 3. [`repair`] places each hunk against the file as it is now, repairing only what is
+//!    unambiguous, and writes a canonical git patch;
+//! 4. [`memory`] has libgit2 apply that patch to an in-memory tree: every post-image exists
+//!    before anything is written;
+//! 5. the person sees the exact patch that will be applied and answers;
+//! 6. [`write`] re-checks that no file changed meanwhile, then writes all files or none.
+//!
+//! Refusals go back to the model as text saying what to fix, and "Nothing was changed."
+
+mod memory;
+mod parse;
+mod repair;
+mod write;
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::approval::{Decision, Request};
+use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
+use crate::project::{BoundaryError, Project, ProjectPath};
+
+pub use memory::{PostImage, PreImage};
+pub use write::{Change, CommitError, Store, commit};
+
+/// The registry entry.
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "apply_patch",
+    description: "Apply a unified diff (--- a/PATH, +++ b/PATH, @@ hunks) to project files after the user approves it. Context lines must match the file.",
+    parameters: r#"{"type":"object","properties":{"diff":{"type":"string"}},"required":["diff"]}"#,
+    access: Access::Write,
+    available,
+    run,
+};
+
+fn available(toolbox: &Toolbox) -> Result<(), String> {
+    if toolbox.project.is_git() {
+        Ok(())
+    } else {
+        Err("apply_patch is only available inside a git work tree, so every change can be reviewed and undone with git; run metron from inside a repository".to_owned())
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    diff: String,
+}
+
+fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+    let args: Args = parse_args(SPEC.name, args)?;
+    apply_patch(toolbox, &args.diff)
+}
+
+/// A patch ready to write: what the person is shown and what will be written.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The canonical patch (after repair), exactly what will be applied.
+    pub patch: Vec<u8>,
+    /// One line per file: `M src/a.go (+3 -1)`.
+    pub summary: String,
+    /// The writes.
+    pub changes: Vec<Change>,
+}
+
+/// Prepares, asks about, and applies a patch.
+pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
+    let prepared = prepare(&toolbox.project, diff)?;
+    if !toolbox.policy.auto_approve_patches {
+        let request = Request::Patch {
+            summary: &prepared.summary,
+            diff: &prepared.patch,
+        };
+        match toolbox.approver.decide(&request) {
+            Decision::Approved => {}
+            Decision::Declined => {
+                return Err(ToolError::Refused(
+                    "The user declined this patch; nothing was changed. Do not send it again: explain what you wanted to change and why, and ask how to proceed.".to_owned(),
+                ));
+            }
+            Decision::Unanswerable(why) => {
+                return Err(ToolError::Refused(format!(
+                    "Not applied: {why}. Nothing was changed."
+                )));
+            }
+        }
+    }
+    let result = commit(&toolbox.project, &prepared.changes);
+    for change in &prepared.changes {
+        toolbox.symbols.invalidate(&change.path);
+    }
+    match result {
+        Ok(()) => Ok(format!("Applied:\n{}", prepared.summary)),
+        Err(e @ CommitError::Stale(_)) => Err(ToolError::Refused(e.to_string())),
+        Err(e) => Err(ToolError::Fault(e.to_string())),
+    }
+}
+
+/// Everything short of asking and writing: parse, check paths, read, repair, apply in
+/// memory. Public so benches and tests can measure and inspect it.
+pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
+    let refuse = |text: String| ToolError::Refused(format!("{text}\nNothing was changed."));
+    let files =
+        parse::parse(diff).map_err(|e| refuse(format!("The patch cannot be read: {e}.")))?;
+
+    // Paths first: nothing is read until every path in the patch is acceptable.
+    let mut seen = BTreeSet::new();
+    let mut checked = Vec::with_capacity(files.len());
+    for file in &files {
+        let old = file
+            .old_path
+            .as_deref()
+            .map(|p| checked_path(project, p))
+            .transpose()
+            .map_err(|e| refuse(e.to_string()))?;
+        let new = file
+            .new_path
+            .as_deref()
+            .map(|p| checked_path(project, p))
+            .transpose()
+            .map_err(|e| refuse(e.to_string()))?;
+        let shown = new
+            .as_ref()
+            .or(old.as_ref())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        if file.binary {
+            return Err(refuse(format!(
+                "The patch for `{shown}` is binary; apply_patch changes text files only."
+            )));
+        }
+        let paths: BTreeSet<&ProjectPath> = old.iter().chain(new.iter()).collect();
+        for path in paths {
+            if !seen.insert(path.clone()) {
+                return Err(refuse(format!(
+                    "`{path}` appears more than once in the patch; send one section per file with all its hunks."
+                )));
+            }
+        }
+        checked.push((old, new));
+    }
+
+    let mut pre: Vec<(ProjectPath, Vec<u8>, u32)> = Vec::new();
+    let mut patch = Vec::new();
+    let mut summary = String::new();
+    let mut problems = Vec::new();
+    for (file, (old, new)) in files.iter().zip(&checked) {
+        let current = match old {
+            Some(path) => read_current(project, path).map_err(|e| refuse(e.to_string()))?,
+            None => None,
+        };
+        if let (Some(new), true) = (new, old.as_ref() != new.as_ref()) {
+            if project.exists(new.as_str()) && current.is_some() {
+                problems.push(format!(
+                    "`{new}` already exists; a rename cannot overwrite it."
+                ));
+                continue;
+            }
+            if old.is_none() && project.exists(new.as_str()) {
+                problems.push(format!("`{new}` already exists; to change it, send a diff against its current content (`--- a/{new}`)."));
+                continue;
+            }
+        }
+        match repair::resolve(file, current.as_ref().map(|(bytes, _)| bytes.as_slice())) {
+            Ok(resolved) => {
+                patch.extend_from_slice(&resolved.text);
+                let _ = writeln!(
+                    summary,
+                    "{}",
+                    summary_line(old.as_ref(), new.as_ref(), resolved.added, resolved.removed)
+                );
+                if let (Some(path), Some((bytes, mode))) = (old, current) {
+                    pre.push((path.clone(), bytes, mode));
+                }
+            }
+            Err(refusal) => problems.push(refusal.to_string()),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(refuse(problems.join("\n")));
+    }
+
+    let pre_images: Vec<PreImage<'_>> = pre
+        .iter()
+        .map(|(path, bytes, _)| PreImage {
+            path: path.as_str(),
+            bytes,
+        })
+        .collect();
+    let post = memory::apply(&patch, &pre_images).map_err(|e| {
+        refuse(format!(
+            "The repaired patch does not apply: {}.",
+            e.message()
+        ))
+    })?;
+
+    let mut changes = Vec::with_capacity(post.len());
+    for image in post {
+        let path = checked_path(project, &image.path).map_err(|e| refuse(e.to_string()))?;
+        let before = pre
+            .iter()
+            .find(|(p, _, _)| *p == path)
+            .map(|(_, bytes, mode)| (bytes.clone(), *mode));
+        let created_mode = files
+            .iter()
+            .find(|f| f.new_path.as_deref() == Some(path.as_str()))
+            .and_then(|f| f.new_mode)
+            .map_or(0o644, |m| if m & 0o111 != 0 { 0o755 } else { 0o644 });
+        let mode = before.as_ref().map_or(created_mode, |(_, mode)| *mode);
+        changes.push(Change {
+            path,
+            before,
+            after: image.bytes,
+            mode,
+        });
+    }
+    Ok(Prepared {
+        patch,
+        summary,
+        changes,
+    })
+}
+
+/// Resolves a path from the patch and applies the write rules: inside the root, not in
+/// `.git/`, not through a symlink.
+fn checked_path(project: &Project, raw: &str) -> Result<ProjectPath, BoundaryError> {
+    let path = project.resolve(raw)?;
+    if path.is_in_git_dir() {
+        return Err(BoundaryError::GitDir(path.to_string()));
+    }
+    project.check_no_symlinks(&path)?;
+    Ok(path)
+}
+
+/// The file's bytes and mode, or `None` when it does not exist.
+fn read_current(
+    project: &Project,
+    path: &ProjectPath,
+) -> Result<Option<(Vec<u8>, u32)>, BoundaryError> {
+    let Some(mode) = project.file_mode(path)? else {
+        return Ok(None);
+    };
+    Ok(Some((project.read(path)?, mode)))
+}
+
+fn summary_line(
+    old: Option<&ProjectPath>,
+    new: Option<&ProjectPath>,
+    added: usize,
+    removed: usize,
+) -> String {
+    match (old, new) {
+        (None, Some(new)) => format!("A {new} (+{added})"),
+        (Some(old), None) => format!("D {old} (-{removed})"),
+        (Some(old), Some(new)) if old != new => format!("R {old} -> {new} (+{added} -{removed})"),
+        (_, Some(path)) => format!("M {path} (+{added} -{removed})"),
+        (None, None) => String::new(),
+    }
+}

@@ -1,0 +1,331 @@
+//! A tolerant reader for unified diffs as models actually write them.
+//!
+//! It accepts git's format and the plain `diff -u` format, with or without the `diff --git`
+//! line, with or without `a/` `b/` prefixes, inside a Markdown code fence or not, and it
+//! ignores the hunk line counts entirely: a hunk's body runs until the next hunk, the next
+//! file, or a line that cannot be part of a hunk. The counts are recomputed later from the
+//! body, which is what makes overstated, understated and omitted counts harmless.
+//!
+//! What it does not guess at: binary patches are recorded as binary (and refused later), and
+//! a hunk outside any file section is an error that says so.
+
+/// One line of a hunk body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HunkLine {
+    /// Present before and after (` ` prefix, or a bare empty line).
+    Context(String),
+    /// Removed (`-` prefix).
+    Delete(String),
+    /// Added (`+` prefix).
+    Add(String),
+    /// `\ No newline at end of file`, about the line before it.
+    NoNewline,
+}
+
+/// One `@@` hunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// The old start line the model claimed (1-based; 0 for an insertion at the top).
+    pub claimed_start: usize,
+    /// Where the hunk header is in the patch text (1-based), for error messages.
+    pub patch_line: usize,
+    /// The body.
+    pub lines: Vec<HunkLine>,
+}
+
+/// The changes to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FilePatch {
+    /// The path before (`None` for a created file).
+    pub old_path: Option<String>,
+    /// The path after (`None` for a deleted file).
+    pub new_path: Option<String>,
+    /// Mode the file should have afterwards (`new file mode`, `new mode`), if stated.
+    pub new_mode: Option<u32>,
+    /// True for `GIT binary patch` or `Binary files ... differ`.
+    pub binary: bool,
+    /// The hunks, in patch order.
+    pub hunks: Vec<Hunk>,
+}
+
+/// Why a patch could not even be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line} of the patch: {message}")]
+pub struct ParseError {
+    /// 1-based line in the patch text.
+    pub line: usize,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+/// Reads a patch into per-file changes.
+pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
+    let lines: Vec<&str> = strip_fences(text).collect();
+    let mut files: Vec<FilePatch> = Vec::new();
+    // True while the current file section came from `diff --git` and has not yet seen its
+    // `---`/`+++` pair, so that pair belongs to it rather than starting a new section.
+    let mut awaiting_paths = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let number = i + 1;
+        let header = line.trim_end_matches('\r');
+        if let Some(rest) = header.strip_prefix("diff --git ") {
+            let (old, new) = split_git_paths(rest);
+            files.push(FilePatch {
+                old_path: old,
+                new_path: new,
+                ..FilePatch::default()
+            });
+            awaiting_paths = true;
+            i += 1;
+        } else if line.starts_with("--- ")
+            && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "))
+        {
+            let old = header_path(&header[4..]);
+            let new = header_path(lines[i + 1][4..].trim_end_matches('\r'));
+            if !awaiting_paths {
+                files.push(FilePatch::default());
+            }
+            if let Some(file) = files.last_mut() {
+                // `---`/`+++` are authoritative for creation and deletion (/dev/null).
+                file.old_path = old;
+                file.new_path = new;
+            }
+            awaiting_paths = false;
+            i += 2;
+        } else if line.starts_with("@@") {
+            let Some(file) = files.last_mut() else {
+                return Err(ParseError {
+                    line: number,
+                    message: "a hunk (`@@`) before any file header; start each file with `--- a/PATH` and `+++ b/PATH`".to_owned(),
+                });
+            };
+            awaiting_paths = false;
+            let claimed_start = parse_old_start(line).ok_or_else(|| ParseError {
+                line: number,
+                message: format!("cannot read the hunk header `{line}`; expected `@@ -START,COUNT +START,COUNT @@`"),
+            })?;
+            let (body, next) = read_body(&lines, i + 1);
+            file.hunks.push(Hunk {
+                claimed_start,
+                patch_line: number,
+                lines: body,
+            });
+            i = next;
+        } else {
+            if let Some(file) = files.last_mut() {
+                read_extended_header(file, header);
+            }
+            i += 1;
+        }
+    }
+    if files.is_empty() {
+        return Err(ParseError {
+            line: 1,
+            message: "no file changes found; send a unified diff with `--- a/PATH`, `+++ b/PATH` and `@@` hunks".to_owned(),
+        });
+    }
+    Ok(files)
+}
+
+/// Splits the patch into lines on `\n` only, so a `\r` that belongs to a CRLF file's
+/// content survives, and drops Markdown code-fence lines (```` ```diff ````).
+fn strip_fences(text: &str) -> impl Iterator<Item = &str> {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    text.split('\n')
+        .filter(|line| !line.trim_start().starts_with("```"))
+}
+
+/// Reads a hunk body starting at `start`; returns it and the index of the first line after.
+fn read_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
+    let mut body = Vec::new();
+    let mut i = start;
+    while i < lines.len() {
+        let line = lines[i];
+        let is_file_header = line.starts_with("diff --git ")
+            || (line.starts_with("--- ")
+                && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ ")));
+        if line.starts_with("@@") || is_file_header {
+            break;
+        }
+        let item = match line.as_bytes().first() {
+            Some(b' ') => HunkLine::Context(line[1..].to_owned()),
+            Some(b'-') => HunkLine::Delete(line[1..].to_owned()),
+            Some(b'+') => HunkLine::Add(line[1..].to_owned()),
+            Some(b'\\') => HunkLine::NoNewline,
+            // Models often drop the space of a blank context line.
+            None => HunkLine::Context(String::new()),
+            Some(b'\r') if line.len() == 1 => HunkLine::Context(line.to_owned()),
+            Some(_) => break,
+        };
+        body.push(item);
+        i += 1;
+    }
+    // Blank lines at the very end are the gap before the next section (or the end of the
+    // text), not context the file must contain. Dropping trailing context only loosens the
+    // anchor, it never changes what the hunk does.
+    while matches!(body.last(), Some(HunkLine::Context(text)) if text.trim_end().is_empty()) {
+        if lines[start + body.len() - 1].trim_end().is_empty() {
+            body.pop();
+        } else {
+            break;
+        }
+    }
+    (body, i)
+}
+
+/// The old start line from `@@ -START[,COUNT] +START[,COUNT] @@`.
+fn parse_old_start(header: &str) -> Option<usize> {
+    let rest = header.trim_start_matches('@').trim_start();
+    let old = rest.strip_prefix('-')?;
+    let digits: String = old.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Paths from `diff --git a/X b/Y` (or without prefixes). When X and Y are the same path
+/// without prefixes the split is ambiguous only if the path has spaces; we split at the
+/// middle space in that case, which is right whenever the two names are equal.
+fn split_git_paths(rest: &str) -> (Option<String>, Option<String>) {
+    let rest = rest.trim();
+    if let Some(idx) = rest.find(" b/").filter(|_| rest.starts_with("a/")) {
+        return (
+            Some(rest[2..idx].to_owned()),
+            Some(rest[idx + 3..].to_owned()),
+        );
+    }
+    let parts: Vec<&str> = rest.split(' ').collect();
+    if parts.len().is_multiple_of(2) {
+        let half = parts.len() / 2;
+        let (old, new) = (parts[..half].join(" "), parts[half..].join(" "));
+        return (Some(strip_prefix(&old)), Some(strip_prefix(&new)));
+    }
+    (None, None)
+}
+
+/// A path from a `---` or `+++` line: `None` for /dev/null; a trailing tab and timestamp
+/// (as `diff -u` writes) and one `a/` or `b/` prefix are removed.
+fn header_path(raw: &str) -> Option<String> {
+    let path = raw.split('\t').next().unwrap_or(raw).trim_end();
+    let path = path.trim_matches('"');
+    if path == "/dev/null" {
+        return None;
+    }
+    Some(strip_prefix(path))
+}
+
+fn strip_prefix(path: &str) -> String {
+    path.strip_prefix("a/")
+        .or_else(|| path.strip_prefix("b/"))
+        .unwrap_or(path)
+        .to_owned()
+}
+
+/// Records what matters from git's extended header lines.
+fn read_extended_header(file: &mut FilePatch, line: &str) {
+    let mode = |text: &str| u32::from_str_radix(text.trim(), 8).ok();
+    if let Some(m) = line.strip_prefix("new file mode ") {
+        file.new_mode = mode(m);
+        file.old_path = None;
+    } else if line.starts_with("deleted file mode ") {
+        file.new_path = None;
+    } else if let Some(m) = line.strip_prefix("new mode ") {
+        file.new_mode = mode(m);
+    } else if let Some(p) = line.strip_prefix("rename from ") {
+        file.old_path = Some(p.to_owned());
+    } else if let Some(p) = line.strip_prefix("rename to ") {
+        file.new_path = Some(p.to_owned());
+    } else if line.starts_with("GIT binary patch")
+        || (line.starts_with("Binary files ") && line.ends_with(" differ"))
+    {
+        file.binary = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use HunkLine::*;
+
+    #[test]
+    fn git_patch() {
+        let text = "diff --git a/x.go b/x.go\nindex 1..2 100644\n--- a/x.go\n+++ b/x.go\n@@ -3,2 +3,2 @@ func\n a\n-b\n+c\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].old_path.as_deref(), Some("x.go"));
+        assert_eq!(files[0].hunks[0].claimed_start, 3);
+        assert_eq!(
+            files[0].hunks[0].lines,
+            vec![Context("a".into()), Delete("b".into()), Add("c".into())]
+        );
+    }
+
+    #[test]
+    fn plain_diff_u_no_prefixes_in_fence() {
+        let text =
+            "```diff\n--- x.go\t2024-01-01\n+++ x.go\t2024-01-02\n@@ -1 +1 @@\n-a\n+b\n```\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files[0].new_path.as_deref(), Some("x.go"));
+        assert_eq!(
+            files[0].hunks[0].lines,
+            vec![Delete("a".into()), Add("b".into())]
+        );
+    }
+
+    #[test]
+    fn create_delete_rename() {
+        let text = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n\
+                    diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
+                    diff --git a/r.txt b/s.txt\nsimilarity index 100%\nrename from r.txt\nrename to s.txt\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(
+            (files[0].old_path.clone(), files[0].new_path.clone()),
+            (None, Some("new.txt".into()))
+        );
+        assert_eq!(
+            (files[1].old_path.clone(), files[1].new_path.clone()),
+            (Some("old.txt".into()), None)
+        );
+        assert_eq!(
+            (files[2].old_path.clone(), files[2].new_path.clone()),
+            (Some("r.txt".into()), Some("s.txt".into()))
+        );
+        assert!(files[2].hunks.is_empty());
+    }
+
+    #[test]
+    fn blank_context_and_trailing_gap() {
+        let text = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n\n\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-p\n+q\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(
+            files[0].hunks[0].lines,
+            vec![
+                Context("a".into()),
+                Context(String::new()),
+                Delete("b".into()),
+                Add("c".into())
+            ]
+        );
+        assert_eq!(files.len(), 2);
+    }
+
+    #[test]
+    fn binary_and_errors() {
+        let files = parse("diff --git a/i.png b/i.png\nBinary files a/i.png and b/i.png differ\n")
+            .expect("parses");
+        assert!(files[0].binary);
+        assert!(parse("@@ -1 +1 @@\n-a\n+b\n").is_err());
+        assert!(parse("just some words").is_err());
+        assert!(parse("--- a/x\n+++ b/x\n@@ nonsense @@\n").is_err());
+    }
+
+    #[test]
+    fn deleting_a_line_that_starts_with_dashes() {
+        let text = "--- a/x\n+++ b/x\n@@ -1,2 +1,1 @@\n--- old rule\n keep\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(
+            files[0].hunks[0].lines,
+            vec![Delete("-- old rule".into()), Context("keep".into())]
+        );
+    }
+}

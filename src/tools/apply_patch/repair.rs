@@ -1,0 +1,486 @@
+//! Resolving a model's hunks against the file as it is now, and writing the patch out again
+//! in canonical git form.
+//!
+//! This is where the common model mistakes are repaired, and only the safe ones:
+//!
+//! - hunk line counts are recomputed from the body (overstated, understated, omitted);
+//! - a hunk whose start line is wrong is moved to where its old lines actually are, but only
+//!   when they occur exactly once in the file (or at the claimed line itself);
+//! - an LF patch against a CRLF file matches, and its added lines get CRLF;
+//! - a dropped `\ No newline at end of file` marker keeps the file's missing final newline.
+//!
+//! Anything ambiguous is refused, with the numbered lines around the closest match so the
+//! model can see what is really there. Context and deleted lines are written out with the
+//! file's own bytes, so a repaired patch does exactly what the original would have done
+//! wherever the original applies.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use super::parse::{FilePatch, Hunk, HunkLine};
+
+/// Lines of context shown around the closest match in a refusal.
+const CONTEXT_SHOWN: usize = 2;
+/// Most file lines a refusal quotes.
+const MAX_QUOTED_LINES: usize = 14;
+/// git's marker for a last line without a newline.
+const NO_NEWLINE: &[u8] = b"\\ No newline at end of file\n";
+
+/// A file split into lines, remembering whether it ended with a newline.
+pub struct FileLines<'a> {
+    lines: Vec<&'a [u8]>,
+    final_newline: bool,
+    crlf: bool,
+}
+
+impl<'a> FileLines<'a> {
+    /// Splits `bytes` on `\n`; each line keeps any `\r` it had.
+    pub fn new(bytes: &'a [u8]) -> FileLines<'a> {
+        let final_newline = bytes.is_empty() || bytes.ends_with(b"\n");
+        let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let lines: Vec<&[u8]> = if bytes.is_empty() {
+            Vec::new()
+        } else {
+            body.split(|&b| b == b'\n').collect()
+        };
+        let with_cr = lines.iter().filter(|l| l.ends_with(b"\r")).count();
+        let crlf = with_cr * 2 > lines.len();
+        FileLines {
+            lines,
+            final_newline,
+            crlf,
+        }
+    }
+}
+
+/// Why a file's hunks cannot be placed. The text is for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+/// The canonical patch text for one file, and what it changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The file's section of a git-format patch, with exact counts and start lines. Bytes,
+    /// because context lines are copied from the file, which need not be UTF-8.
+    pub text: Vec<u8>,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+}
+
+/// Resolves one file's changes against its current bytes (`None` when it does not exist).
+/// `display` is the path used in messages.
+pub fn resolve(file: &FilePatch, current: Option<&[u8]>) -> Result<Resolved, Refusal> {
+    let display = file
+        .new_path
+        .as_deref()
+        .or(file.old_path.as_deref())
+        .unwrap_or("?");
+    match (&file.old_path, &file.new_path, current) {
+        (None, Some(path), None) => create(file, path),
+        (None, Some(path), Some(_)) => Err(Refusal(format!(
+            "`{path}` already exists; to change it, send a diff against its current content (`--- a/{path}`)"
+        ))),
+        (Some(path), _, None) => Err(Refusal(format!(
+            "`{path}` does not exist; to create it, use `--- /dev/null` and `+++ b/{path}`"
+        ))),
+        (Some(old), new, Some(bytes)) => modify(file, old, new.as_deref(), bytes),
+        (None, None, _) => Err(Refusal(format!(
+            "cannot tell which file a section of the patch is for ({display})"
+        ))),
+    }
+}
+
+fn create(file: &FilePatch, path: &str) -> Result<Resolved, Refusal> {
+    let mut added = Vec::new();
+    let mut no_newline = false;
+    for hunk in &file.hunks {
+        for line in &hunk.lines {
+            match line {
+                HunkLine::Add(text) => added.push(text.as_bytes()),
+                HunkLine::NoNewline => no_newline = true,
+                HunkLine::Context(_) | HunkLine::Delete(_) => {
+                    return Err(Refusal(format!(
+                        "the patch creates `{path}` but its hunk has context or removed lines; a new file's hunk has only `+` lines"
+                    )));
+                }
+            }
+        }
+    }
+    let mode = file.new_mode.filter(|&m| m == 0o100755).unwrap_or(0o100644);
+    let mut text = format!("diff --git a/{path} b/{path}\nnew file mode {mode:o}\n").into_bytes();
+    if !added.is_empty() {
+        let _ = writeln!(
+            text,
+            "--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@",
+            added.len()
+        );
+        for line in &added {
+            push_line(&mut text, b'+', line);
+        }
+        if no_newline {
+            text.extend_from_slice(NO_NEWLINE);
+        }
+    }
+    Ok(Resolved {
+        text,
+        added: added.len(),
+        removed: 0,
+    })
+}
+
+fn modify(
+    file: &FilePatch,
+    old: &str,
+    new: Option<&str>,
+    bytes: &[u8],
+) -> Result<Resolved, Refusal> {
+    let lines = FileLines::new(bytes);
+    if lines.lines.iter().any(|l| l.contains(&0)) {
+        return Err(Refusal(format!(
+            "`{old}` is a binary file; apply_patch edits text files only"
+        )));
+    }
+    let Some(new) = new else {
+        return delete(file, old, &lines);
+    };
+
+    let mut header = format!("diff --git a/{old} b/{new}\n").into_bytes();
+    if old != new {
+        let _ = write!(header, "rename from {old}\nrename to {new}\n");
+    }
+    if let Some(mode) = file.new_mode.filter(|m| matches!(m, 0o100644 | 0o100755)) {
+        let _ = writeln!(header, "new mode {mode:o}");
+    }
+    if file.hunks.is_empty() {
+        if old == new {
+            return Err(Refusal(format!(
+                "the patch for `{old}` has no hunks; send `@@` hunks with the lines to change"
+            )));
+        }
+        let text = format!(
+            "diff --git a/{old} b/{new}\nsimilarity index 100%\nrename from {old}\nrename to {new}\n"
+        );
+        return Ok(Resolved {
+            text: text.into_bytes(),
+            added: 0,
+            removed: 0,
+        });
+    }
+    let _ = write!(header, "--- a/{old}\n+++ b/{new}\n");
+
+    let mut text = header;
+    let (mut added, mut removed) = (0, 0);
+    let mut next_free = 0usize; // first file line a later hunk may touch
+    let mut delta: isize = 0; // new line numbers minus old, after the hunks so far
+    for (index, hunk) in file.hunks.iter().enumerate() {
+        let label = hunk_label(index, file.hunks.len(), hunk);
+        let at = place(hunk, &lines, next_free, old, &label)?;
+        let emitted = emit_hunk(hunk, &lines, at, delta, &mut text);
+        added += emitted.added;
+        removed += emitted.removed;
+        next_free = at + emitted.removed + emitted.context;
+        delta += emitted.added as isize - emitted.removed as isize;
+    }
+    Ok(Resolved {
+        text,
+        added,
+        removed,
+    })
+}
+
+fn delete(file: &FilePatch, path: &str, lines: &FileLines<'_>) -> Result<Resolved, Refusal> {
+    // Whatever the hunks claim to delete must be the whole file as it is now.
+    let claimed: Vec<&str> = file
+        .hunks
+        .iter()
+        .flat_map(|h| &h.lines)
+        .filter_map(|l| match l {
+            HunkLine::Delete(t) | HunkLine::Context(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !claimed.is_empty() {
+        let matches = claimed.len() == lines.lines.len()
+            && claimed
+                .iter()
+                .zip(&lines.lines)
+                .all(|(c, l)| line_eq(l, c.as_bytes()));
+        if !matches {
+            return Err(Refusal(format!(
+                "the patch deletes `{path}` but the lines it removes are not the file's current {} lines; read it again with view_slice",
+                lines.lines.len()
+            )));
+        }
+    }
+    let mut text = format!("diff --git a/{path} b/{path}\ndeleted file mode 100644\n").into_bytes();
+    if !lines.lines.is_empty() {
+        let _ = writeln!(
+            text,
+            "--- a/{path}\n+++ /dev/null\n@@ -1,{} +0,0 @@",
+            lines.lines.len()
+        );
+        for line in &lines.lines {
+            push_line(&mut text, b'-', line);
+        }
+        if !lines.final_newline {
+            text.extend_from_slice(NO_NEWLINE);
+        }
+    }
+    Ok(Resolved {
+        text,
+        added: 0,
+        removed: lines.lines.len(),
+    })
+}
+
+fn hunk_label(index: usize, total: usize, hunk: &Hunk) -> String {
+    if total == 1 {
+        format!("the hunk at patch line {}", hunk.patch_line)
+    } else {
+        format!(
+            "hunk {} of {} (patch line {})",
+            index + 1,
+            total,
+            hunk.patch_line
+        )
+    }
+}
+
+/// The old side of a hunk: its context and removed lines, in order.
+fn old_side(hunk: &Hunk) -> Vec<&[u8]> {
+    hunk.lines
+        .iter()
+        .filter_map(|l| match l {
+            HunkLine::Context(t) | HunkLine::Delete(t) => Some(t.as_bytes()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A file line equals a patch line when the bytes are the same, or when the only
+/// difference is the file's `\r` (an LF patch against a CRLF file).
+fn line_eq(file_line: &[u8], patch_line: &[u8]) -> bool {
+    file_line == patch_line
+        || (file_line.strip_suffix(b"\r") == Some(patch_line) && !patch_line.ends_with(b"\r"))
+}
+
+/// Where the hunk's old lines start in the file (0-based), or a refusal.
+fn place(
+    hunk: &Hunk,
+    lines: &FileLines<'_>,
+    next_free: usize,
+    path: &str,
+    label: &str,
+) -> Result<usize, Refusal> {
+    let old = old_side(hunk);
+    let claimed = hunk.claimed_start.saturating_sub(1);
+    if old.is_empty() {
+        // A pure insertion has nothing to anchor it: trust the claimed line, within range.
+        let at = hunk.claimed_start.min(lines.lines.len());
+        if at < next_free {
+            return Err(Refusal(format!(
+                "{label} inserts at line {at}, before the end of the previous hunk; keep hunks in file order"
+            )));
+        }
+        return Ok(at);
+    }
+    let fits = |at: usize| {
+        at + old.len() <= lines.lines.len()
+            && old
+                .iter()
+                .zip(&lines.lines[at..])
+                .all(|(p, f)| line_eq(f, p))
+    };
+    if fits(claimed) && claimed >= next_free {
+        return Ok(claimed);
+    }
+    let found: Vec<usize> = (0..lines.lines.len()).filter(|&at| fits(at)).collect();
+    match found.as_slice() {
+        [only] if *only >= next_free => Ok(*only),
+        [only] => Err(Refusal(format!(
+            "{label} matches `{path}` only at line {}, which overlaps an earlier hunk; keep hunks in file order and do not repeat lines",
+            only + 1
+        ))),
+        [] => Err(Refusal(not_found(label, path, &old, lines, claimed))),
+        many => {
+            let places: Vec<String> = many.iter().map(|at| (at + 1).to_string()).collect();
+            Err(Refusal(format!(
+                "{label} is ambiguous: its {} old lines occur in `{path}` at lines {}; add context lines so it matches one place, and give its real start line",
+                old.len(),
+                places.join(", ")
+            )))
+        }
+    }
+}
+
+/// A refusal for old lines that are nowhere in the file, quoting the closest stretch.
+fn not_found(
+    label: &str,
+    path: &str,
+    old: &[&[u8]],
+    lines: &FileLines<'_>,
+    claimed: usize,
+) -> String {
+    let score = |at: usize| {
+        old.iter()
+            .zip(lines.lines.iter().skip(at))
+            .filter(|(p, f)| line_eq(f, p))
+            .count()
+    };
+    // Best alignment by matching lines; ties go to the one nearest the claimed start.
+    let best = (0..lines.lines.len())
+        .max_by_key(|&at| (score(at), std::cmp::Reverse(at.abs_diff(claimed))));
+    let mut text =
+        format!("{label} does not apply: its old lines are not in `{path}` as it is now.");
+    let Some(best) = best.filter(|&at| score(at) > 0) else {
+        let _ = write!(
+            text,
+            " None of them occur in the file ({} lines); read it with view_slice before patching.",
+            lines.lines.len()
+        );
+        return text;
+    };
+    let first = best.saturating_sub(CONTEXT_SHOWN);
+    let last = (best + old.len() + CONTEXT_SHOWN)
+        .min(lines.lines.len())
+        .min(first + MAX_QUOTED_LINES);
+    let _ = writeln!(
+        text,
+        " The closest match is at line {}; the file there reads:",
+        best + 1
+    );
+    for (number, line) in lines.lines[first..last].iter().enumerate() {
+        let shown = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned();
+        let _ = writeln!(text, "{:5} | {shown}", first + number + 1);
+    }
+    text.push_str("Make the hunk's context and `-` lines match these lines exactly.");
+    text
+}
+
+struct Emitted {
+    added: usize,
+    removed: usize,
+    context: usize,
+}
+
+/// Writes one hunk, placed at `at`, with exact counts. Context and removed lines come from
+/// the file itself; added lines get the file's line ending.
+fn emit_hunk(
+    hunk: &Hunk,
+    lines: &FileLines<'_>,
+    at: usize,
+    delta: isize,
+    out: &mut Vec<u8>,
+) -> Emitted {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Kind {
+        Context,
+        Delete,
+        Add,
+    }
+    let mut body: Vec<(Kind, Vec<u8>)> = Vec::new();
+    let mut file_index = at;
+    let mut patch_markers = (false, false); // (old side, new side) from `\` lines
+    for line in &hunk.lines {
+        match line {
+            HunkLine::Context(_) => {
+                body.push((Kind::Context, lines.lines[file_index].to_vec()));
+                file_index += 1;
+            }
+            HunkLine::Delete(_) => {
+                body.push((Kind::Delete, lines.lines[file_index].to_vec()));
+                file_index += 1;
+            }
+            HunkLine::Add(text) => {
+                let mut bytes = text.as_bytes().to_vec();
+                if lines.crlf && !bytes.ends_with(b"\r") {
+                    bytes.push(b'\r');
+                }
+                body.push((Kind::Add, bytes));
+            }
+            HunkLine::NoNewline => match body.last().map(|(k, _)| *k) {
+                Some(Kind::Context) => patch_markers = (true, true),
+                Some(Kind::Delete) => patch_markers.0 = true,
+                Some(Kind::Add) => patch_markers.1 = true,
+                None => {}
+            },
+        }
+    }
+    let touches_eof = file_index == lines.lines.len();
+    let old_no_newline = touches_eof && !lines.final_newline;
+    let new_no_newline = if patch_markers == (false, false) {
+        old_no_newline
+    } else {
+        patch_markers.1 && touches_eof
+    };
+
+    // A context line that ends one side without a newline, but not the other, must be
+    // written as a removal plus an addition: the two sides differ in that newline.
+    let last_old = body.iter().rposition(|(k, _)| *k != Kind::Add);
+    let last_new = body.iter().rposition(|(k, _)| *k != Kind::Delete);
+    let mut split = Vec::new();
+    if let Some(o) = last_old.filter(|&o| body[o].0 == Kind::Context) {
+        let also_last_new = last_new == Some(o);
+        if (also_last_new && old_no_newline != new_no_newline) || (!also_last_new && old_no_newline)
+        {
+            split.push(o);
+        }
+    }
+    if let Some(n) = last_new.filter(|&n| body[n].0 == Kind::Context && last_old != Some(n))
+        && new_no_newline
+    {
+        split.push(n);
+    }
+    split.sort_unstable_by(|a, b| b.cmp(a));
+    for idx in split {
+        let bytes = body[idx].1.clone();
+        body[idx].0 = Kind::Delete;
+        body.insert(idx + 1, (Kind::Add, bytes));
+    }
+    let last_old = body.iter().rposition(|(k, _)| *k != Kind::Add);
+    let last_new = body.iter().rposition(|(k, _)| *k != Kind::Delete);
+
+    let removed = body.iter().filter(|(k, _)| *k == Kind::Delete).count();
+    let added = body.iter().filter(|(k, _)| *k == Kind::Add).count();
+    let context = body.len() - removed - added;
+    let old_count = removed + context;
+    let new_count = added + context;
+    let old_start = if old_count == 0 { at } else { at + 1 };
+    let new_base = (at as isize + delta).max(0) as usize;
+    let new_start = if new_count == 0 {
+        new_base
+    } else {
+        new_base + 1
+    };
+    let _ = writeln!(
+        out,
+        "@@ -{old_start},{old_count} +{new_start},{new_count} @@"
+    );
+    for (index, (kind, bytes)) in body.iter().enumerate() {
+        let sign = match kind {
+            Kind::Context => b' ',
+            Kind::Delete => b'-',
+            Kind::Add => b'+',
+        };
+        push_line(out, sign, bytes);
+        let marks_old = old_no_newline && Some(index) == last_old;
+        let marks_new = new_no_newline && Some(index) == last_new;
+        if marks_old || marks_new {
+            out.extend_from_slice(NO_NEWLINE);
+        }
+    }
+    Emitted {
+        added,
+        removed,
+        context,
+    }
+}
+
+fn push_line(out: &mut Vec<u8>, sign: u8, bytes: &[u8]) {
+    out.push(sign);
+    out.extend_from_slice(bytes);
+    out.push(b'\n');
+}
