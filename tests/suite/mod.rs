@@ -4,4 +4,5 @@ mod boundary;
 mod cli;
 mod common;
 mod read_tools;
+mod run_command;
 mod symbols;

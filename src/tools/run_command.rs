@@ -1,0 +1,771 @@
+//! `run_command(command)`: one allowlisted program, run in the project root after the
+//! person says yes, with its exit status and clipped output returned as text.
+//!
+//! This is the only tool that executes anything, so every step narrows what a model (or a
+//! hostile repository) can make happen:
+//!
+//! 1. **No shell.** The command is split on whitespace and handed to `execve` as argv, so
+//!    `;`, `&&`, `|`, `$VAR`, redirections and globs arrive as literal arguments.
+//! 2. **An allowlist of argv prefixes, matched on whole tokens.** `go test` permits
+//!    `go test ./...` but not `go tool`, `gotcha test` or `env go test`. An empty
+//!    `allowed_commands` withdraws the tool entirely ([`SPEC`]'s `available`).
+//! 3. **The program comes from outside the project.** The first token must be a bare name
+//!    (no `/`), looked up on PATH while skipping entries that are empty, relative, or
+//!    resolve inside the project root, and skipping candidates whose real path is inside
+//!    it; so a repository cannot shadow `go` with its own `./go` or `bin/go`. The command
+//!    receives that same filtered PATH, so the programs it starts are looked up the same
+//!    way. The resolved absolute path is what the person approves and what runs.
+//! 4. **The person is asked every time**, through the session's approver; a decline goes
+//!    back to the model as text telling it not to retry.
+//! 5. **A minimal environment.** The command starts from an empty environment plus
+//!    [`SAFE_ENV`] (and `LC_*`), the names the user lists in `command_env_passthrough`, and
+//!    [`NEUTRALISED_ENV`], which makes pagers, editors and git's credential prompt fail fast
+//!    instead of waiting for a terminal. Credentials such as `GITHUB_TOKEN` or `AWS_*` are
+//!    not passed unless named.
+//! 6. **Bounded in time and memory.** stdin is `/dev/null`; the command runs in its own
+//!    process group, and the whole group is killed with SIGKILL at `command_timeout_seconds`,
+//!    and also as soon as the command itself exits, so nothing it started in the background
+//!    outlives the run. stdout and stderr share one pipe (their interleaving is kept), read
+//!    on the calling thread into a head buffer and a tail ring of together
+//!    `max_command_output_bytes`; the bytes in between are counted, never stored.
+//!
+//! A non-zero exit status is a result, not an error: "the tests still fail" is what the
+//! model asked to find out. The text the model reads is
+//!
+//! ```text
+//! $ go test ./...
+//! exit status 1
+//! <combined output, the middle cut with a `[... N bytes cut ...]` line if too long>
+//! ```
+//!
+//! Non-goals: a sandbox. An allowed `go test` or `make` still runs code the repository
+//! controls (build scripts, Makefile recipes, `go generate` directives); see SECURITY.md.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::approval::{Decision, Request};
+use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
+
+/// The registry entry.
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "run_command",
+    description: "Run one allowlisted command (e.g. go test ./...) in the project root; returns exit status and output. No shell: no pipes, globs or &&. The user is asked first.",
+    parameters: r#"{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}"#,
+    access: Access::Execute,
+    available,
+    run,
+};
+
+/// Variables copied from metron's own environment into every command's (when set), besides
+/// every `LC_*` variable. PATH is copied filtered: see the module documentation.
+pub const SAFE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"];
+
+/// Variables set on every command, overriding anything passed through: interactive tools
+/// that would wait for a terminal that is not there fail or print straight away instead.
+pub const NEUTRALISED_ENV: &[(&str, &str)] = &[
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("EDITOR", "false"),
+    ("VISUAL", "false"),
+    ("GIT_EDITOR", "false"),
+];
+
+/// The longest the reader waits between checks of the command's state, so a command that
+/// exits while a background process still holds the output pipe is noticed promptly.
+const POLL_SLICE: Duration = Duration::from_millis(50);
+
+/// How long output is still read after the command has exited (or been killed) when
+/// something outside its process group still holds the pipe open.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
+/// Bytes read from the pipe at a time.
+const READ_CHUNK: usize = 64 * 1024;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    command: String,
+}
+
+fn available(toolbox: &Toolbox) -> Result<(), String> {
+    if toolbox.policy.allowed_commands.is_empty() {
+        Err("run_command is off: no `allowed_commands` are configured (the user can list argv prefixes such as \"go test\" in their own config)".to_owned())
+    } else {
+        Ok(())
+    }
+}
+
+fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+    let args: Args = parse_args(SPEC.name, args)?;
+    let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    run_command(toolbox, &args.command, &env)
+}
+
+/// Runs `command` as the model asked for it, with `parent_env` standing for metron's own
+/// environment (the source of PATH and of every variable passed on), and returns the text
+/// the model reads. Refusals (not allowed, not found, declined) are [`ToolError::Refused`];
+/// the command's own failure is an `Ok` text with its exit status.
+pub fn run_command(
+    toolbox: &Toolbox,
+    command: &str,
+    parent_env: &[(OsString, OsString)],
+) -> Result<String, ToolError> {
+    let policy = &toolbox.policy;
+    let tokens: Vec<&str> = command.split_whitespace().collect();
+    let (name, args) = check_command(&tokens, &policy.allowed_commands)?;
+    let typed = tokens.join(" ");
+
+    let root = toolbox.project.root().canonicalize().map_err(|e| {
+        ToolError::Fault(format!(
+            "cannot resolve the project root {}: {e}",
+            toolbox.project.root().display()
+        ))
+    })?;
+    let path_var = lookup(parent_env, "PATH");
+    let search = SearchPath::new(path_var, &root);
+    let program = search.find(name, &root)?;
+
+    // What the person approves is exactly what runs: the absolute program, then the rest.
+    let argv: Vec<String> = std::iter::once(program.display.clone())
+        .chain(args.iter().map(|t| (*t).to_owned()))
+        .collect();
+    match toolbox.approver.decide(&Request::Command { argv: &argv }) {
+        Decision::Approved => {}
+        Decision::Declined => {
+            return Err(ToolError::Refused(format!(
+                "The user declined to run `{typed}`. Do not retry it; explain what you wanted to check and ask how to proceed."
+            )));
+        }
+        Decision::Unanswerable(text) => return Err(ToolError::Refused(text)),
+    }
+
+    let env = child_env(
+        parent_env,
+        &policy.command_env_passthrough,
+        &search.joined(),
+    );
+    let mut child_command = std::process::Command::new(&program.path);
+    child_command
+        .args(args)
+        .current_dir(&root)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .process_group(0);
+    let outcome = execute(
+        child_command,
+        policy.command_timeout,
+        policy.max_command_output_bytes,
+    )
+    .map_err(|e| ToolError::Fault(format!("cannot run `{typed}`: {e}")))?;
+    Ok(format!(
+        "$ {typed}\n{}\n{}",
+        outcome.status_line(policy.command_timeout),
+        outcome.output
+    ))
+}
+
+/// Refuses an empty command, control characters, a command no allowlist entry covers, and a
+/// program given as a path; otherwise splits off the program name from its arguments.
+fn check_command<'t>(
+    tokens: &'t [&'t str],
+    allowed: &[String],
+) -> Result<(&'t str, &'t [&'t str]), ToolError> {
+    let refuse = |text: String| Err(ToolError::Refused(text));
+    let listed = || {
+        allowed
+            .iter()
+            .map(|a| format!("`{}`", a.split_whitespace().collect::<Vec<_>>().join(" ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some((&program, args)) = tokens.split_first() else {
+        return refuse(format!(
+            "the command is empty; give a program and its arguments. Allowed prefixes: {}",
+            listed()
+        ));
+    };
+    if tokens.iter().any(|t| t.chars().any(is_deceptive_char)) {
+        return refuse(
+            "the command contains a control or bidirectional-format character; use plain text"
+                .to_owned(),
+        );
+    }
+    if !is_allowed(tokens, allowed) {
+        return refuse(format!(
+            "`{}` is not an allowed command. Allowed prefixes (whole words): {}. Do not try variants; if you need something else, ask the user.",
+            tokens.join(" "),
+            listed()
+        ));
+    }
+    if program.contains('/') {
+        return refuse(format!(
+            "`{program}` is a path; run_command runs only programs found by name on PATH outside the project"
+        ));
+    }
+    Ok((program, args))
+}
+
+/// True when some allowlist entry's tokens are a prefix of `tokens`, token by token.
+fn is_allowed(tokens: &[&str], allowed: &[String]) -> bool {
+    allowed.iter().any(|entry| {
+        let prefix: Vec<&str> = entry.split_whitespace().collect();
+        !prefix.is_empty() && tokens.starts_with(&prefix)
+    })
+}
+
+/// Characters that could make the approval question show something other than what runs:
+/// terminal control (escape sequences, carriage returns) and bidirectional overrides.
+fn is_deceptive_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The value of `name` in an environment given as pairs (the last one wins, as in
+/// `Command::envs`).
+fn lookup<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsStr> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_os_str())
+}
+
+/// The PATH entries run_command uses: absolute, UTF-8, existing, and outside the project.
+struct SearchPath {
+    dirs: Vec<PathBuf>,
+    /// Absolute entries that resolve inside the project: never searched, only named in a
+    /// refusal so the person learns why a program there was not used.
+    inside: Vec<PathBuf>,
+}
+
+/// A program found on the search path.
+#[derive(Debug)]
+struct Program {
+    /// The absolute path that is executed (not canonicalised, so a symlinked multi-call
+    /// binary such as a rustup proxy still sees the name it dispatches on).
+    path: PathBuf,
+    /// The same path as text, for the approval question.
+    display: String,
+}
+
+impl SearchPath {
+    /// Filters `path_var` against the canonical project `root`.
+    fn new(path_var: Option<&OsStr>, root: &Path) -> SearchPath {
+        let mut search = SearchPath {
+            dirs: Vec::new(),
+            inside: Vec::new(),
+        };
+        for dir in path_var.map(std::env::split_paths).into_iter().flatten() {
+            if !dir.is_absolute() || dir.to_str().is_none() || search.dirs.contains(&dir) {
+                continue;
+            }
+            match dir.canonicalize() {
+                Ok(real) if real.starts_with(root) => search.inside.push(real),
+                Ok(_) => search.dirs.push(dir),
+                Err(_) => {}
+            }
+        }
+        search
+    }
+
+    /// The filtered entries as a PATH value for the command.
+    fn joined(&self) -> OsString {
+        std::env::join_paths(&self.dirs).unwrap_or_default()
+    }
+
+    /// The first executable regular file named `name` whose real path is outside `root`.
+    fn find(&self, name: &str, root: &Path) -> Result<Program, ToolError> {
+        let mut inside = None;
+        for dir in &self.dirs {
+            let candidate = dir.join(name);
+            let is_executable = std::fs::metadata(&candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+            if !is_executable {
+                continue;
+            }
+            match candidate.canonicalize() {
+                Ok(real) if real.starts_with(root) => {
+                    inside.get_or_insert(real);
+                }
+                Ok(_) => {
+                    if let Some(display) = candidate.to_str() {
+                        return Ok(Program {
+                            display: display.to_owned(),
+                            path: candidate,
+                        });
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        if inside.is_none() {
+            inside = self
+                .inside
+                .iter()
+                .map(|dir| dir.join(name))
+                .find(|p| p.is_file());
+        }
+        let why = match inside {
+            Some(real) => format!(
+                "`{name}` was found only inside the project (at {}), and run_command never runs programs from the project",
+                real.strip_prefix(root).unwrap_or(&real).display()
+            ),
+            None => format!(
+                "`{name}` was not found on PATH (entries inside the project and relative ones are skipped)"
+            ),
+        };
+        Err(ToolError::Refused(format!(
+            "{why}; it cannot be run here. Tell the user what you wanted to run."
+        )))
+    }
+}
+
+/// The command's environment: [`SAFE_ENV`] and `LC_*` from the parent, then the
+/// passthrough names, then PATH set to `path`, then [`NEUTRALISED_ENV`]. Nothing else.
+fn child_env(
+    parent: &[(OsString, OsString)],
+    passthrough: &[String],
+    path: &OsStr,
+) -> Vec<(OsString, OsString)> {
+    let wanted = |name: &OsStr| {
+        let name = name.to_str().unwrap_or("");
+        name != "PATH"
+            && (SAFE_ENV.contains(&name)
+                || name.starts_with("LC_")
+                || passthrough.iter().any(|p| p == name))
+    };
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    let mut set = |k: OsString, v: OsString| match env.iter_mut().find(|(name, _)| *name == k) {
+        Some(slot) => slot.1 = v,
+        None => env.push((k, v)),
+    };
+    for (k, v) in parent {
+        if wanted(k) {
+            set(k.clone(), v.clone());
+        }
+    }
+    if !path.is_empty() {
+        set("PATH".into(), path.to_owned());
+    }
+    for (k, v) in NEUTRALISED_ENV {
+        set((*k).into(), (*v).into());
+    }
+    env
+}
+
+/// How a run ended, and what it printed.
+#[derive(Debug)]
+struct Outcome {
+    /// The exit status, if the command was reaped.
+    status: Option<ExitStatus>,
+    /// The deadline passed and the group was killed.
+    timed_out: bool,
+    /// Combined stdout and stderr, clipped.
+    output: String,
+}
+
+impl Outcome {
+    fn status_line(&self, timeout: Duration) -> String {
+        if self.timed_out {
+            return format!("timed out after {}; killed", seconds(timeout));
+        }
+        match self.status {
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => format!("exit status {code}"),
+                (None, Some(signal)) => format!("killed by signal {signal}"),
+                (None, None) => "exit status unknown".to_owned(),
+            },
+            None => "exit status unknown".to_owned(),
+        }
+    }
+}
+
+/// `120 s`, or `0.5 s` for a fractional timeout (tests use those).
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} s", (d.as_secs_f64() * 1000.0).round() / 1000.0)
+    }
+}
+
+/// Spawns `command` with stdout and stderr on one pipe, reads it until end of file while
+/// enforcing `timeout`, and kills the process group when the command exits or times out.
+fn execute(
+    mut command: std::process::Command,
+    timeout: Duration,
+    budget: usize,
+) -> std::io::Result<Outcome> {
+    let (mut reader, writer) = std::io::pipe()?;
+    command.stdout(writer.try_clone()?).stderr(writer);
+    let child = command.spawn();
+    // The Command holds the parent's copies of the write end; drop them now, or the pipe
+    // would never reach end of file.
+    drop(command);
+    let mut child = child?;
+    let group = rustix::process::Pid::from_child(&child);
+    let kill_group = || {
+        // ESRCH (the group is already gone) is the usual, harmless answer.
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    };
+
+    let start = Instant::now();
+    let deadline = start.checked_add(timeout);
+    let mut clip = Clip::new(budget);
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut status: Option<ExitStatus> = None;
+    let mut eof = false;
+    let mut timed_out = false;
+    let mut give_up: Option<Instant> = None;
+    let mut backoff = Duration::from_micros(50);
+    loop {
+        if status.is_none() {
+            status = reap(&mut child, &kill_group)?;
+            if status.is_some() {
+                // Whatever the command left running in its group goes with it.
+                kill_group();
+                give_up.get_or_insert_with(|| Instant::now() + DRAIN_GRACE);
+            }
+        }
+        if eof && status.is_some() {
+            break;
+        }
+        let now = Instant::now();
+        if !timed_out && status.is_none() && deadline.is_some_and(|d| now >= d) {
+            kill_group();
+            timed_out = true;
+            give_up = Some(now + DRAIN_GRACE);
+        }
+        if give_up.is_some_and(|g| now >= g) {
+            break;
+        }
+        let mut wake = now + POLL_SLICE;
+        if let Some(d) = deadline.filter(|_| !timed_out) {
+            wake = wake.min(d);
+        }
+        if let Some(g) = give_up {
+            wake = wake.min(g);
+        }
+        let wait = wake.saturating_duration_since(now);
+        if eof {
+            // The output is closed but the command has not been reaped yet: usually it is
+            // exiting right now, so check again soon, then less often.
+            std::thread::sleep(backoff.min(wait));
+            backoff = (backoff * 2).min(POLL_SLICE);
+            continue;
+        }
+        if readable(&reader, wait)? {
+            match reader.read(&mut buf) {
+                Ok(0) => eof = true,
+                Ok(n) => clip.push(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    kill_group();
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(Outcome {
+        status,
+        timed_out,
+        output: clip.render(),
+    })
+}
+
+/// The exit status if the child has exited; on a wait error the group is killed first.
+fn reap(child: &mut Child, kill_group: &dyn Fn()) -> std::io::Result<Option<ExitStatus>> {
+    child.try_wait().inspect_err(|_| kill_group())
+}
+
+/// Waits up to `wait` for the pipe to have data or be closed.
+fn readable(reader: &std::io::PipeReader, wait: Duration) -> std::io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let timeout = Timespec::try_from(wait).ok();
+    let mut fds = [PollFd::new(reader, PollFlags::IN)];
+    match rustix::event::poll(&mut fds, timeout.as_ref()) {
+        Ok(n) => Ok(n > 0),
+        Err(rustix::io::Errno::INTR) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Output kept within a byte budget: the first half and the last half, with the number of
+/// bytes between them counted but not stored. Memory use never exceeds the budget, however
+/// much the command prints.
+#[derive(Debug)]
+struct Clip {
+    head: Vec<u8>,
+    head_cap: usize,
+    tail: VecDeque<u8>,
+    tail_cap: usize,
+    total: u64,
+}
+
+impl Clip {
+    fn new(budget: usize) -> Clip {
+        let head_cap = budget / 2;
+        let tail_cap = budget - head_cap;
+        // Capacity grows with use: a generous budget should not be allocated up front.
+        let initial = |cap: usize| cap.min(READ_CHUNK);
+        Clip {
+            head: Vec::with_capacity(initial(head_cap)),
+            head_cap,
+            tail: VecDeque::with_capacity(initial(tail_cap)),
+            tail_cap,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total = self.total.saturating_add(bytes.len() as u64);
+        let room = self.head_cap - self.head.len();
+        let (first, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(first);
+        bytes = rest;
+        if bytes.len() >= self.tail_cap {
+            self.tail.clear();
+            self.tail.extend(&bytes[bytes.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
+            self.tail.drain(..overflow);
+            self.tail.extend(bytes);
+        }
+    }
+
+    /// Everything, when it fit; otherwise head, a `[... N bytes cut ...]` line, and tail,
+    /// each trimmed to whole UTF-8 characters. Invalid UTF-8 is shown as U+FFFD.
+    fn render(&self) -> String {
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        if self.total == kept {
+            if kept == 0 {
+                return "(no output)\n".to_owned();
+            }
+            let mut all = self.head.clone();
+            all.extend_from_slice(&tail);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        let head = &self.head[..utf8_prefix_len(&self.head)];
+        let tail = &tail[utf8_suffix_start(&tail)..];
+        let cut = self.total - (head.len() + tail.len()) as u64;
+        let mut text = String::from_utf8_lossy(head).into_owned();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let unit = if cut == 1 { "byte" } else { "bytes" };
+        text.push_str(&format!("[... {cut} {unit} cut ...]\n"));
+        text.push_str(&String::from_utf8_lossy(tail));
+        text
+    }
+}
+
+/// The length of `bytes` without a trailing incomplete UTF-8 sequence.
+fn utf8_prefix_len(bytes: &[u8]) -> usize {
+    match std::str::from_utf8(bytes) {
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        _ => bytes.len(),
+    }
+}
+
+/// Where `bytes` starts once leading UTF-8 continuation bytes (the end of a character cut
+/// in half) are skipped; at most three are.
+fn utf8_suffix_start(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take(3)
+        .take_while(|&&b| b & 0xC0 == 0x80)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allowed(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn check(command: &str, list: &[&str]) -> Result<(), ToolError> {
+        let tokens: Vec<&str> = command.split_whitespace().collect();
+        check_command(&tokens, &allowed(list)).map(|_| ())
+    }
+
+    #[test]
+    fn allowlist_matches_whole_tokens() {
+        let list = ["go test", "cargo  clippy "];
+        for ok in [
+            "go test",
+            "go test ./...",
+            "  go   test\t./... ",
+            "cargo clippy --all-targets",
+        ] {
+            assert_eq!(check(ok, &list), Ok(()), "{ok}");
+        }
+        for refused in [
+            "go tool",
+            "gotcha test",
+            "env go test",
+            "go",
+            "go testx",
+            "GO test",
+        ] {
+            let err = check(refused, &list).expect_err(refused);
+            assert!(
+                err.to_string().contains("is not an allowed command")
+                    && err.to_string().contains("`go test`, `cargo clippy`"),
+                "{refused}: {err}"
+            );
+        }
+        let empty = check(" \t ", &list).expect_err("empty");
+        assert!(empty.to_string().contains("empty"), "{empty}");
+    }
+
+    #[test]
+    fn programs_given_as_paths_and_control_characters_are_refused() {
+        let err = check("./go test", &["./go"]).expect_err("path");
+        assert!(err.to_string().contains("is a path"), "{err}");
+        let err = check("bin/go test", &["bin/go"]).expect_err("path");
+        assert!(err.to_string().contains("is a path"), "{err}");
+        for sneaky in ["go test \u{1b}[2K", "go test a\u{202e}b", "go test \u{7f}"] {
+            let err = check(sneaky, &["go test"]).expect_err(sneaky);
+            assert!(err.to_string().contains("control"), "{err}");
+        }
+    }
+
+    fn os(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
+    }
+
+    #[test]
+    fn environment_is_the_safe_set_plus_named_passthrough() {
+        let parent = os(&[
+            ("PATH", "/usr/bin:./bin"),
+            ("HOME", "/home/u"),
+            ("LC_ALL", "C"),
+            ("LANG", "C.UTF-8"),
+            ("GITHUB_TOKEN", "secret"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("GOFLAGS", "-mod=mod"),
+            ("EDITOR", "vim"),
+        ]);
+        let env = child_env(
+            &parent,
+            &allowed(&["GOFLAGS", "EDITOR"]),
+            OsStr::new("/usr/bin"),
+        );
+        let expected = os(&[
+            ("HOME", "/home/u"),
+            ("LC_ALL", "C"),
+            ("LANG", "C.UTF-8"),
+            ("GOFLAGS", "-mod=mod"),
+            ("EDITOR", "false"),
+            ("PATH", "/usr/bin"),
+            ("GIT_TERMINAL_PROMPT", "0"),
+            ("PAGER", "cat"),
+            ("GIT_PAGER", "cat"),
+            ("VISUAL", "false"),
+            ("GIT_EDITOR", "false"),
+        ]);
+        assert_eq!(env, expected);
+    }
+
+    fn clip(budget: usize, chunks: &[&[u8]]) -> String {
+        let mut c = Clip::new(budget);
+        for chunk in chunks {
+            c.push(chunk);
+        }
+        assert!(c.head.len() + c.tail.len() <= budget);
+        c.render()
+    }
+
+    #[test]
+    fn clipping_keeps_head_and_tail_at_the_edges() {
+        assert_eq!(clip(10, &[b"123456789"]), "123456789");
+        assert_eq!(clip(10, &[b"1234567890"]), "1234567890");
+        assert_eq!(clip(10, &[b"1234", b"567890"]), "1234567890");
+        assert_eq!(
+            clip(10, &[b"12345678901"]),
+            "12345\n[... 1 byte cut ...]\n78901"
+        );
+        assert_eq!(
+            clip(10, &[b"1234\n", b"abc", b"def", b"ghij"]),
+            "1234\n[... 5 bytes cut ...]\nfghij"
+        );
+        assert_eq!(clip(10, &[]), "(no output)\n");
+        assert_eq!(clip(0, &[b"ab"]), "[... 2 bytes cut ...]\n");
+        assert_eq!(clip(1, &[b"ab"]), "[... 1 byte cut ...]\nb");
+    }
+
+    #[test]
+    fn clipping_never_splits_a_character() {
+        // "é" is two bytes; the head would end and the tail begin in the middle of one.
+        let text = "aéééééé".as_bytes(); // 13 bytes
+        assert_eq!(clip(5, &[text]), "a\n[... 10 bytes cut ...]\né");
+        assert_eq!(clip(6, &[text]), "aé\n[... 8 bytes cut ...]\né");
+    }
+
+    #[test]
+    fn clipping_a_long_stream_holds_only_the_budget() {
+        let mut c = Clip::new(100);
+        let chunk = [b'x'; 4096];
+        for _ in 0..1000 {
+            c.push(&chunk);
+        }
+        c.push(b"END");
+        assert!(
+            c.head.capacity() <= 100 && c.tail.capacity() <= 256,
+            "{c:?}"
+        );
+        let text = c.render();
+        assert!(text.ends_with("xxEND"), "{text}");
+        assert!(text.contains(&format!("[... {} bytes cut ...]", 4_096_003 - 100)));
+    }
+
+    #[test]
+    fn status_lines() {
+        let outcome = |status: Option<ExitStatus>, timed_out| Outcome {
+            status,
+            timed_out,
+            output: String::new(),
+        };
+        let t = Duration::from_secs(120);
+        assert_eq!(
+            outcome(Some(ExitStatus::from_raw(0)), false).status_line(t),
+            "exit status 0"
+        );
+        assert_eq!(
+            outcome(Some(ExitStatus::from_raw(2 << 8)), false).status_line(t),
+            "exit status 2"
+        );
+        assert_eq!(
+            outcome(Some(ExitStatus::from_raw(9)), false).status_line(t),
+            "killed by signal 9"
+        );
+        assert_eq!(
+            outcome(Some(ExitStatus::from_raw(9)), true).status_line(t),
+            "timed out after 120 s; killed"
+        );
+        assert_eq!(seconds(Duration::from_millis(500)), "0.5 s");
+    }
+
+    #[test]
+    fn spec_is_small() {
+        let bytes = SPEC.description.len() + SPEC.parameters.len();
+        assert!(bytes <= 250, "{bytes} bytes of description and schema");
+    }
+}

@@ -1,0 +1,744 @@
+//! `run_command`: the allowlist, program resolution outside the project, approval, the
+//! environment, the timeout (grandchildren included), and output clipping.
+//!
+//! Every test passes the parent environment to [`run_command`] explicitly (or sets it on a
+//! child `metron` process), so the test process's own environment is never mutated. Helper
+//! programs are small `/bin/sh` scripts in a temp directory *outside* the project, put on
+//! that explicit PATH. Sleep-based tests use timeouts of a second or two.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use metron::tools::approval::{Approver, Decision, Request};
+use metron::tools::{Budgets, Policy, ToolError, Toolbox, run_command};
+use serde_json::json;
+
+use super::common::*;
+
+/// Records every command it is asked about, and answers with `answer`.
+#[derive(Debug, Clone)]
+struct Recorder {
+    answer: Decision,
+    seen: Arc<Mutex<Vec<Vec<String>>>>,
+}
+
+impl Recorder {
+    fn new(answer: Decision) -> Recorder {
+        Recorder {
+            answer,
+            seen: Arc::default(),
+        }
+    }
+
+    fn approving() -> Recorder {
+        Recorder::new(Decision::Approved)
+    }
+
+    fn seen(&self) -> Vec<Vec<String>> {
+        self.seen.lock().expect("lock").clone()
+    }
+}
+
+impl Approver for Recorder {
+    fn decide(&self, request: &Request<'_>) -> Decision {
+        if let Request::Command { argv } = request {
+            self.seen.lock().expect("lock").push(argv.to_vec());
+        }
+        self.answer.clone()
+    }
+}
+
+/// A directory outside the project for helper scripts and the files they write.
+struct Outside {
+    dir: tempfile::TempDir,
+}
+
+impl Outside {
+    fn new() -> Outside {
+        Outside {
+            dir: tempfile::Builder::new()
+                .prefix("metron-cmd-")
+                .tempdir()
+                .expect("create a temp dir"),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The directory as text (temp paths here never contain whitespace).
+    fn str(&self) -> String {
+        self.path().to_str().expect("UTF-8 temp path").to_owned()
+    }
+
+    /// Writes an executable `/bin/sh` script named `name` and returns its path.
+    fn script(&self, name: &str, body: &str) -> PathBuf {
+        write_script(&self.path().join(name), body)
+    }
+}
+
+fn write_script(path: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_path_buf()
+}
+
+/// The test process's PATH (read, never changed).
+fn real_path() -> String {
+    std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned())
+}
+
+/// A parent environment holding only PATH.
+fn path_env(path: &str) -> Vec<(OsString, OsString)> {
+    vec![("PATH".into(), path.into())]
+}
+
+fn policy(allowed: &[&str]) -> Policy {
+    Policy {
+        allowed_commands: allowed.iter().map(|s| (*s).to_owned()).collect(),
+        command_timeout: Duration::from_secs(10),
+        ..Policy::default()
+    }
+}
+
+fn toolbox(p: &TestProject, policy: Policy, approver: &Recorder) -> Toolbox {
+    Toolbox::new(p.project(), Budgets::default())
+        .with_policy(policy)
+        .with_approver(Box::new(approver.clone()))
+}
+
+/// Runs a command, retrying the rare `Text file busy` a freshly written script can hit
+/// while another test thread is forking.
+fn run(
+    toolbox: &Toolbox,
+    command: &str,
+    env: &[(OsString, OsString)],
+) -> Result<String, ToolError> {
+    for _ in 0..5 {
+        match run_command(toolbox, command, env) {
+            Err(ToolError::Fault(text)) if text.contains("Text file busy") => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+    run_command(toolbox, command, env)
+}
+
+#[track_caller]
+fn refused(result: Result<String, ToolError>) -> String {
+    match result {
+        Err(ToolError::Refused(text)) => text,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn shell_metacharacters_arrive_literally() {
+    let p = TestProject::new();
+    p.file("a.txt", "x").file("b.txt", "y");
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["echo"]), &approver);
+    let command = "echo a;b && c | d $HOME * > out.txt `id` $(id)";
+    let text = run(&tb, command, &path_env(&real_path())).expect("runs");
+    assert_text_eq(
+        &text,
+        "$ echo a;b && c | d $HOME * > out.txt `id` $(id)\nexit status 0\na;b && c | d $HOME * > out.txt `id` $(id)\n",
+    );
+    assert!(!p.path("out.txt").exists(), "no redirection happened");
+    let seen = approver.seen();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let program = Path::new(&seen[0][0]);
+    assert!(
+        program.is_absolute() && program.ends_with("echo"),
+        "{seen:?}"
+    );
+    assert_eq!(
+        seen[0][1..],
+        [
+            "a;b", "&&", "c", "|", "d", "$HOME", "*", ">", "out.txt", "`id`", "$(id)"
+        ]
+    );
+}
+
+#[test]
+fn the_allowlist_matches_whole_tokens_and_refusals_ask_nobody() {
+    let p = TestProject::new();
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["echo hello", "true"]), &approver);
+    let env = path_env(&real_path());
+    assert_eq!(
+        run(&tb, "  echo   hello\tworld ", &env).as_deref(),
+        Ok("$ echo hello world\nexit status 0\nhello world\n")
+    );
+    assert_eq!(
+        run(&tb, "echo hello", &env).as_deref(),
+        Ok("$ echo hello\nexit status 0\nhello\n")
+    );
+    for bad in [
+        "echo",
+        "echo hellox",
+        "echo bye hello",
+        "env echo hello",
+        "echoo hello",
+        "truex",
+    ] {
+        let text = refused(run(&tb, bad, &env));
+        assert!(
+            text.contains("is not an allowed command") && text.contains("`echo hello`, `true`"),
+            "{bad}: {text}"
+        );
+    }
+    let text = refused(run(&tb, "   ", &env));
+    assert!(text.starts_with("the command is empty"), "{text}");
+    assert_eq!(
+        approver.seen().len(),
+        2,
+        "refused commands are never put to the user"
+    );
+}
+
+#[test]
+fn without_allowed_commands_the_tool_is_not_offered() {
+    let p = TestProject::new();
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&[]), &approver);
+    let availability = tb.availability();
+    let (_, status) = availability
+        .iter()
+        .find(|(spec, _)| spec.name == "run_command")
+        .expect("run_command is registered");
+    let reason = status.clone().expect_err("withdrawn");
+    assert!(reason.contains("allowed_commands"), "{reason}");
+    let text = refused(tb.call("run_command", json!({"command": "echo hi"})));
+    assert_eq!(text, reason);
+    assert!(approver.seen().is_empty());
+
+    // With an allowlist, the model's call goes through the registry and its schema.
+    let tb = toolbox(&p, policy(&["true"]), &approver);
+    assert!(matches!(
+        tb.call("run_command", json!({"cmd": "true"})),
+        Err(ToolError::BadArguments(_))
+    ));
+    assert!(tb.call("run_command", json!({"command": "true"})).is_ok());
+}
+
+#[test]
+fn programs_inside_the_project_are_never_run() {
+    let p = TestProject::new();
+    let outside = Outside::new();
+    let marker = outside.path().join("shadow-ran");
+    let shadow = format!("touch {}; echo SHADOW", marker.display());
+    write_script(&p.path("bin/echo"), &shadow);
+    write_script(&p.path("echo"), &shadow);
+    write_script(&p.path("bin/only-here"), &shadow);
+    // A directory outside whose `echo` is a symlink into the project.
+    let sneaky = outside.path().join("sneaky");
+    std::fs::create_dir_all(&sneaky).expect("mkdir");
+    std::os::unix::fs::symlink(p.path("bin/echo"), sneaky.join("echo")).expect("symlink");
+    // A directory outside that is itself a symlink to one inside.
+    std::os::unix::fs::symlink(p.path("bin"), outside.path().join("linked-bin")).expect("symlink");
+
+    let approver = Recorder::approving();
+    let tb = toolbox(
+        &p,
+        policy(&["echo", "only-here", "no-such-program-here"]),
+        &approver,
+    );
+    let path = format!(
+        "{}:{}:{}:bin:.::{}:{}",
+        p.path("bin").display(),
+        outside.path().join("linked-bin").display(),
+        sneaky.display(),
+        p.root().display(),
+        real_path()
+    );
+    let env = path_env(&path);
+    let text = run(&tb, "echo hi", &env).expect("runs");
+    assert_text_eq(&text, "$ echo hi\nexit status 0\nhi\n");
+    assert!(!marker.exists(), "the project's echo ran");
+    let program = PathBuf::from(&approver.seen()[0][0]);
+    let root = p.root().canonicalize().expect("root");
+    let real = program.canonicalize().expect("program");
+    assert!(!real.starts_with(&root), "{program:?}");
+
+    let text = refused(run(&tb, "only-here", &env));
+    assert!(
+        text.contains("`only-here` was found only inside the project (at bin/only-here)"),
+        "{text}"
+    );
+    let text = refused(run(&tb, "no-such-program-here", &env));
+    assert!(text.contains("was not found on PATH"), "{text}");
+    assert_eq!(
+        approver.seen().len(),
+        1,
+        "only the real echo was put to the user"
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn a_program_given_as_a_path_is_refused() {
+    let p = TestProject::new();
+    write_script(&p.path("run.sh"), "echo ran");
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["./run.sh", "/usr/bin/env"]), &approver);
+    for command in ["./run.sh", "/usr/bin/env"] {
+        let text = refused(run(&tb, command, &path_env(&real_path())));
+        assert!(text.contains("is a path"), "{command}: {text}");
+    }
+    assert!(approver.seen().is_empty());
+}
+
+#[test]
+fn each_run_is_approved_and_a_no_is_final() {
+    let p = TestProject::new();
+    let outside = Outside::new();
+    let marker = outside.path().join("ran");
+    let script = outside.script(
+        "mark",
+        &format!("touch {}; echo marked \"$@\"", marker.display()),
+    );
+    let env = path_env(&format!("{}:{}", outside.str(), real_path()));
+
+    let declined = Recorder::new(Decision::Declined);
+    let tb = toolbox(&p, policy(&["mark"]), &declined);
+    let text = refused(run(&tb, "mark  now", &env));
+    assert_eq!(
+        text,
+        "The user declined to run `mark now`. Do not retry it; explain what you wanted to check and ask how to proceed."
+    );
+    assert!(!marker.exists());
+
+    let nobody = Recorder::new(Decision::Unanswerable(
+        "nobody here; rerun with --yes".into(),
+    ));
+    let tb = toolbox(&p, policy(&["mark"]), &nobody);
+    assert_eq!(
+        refused(run(&tb, "mark now", &env)),
+        "nobody here; rerun with --yes"
+    );
+    assert!(!marker.exists());
+
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["mark"]), &approver);
+    let text = run(&tb, "mark now", &env).expect("runs");
+    assert_text_eq(&text, "$ mark now\nexit status 0\nmarked now\n");
+    assert!(marker.exists());
+    let expected = vec![script.to_str().expect("UTF-8").to_owned(), "now".to_owned()];
+    for recorder in [&declined, &nobody, &approver] {
+        assert_eq!(
+            recorder.seen(),
+            vec![expected.clone()],
+            "the question shows the absolute program"
+        );
+    }
+}
+
+#[test]
+fn exit_status_and_interleaved_output_are_data() {
+    let p = TestProject::new();
+    let outside = Outside::new();
+    outside.script("fail", "echo out; echo err >&2; echo out2; exit 3");
+    outside.script("die", "echo dying; kill -TERM $$");
+    outside.script("where", "pwd; cat; echo stdin-was-empty");
+    let env = path_env(&format!("{}:{}", outside.str(), real_path()));
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["fail", "die", "where"]), &approver);
+    assert_eq!(
+        run(&tb, "fail", &env).as_deref(),
+        Ok("$ fail\nexit status 3\nout\nerr\nout2\n")
+    );
+    assert_eq!(
+        run(&tb, "die", &env).as_deref(),
+        Ok("$ die\nkilled by signal 15\ndying\n")
+    );
+    let root = p.root().canonicalize().expect("root");
+    assert_eq!(
+        run(&tb, "where", &env),
+        Ok(format!(
+            "$ where\nexit status 0\n{}\nstdin-was-empty\n",
+            root.display()
+        ))
+    );
+}
+
+/// True once `pid` is gone: no `/proc` entry, or a zombie nobody has reaped yet.
+fn is_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[track_caller]
+fn assert_gone_soon(pid: u32, what: &str) {
+    let start = Instant::now();
+    while !is_gone(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{what} (pid {pid}) survived"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn read_pid(path: &Path) -> u32 {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        .trim()
+        .parse()
+        .expect("a pid")
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_timeout_kills_the_whole_process_group() {
+    let p = TestProject::new();
+    let outside = Outside::new();
+    outside.script(
+        "spawner",
+        "echo $$ > \"$1/child\"; sleep 300 & echo $! > \"$1/grandchild\"; echo started; sleep 300",
+    );
+    let env = path_env(&format!("{}:{}", outside.str(), real_path()));
+    let approver = Recorder::approving();
+    let tb = toolbox(
+        &p,
+        Policy {
+            command_timeout: Duration::from_secs(1),
+            ..policy(&["spawner"])
+        },
+        &approver,
+    );
+    let start = Instant::now();
+    let text = run(&tb, &format!("spawner {}", outside.str()), &env).expect("runs");
+    let took = start.elapsed();
+    assert_text_eq(
+        &text,
+        &format!(
+            "$ spawner {}\ntimed out after 1 s; killed\nstarted\n",
+            outside.str()
+        ),
+    );
+    assert!(took < Duration::from_millis(2500), "took {took:?}");
+    assert_gone_soon(read_pid(&outside.path().join("child")), "the child");
+    assert_gone_soon(
+        read_pid(&outside.path().join("grandchild")),
+        "the grandchild",
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn background_processes_do_not_outlive_the_command() {
+    // The command exits at once, but a background process still holds the output pipe.
+    let p = TestProject::new();
+    let outside = Outside::new();
+    outside.script(
+        "leaver",
+        "sleep 300 & echo $! > \"$1/grandchild\"; echo bye",
+    );
+    let env = path_env(&format!("{}:{}", outside.str(), real_path()));
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["leaver"]), &approver);
+    let start = Instant::now();
+    let text = run(&tb, &format!("leaver {}", outside.str()), &env).expect("runs");
+    let took = start.elapsed();
+    assert_text_eq(
+        &text,
+        &format!("$ leaver {}\nexit status 0\nbye\n", outside.str()),
+    );
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert_gone_soon(
+        read_pid(&outside.path().join("grandchild")),
+        "the background sleep",
+    );
+}
+
+#[test]
+fn output_is_clipped_to_head_and_tail_at_the_budget_edges() {
+    let p = TestProject::new();
+    let outside = Outside::new();
+    let data: Vec<u8> = (0..400).map(|i| b"abcdefghij\n"[i % 11]).collect();
+    let file = outside.path().join("data.txt");
+    std::fs::write(&file, &data).expect("write data");
+    let approver = Recorder::approving();
+    let budget = 100;
+    let tb = toolbox(
+        &p,
+        Policy {
+            max_command_output_bytes: budget,
+            ..policy(&["head -c"])
+        },
+        &approver,
+    );
+    let env = path_env(&real_path());
+    for n in [budget - 1, budget, budget + 1, 4 * budget] {
+        let command = format!("head -c {n} {}", file.display());
+        let text = run(&tb, &command, &env).expect("runs");
+        let body = text
+            .strip_prefix(&format!("$ {command}\nexit status 0\n"))
+            .unwrap_or_else(|| panic!("header: {text}"));
+        let out = String::from_utf8(data[..n].to_vec()).expect("ASCII");
+        let expected = if n <= budget {
+            out
+        } else {
+            let (head, tail) = (&out[..budget / 2], &out[n - budget / 2..]);
+            let newline = if head.ends_with('\n') { "" } else { "\n" };
+            let cut = n - budget;
+            let unit = if cut == 1 { "byte" } else { "bytes" };
+            format!("{head}{newline}[... {cut} {unit} cut ...]\n{tail}")
+        };
+        assert_text_eq(body, &expected);
+    }
+}
+
+#[test]
+fn huge_output_is_clipped_in_bounded_memory() {
+    let p = TestProject::new();
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["seq"]), &approver);
+    let env = path_env(&real_path());
+    let start = Instant::now();
+    let (text, peak) = alloc_meter::peak_during(|| run(&tb, "seq 1 5000000", &env));
+    let took = start.elapsed();
+    let text = text.expect("runs");
+    // seq prints 38,888,896 bytes; 4,000 are kept.
+    assert!(
+        text.starts_with("$ seq 1 5000000\nexit status 0\n1\n2\n3\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n[... 38884896 bytes cut ...]\n"), "{text}");
+    assert!(text.ends_with("4999999\n5000000\n"), "{text}");
+    assert!(text.len() < 4200, "{} bytes", text.len());
+    assert!(peak < 512 * 1024, "peak heap {peak} bytes");
+    eprintln!("seq 1 5000000: {took:?}, peak heap {peak} bytes");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}
+
+#[test]
+fn the_environment_holds_only_the_safe_set_and_named_passthrough() {
+    let p = TestProject::new();
+    let outside = Outside::new();
+    let approver = Recorder::approving();
+    let tb = toolbox(
+        &p,
+        Policy {
+            command_env_passthrough: vec!["GOFLAGS".into()],
+            ..policy(&["env"])
+        },
+        &approver,
+    );
+    let path = format!(
+        "{}:relative/bin:{}/bin:{}",
+        outside.str(),
+        p.root().display(),
+        real_path()
+    );
+    let parent: Vec<(OsString, OsString)> = [
+        ("PATH", path.as_str()),
+        ("HOME", "/nonexistent/home"),
+        ("USER", "someone"),
+        ("LC_ALL", "C"),
+        ("GITHUB_TOKEN", "ghp_secret"),
+        ("AWS_SECRET_ACCESS_KEY", "aws_secret"),
+        ("SSH_AUTH_SOCK", "/nonexistent/agent"),
+        ("GOFLAGS", "-count=1"),
+        ("PAGER", "less"),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).into(), (*v).into()))
+    .collect();
+    let text = run(&tb, "env", &parent).expect("runs");
+    let body = text.strip_prefix("$ env\nexit status 0\n").expect("header");
+    let mut vars: Vec<(&str, &str)> = body.lines().filter_map(|l| l.split_once('=')).collect();
+    vars.sort();
+    // The command's PATH: the absolute entries that exist outside the project, each once.
+    let mut expected_path: Vec<String> = Vec::new();
+    for dir in std::iter::once(outside.str()).chain(real_path().split(':').map(str::to_owned)) {
+        if dir.starts_with('/') && Path::new(&dir).is_dir() && !expected_path.contains(&dir) {
+            expected_path.push(dir);
+        }
+    }
+    let expected_path = expected_path.join(":");
+    let mut expected = vec![
+        ("EDITOR", "false"),
+        ("GIT_EDITOR", "false"),
+        ("GIT_PAGER", "cat"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GOFLAGS", "-count=1"),
+        ("HOME", "/nonexistent/home"),
+        ("LC_ALL", "C"),
+        ("PAGER", "cat"),
+        ("PATH", expected_path.as_str()),
+        ("USER", "someone"),
+        ("VISUAL", "false"),
+    ];
+    expected.sort();
+    assert_eq!(vars, expected);
+}
+
+// ---- the command line ----
+
+fn write_user_config(home: &Path, text: &str) {
+    let dir = home.join(".metron");
+    std::fs::create_dir_all(&dir).expect("mkdir .metron");
+    std::fs::write(dir.join("config.json"), text).expect("write config");
+}
+
+/// `metron ARGS` in `p` with a trusted config allowing `allowed`.
+fn metron_allowing(p: &TestProject, allowed: &str, args: &[&str]) -> Metron {
+    let m = metron(p.root()).args(args);
+    write_user_config(
+        m.home(),
+        &format!(r#"{{"allowed_commands": {allowed}, "command_timeout_seconds": 10}}"#),
+    );
+    m
+}
+
+#[test]
+fn cli_asks_or_needs_yes() {
+    let p = TestProject::git();
+    let args = r#"{"command":"echo hi  there"}"#;
+    let allow = r#"["echo"]"#;
+    let ok = "$ echo hi there\nexit status 0\nhi there\n";
+
+    // stdin is a pipe, not a terminal: nobody can answer, so it fails closed.
+    let run = metron_allowing(&p, allow, &["tool", "run_command", args]).run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("--yes"), "{run:?}");
+    assert!(!run.stdout.contains("hi there\n"), "{run:?}");
+
+    for argv in [
+        ["--yes", "tool", "run_command", args],
+        ["tool", "--yes", "run_command", args],
+        ["tool", "run_command", "--yes", args],
+        ["tool", "run_command", args, "--yes"],
+    ] {
+        let run = metron_allowing(&p, allow, &argv).run();
+        assert_eq!(
+            (run.code, run.stdout.as_str(), run.stderr.as_str()),
+            (0, ok, ""),
+            "{argv:?}"
+        );
+    }
+    let run = metron_allowing(&p, allow, &["--yes", "tool", "run_command", "-"])
+        .stdin(args)
+        .run();
+    assert_eq!((run.code, run.stdout.as_str()), (0, ok), "{run:?}");
+
+    // A non-zero exit is still a result.
+    let run = metron_allowing(
+        &p,
+        r#"["false"]"#,
+        &["--yes", "tool", "run_command", r#"{"command":"false"}"#],
+    )
+    .run();
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "$ false\nexit status 1\n(no output)\n"),
+        "{run:?}"
+    );
+    // Not allowed: a refusal, exit 1.
+    let run = metron_allowing(
+        &p,
+        allow,
+        &["--yes", "tool", "run_command", r#"{"command":"ls"}"#],
+    )
+    .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("is not an allowed command"), "{run:?}");
+}
+
+#[test]
+fn cli_without_allowed_commands_refuses_and_a_project_cannot_grant_them() {
+    let p = TestProject::git();
+    let args = r#"{"command":"echo hi"}"#;
+    let run = metron(p.root())
+        .args(["--yes", "tool", "run_command", args])
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.starts_with("run_command is off"), "{run:?}");
+
+    p.file(".metron.json", r#"{"allowed_commands": ["echo"]}"#);
+    let run = metron(p.root())
+        .args(["--yes", "tool", "run_command", args])
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.starts_with("run_command is off"), "{run:?}");
+    assert!(
+        run.stderr.contains("ignoring `allowed_commands`"),
+        "{run:?}"
+    );
+
+    let run = metron(p.root())
+        .args(["--yes", "tool", "run_command", args])
+        .env("METRON_ALLOW_PROJECT_COMMANDS", "1")
+        .run();
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "$ echo hi\nexit status 0\nhi\n"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn cli_credentials_in_metrons_environment_do_not_reach_the_command() {
+    let p = TestProject::git();
+    let run = metron_allowing(
+        &p,
+        r#"["env"]"#,
+        &["--yes", "tool", "run_command", r#"{"command":"env"}"#],
+    )
+    .env("GITHUB_TOKEN", "ghp_secret")
+    .env("AWS_SECRET_ACCESS_KEY", "aws_secret")
+    .env("AWS_PROFILE", "prod")
+    .env("LC_MESSAGES", "C")
+    .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let mut names: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    names.sort();
+    // What the test process itself has of the safe set (read, never changed).
+    let mut expected: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| {
+            ["USER", "LANG", "TERM", "TMPDIR"].contains(&k.as_str()) || k.starts_with("LC_")
+        })
+        .collect();
+    expected.extend(
+        [
+            "PATH",
+            "HOME",
+            "LC_MESSAGES",
+            "GIT_TERMINAL_PROMPT",
+            "PAGER",
+            "GIT_PAGER",
+            "EDITOR",
+            "VISUAL",
+            "GIT_EDITOR",
+        ]
+        .map(str::to_owned),
+    );
+    expected.sort();
+    expected.dedup();
+    assert_eq!(names, expected, "{}", run.stdout);
+    assert!(
+        !run.stdout.contains("secret") && !run.stdout.contains("prod"),
+        "{}",
+        run.stdout
+    );
+}
