@@ -1,13 +1,15 @@
 //! A tolerant reader for unified diffs as models actually write them.
 //!
 //! It accepts git's format and the plain `diff -u` format, with or without the `diff --git`
-//! line, with or without `a/` `b/` prefixes, inside a Markdown code fence or not, and it
-//! ignores the hunk line counts entirely: a hunk's body runs until the next hunk, the next
-//! file, or a line that cannot be part of a hunk. The counts are recomputed later from the
-//! body, which is what makes overstated, understated and omitted counts harmless.
+//! line, with or without `a/` `b/` prefixes, inside a Markdown code fence or not (when the
+//! text has fences, only what is inside them is the patch), and it ignores the hunk line
+//! counts entirely: a hunk's body runs until the next hunk, the next file, or a line that
+//! cannot be part of a hunk. The counts are recomputed later from the body, which is what
+//! makes overstated, understated and omitted counts harmless.
 //!
-//! What it does not guess at: binary patches are recorded as binary (and refused later), and
-//! a hunk outside any file section is an error that says so.
+//! What it does not guess at: binary patches are recorded as binary (and refused later); a hunk outside any file section is an error that says so; and a
+//! hunk cut short by a line that is not a hunk line is an error when a change (`+` or `-`
+//! line) follows before the next hunk or file, so no change is ever silently dropped.
 
 /// One line of a hunk body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,15 +62,14 @@ pub struct ParseError {
 
 /// Reads a patch into per-file changes.
 pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
-    let lines: Vec<&str> = strip_fences(text).collect();
+    let lines = patch_lines(text);
     let mut files: Vec<FilePatch> = Vec::new();
     // True while the current file section came from `diff --git` and has not yet seen its
     // `---`/`+++` pair, so that pair belongs to it rather than starting a new section.
     let mut awaiting_paths = false;
     let mut i = 0;
     while i < lines.len() {
-        let line = lines[i];
-        let number = i + 1;
+        let (number, line) = lines[i];
         let header = line.trim_end_matches('\r');
         if let Some(rest) = header.strip_prefix("diff --git ") {
             let (old, new) = split_git_paths(rest);
@@ -79,11 +80,9 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
             });
             awaiting_paths = true;
             i += 1;
-        } else if line.starts_with("--- ")
-            && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "))
-        {
+        } else if is_path_pair(&lines, i) {
             let old = header_path(&header[4..]);
-            let new = header_path(lines[i + 1][4..].trim_end_matches('\r'));
+            let new = header_path(lines[i + 1].1[4..].trim_end_matches('\r'));
             if !awaiting_paths {
                 files.push(FilePatch::default());
             }
@@ -129,23 +128,44 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
     Ok(files)
 }
 
-/// Splits the patch into lines on `\n` only, so a `\r` that belongs to a CRLF file's
-/// content survives, and drops Markdown code-fence lines (```` ```diff ````).
-fn strip_fences(text: &str) -> impl Iterator<Item = &str> {
+/// The patch's lines with their 1-based numbers in `text`, split on `\n` only (so a `\r`
+/// that belongs to a CRLF file's content survives). When the text holds Markdown code
+/// fences (a line starting with ```` ``` ```` or `~~~`), only the lines inside them are the
+/// patch: the prose around a fenced diff is not. A fence must start the line; no hunk line
+/// can, so an indented fence in a Markdown file's context (`` ```sh`` after the space)
+/// stays a context line.
+fn patch_lines(text: &str) -> Vec<(usize, &str)> {
     let text = text.strip_suffix('\n').unwrap_or(text);
-    text.split('\n')
-        .filter(|line| !line.trim_start().starts_with("```"))
+    let is_fence = |line: &str| line.starts_with("```") || line.starts_with("~~~");
+    let numbered = text.split('\n').enumerate().map(|(i, line)| (i + 1, line));
+    if !text.split('\n').any(is_fence) {
+        return numbered.collect();
+    }
+    let mut inside = false;
+    numbered
+        .filter(|&(_, line)| {
+            if is_fence(line) {
+                inside = !inside;
+                false
+            } else {
+                inside
+            }
+        })
+        .collect()
+}
+
+/// True when lines `i` and `i + 1` are a `--- PATH` / `+++ PATH` pair.
+fn is_path_pair(lines: &[(usize, &str)], i: usize) -> bool {
+    lines[i].1.starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.1.starts_with("+++ "))
 }
 
 /// Reads a hunk body starting at `start`; returns it and the index of the first line after.
-fn read_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
+fn read_body(lines: &[(usize, &str)], start: usize) -> (Vec<HunkLine>, usize) {
     let mut body = Vec::new();
     let mut i = start;
     while i < lines.len() {
-        let line = lines[i];
-        let is_file_header = line.starts_with("diff --git ")
-            || (line.starts_with("--- ")
-                && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ ")));
+        let line = lines[i].1;
+        let is_file_header = line.starts_with("diff --git ") || is_path_pair(lines, i);
         if line.starts_with("@@") || is_file_header {
             break;
         }
@@ -166,7 +186,7 @@ fn read_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
     // text), not context the file must contain. Dropping trailing context only loosens the
     // anchor, it never changes what the hunk does.
     while matches!(body.last(), Some(HunkLine::Context(text)) if text.trim_end().is_empty()) {
-        if lines[start + body.len() - 1].trim_end().is_empty() {
+        if lines[start + body.len() - 1].1.trim_end().is_empty() {
             body.pop();
         } else {
             break;
@@ -327,5 +347,22 @@ mod tests {
             files[0].hunks[0].lines,
             vec![Delete("-- old rule".into()), Context("keep".into())]
         );
+    }
+
+    #[test]
+    fn only_fenced_lines_are_the_patch_and_indented_fences_are_context() {
+        let text = "Here it is:\n```diff\n--- a/README.md\n+++ b/README.md\n@@ -1,3 +1,3 @@\n ```sh\n-cargo build\n+cargo test\n```\nThis:\n- runs the tests\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files.len(), 1);
+        assert_eq!(
+            files[0].hunks[0].lines,
+            vec![
+                Context("```sh".into()),
+                Delete("cargo build".into()),
+                Add("cargo test".into())
+            ]
+        );
+        // Line numbers are those of the text the model sent.
+        assert_eq!(files[0].hunks[0].patch_line, 5);
     }
 }
