@@ -7,9 +7,8 @@
 //! cannot be part of a hunk. The counts are recomputed later from the body, which is what
 //! makes overstated, understated and omitted counts harmless.
 //!
-//! What it does not guess at: binary patches are recorded as binary (and refused later); a hunk outside any file section is an error that says so; and a
-//! hunk cut short by a line that is not a hunk line is an error when a change (`+` or `-`
-//! line) follows before the next hunk or file, so no change is ever silently dropped.
+//! What it does not guess at: binary patches are recorded as binary (and refused later), and
+//! a hunk outside any file section is an error that says so.
 
 /// One line of a hunk body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,14 +158,24 @@ fn is_path_pair(lines: &[(usize, &str)], i: usize) -> bool {
     lines[i].1.starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.1.starts_with("+++ "))
 }
 
+/// True when the line at `i` starts a new file section, seen from inside a hunk body.
+/// There a `--- X` / `+++ Y` pair can also be a removed `-- X` and an added `++ Y` (SQL or
+/// Lua comments), so it counts as a header only when a hunk or the end of the text follows.
+fn starts_file_in_body(lines: &[(usize, &str)], i: usize) -> bool {
+    lines[i].1.starts_with("diff --git ")
+        || (is_path_pair(lines, i)
+            && lines
+                .get(i + 2)
+                .is_none_or(|l| l.1.starts_with("@@") || l.1.starts_with("diff --git ")))
+}
+
 /// Reads a hunk body starting at `start`; returns it and the index of the first line after.
 fn read_body(lines: &[(usize, &str)], start: usize) -> (Vec<HunkLine>, usize) {
     let mut body = Vec::new();
     let mut i = start;
     while i < lines.len() {
         let line = lines[i].1;
-        let is_file_header = line.starts_with("diff --git ") || is_path_pair(lines, i);
-        if line.starts_with("@@") || is_file_header {
+        if line.starts_with("@@") || starts_file_in_body(lines, i) {
             break;
         }
         let item = match line.as_bytes().first() {
@@ -364,5 +373,23 @@ mod tests {
         );
         // Line numbers are those of the text the model sent.
         assert_eq!(files[0].hunks[0].patch_line, 5);
+    }
+
+    #[test]
+    fn header_like_change_lines_stay_in_the_hunk() {
+        let text = "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,2 @@\n--- old\n+++ new\n select 1;\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files.len(), 1);
+        assert_eq!(
+            files[0].hunks[0].lines,
+            vec![
+                Delete("-- old".into()),
+                Add("++ new".into()),
+                Context("select 1;".into())
+            ]
+        );
+        // A real second file still starts a section.
+        let text = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-c\n+d\n";
+        assert_eq!(parse(text).expect("parses").len(), 2);
     }
 }
