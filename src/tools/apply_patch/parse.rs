@@ -7,8 +7,10 @@
 //! cannot be part of a hunk. The counts are recomputed later from the body, which is what
 //! makes overstated, understated and omitted counts harmless.
 //!
-//! What it does not guess at: binary patches are recorded as binary (and refused later), and
-//! a hunk outside any file section is an error that says so.
+//! What it does not guess at: binary patches are recorded as binary (and refused later); a
+//! hunk outside any file section is an error that says so; and a hunk cut short by a line
+//! that is not a hunk line is an error when a change (`+` or `-` line) follows before the
+//! next hunk or file, so no change is ever silently dropped.
 
 /// One line of a hunk body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +107,7 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
                 message: format!("cannot read the hunk header `{line}`; expected `@@ -START,COUNT +START,COUNT @@`"),
             })?;
             let (body, next) = read_body(&lines, i + 1);
+            check_nothing_dropped(&lines, next)?;
             file.hunks.push(Hunk {
                 claimed_start,
                 patch_line: number,
@@ -202,6 +205,38 @@ fn read_body(lines: &[(usize, &str)], start: usize) -> (Vec<HunkLine>, usize) {
         }
     }
     (body, i)
+}
+
+/// A hunk body ended at `stop` on a line that is not a hunk line. That is fine for prose
+/// after the patch, but if a change line (`+` or `-`) follows before the next hunk or file,
+/// the body was cut short (typically a context line that lost its leading space), and
+/// going on would silently drop that change.
+fn check_nothing_dropped(lines: &[(usize, &str)], stop: usize) -> Result<(), ParseError> {
+    let Some(&(number, text)) = lines.get(stop) else {
+        return Ok(());
+    };
+    if text.starts_with("@@") || starts_file_in_body(lines, stop) {
+        return Ok(());
+    }
+    let mut i = stop;
+    while i < lines.len() {
+        let line = lines[i].1;
+        if line.starts_with("@@") || line.starts_with("diff --git ") || is_path_pair(lines, i) {
+            return Ok(());
+        }
+        if line.starts_with('+') || line.starts_with('-') {
+            return Err(ParseError {
+                line: number,
+                message: format!(
+                    "`{}` is not a hunk line, so the hunk would end there, but line {} after it is a change; every line of a hunk starts with a space (context), `-` or `+`: give each context line its leading space",
+                    text.trim_end_matches('\r'),
+                    lines[i].0
+                ),
+            });
+        }
+        i += 1;
+    }
+    Ok(())
 }
 
 /// The old start line from `@@ -START[,COUNT] +START[,COUNT] @@`.
@@ -391,5 +426,17 @@ mod tests {
         // A real second file still starts a section.
         let text = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-c\n+d\n";
         assert_eq!(parse(text).expect("parses").len(), 2);
+    }
+
+    #[test]
+    fn a_change_after_a_line_without_its_space_is_an_error() {
+        let text = "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+B\nc\n-d\n+D\n";
+        let err = parse(text).expect_err("refused");
+        assert_eq!(err.line, 7, "{err}");
+        assert!(err.message.contains("`c` is not a hunk line"), "{err}");
+        assert!(err.message.contains("line 8"), "{err}");
+        // Prose after the last hunk is not a change, and is ignored.
+        let text = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\nThis renames a to b.\n";
+        assert_eq!(parse(text).expect("parses")[0].hunks[0].lines.len(), 2);
     }
 }
