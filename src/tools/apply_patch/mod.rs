@@ -138,6 +138,11 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
                 "The patch for `{shown}` is binary; apply_patch changes text files only."
             )));
         }
+        if file.copy {
+            return Err(refuse(format!(
+                "The patch copies a file to `{shown}`; apply_patch does not copy files: create `{shown}` with `--- /dev/null` and `+++ b/{shown}` and its whole content."
+            )));
+        }
         let paths: BTreeSet<&ProjectPath> = old.iter().chain(new.iter()).collect();
         for path in paths {
             if !seen.insert(path.clone()) {

@@ -7,10 +7,10 @@
 //! cannot be part of a hunk. The counts are recomputed later from the body, which is what
 //! makes overstated, understated and omitted counts harmless.
 //!
-//! What it does not guess at: binary patches are recorded as binary (and refused later); a
-//! hunk outside any file section is an error that says so; and a hunk cut short by a line
-//! that is not a hunk line is an error when a change (`+` or `-` line) follows before the
-//! next hunk or file, so no change is ever silently dropped.
+//! What it does not guess at: binary patches are recorded as binary and copies as copies
+//! (both refused later); a hunk outside any file section is an error that says so; and a
+//! hunk cut short by a line that is not a hunk line is an error when a change (`+` or `-`
+//! line) follows before the next hunk or file, so no change is ever silently dropped.
 
 /// One line of a hunk body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +47,8 @@ pub struct FilePatch {
     pub new_mode: Option<u32>,
     /// True for `GIT binary patch` or `Binary files ... differ`.
     pub binary: bool,
+    /// True for a copy (`copy from` / `copy to`), which apply_patch does not do.
+    pub copy: bool,
     /// The hunks, in patch order.
     pub hunks: Vec<Hunk>,
 }
@@ -299,6 +301,12 @@ fn read_extended_header(file: &mut FilePatch, line: &str) {
         file.old_path = Some(p.to_owned());
     } else if let Some(p) = line.strip_prefix("rename to ") {
         file.new_path = Some(p.to_owned());
+    } else if let Some(p) = line.strip_prefix("copy from ") {
+        file.old_path = Some(p.to_owned());
+        file.copy = true;
+    } else if let Some(p) = line.strip_prefix("copy to ") {
+        file.new_path = Some(p.to_owned());
+        file.copy = true;
     } else if line.starts_with("GIT binary patch")
         || (line.starts_with("Binary files ") && line.ends_with(" differ"))
     {
@@ -438,5 +446,14 @@ mod tests {
         // Prose after the last hunk is not a change, and is ignored.
         let text = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\nThis renames a to b.\n";
         assert_eq!(parse(text).expect("parses")[0].hunks[0].lines.len(), 2);
+    }
+
+    #[test]
+    fn copies_are_marked() {
+        let text =
+            "diff --git a/a.txt b/b.txt\nsimilarity index 100%\ncopy from a.txt\ncopy to b.txt\n";
+        let files = parse(text).expect("parses");
+        assert!(files[0].copy);
+        assert_eq!(files[0].new_path.as_deref(), Some("b.txt"));
     }
 }
