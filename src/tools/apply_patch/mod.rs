@@ -175,7 +175,12 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
                 continue;
             }
         }
-        match repair::resolve(file, current.as_ref().map(|(bytes, _)| bytes.as_slice())) {
+        match repair::resolve(
+            file,
+            current
+                .as_ref()
+                .map(|(bytes, mode)| (bytes.as_slice(), *mode)),
+        ) {
             Ok(resolved) => {
                 patch.extend_from_slice(&resolved.text);
                 let _ = writeln!(

@@ -70,9 +70,9 @@ pub struct Resolved {
     pub removed: usize,
 }
 
-/// Resolves one file's changes against its current bytes (`None` when it does not exist).
-/// `display` is the path used in messages.
-pub fn resolve(file: &FilePatch, current: Option<&[u8]>) -> Result<Resolved, Refusal> {
+/// Resolves one file's changes against its current bytes and permission bits (`None` when
+/// it does not exist).
+pub fn resolve(file: &FilePatch, current: Option<(&[u8], u32)>) -> Result<Resolved, Refusal> {
     let display = file
         .new_path
         .as_deref()
@@ -86,7 +86,7 @@ pub fn resolve(file: &FilePatch, current: Option<&[u8]>) -> Result<Resolved, Ref
         (Some(path), _, None) => Err(Refusal(format!(
             "`{path}` does not exist; to create it, use `--- /dev/null` and `+++ b/{path}`"
         ))),
-        (Some(old), new, Some(bytes)) => modify(file, old, new.as_deref(), bytes),
+        (Some(old), new, Some((bytes, mode))) => modify(file, old, new.as_deref(), bytes, mode),
         (None, None, _) => Err(Refusal(format!(
             "cannot tell which file a section of the patch is for ({display})"
         ))),
@@ -110,13 +110,14 @@ fn create(file: &FilePatch, path: &str) -> Result<Resolved, Refusal> {
         }
     }
     let mode = file.new_mode.filter(|&m| m == 0o100755).unwrap_or(0o100644);
-    let mut text = format!("diff --git a/{path} b/{path}\nnew file mode {mode:o}\n").into_bytes();
+    // libgit2 reads the extended header as a state machine: after `new file mode` it
+    // needs the `---`/`+++` pair (or an `index` line) to finish, even with no hunk.
+    let mut text = format!(
+        "diff --git a/{path} b/{path}\nnew file mode {mode:o}\n--- /dev/null\n+++ b/{path}\n"
+    )
+    .into_bytes();
     if !added.is_empty() {
-        let _ = writeln!(
-            text,
-            "--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@",
-            added.len()
-        );
+        let _ = writeln!(text, "@@ -0,0 +1,{} @@", added.len());
         for line in &added {
             push_line(&mut text, b'+', line);
         }
@@ -136,6 +137,7 @@ fn modify(
     old: &str,
     new: Option<&str>,
     bytes: &[u8],
+    mode: u32,
 ) -> Result<Resolved, Refusal> {
     let lines = FileLines::new(bytes);
     if lines.lines.iter().any(|l| l.contains(&0)) {
@@ -147,31 +149,41 @@ fn modify(
         return delete(file, old, &lines);
     };
 
-    let mut header = format!("diff --git a/{old} b/{new}\n").into_bytes();
-    if old != new {
-        let _ = write!(header, "rename from {old}\nrename to {new}\n");
+    // The header in the order libgit2's parser requires: mode change, rename, then (when
+    // hunks follow) an `index` line and the `---`/`+++` pair.
+    let git_mode = if mode & 0o111 != 0 {
+        0o100755
+    } else {
+        0o100644
+    };
+    let new_mode = file
+        .new_mode
+        .filter(|m| matches!(m, 0o100644 | 0o100755) && *m != git_mode);
+    let mut text = format!("diff --git a/{old} b/{new}\n").into_bytes();
+    if let Some(new_mode) = new_mode {
+        let _ = write!(text, "old mode {git_mode:o}\nnew mode {new_mode:o}\n");
     }
-    if let Some(mode) = file.new_mode.filter(|m| matches!(m, 0o100644 | 0o100755)) {
-        let _ = writeln!(header, "new mode {mode:o}");
+    if old != new {
+        let similarity = if file.hunks.is_empty() { 100 } else { 50 };
+        let _ = write!(
+            text,
+            "similarity index {similarity}%\nrename from {old}\nrename to {new}\n"
+        );
     }
     if file.hunks.is_empty() {
-        if old == new {
+        if old == new && new_mode.is_none() {
             return Err(Refusal(format!(
                 "the patch for `{old}` has no hunks; send `@@` hunks with the lines to change"
             )));
         }
-        let text = format!(
-            "diff --git a/{old} b/{new}\nsimilarity index 100%\nrename from {old}\nrename to {new}\n"
-        );
         return Ok(Resolved {
-            text: text.into_bytes(),
+            text,
             added: 0,
             removed: 0,
         });
     }
-    let _ = write!(header, "--- a/{old}\n+++ b/{new}\n");
+    let _ = write!(text, "index 0000000..0000000\n--- a/{old}\n+++ b/{new}\n");
 
-    let mut text = header;
     let (mut added, mut removed) = (0, 0);
     let mut next_free = 0usize; // first file line a later hunk may touch
     let mut delta: isize = 0; // new line numbers minus old, after the hunks so far
@@ -215,13 +227,12 @@ fn delete(file: &FilePatch, path: &str, lines: &FileLines<'_>) -> Result<Resolve
             )));
         }
     }
-    let mut text = format!("diff --git a/{path} b/{path}\ndeleted file mode 100644\n").into_bytes();
+    let mut text = format!(
+        "diff --git a/{path} b/{path}\ndeleted file mode 100644\n--- a/{path}\n+++ /dev/null\n"
+    )
+    .into_bytes();
     if !lines.lines.is_empty() {
-        let _ = writeln!(
-            text,
-            "--- a/{path}\n+++ /dev/null\n@@ -1,{} +0,0 @@",
-            lines.lines.len()
-        );
+        let _ = writeln!(text, "@@ -1,{} +0,0 @@", lines.lines.len());
         for line in &lines.lines {
             push_line(&mut text, b'-', line);
         }
