@@ -155,6 +155,9 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
     }
 
     let mut pre: Vec<(ProjectPath, Vec<u8>, u32)> = Vec::new();
+    // The permission bits each written path gets: a modified or renamed file keeps its
+    // own, a created one gets 0644; a mode the patch states sets or clears the x bits.
+    let mut modes: Vec<(ProjectPath, u32)> = Vec::new();
     let mut patch = Vec::new();
     let mut summary = String::new();
     let mut problems = Vec::new();
@@ -183,6 +186,15 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
         ) {
             Ok(resolved) => {
                 patch.extend_from_slice(&resolved.text);
+                if let Some(new) = new {
+                    let base = current.as_ref().map_or(0o644, |(_, mode)| *mode);
+                    let mode = match file.new_mode {
+                        Some(stated) if stated & 0o111 != 0 => base | ((base & 0o444) >> 2),
+                        Some(_) => base & !0o111,
+                        None => base,
+                    };
+                    modes.push((new.clone(), mode));
+                }
                 let _ = writeln!(
                     summary,
                     "{}",
@@ -220,12 +232,10 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
             .iter()
             .find(|(p, _, _)| *p == path)
             .map(|(_, bytes, mode)| (bytes.clone(), *mode));
-        let created_mode = files
+        let mode = modes
             .iter()
-            .find(|f| f.new_path.as_deref() == Some(path.as_str()))
-            .and_then(|f| f.new_mode)
-            .map_or(0o644, |m| if m & 0o111 != 0 { 0o755 } else { 0o644 });
-        let mode = before.as_ref().map_or(created_mode, |(_, mode)| *mode);
+            .find(|(p, _)| *p == path)
+            .map_or(0o644, |(_, mode)| *mode);
         changes.push(Change {
             path,
             before,
