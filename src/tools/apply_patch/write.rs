@@ -5,7 +5,8 @@
 //! ours: before the first write, every file is re-read and compared with the bytes the
 //! patch was computed from (so an edit made while the person was reading the diff is never
 //! overwritten with stale content); then files are written in order, and if any write
-//! fails, the ones already written are put back and the files created are removed.
+//! fails, the ones already written are put back and the files created are removed. Like
+//! `git apply`, a directory left empty by a deletion or a rename is removed afterwards.
 
 use crate::project::{BoundaryError, Project, ProjectPath};
 
@@ -133,7 +134,28 @@ pub fn commit(store: &impl Store, changes: &[Change]) -> Result<(), CommitError>
             });
         }
     }
+    remove_emptied_dirs(store, changes);
     Ok(())
+}
+
+/// Removes the directories that deleted (or renamed-away) files leave empty, deepest
+/// first, so a parent emptied in turn goes too. Only directories that held a deleted file
+/// are tried, and removing a directory that is not empty fails harmlessly.
+fn remove_emptied_dirs(store: &impl Store, changes: &[Change]) {
+    let mut dirs: Vec<&str> = Vec::new();
+    for change in changes.iter().filter(|c| c.after.is_none()) {
+        let mut dir = change.path.as_str();
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            dirs.push(parent);
+            dir = parent;
+        }
+    }
+    // An ancestor is always shorter than its descendants.
+    dirs.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    dirs.dedup();
+    for dir in dirs {
+        store.remove_empty_dir(dir);
+    }
 }
 
 /// Puts back the changes already made, newest first; returns the paths it could not.
