@@ -1,5 +1,6 @@
 //! Integration tests, one module per area.
 
+mod apply_patch;
 mod boundary;
 mod cli;
 mod common;

@@ -1,0 +1,10 @@
+fn main() {
+    let a = 1;
+    let b = 3;
+    let c = 4;
+    println!("{}", a + b);
+}
+
+fn helper() -> u32 {
+    42
+}

@@ -1,0 +1,2 @@
+-- keep
+select 1;

@@ -1,0 +1,3 @@
+-- keep
+-- old rule
+select 1;

@@ -1,0 +1,2 @@
+++ new
+select 1;

@@ -1,0 +1,2 @@
+-- old
+select 1;
