@@ -401,13 +401,14 @@ fn seconds(d: Duration) -> String {
 }
 
 /// Spawns `command` with stdout and stderr on one pipe, reads it until end of file while
-/// enforcing `timeout`, and kills the process group when the command exits or times out.
+/// enforcing `timeout`, and kills the process group when the command exits or times out
+/// (or when anything here fails, so no error leaves it running).
 fn execute(
     mut command: std::process::Command,
     timeout: Duration,
     budget: usize,
 ) -> std::io::Result<Outcome> {
-    let (mut reader, writer) = std::io::pipe()?;
+    let (reader, writer) = std::io::pipe()?;
     command.stdout(writer.try_clone()?).stderr(writer);
     let child = command.spawn();
     // The Command holds the parent's copies of the write end; drop them now, or the pipe
@@ -419,9 +420,23 @@ fn execute(
         // ESRCH (the group is already gone) is the usual, harmless answer.
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     };
+    let outcome = watch(&mut child, reader, &kill_group, timeout, budget);
+    if outcome.is_err() {
+        kill_group();
+        let _ = child.wait();
+    }
+    outcome
+}
 
-    let start = Instant::now();
-    let deadline = start.checked_add(timeout);
+/// The read loop of [`execute`]: one thread, no output held beyond the budget.
+fn watch(
+    child: &mut Child,
+    mut reader: std::io::PipeReader,
+    kill_group: &dyn Fn(),
+    timeout: Duration,
+    budget: usize,
+) -> std::io::Result<Outcome> {
+    let deadline = Instant::now().checked_add(timeout);
     let mut clip = Clip::new(budget);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut status: Option<ExitStatus> = None;
@@ -431,10 +446,8 @@ fn execute(
     let mut backoff = Duration::from_micros(50);
     loop {
         if status.is_none() {
-            status = reap(&mut child, &kill_group)?;
+            status = reap(child, kill_group)?;
             if status.is_some() {
-                // Whatever the command left running in its group goes with it.
-                kill_group();
                 give_up.get_or_insert_with(|| Instant::now() + DRAIN_GRACE);
             }
         }
@@ -459,7 +472,7 @@ fn execute(
         }
         let wait = wake.saturating_duration_since(now);
         if eof {
-            // The output is closed but the command has not been reaped yet: usually it is
+            // The output is closed but the command has not exited yet: usually it is
             // exiting right now, so check again soon, then less often.
             std::thread::sleep(backoff.min(wait));
             backoff = (backoff * 2).min(POLL_SLICE);
@@ -470,10 +483,7 @@ fn execute(
                 Ok(0) => eof = true,
                 Ok(n) => clip.push(&buf[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    kill_group();
-                    return Err(e);
-                }
+                Err(e) => return Err(e),
             }
         }
     }
@@ -484,17 +494,37 @@ fn execute(
     })
 }
 
-/// The exit status if the child has exited; on a wait error the group is killed first.
+/// The exit status once the child has exited, after killing what it left running in its
+/// process group; `None` while it runs. The exit is first observed without reaping
+/// (`waitid` with `WNOWAIT`): until the child is reaped its pid, which is also the group's
+/// id, cannot be reused, so the kill cannot reach an unrelated group. On a wait error the
+/// group is killed too.
 fn reap(child: &mut Child, kill_group: &dyn Fn()) -> std::io::Result<Option<ExitStatus>> {
-    child.try_wait().inspect_err(|_| kill_group())
+    use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    match waitid(WaitId::Pid(Pid::from_child(child)), options) {
+        Ok(None) => Ok(None),
+        Ok(Some(_)) => {
+            kill_group();
+            // The child is a zombie now, so this returns at once.
+            child.wait().map(Some)
+        }
+        Err(rustix::io::Errno::INTR) => Ok(None),
+        Err(e) => {
+            kill_group();
+            Err(e.into())
+        }
+    }
 }
 
-/// Waits up to `wait` for the pipe to have data or be closed.
+/// Waits up to `wait` (at most [`POLL_SLICE`]) for the pipe to have data or be closed.
 fn readable(reader: &std::io::PipeReader, wait: Duration) -> std::io::Result<bool> {
     use rustix::event::{PollFd, PollFlags, Timespec};
-    let timeout = Timespec::try_from(wait).ok();
+    // `wait` is at most POLL_SLICE, so the conversion cannot fail; if it did, not waiting
+    // at all is the safe direction.
+    let timeout = Timespec::try_from(wait).unwrap_or_default();
     let mut fds = [PollFd::new(reader, PollFlags::IN)];
-    match rustix::event::poll(&mut fds, timeout.as_ref()) {
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
         Ok(n) => Ok(n > 0),
         Err(rustix::io::Errno::INTR) => Ok(false),
         Err(e) => Err(e.into()),
