@@ -55,7 +55,8 @@ enum Command {
     /// Exit status: 0 the tool produced a result, 1 it refused or failed, 2 usage error.
     #[command(after_long_help = tools_help())]
     Tool {
-        /// The tool: list_files, find_symbol, search_text or view_slice.
+        /// The tool: list_files, find_symbol, search_text, view_slice, apply_patch or
+        /// run_command.
         name: String,
         /// The tool's JSON arguments object, for example '{"pattern":"*.go"}'; `-` reads it
         /// from stdin; omitted means {}.
