@@ -86,7 +86,14 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
         } else if is_path_pair(&lines, i) {
             let old = header_path(&header[4..]);
             let new = header_path(lines[i + 1].1[4..].trim_end_matches('\r'));
-            if !awaiting_paths {
+            // The pair belongs to the `diff --git` section above only if it names the same
+            // files; after a section that needs no pair (a pure rename, a mode change, an
+            // empty file), a pair for another file starts that file's own section.
+            let belongs = awaiting_paths
+                && files.last().is_some_and(|file| {
+                    same_file(&file.old_path, &old) && same_file(&file.new_path, &new)
+                });
+            if !belongs {
                 files.push(FilePatch::default());
             }
             if let Some(file) = files.last_mut() {
@@ -156,6 +163,14 @@ fn patch_lines(text: &str) -> Vec<(usize, &str)> {
             }
         })
         .collect()
+}
+
+/// True unless both paths are known and differ (`None` is /dev/null or unknown).
+fn same_file(a: &Option<String>, b: &Option<String>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
 }
 
 /// True when lines `i` and `i + 1` are a `--- PATH` / `+++ PATH` pair.
@@ -455,5 +470,21 @@ mod tests {
         let files = parse(text).expect("parses");
         assert!(files[0].copy);
         assert_eq!(files[0].new_path.as_deref(), Some("b.txt"));
+    }
+
+    #[test]
+    fn a_pair_for_another_file_after_a_header_only_section_starts_its_own() {
+        let text = "diff --git a/e.txt b/e.txt\nnew file mode 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(
+            (files[0].old_path.as_deref(), files[0].new_path.as_deref()),
+            (None, Some("e.txt"))
+        );
+        assert_eq!(files[1].new_path.as_deref(), Some("x"));
+        assert_eq!(files[1].hunks.len(), 1);
+        // The section's own pair still joins it.
+        let text = "diff --git a/r b/s\nsimilarity index 90%\nrename from r\nrename to s\n--- a/r\n+++ b/s\n@@ -1 +1 @@\n-a\n+b\n";
+        assert_eq!(parse(text).expect("parses").len(), 1);
     }
 }
