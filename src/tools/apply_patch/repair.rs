@@ -113,7 +113,9 @@ fn create(file: &FilePatch, path: &str) -> Result<Resolved, Refusal> {
     // libgit2 reads the extended header as a state machine: after `new file mode` it
     // needs the `---`/`+++` pair (or an `index` line) to finish, even with no hunk.
     let mut text = format!(
-        "diff --git a/{path} b/{path}\nnew file mode {mode:o}\n--- /dev/null\n+++ b/{path}\n"
+        "{}new file mode {mode:o}\n--- /dev/null\n+++ {}\n",
+        git_line(path, path),
+        quoted("b/", path)
     )
     .into_bytes();
     if !added.is_empty() {
@@ -159,7 +161,7 @@ fn modify(
     let new_mode = file
         .new_mode
         .filter(|m| matches!(m, 0o100644 | 0o100755) && *m != git_mode);
-    let mut text = format!("diff --git a/{old} b/{new}\n").into_bytes();
+    let mut text = git_line(old, new).into_bytes();
     if let Some(new_mode) = new_mode {
         let _ = write!(text, "old mode {git_mode:o}\nnew mode {new_mode:o}\n");
     }
@@ -167,7 +169,9 @@ fn modify(
         let similarity = if file.hunks.is_empty() { 100 } else { 50 };
         let _ = write!(
             text,
-            "similarity index {similarity}%\nrename from {old}\nrename to {new}\n"
+            "similarity index {similarity}%\nrename from {}\nrename to {}\n",
+            quoted("", old),
+            quoted("", new)
         );
     }
     if file.hunks.is_empty() {
@@ -182,7 +186,12 @@ fn modify(
             removed: 0,
         });
     }
-    let _ = write!(text, "index 0000000..0000000\n--- a/{old}\n+++ b/{new}\n");
+    let _ = write!(
+        text,
+        "index 0000000..0000000\n--- {}\n+++ {}\n",
+        quoted("a/", old),
+        quoted("b/", new)
+    );
 
     let (mut added, mut removed) = (0, 0);
     let mut next_free = 0usize; // first file line a later hunk may touch
@@ -228,7 +237,9 @@ fn delete(file: &FilePatch, path: &str, lines: &FileLines<'_>) -> Result<Resolve
         }
     }
     let mut text = format!(
-        "diff --git a/{path} b/{path}\ndeleted file mode 100644\n--- a/{path}\n+++ /dev/null\n"
+        "{}deleted file mode 100644\n--- {}\n+++ /dev/null\n",
+        git_line(path, path),
+        quoted("a/", path)
     )
     .into_bytes();
     if !lines.lines.is_empty() {
@@ -490,8 +501,80 @@ fn emit_hunk(
     }
 }
 
+/// The `diff --git a/OLD b/NEW` line. libgit2 splits an unquoted one at the first space,
+/// so a path with a space (or anything git would quote) is written quoted.
+fn git_line(old: &str, new: &str) -> String {
+    let needs_quotes = |path: &str| path.contains(' ') || needs_escape(path);
+    if needs_quotes(old) || needs_quotes(new) {
+        format!(
+            "diff --git {} {}\n",
+            c_quote(&format!("a/{old}")),
+            c_quote(&format!("b/{new}"))
+        )
+    } else {
+        format!("diff --git a/{old} b/{new}\n")
+    }
+}
+
+/// `prefix` + `path` as git writes it on `---`, `+++` and `rename` lines: quoted only when
+/// it holds a character that would otherwise end or break the line.
+fn quoted(prefix: &str, path: &str) -> String {
+    let full = format!("{prefix}{path}");
+    if needs_escape(path) {
+        c_quote(&full)
+    } else {
+        full
+    }
+}
+
+fn needs_escape(path: &str) -> bool {
+    path.chars()
+        .any(|c| c == '"' || c == '\\' || c.is_control())
+}
+
+/// A C-style quoted string, as git and libgit2 read it.
+fn c_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            // Other control characters, as octal bytes (UTF-8 stays as it is).
+            c if c.is_control() => {
+                let mut buf = [0; 4];
+                for byte in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("\\{byte:03o}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 fn push_line(out: &mut Vec<u8>, sign: u8, bytes: &[u8]) {
     out.push(sign);
     out.extend_from_slice(bytes);
     out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_libgit2_would_misread_are_quoted() {
+        assert_eq!(git_line("a.txt", "a.txt"), "diff --git a/a.txt b/a.txt\n");
+        assert_eq!(
+            git_line("my file", "my file"),
+            "diff --git \"a/my file\" \"b/my file\"\n"
+        );
+        assert_eq!(quoted("b/", "my file"), "b/my file");
+        assert_eq!(quoted("b/", "caf\u{e9}"), "b/caf\u{e9}");
+        assert_eq!(quoted("b/", "q\"\\\tx\u{1}"), "\"b/q\\\"\\\\\\tx\\001\"");
+    }
 }
