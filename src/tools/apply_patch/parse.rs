@@ -266,9 +266,19 @@ fn parse_old_start(header: &str) -> Option<usize> {
 
 /// Paths from `diff --git a/X b/Y` (or without prefixes). When X and Y are the same path
 /// without prefixes the split is ambiguous only if the path has spaces; we split at the
-/// middle space in that case, which is right whenever the two names are equal.
+/// middle space in that case, which is right whenever the two names are equal. Paths git
+/// quoted (`"a/caf\303\251.md"`) are unquoted.
 fn split_git_paths(rest: &str) -> (Option<String>, Option<String>) {
     let rest = rest.trim();
+    if let Some(end) = rest.strip_prefix('"').and_then(closing_quote) {
+        let old = unquote(&rest[..end + 2]);
+        let new = rest[end + 2..].trim_start();
+        return (Some(strip_prefix(&old)), Some(strip_prefix(&unquote(new))));
+    }
+    if let Some((old, new)) = rest.split_once(" \"").filter(|_| rest.ends_with('"')) {
+        let new = unquote(&format!("\"{new}"));
+        return (Some(strip_prefix(old)), Some(strip_prefix(&new)));
+    }
     if let Some(idx) = rest.find(" b/").filter(|_| rest.starts_with("a/")) {
         return (
             Some(rest[2..idx].to_owned()),
@@ -285,14 +295,79 @@ fn split_git_paths(rest: &str) -> (Option<String>, Option<String>) {
 }
 
 /// A path from a `---` or `+++` line: `None` for /dev/null; a trailing tab and timestamp
-/// (as `diff -u` writes) and one `a/` or `b/` prefix are removed.
+/// (as `diff -u` writes) and one `a/` or `b/` prefix are removed, and a quoted path is
+/// unquoted.
 fn header_path(raw: &str) -> Option<String> {
-    let path = raw.split('\t').next().unwrap_or(raw).trim_end();
-    let path = path.trim_matches('"');
+    let path = match raw.strip_prefix('"').and_then(closing_quote) {
+        Some(end) => unquote(&raw[..end + 2]),
+        None => raw.split('\t').next().unwrap_or(raw).trim_end().to_owned(),
+    };
     if path == "/dev/null" {
         return None;
     }
-    Some(strip_prefix(path))
+    Some(strip_prefix(&path))
+}
+
+/// In the text after an opening `"`, the index of the closing one.
+fn closing_quote(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Undoes git's C-style quoting (`core.quotePath`, on by default, quotes non-ASCII bytes
+/// as octal escapes, and any path with a quote, a backslash or a control character). Text
+/// that is not quoted comes back as it is.
+fn unquote(raw: &str) -> String {
+    let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
+        return raw.to_owned();
+    };
+    let bytes = inner.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        let Some(&escaped) = bytes.get(i + 1) else {
+            break;
+        };
+        i += 2;
+        let byte = match escaped {
+            b'a' => 0x07,
+            b'b' => 0x08,
+            b't' => b'\t',
+            b'n' => b'\n',
+            b'v' => 0x0b,
+            b'f' => 0x0c,
+            b'r' => b'\r',
+            b'0'..=b'7' => {
+                let mut value = u32::from(escaped - b'0');
+                for _ in 0..2 {
+                    match bytes.get(i) {
+                        Some(&d @ b'0'..=b'7') => {
+                            value = value * 8 + u32::from(d - b'0');
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                u8::try_from(value).unwrap_or(b'?')
+            }
+            other => other,
+        };
+        out.push(byte);
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn strip_prefix(path: &str) -> String {
@@ -313,14 +388,18 @@ fn read_extended_header(file: &mut FilePatch, line: &str) {
     } else if let Some(m) = line.strip_prefix("new mode ") {
         file.new_mode = mode(m);
     } else if let Some(p) = line.strip_prefix("rename from ") {
-        file.old_path = Some(p.to_owned());
+        let p = unquote(p);
+        file.old_path = Some(p);
     } else if let Some(p) = line.strip_prefix("rename to ") {
-        file.new_path = Some(p.to_owned());
+        let p = unquote(p);
+        file.new_path = Some(p);
     } else if let Some(p) = line.strip_prefix("copy from ") {
-        file.old_path = Some(p.to_owned());
+        let p = unquote(p);
+        file.old_path = Some(p);
         file.copy = true;
     } else if let Some(p) = line.strip_prefix("copy to ") {
-        file.new_path = Some(p.to_owned());
+        let p = unquote(p);
+        file.new_path = Some(p);
         file.copy = true;
     } else if line.starts_with("GIT binary patch")
         || (line.starts_with("Binary files ") && line.ends_with(" differ"))
@@ -486,5 +565,18 @@ mod tests {
         // The section's own pair still joins it.
         let text = "diff --git a/r b/s\nsimilarity index 90%\nrename from r\nrename to s\n--- a/r\n+++ b/s\n@@ -1 +1 @@\n-a\n+b\n";
         assert_eq!(parse(text).expect("parses").len(), 1);
+    }
+
+    #[test]
+    fn quoted_paths_are_unquoted() {
+        let text = "diff --git \"a/caf\\303\\251 x.md\" \"b/caf\\303\\251 x.md\"\n--- \"a/caf\\303\\251 x.md\"\n+++ \"b/caf\\303\\251 x.md\"\n@@ -1 +1 @@\n-a\n+b\n\
+                    diff --git a/q b/\"r\\\"s\"\nsimilarity index 100%\nrename from q\nrename to \"r\\\"s\"\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(files[0].old_path.as_deref(), Some("caf\u{e9} x.md"));
+        assert_eq!(files[0].new_path.as_deref(), Some("caf\u{e9} x.md"));
+        assert_eq!(files[1].new_path.as_deref(), Some("r\"s"));
+        assert_eq!(unquote("\"t\\tab\\001\""), "t\tab\u{1}");
+        assert_eq!(unquote("plain"), "plain");
     }
 }
