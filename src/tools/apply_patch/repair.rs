@@ -193,13 +193,24 @@ fn modify(
         quoted("b/", new)
     );
 
+    // An LF patch against a CRLF file: its added lines get the file's `\r`. A patch that
+    // carries `\r`s itself (git's diff of a CRLF file) is taken byte for byte.
+    let lf_patch = lines.crlf
+        && !file
+            .hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .any(|line| match line {
+                HunkLine::Context(t) | HunkLine::Delete(t) | HunkLine::Add(t) => t.ends_with('\r'),
+                HunkLine::NoNewline => false,
+            });
     let (mut added, mut removed) = (0, 0);
     let mut next_free = 0usize; // first file line a later hunk may touch
     let mut delta: isize = 0; // new line numbers minus old, after the hunks so far
     for (index, hunk) in file.hunks.iter().enumerate() {
         let label = hunk_label(index, file.hunks.len(), hunk);
         let at = place(hunk, &lines, next_free, old, &label)?;
-        let emitted = emit_hunk(hunk, &lines, at, delta, &mut text);
+        let emitted = emit_hunk(hunk, &lines, at, delta, lf_patch, &mut text);
         added += emitted.added;
         removed += emitted.removed;
         next_free = at + emitted.removed + emitted.context;
@@ -389,12 +400,14 @@ struct Emitted {
 }
 
 /// Writes one hunk, placed at `at`, with exact counts. Context and removed lines come from
-/// the file itself; added lines get the file's line ending.
+/// the file itself; with `lf_patch`, added lines get the file's `\r` (except a last line
+/// that has no line ending at all).
 fn emit_hunk(
     hunk: &Hunk,
     lines: &FileLines<'_>,
     at: usize,
     delta: isize,
+    lf_patch: bool,
     out: &mut Vec<u8>,
 ) -> Emitted {
     #[derive(Clone, Copy, PartialEq)]
@@ -416,13 +429,7 @@ fn emit_hunk(
                 body.push((Kind::Delete, lines.lines[file_index].to_vec()));
                 file_index += 1;
             }
-            HunkLine::Add(text) => {
-                let mut bytes = text.as_bytes().to_vec();
-                if lines.crlf && !bytes.ends_with(b"\r") {
-                    bytes.push(b'\r');
-                }
-                body.push((Kind::Add, bytes));
-            }
+            HunkLine::Add(text) => body.push((Kind::Add, text.as_bytes().to_vec())),
             HunkLine::NoNewline => match body.last().map(|(k, _)| *k) {
                 Some(Kind::Context) => patch_markers = (true, true),
                 Some(Kind::Delete) => patch_markers.0 = true,
@@ -464,6 +471,14 @@ fn emit_hunk(
     }
     let last_old = body.iter().rposition(|(k, _)| *k != Kind::Add);
     let last_new = body.iter().rposition(|(k, _)| *k != Kind::Delete);
+    if lf_patch {
+        for (index, (kind, bytes)) in body.iter_mut().enumerate() {
+            let ends_file = new_no_newline && Some(index) == last_new;
+            if *kind == Kind::Add && !ends_file && !bytes.ends_with(b"\r") {
+                bytes.push(b'\r');
+            }
+        }
+    }
 
     let removed = body.iter().filter(|(k, _)| *k == Kind::Delete).count();
     let added = body.iter().filter(|(k, _)| *k == Kind::Add).count();
