@@ -311,14 +311,15 @@ fn place(
     let old = old_side(hunk);
     let claimed = hunk.claimed_start.saturating_sub(1);
     if old.is_empty() {
-        // A pure insertion has nothing to anchor it: trust the claimed line, within range.
-        let at = hunk.claimed_start.min(lines.lines.len());
-        if at < next_free {
-            return Err(Refusal(format!(
-                "{label} inserts at line {at}, before the end of the previous hunk; keep hunks in file order"
-            )));
+        // A hunk that only adds lines says where only by its start line, which is the
+        // number models get wrong; its (empty) old lines match everywhere. Only an empty
+        // file has a single place for it.
+        if lines.lines.is_empty() && next_free == 0 {
+            return Ok(0);
         }
-        return Ok(at);
+        return Err(Refusal(format!(
+            "{label} only adds lines, so nothing but its start line says where they go; include the unchanged lines just before and after them as context (lines starting with a space)"
+        )));
     }
     let fits = |at: usize| {
         at + old.len() <= lines.lines.len()
