@@ -517,35 +517,27 @@ fn emit_hunk(
     }
 }
 
-/// The `diff --git a/OLD b/NEW` line. libgit2 splits an unquoted one at the first space,
-/// so a path with a space (or anything git would quote) is written quoted.
+/// The `diff --git a/OLD b/NEW` line, quoted like the other lines (see [`quoted`]).
 fn git_line(old: &str, new: &str) -> String {
-    let needs_quotes = |path: &str| path.contains(' ') || needs_escape(path);
-    if needs_quotes(old) || needs_quotes(new) {
-        format!(
-            "diff --git {} {}\n",
-            c_quote(&format!("a/{old}")),
-            c_quote(&format!("b/{new}"))
-        )
-    } else {
-        format!("diff --git a/{old} b/{new}\n")
-    }
+    format!("diff --git {} {}\n", quoted("a/", old), quoted("b/", new))
 }
 
-/// `prefix` + `path` as git writes it on `---`, `+++` and `rename` lines: quoted only when
-/// it holds a character that would otherwise end or break the line.
+/// `prefix` + `path` for a header line, quoted when libgit2 would misread it plainly: it
+/// ends `diff --git` and `rename` paths at the first space, trims trailing spaces, and
+/// needs quotes, backslashes and control characters escaped. (git quotes only the latter;
+/// libgit2 reads the quoted form of all of them.)
 fn quoted(prefix: &str, path: &str) -> String {
     let full = format!("{prefix}{path}");
-    if needs_escape(path) {
+    if needs_quotes(path) {
         c_quote(&full)
     } else {
         full
     }
 }
 
-fn needs_escape(path: &str) -> bool {
+fn needs_quotes(path: &str) -> bool {
     path.chars()
-        .any(|c| c == '"' || c == '\\' || c.is_control())
+        .any(|c| c == ' ' || c == '"' || c == '\\' || c.is_control())
 }
 
 /// A C-style quoted string, as git and libgit2 read it.
@@ -589,7 +581,7 @@ mod tests {
             git_line("my file", "my file"),
             "diff --git \"a/my file\" \"b/my file\"\n"
         );
-        assert_eq!(quoted("b/", "my file"), "b/my file");
+        assert_eq!(quoted("b/", "my file"), "\"b/my file\"");
         assert_eq!(quoted("b/", "caf\u{e9}"), "b/caf\u{e9}");
         assert_eq!(quoted("b/", "q\"\\\tx\u{1}"), "\"b/q\\\"\\\\\\tx\\001\"");
     }
