@@ -43,8 +43,15 @@ impl<'a> FileLines<'a> {
         } else {
             body.split(|&b| b == b'\n').collect()
         };
-        let with_cr = lines.iter().filter(|l| l.ends_with(b"\r")).count();
-        let crlf = with_cr * 2 > lines.len();
+        // CRLF when most lines that end in a newline end in `\r\n`. A last line without a
+        // newline has no line ending to count.
+        let ended = if final_newline {
+            lines.len()
+        } else {
+            lines.len().saturating_sub(1)
+        };
+        let with_cr = lines[..ended].iter().filter(|l| l.ends_with(b"\r")).count();
+        let crlf = with_cr * 2 > ended;
         FileLines {
             lines,
             final_newline,
@@ -584,5 +591,13 @@ mod tests {
         assert_eq!(quoted("b/", "my file"), "\"b/my file\"");
         assert_eq!(quoted("b/", "caf\u{e9}"), "b/caf\u{e9}");
         assert_eq!(quoted("b/", "q\"\\\tx\u{1}"), "\"b/q\\\"\\\\\\tx\\001\"");
+    }
+
+    #[test]
+    fn a_last_line_without_newline_does_not_count_against_crlf() {
+        assert!(FileLines::new(b"one\r\ntwo").crlf);
+        assert!(FileLines::new(b"one\r\ntwo\r\n").crlf);
+        assert!(!FileLines::new(b"one\ntwo\r\nthree\n").crlf);
+        assert!(!FileLines::new(b"one").crlf);
     }
 }
