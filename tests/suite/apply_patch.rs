@@ -61,7 +61,10 @@ fn snapshot(root: &Path, skip_git: bool) -> BTreeMap<String, Entry> {
             } else {
                 use std::os::unix::fs::PermissionsExt;
                 let bytes = std::fs::read(&path).expect("read file");
-                out.insert(rel, Entry::File(bytes, meta.permissions().mode() & 0o111 != 0));
+                out.insert(
+                    rel,
+                    Entry::File(bytes, meta.permissions().mode() & 0o111 != 0),
+                );
             }
         }
         if empty && dir != root {
@@ -79,7 +82,10 @@ fn snapshot(root: &Path, skip_git: bool) -> BTreeMap<String, Entry> {
 }
 
 /// Where two trees differ, one line per path; `None` when they are equal.
-fn tree_diff(actual: &BTreeMap<String, Entry>, expected: &BTreeMap<String, Entry>) -> Option<String> {
+fn tree_diff(
+    actual: &BTreeMap<String, Entry>,
+    expected: &BTreeMap<String, Entry>,
+) -> Option<String> {
     if actual == expected {
         return None;
     }
@@ -103,7 +109,11 @@ fn tree_diff(actual: &BTreeMap<String, Entry>, expected: &BTreeMap<String, Entry
 
 /// Asserts two trees are equal, naming every path that differs.
 #[track_caller]
-fn assert_trees_eq(actual: &BTreeMap<String, Entry>, expected: &BTreeMap<String, Entry>, what: &str) {
+fn assert_trees_eq(
+    actual: &BTreeMap<String, Entry>,
+    expected: &BTreeMap<String, Entry>,
+    what: &str,
+) {
     if let Some(report) = tree_diff(actual, expected) {
         panic!("{what}: trees differ\n{report}");
     }
@@ -248,7 +258,9 @@ fn run_case(case: &Path) -> Result<(), String> {
             }
         }
         if let Some(report) = tree_diff(&after, &before) {
-            return fail(format!("the tree changed although the patch was refused:\n{report}"));
+            return fail(format!(
+                "the tree changed although the patch was refused:\n{report}"
+            ));
         }
     } else {
         match &result {
@@ -305,4 +317,1145 @@ fn corpus_one() {
     if let Err(failure) = run_case(&corpus_dir().join(name)) {
         panic!("{failure}");
     }
+}
+
+// ------------------------------------------------------------------------------------
+// Differential: metron against git on real and synthetic history.
+//
+// For each commit, the parent's tree is exported into a temp dir, `git diff -M parent
+// commit` is applied by metron in process, and the result must be the commit's tree
+// exactly (every file's bytes and executable bit, nothing extra, nothing missing). Then
+// two degraded versions of the same diff are applied to fresh exports:
+//
+// - `repaired`: no `diff --git`/`index`/`similarity`/`rename` lines (where the `---`/`+++`
+//   pair still says everything), no `a/` `b/` prefixes, hunk counts overstated,
+//   understated or omitted. The start lines are right, so this must give the same tree.
+// - `shifted`: the same, with every start line moved by a constant. A hunk whose old lines
+//   occur once is moved back; one whose old lines occur in several places is refused. So
+//   this gives the same tree or a refusal (tree untouched), never a different tree.
+
+/// Runs `git` in `dir` with no system or user configuration, or `None` when git cannot
+/// be run at all.
+fn git_output(dir: &Path, args: &[&str]) -> Option<std::process::Output> {
+    Command::new("git")
+        .args([
+            "-c",
+            "core.autocrlf=false",
+            "-c",
+            "core.fileMode=true",
+            "-c",
+            "user.name=metron test",
+            "-c",
+            "user.email=test@metron.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "diff.noprefix=false",
+            "-c",
+            "diff.mnemonicPrefix=false",
+            "-c",
+            "diff.relative=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+}
+
+/// Runs `git` and panics unless it succeeds.
+#[track_caller]
+fn git_ok(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = git_output(dir, args).expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn git_available() -> bool {
+    static GIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *GIT.get_or_init(|| {
+        git_output(Path::new("."), &["--version"]).is_some_and(|o| o.status.success())
+    })
+}
+
+/// A tree as files: path to bytes and executable bit; `Err` for symlinks and submodules.
+fn tree_entries(
+    repo: &git2::Repository,
+    tree: &git2::Tree<'_>,
+) -> Result<BTreeMap<String, Entry>, &'static str> {
+    let mut out = BTreeMap::new();
+    let mut skipped = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let mode = entry.filemode();
+        if mode == 0o040000 {
+            return git2::TreeWalkResult::Ok;
+        }
+        if mode != 0o100644 && mode != 0o100755 {
+            skipped = Some("a symlink or submodule");
+            return git2::TreeWalkResult::Abort;
+        }
+        let name = entry.name().unwrap_or_default();
+        let Ok(blob) = repo.find_blob(entry.id()) else {
+            skipped = Some("a missing blob (shallow clone?)");
+            return git2::TreeWalkResult::Abort;
+        };
+        out.insert(
+            format!("{dir}{name}"),
+            Entry::File(blob.content().to_vec(), mode == 0o100755),
+        );
+        git2::TreeWalkResult::Ok
+    })
+    .ok();
+    match skipped {
+        Some(why) => Err(why),
+        None => Ok(out),
+    }
+}
+
+/// Writes a tree's files beneath `root`.
+fn write_entries(root: &Path, entries: &BTreeMap<String, Entry>) {
+    use std::os::unix::fs::PermissionsExt;
+    for (path, entry) in entries {
+        let Entry::File(bytes, exec) = entry else {
+            continue;
+        };
+        let target = root.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).expect("create parent dirs");
+        }
+        std::fs::write(&target, bytes).expect("write a file");
+        let mode = if *exec { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))
+            .expect("set the mode");
+    }
+}
+
+/// A small deterministic random source (xorshift64*), so every run checks the same cases.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// True with the given percent chance.
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// The `repaired` degradation, plus a shift of every start line by `shift` when given.
+fn degrade(diff: &str, rng: &mut Rng, shift: Option<usize>) -> String {
+    let mut out = String::new();
+    // Split into file sections at `diff --git`.
+    let mut sections: Vec<Vec<&str>> = Vec::new();
+    for line in diff.split_inclusive('\n') {
+        if line.starts_with("diff --git ") || sections.is_empty() {
+            sections.push(Vec::new());
+        }
+        if let Some(section) = sections.last_mut() {
+            section.push(line);
+        }
+    }
+    for section in sections {
+        let first_path = section.iter().position(|l| l.starts_with("--- "));
+        let header_end = first_path.unwrap_or(section.len());
+        // The extended header can go when the `---`/`+++` pair says it all: not for
+        // pure renames, empty files, new executables or mode changes.
+        let droppable = first_path.is_some()
+            && section[..header_end].iter().all(|l| {
+                [
+                    "diff --git ",
+                    "index ",
+                    "similarity index ",
+                    "dissimilarity index ",
+                    "rename from ",
+                    "rename to ",
+                    "new file mode 100644",
+                    "deleted file mode ",
+                ]
+                .iter()
+                .any(|p| l.starts_with(p))
+            });
+        let mut in_header = true;
+        for (index, line) in section.iter().enumerate() {
+            if index < header_end {
+                if !droppable {
+                    out.push_str(line);
+                }
+                continue;
+            }
+            if in_header && (line.starts_with("--- ") || line.starts_with("+++ ")) {
+                let (sign, path) = line.split_at(4);
+                let path = path
+                    .strip_prefix("a/")
+                    .or_else(|| path.strip_prefix("b/"))
+                    .unwrap_or(path);
+                out.push_str(sign);
+                out.push_str(path);
+                in_header = line.starts_with("--- ");
+                continue;
+            }
+            if let Some(header) = line.strip_prefix("@@ -") {
+                out.push_str(&mangle_hunk_header(header, rng, shift));
+                continue;
+            }
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// Rewrites `S,C +S,C @@ rest` (after `@@ -`) with wrong counts, and shifted starts.
+fn mangle_hunk_header(header: &str, rng: &mut Rng, shift: Option<usize>) -> String {
+    let Some((ranges, rest)) = header.split_once(" @@") else {
+        return format!("@@ -{header}");
+    };
+    let Some((old, new)) = ranges.split_once(" +") else {
+        return format!("@@ -{header}");
+    };
+    let parse = |range: &str| -> (usize, usize) {
+        let (start, count) = range.split_once(',').unwrap_or((range, "1"));
+        (start.parse().unwrap_or(1), count.parse().unwrap_or(1))
+    };
+    let ((old_start, old_count), (new_start, new_count)) = (parse(old), parse(new));
+    let (old_start, new_start) = match shift {
+        Some(k) => (old_start + k, new_start + k),
+        None => (old_start, new_start),
+    };
+    match rng.below(4) {
+        0 => format!(
+            "@@ -{old_start},{} +{new_start},{} @@{rest}",
+            old_count + 4,
+            new_count + 4
+        ),
+        1 => format!(
+            "@@ -{old_start},{} +{new_start},{} @@{rest}",
+            old_count.saturating_sub(2),
+            new_count.saturating_sub(2)
+        ),
+        2 => format!("@@ -{old_start} +{new_start} @@{rest}"),
+        _ => format!("@@ -{old_start},{old_count} +{new_start},{new_count} @@{rest}"),
+    }
+}
+
+/// What happened to the commits of one history.
+#[derive(Debug, Default)]
+struct Tally {
+    checked: usize,
+    skipped: BTreeMap<&'static str, usize>,
+    shifted_identical: usize,
+    shifted_refused: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn fail(&mut self, what: String) {
+        self.failures.push(what);
+    }
+
+    fn skip(&mut self, why: &'static str) {
+        *self.skipped.entry(why).or_default() += 1;
+    }
+}
+
+/// The empty tree's id, the parent of a root commit.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// Checks up to `limit` commits of the repository at `repo_dir` (newest first), with
+/// `context` lines of diff context.
+fn check_history(repo_dir: &Path, limit: usize, context: &[usize], seed: u64) -> Tally {
+    let mut tally = Tally::default();
+    let repo = git2::Repository::open(repo_dir).expect("open the repository");
+    let mut walk = repo.revwalk().expect("revwalk");
+    walk.push_head().expect("push HEAD");
+    let mut rng = Rng(seed);
+    for (n, oid) in walk.take(limit).enumerate() {
+        let oid = oid.expect("walk a commit");
+        let commit = repo.find_commit(oid).expect("find the commit");
+        if commit.parent_count() > 1 {
+            tally.skip("a merge");
+            continue;
+        }
+        let parent_tree = match commit.parent(0) {
+            Ok(parent) => parent.tree().expect("parent tree"),
+            Err(_) => repo
+                .find_tree(git2::Oid::from_str(EMPTY_TREE).expect("oid"))
+                .or_else(|_| {
+                    let id = repo.treebuilder(None)?.write()?;
+                    repo.find_tree(id)
+                })
+                .expect("the empty tree"),
+        };
+        let parent_id = parent_tree.id().to_string();
+        let (before, after) = match (
+            tree_entries(&repo, &parent_tree),
+            tree_entries(&repo, &commit.tree().expect("tree")),
+        ) {
+            (Ok(before), Ok(after)) => (before, after),
+            (Err(why), _) | (_, Err(why)) => {
+                tally.skip(why);
+                continue;
+            }
+        };
+        let unified = format!("-U{}", context[n % context.len()]);
+        let diff = git_ok(
+            repo_dir,
+            &[
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "-M",
+                &unified,
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                &parent_id,
+                &oid.to_string(),
+            ],
+        );
+        let diff = match check_text(&diff) {
+            Ok(diff) => diff,
+            Err(why) => {
+                tally.skip(why);
+                continue;
+            }
+        };
+        tally.checked += 1;
+        let short = &oid.to_string()[..10];
+        let summary = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default());
+        let label = format!("{short} {unified} ({summary})");
+
+        let export = Export::new(&before);
+        // The diff as git wrote it.
+        if let Err(e) = export.apply(&after, &diff) {
+            tally.fail(format!("{label}: git's diff: {e}"));
+            continue;
+        }
+        // Without headers and prefixes, with wrong counts: the same tree.
+        let repaired = degrade(&diff, &mut rng, None);
+        if let Err(e) = export.apply(&after, &repaired) {
+            tally.fail(format!("{label}: repaired diff: {e}\n{repaired}"));
+            continue;
+        }
+        // And with every start line wrong: the same tree, or a refusal.
+        let shift = [3, 7, 12][rng.below(3)];
+        let shifted = degrade(&diff, &mut rng, Some(shift));
+        match export.apply(&after, &shifted) {
+            Ok(()) => tally.shifted_identical += 1,
+            Err(Outcome::Refused(_)) => tally.shifted_refused += 1,
+            Err(e) => tally.fail(format!("{label}: shifted by {shift}: {e}\n{shifted}")),
+        }
+    }
+    tally
+}
+
+/// The diff as text, unless it is binary, empty, or not UTF-8.
+fn check_text(diff: &[u8]) -> Result<String, &'static str> {
+    let text = String::from_utf8(diff.to_vec()).map_err(|_| "not UTF-8")?;
+    if text.is_empty() {
+        return Err("no change");
+    }
+    let binary = text.lines().any(|l| {
+        l == "GIT binary patch" || (l.starts_with("Binary files ") && l.ends_with(" differ"))
+    });
+    if binary {
+        return Err("a binary file");
+    }
+    Ok(text)
+}
+
+/// How applying a diff to an export went wrong.
+#[derive(Debug)]
+enum Outcome {
+    /// metron refused (and the tree was left as it was).
+    Refused(String),
+    /// Anything else: an error, a changed tree after a refusal, or a wrong tree.
+    Wrong(String),
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Refused(text) => write!(f, "refused: {text}"),
+            Outcome::Wrong(text) => f.write_str(text),
+        }
+    }
+}
+
+/// A parent tree exported to a temp dir, put back after each diff is applied.
+struct Export<'a> {
+    dir: tempfile::TempDir,
+    before: &'a BTreeMap<String, Entry>,
+}
+
+impl<'a> Export<'a> {
+    fn new(before: &'a BTreeMap<String, Entry>) -> Export<'a> {
+        let dir = tempfile::Builder::new()
+            .prefix("metron-diff-")
+            .tempdir()
+            .expect("temp dir");
+        write_entries(dir.path(), before);
+        Export { dir, before }
+    }
+
+    /// Applies `diff` with metron and compares the tree with `after`; then puts the
+    /// parent's tree back (rewriting only what differs, which is much cheaper than a
+    /// fresh export) and checks that it is back.
+    fn apply(&self, after: &BTreeMap<String, Entry>, diff: &str) -> Result<(), Outcome> {
+        let root = self.dir.path();
+        let result = apply(root, diff);
+        let now = snapshot(root, false);
+        let outcome = match result {
+            Ok(_) => match tree_diff(&now, after) {
+                None => Ok(()),
+                Some(report) => Err(Outcome::Wrong(format!("wrong tree:\n{report}"))),
+            },
+            Err(ToolError::Refused(text)) => match tree_diff(&now, self.before) {
+                None => Err(Outcome::Refused(text)),
+                Some(report) => Err(Outcome::Wrong(format!(
+                    "refused ({text}) but the tree changed:\n{report}"
+                ))),
+            },
+            Err(other) => Err(Outcome::Wrong(format!("{other:?}"))),
+        };
+        self.restore(&now);
+        outcome
+    }
+
+    fn restore(&self, now: &BTreeMap<String, Entry>) {
+        let root = self.dir.path();
+        for (path, entry) in now {
+            if self.before.get(path) != Some(entry) {
+                let target = root.join(path);
+                match entry {
+                    Entry::EmptyDir => std::fs::remove_dir(&target).expect("remove a dir"),
+                    _ => std::fs::remove_file(&target).expect("remove a file"),
+                }
+            }
+        }
+        let missing: BTreeMap<String, Entry> = self
+            .before
+            .iter()
+            .filter(|(path, entry)| now.get(*path) != Some(*entry))
+            .map(|(path, entry)| (path.clone(), entry.clone()))
+            .collect();
+        write_entries(root, &missing);
+        // Directories the diff created and emptied again by the removals above.
+        loop {
+            let empty: Vec<String> = snapshot(root, false)
+                .into_iter()
+                .filter(|(_, entry)| *entry == Entry::EmptyDir)
+                .map(|(path, _)| path)
+                .collect();
+            if empty.is_empty() {
+                break;
+            }
+            for path in empty {
+                std::fs::remove_dir(root.join(path)).expect("remove an empty dir");
+            }
+        }
+        assert_trees_eq(
+            &snapshot(root, false),
+            self.before,
+            "the export after restoring",
+        );
+    }
+}
+
+#[track_caller]
+fn assert_tally(tally: &Tally, what: &str) {
+    eprintln!(
+        "{what}: {} commits checked, skipped {:?}; shifted start lines: {} identical, {} refused as ambiguous; {} failures",
+        tally.checked,
+        tally.skipped,
+        tally.shifted_identical,
+        tally.shifted_refused,
+        tally.failures.len()
+    );
+    assert!(
+        tally.failures.is_empty(),
+        "{what}: {} commits differ from git:\n\n{}",
+        tally.failures.len(),
+        tally
+            .failures
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
+}
+
+#[test]
+fn same_trees_as_git_on_this_repositorys_history() {
+    if !git_available() {
+        skip(
+            "same_trees_as_git_on_this_repositorys_history",
+            "git is not installed",
+        );
+        return;
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Ok(repo) = git2::Repository::discover(manifest) else {
+        skip(
+            "same_trees_as_git_on_this_repositorys_history",
+            "the crate is not inside a git repository",
+        );
+        return;
+    };
+    let Some(root) = repo.workdir().map(Path::to_path_buf) else {
+        skip(
+            "same_trees_as_git_on_this_repositorys_history",
+            "a bare repository",
+        );
+        return;
+    };
+    let tally = check_history(&root, 60, &[3], 0x5eed_0001);
+    assert!(tally.checked >= 10, "too few commits checked: {tally:?}");
+    assert_tally(&tally, "this repository's history");
+}
+
+/// Builds a repository at `root` from this crate's `src/` plus a few awkward files (a
+/// CRLF file, no final newline, spaces and non-ASCII in names), then `commits` commits of
+/// seeded random edits, creations, deletions, renames (with and without edits, into new
+/// directories) and mode changes, committed by git.
+fn synthetic_history(root: &Path, commits: usize, seed: u64) {
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                let rel = path.strip_prefix(&src).expect("beneath src");
+                files.insert(format!("src/{}", rel.to_string_lossy()), bytes);
+            }
+        }
+    }
+    files.insert(
+        "win/crlf.txt".into(),
+        b"one\r\ntwo\r\nthree\r\nfour\r\nfive\r\nsix\r\nseven\r\n".to_vec(),
+    );
+    files.insert(
+        "docs/no newline.txt".into(),
+        b"first\nsecond\nlast".to_vec(),
+    );
+    files.insert(
+        "docs/caf\u{e9}.md".into(),
+        "# Caf\u{e9}\n\n```sh\ncargo build\n```\n\n- one\n- two\n".into(),
+    );
+    for (path, bytes) in &files {
+        let target = root.join(path);
+        std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+        std::fs::write(target, bytes).expect("write");
+    }
+    git_ok(root, &["init", "-q"]);
+    git_ok(root, &["add", "-A"]);
+    git_ok(root, &["commit", "-q", "-m", "start"]);
+
+    let mut rng = Rng(seed);
+    for n in 0..commits {
+        let ops = 1 + rng.below(3);
+        for _ in 0..ops {
+            let paths: Vec<String> = files.keys().cloned().collect();
+            let pick = paths[rng.below(paths.len())].clone();
+            match rng.below(100) {
+                0..=49 => {
+                    let count = 1 + rng.below(4);
+                    let edited = edit(&files[&pick], &mut rng, count);
+                    files.insert(pick, edited);
+                }
+                50..=64 => {
+                    let source = &files[&paths[rng.below(paths.len())]];
+                    let lines: Vec<&[u8]> = source.split_inclusive(|&b| b == b'\n').collect();
+                    let start = rng.below(lines.len());
+                    let mut bytes: Vec<u8> =
+                        lines[start..(start + 1 + rng.below(30)).min(lines.len())].concat();
+                    if rng.chance(10) {
+                        bytes.clear();
+                    } else if rng.chance(15) {
+                        bytes.pop();
+                    }
+                    let dir = if rng.chance(40) {
+                        format!("gen/d{n}")
+                    } else {
+                        pick.rsplit_once('/')
+                            .map_or("".into(), |(d, _)| d.to_owned())
+                    };
+                    files.insert(format!("{dir}/new{n}_{}.txt", rng.below(1000)), bytes);
+                }
+                65..=74 if files.len() > 12 => {
+                    files.remove(&pick);
+                }
+                75..=94 => {
+                    let mut bytes = files.remove(&pick).expect("picked");
+                    if rng.chance(50) {
+                        bytes = edit(&bytes, &mut rng, 1);
+                    }
+                    let name = pick.rsplit('/').next().unwrap_or("x");
+                    let dir = match rng.below(3) {
+                        0 => format!("moved/m{n}"),
+                        1 => "src".to_owned(),
+                        _ => pick
+                            .rsplit_once('/')
+                            .map_or("".into(), |(d, _)| d.to_owned()),
+                    };
+                    let mut target = format!("{dir}/r{n}_{name}");
+                    while files.contains_key(&target) {
+                        target.push('_');
+                    }
+                    files.insert(target, bytes);
+                }
+                _ => {
+                    use std::os::unix::fs::PermissionsExt;
+                    let target = root.join(&pick);
+                    let mode = std::fs::metadata(&target)
+                        .expect("stat")
+                        .permissions()
+                        .mode();
+                    let flipped = if mode & 0o111 != 0 { 0o644 } else { 0o755 };
+                    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(flipped))
+                        .expect("chmod");
+                }
+            }
+        }
+        // Write the new state: remove what is gone, write what changed.
+        let on_disk = snapshot(root, true);
+        for (path, entry) in &on_disk {
+            if matches!(entry, Entry::File(..)) && !files.contains_key(path) {
+                std::fs::remove_file(root.join(path)).expect("remove");
+            }
+        }
+        for (path, bytes) in &files {
+            let unchanged = matches!(on_disk.get(path), Some(Entry::File(b, _)) if b == bytes);
+            if !unchanged {
+                let target = root.join(path);
+                std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+                std::fs::write(target, bytes).expect("write");
+            }
+        }
+        git_ok(root, &["add", "-A"]);
+        git_ok(
+            root,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("synthetic {n}"),
+            ],
+        );
+    }
+}
+
+/// Applies `count` random edits to a text: lines changed, removed, inserted (copied from
+/// elsewhere in the file, so context can repeat), and the final newline added or removed.
+fn edit(bytes: &[u8], rng: &mut Rng, count: usize) -> Vec<u8> {
+    let crlf = bytes.windows(2).any(|w| w == b"\r\n");
+    let eol: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+    let mut lines: Vec<Vec<u8>> = bytes
+        .split_inclusive(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    for _ in 0..count {
+        let at = rng.below(lines.len() + 1);
+        match rng.below(10) {
+            0..=3 if at < lines.len() => {
+                let mut line = format!("    changed {} ", rng.below(10_000)).into_bytes();
+                line.extend_from_slice(&lines[at]);
+                lines[at] = line;
+            }
+            4..=5 if at < lines.len() => {
+                let n = 1 + rng.below(3);
+                lines.drain(at..(at + n).min(lines.len()));
+            }
+            6..=7 if !lines.is_empty() => {
+                let from = rng.below(lines.len());
+                let mut copied = lines[from].clone();
+                if !copied.ends_with(b"\n") {
+                    copied.extend_from_slice(eol);
+                }
+                lines.insert(at, copied);
+            }
+            8 => {
+                let mut line = format!("inserted {}", rng.below(10_000)).into_bytes();
+                line.extend_from_slice(eol);
+                lines.insert(at, line);
+            }
+            _ => {
+                // Toggle the final newline.
+                if let Some(last) = lines.last_mut() {
+                    if last.ends_with(b"\n") {
+                        last.pop();
+                        if last.ends_with(b"\r") {
+                            last.pop();
+                        }
+                    } else {
+                        last.extend_from_slice(eol);
+                    }
+                }
+            }
+        }
+        // Only the last line may lack its newline.
+        let len = lines.len();
+        for line in lines.iter_mut().take(len.saturating_sub(1)) {
+            if !line.ends_with(b"\n") {
+                line.extend_from_slice(eol);
+            }
+        }
+    }
+    lines.concat()
+}
+
+#[test]
+fn same_trees_as_git_on_a_synthetic_history() {
+    if !git_available() {
+        skip(
+            "same_trees_as_git_on_a_synthetic_history",
+            "git is not installed",
+        );
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("metron-history-")
+        .tempdir()
+        .expect("temp dir");
+    synthetic_history(dir.path(), 80, 0x5eed_0002);
+    // Context 3 (git's default) and 1 (less to anchor on).
+    let tally = check_history(dir.path(), 81, &[3, 1], 0x5eed_0003);
+    assert!(tally.checked >= 70, "too few commits checked: {tally:?}");
+    assert_tally(&tally, "synthetic history");
+}
+
+// ------------------------------------------------------------------------------------
+// Symlinks, built in code (git fixtures cannot hold them well).
+
+#[test]
+fn symlinks_are_never_written_through() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo();
+    let outdir = sandbox.base().join("outdir");
+    std::fs::write(repo.join("real.txt"), "real\n").expect("write");
+    std::os::unix::fs::symlink(&outdir, repo.join("outlink")).expect("symlink to a dir outside");
+    std::os::unix::fs::symlink("real.txt", repo.join("inlink.txt"))
+        .expect("symlink to a file inside");
+    std::fs::create_dir_all(repo.join("sub")).expect("mkdir");
+    std::os::unix::fs::symlink("../sub", repo.join("sub/loop")).expect("symlink to a dir inside");
+    let before = snapshot(&repo, true);
+    let cases = [
+        // Create a file in a directory outside, through the link.
+        (
+            "--- /dev/null\n+++ b/outlink/new.txt\n@@ -0,0 +1 @@\n+escaped\n",
+            "goes through the symlink `outlink`",
+        ),
+        // Modify a file outside, through the link.
+        (
+            "--- a/outlink/secret.txt\n+++ b/outlink/secret.txt\n@@ -1 +1 @@\n-outside the project\n+changed\n",
+            "goes through the symlink `outlink`",
+        ),
+        // Patch a symlinked file inside the project.
+        (
+            "--- a/inlink.txt\n+++ b/inlink.txt\n@@ -1 +1 @@\n-real\n+changed\n",
+            "goes through the symlink `inlink.txt`",
+        ),
+        // Delete the link itself.
+        (
+            "--- a/inlink.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-real\n",
+            "goes through the symlink `inlink.txt`",
+        ),
+        // Rename a real file into a linked directory.
+        (
+            "diff --git a/real.txt b/sub/loop/real.txt\nsimilarity index 100%\nrename from real.txt\nrename to sub/loop/real.txt\n",
+            "goes through the symlink `sub/loop`",
+        ),
+        // A good change next to a bad one: nothing is written.
+        (
+            "--- a/real.txt\n+++ b/real.txt\n@@ -1 +1 @@\n-real\n+changed\n--- /dev/null\n+++ b/outlink/x.txt\n@@ -0,0 +1 @@\n+x\n",
+            "goes through the symlink `outlink`",
+        ),
+    ];
+    for (diff, needle) in cases {
+        let text = refusal(apply(&repo, diff));
+        assert!(text.contains(needle), "{diff}\n{text}");
+        assert!(text.contains("Nothing was changed."), "{text}");
+        assert_trees_eq(&snapshot(&repo, true), &before, diff);
+        sandbox.assert_outside_untouched();
+    }
+}
+
+// ------------------------------------------------------------------------------------
+// A write that really fails, in a real process.
+
+/// Three files, and a patch that changes all three; the second post-image is large.
+fn three_file_project() -> (TestProject, String) {
+    let p = TestProject::git();
+    let big_line = "x".repeat(1000);
+    let b_before: String = (0..40).map(|i| format!("{i} {big_line}\n")).collect();
+    p.file("a.txt", "alpha\n")
+        .file("b.txt", &b_before)
+        .file("c.txt", "gamma\n");
+    // b.txt grows from 40 KB to about 240 KB.
+    let added: String = (0..200).map(|i| format!("+new {i} {big_line}\n")).collect();
+    let diff = format!(
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+ALPHA\n\
+         --- a/b.txt\n+++ b/b.txt\n@@ -40 +40,201 @@\n 39 {big_line}\n{added}\
+         --- a/c.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-gamma\n+GAMMA\n"
+    );
+    (p, diff)
+}
+
+/// Runs `metron --yes tool apply_patch -` with the patch on stdin, with the file size
+/// limit set to `limit` bytes and SIGXFSZ ignored, so a write past the limit fails with
+/// EFBIG instead of killing the process.
+fn metron_with_file_size_limit(dir: &Path, diff: &str, limit: u64) -> std::process::Output {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let home = tempfile::tempdir().expect("temp HOME");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_metron"));
+    command
+        .args(["--yes", "tool", "apply_patch", "-"])
+        .current_dir(dir)
+        .env("HOME", home.path())
+        .env("METRON_CONFIG_DIR", home.path())
+        .env_remove("METRON_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: between fork and exec the closure only calls two async-signal-safe
+    // functions, setrlimit and signal, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            let rlimit = libc::rlimit {
+                rlim_cur: limit as libc::rlim_t,
+                rlim_max: limit as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &rlimit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::signal(libc::SIGXFSZ, libc::SIG_IGN) == libc::SIG_ERR {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().expect("spawn metron");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = json!({ "diff": diff }).to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let output = child.wait_with_output().expect("wait for metron");
+    let _ = writer.join();
+    output
+}
+
+#[test]
+fn a_write_failing_midway_leaves_all_three_files_as_they_were() {
+    let (p, diff) = three_file_project();
+    let before = snapshot(p.root(), true);
+    // 100 KB: a.txt's new bytes fit, b.txt's 240 KB do not.
+    let output = metron_with_file_size_limit(p.root(), &diff, 100_000);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("writing `b.txt` failed") && stderr.contains("every file was put back"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    // Byte-identical, and no temporary file left behind.
+    assert_trees_eq(&snapshot(p.root(), true), &before, "after the failed write");
+
+    // The same run without the limit writes all three.
+    let output = metron_with_file_size_limit(p.root(), &diff, u64::MAX);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let after = snapshot(p.root(), true);
+    assert_eq!(after["a.txt"], Entry::File(b"ALPHA\n".to_vec(), false));
+    assert_eq!(after["c.txt"], Entry::File(b"GAMMA\n".to_vec(), false));
+    assert!(matches!(&after["b.txt"], Entry::File(b, _) if b.len() > 200_000));
+    assert_eq!(after.len(), 3, "{:?}", after.keys());
+}
+
+// ------------------------------------------------------------------------------------
+// Approval.
+
+/// Answers with `answer`, after running `meanwhile` (to edit files while the question is
+/// open); records what it was shown.
+#[derive(Debug)]
+struct Answer {
+    answer: Decision,
+    meanwhile: Option<PathBuf>,
+    shown: std::sync::Mutex<Vec<String>>,
+}
+
+impl Answer {
+    fn new(answer: Decision) -> Answer {
+        Answer {
+            answer,
+            meanwhile: None,
+            shown: std::sync::Mutex::default(),
+        }
+    }
+}
+
+impl Approver for Answer {
+    fn decide(&self, request: &Request<'_>) -> Decision {
+        if let Request::Patch { summary, diff } = request {
+            self.shown
+                .lock()
+                .expect("lock")
+                .push(format!("{summary}\n{}", String::from_utf8_lossy(diff)));
+        }
+        if let Some(path) = &self.meanwhile {
+            std::fs::write(path, "edited by hand while the question was open\n")
+                .expect("edit the file");
+        }
+        self.answer.clone()
+    }
+}
+
+fn git_project() -> TestProject {
+    let p = TestProject::git();
+    p.file("a.txt", "alpha\nbeta\n").file("b.txt", "one\ntwo\n");
+    p
+}
+
+const AB_PATCH: &str = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n alpha\n-beta\n+BETA\n+gamma\n--- a/b.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-one\n-two\n--- /dev/null\n+++ b/new/c.txt\n@@ -0,0 +1 @@\n+c\n";
+
+fn toolbox_with(p: &TestProject, approver: Answer, policy: Policy) -> Toolbox {
+    Toolbox::new(p.project(), Budgets::default())
+        .with_policy(policy)
+        .with_approver(Box::new(approver))
+}
+
+#[test]
+fn a_file_edited_while_the_question_is_open_is_not_overwritten() {
+    let p = git_project();
+    let approver = Answer {
+        meanwhile: Some(p.path("a.txt")),
+        ..Answer::new(Decision::Approved)
+    };
+    let toolbox = toolbox_with(&p, approver, Policy::default());
+    let text = refusal(toolbox.call("apply_patch", json!({ "diff": AB_PATCH })));
+    assert!(text.contains("`a.txt` changed on disk"), "{text}");
+    assert!(text.contains("nothing was written"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("a.txt")).expect("read"),
+        "edited by hand while the question was open\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("b.txt")).expect("read"),
+        "one\ntwo\n"
+    );
+    assert!(!p.path("new").exists());
+}
+
+#[test]
+fn only_an_explicit_yes_applies() {
+    let p = git_project();
+    let before = snapshot(p.root(), true);
+    let declined = toolbox_with(&p, Answer::new(Decision::Declined), Policy::default());
+    let text = refusal(declined.call("apply_patch", json!({ "diff": AB_PATCH })));
+    assert!(
+        text.contains("The user declined this patch; nothing was changed."),
+        "{text}"
+    );
+    assert!(text.contains("Do not send it again"), "{text}");
+    assert_trees_eq(&snapshot(p.root(), true), &before, "declined");
+
+    let unanswerable = toolbox_with(
+        &p,
+        Answer::new(Decision::Unanswerable("nobody is at the terminal".into())),
+        Policy::default(),
+    );
+    let text = refusal(unanswerable.call("apply_patch", json!({ "diff": AB_PATCH })));
+    assert!(
+        text.contains("Not applied: nobody is at the terminal. Nothing was changed."),
+        "{text}"
+    );
+    assert_trees_eq(&snapshot(p.root(), true), &before, "unanswerable");
+
+    // The default approver of a toolbox asks nobody and refuses.
+    let default = Toolbox::new(p.project(), Budgets::default());
+    let text = refusal(default.call("apply_patch", json!({ "diff": AB_PATCH })));
+    assert!(text.contains("--yes"), "{text}");
+    assert_trees_eq(&snapshot(p.root(), true), &before, "nobody to ask");
+
+    // Yes: the person saw the repaired patch and the summary, and it is applied.
+    let answer = Answer::new(Decision::Approved);
+    let toolbox = Toolbox::new(p.project(), Budgets::default()).with_approver(Box::new(answer));
+    let text = toolbox
+        .call("apply_patch", json!({ "diff": AB_PATCH }))
+        .expect("applied");
+    // The result names each file with the lines added and removed.
+    assert_text_eq(
+        &text,
+        "Applied:\nM a.txt (+2 -1)\nD b.txt (-2)\nA new/c.txt (+1)\n",
+    );
+    let after = snapshot(p.root(), true);
+    assert_eq!(
+        after["a.txt"],
+        Entry::File(b"alpha\nBETA\ngamma\n".to_vec(), false)
+    );
+    assert_eq!(after["new/c.txt"], Entry::File(b"c\n".to_vec(), false));
+    assert!(!after.contains_key("b.txt"));
+}
+
+#[test]
+fn the_person_sees_the_repaired_patch_before_anything_is_written() {
+    let p = git_project();
+    let answer = std::sync::Arc::new(Answer::new(Decision::Declined));
+    #[derive(Debug)]
+    struct Shared(std::sync::Arc<Answer>);
+    impl Approver for Shared {
+        fn decide(&self, request: &Request<'_>) -> Decision {
+            self.0.decide(request)
+        }
+    }
+    let toolbox = Toolbox::new(p.project(), Budgets::default())
+        .with_approver(Box::new(Shared(answer.clone())));
+    // Counts omitted and the start line wrong: what is shown is the repaired patch.
+    let diff = "--- a.txt\n+++ a.txt\n@@ -7 +7 @@\n alpha\n-beta\n+BETA\n";
+    let _ = refusal(toolbox.call("apply_patch", json!({ "diff": diff })));
+    let shown = answer.shown.lock().expect("lock").clone();
+    assert_eq!(shown.len(), 1);
+    assert_text_eq(
+        &shown[0],
+        "M a.txt (+1 -1)\n\ndiff --git a/a.txt b/a.txt\nindex 0000000..0000000\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n",
+    );
+}
+
+#[test]
+fn auto_approve_patches_skips_the_question() {
+    let p = git_project();
+    // An approver that would refuse, and must not be asked.
+    let policy = Policy {
+        auto_approve_patches: true,
+        ..Policy::default()
+    };
+    let toolbox = toolbox_with(&p, Answer::new(Decision::Declined), policy);
+    let text = toolbox
+        .call("apply_patch", json!({ "diff": AB_PATCH }))
+        .expect("applied without asking");
+    assert!(text.starts_with("Applied:\n"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("a.txt")).expect("read"),
+        "alpha\nBETA\ngamma\n"
+    );
+}
+
+#[test]
+fn outside_a_git_work_tree_the_tool_is_not_offered() {
+    let p = TestProject::new();
+    p.file("a.txt", "alpha\nbeta\n");
+    let toolbox = p
+        .toolbox(Budgets::default())
+        .with_approver(Box::new(ApproveAll));
+    let availability = toolbox.availability();
+    let (_, reason) = availability
+        .iter()
+        .find(|(spec, _)| spec.name == "apply_patch")
+        .expect("apply_patch is registered");
+    let reason = reason.clone().expect_err("not available");
+    assert!(
+        reason.contains("only available inside a git work tree"),
+        "{reason}"
+    );
+    let text = refusal(toolbox.call("apply_patch", json!({ "diff": AB_PATCH })));
+    assert_eq!(text, reason);
+    assert_eq!(
+        std::fs::read_to_string(p.path("a.txt")).expect("read"),
+        "alpha\nbeta\n"
+    );
+}
+
+// ------------------------------------------------------------------------------------
+// The CLI.
+
+#[test]
+fn cli_refuses_without_yes_when_nobody_can_answer() {
+    let p = git_project();
+    let before = snapshot(p.root(), true);
+    let args = json!({ "diff": AB_PATCH }).to_string();
+    // Piped stdin, arguments on the command line or on stdin: no terminal to ask.
+    for run in [
+        metron(p.root()).args(["tool", "apply_patch", &args]).run(),
+        metron(p.root())
+            .args(["tool", "apply_patch", "-"])
+            .stdin(args.clone())
+            .run(),
+    ] {
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stdout.contains("--yes"), "{run:?}");
+        assert!(run.stdout.contains("Nothing was changed."), "{run:?}");
+        assert_trees_eq(&snapshot(p.root(), true), &before, "refused on the CLI");
+    }
+}
+
+#[test]
+fn cli_yes_before_or_after_tool_applies() {
+    for flags in [
+        &["--yes", "tool", "apply_patch", "-"][..],
+        &["tool", "--yes", "apply_patch", "-"][..],
+        &["tool", "apply_patch", "--yes", "-"][..],
+        &["tool", "apply_patch", "-", "--yes"][..],
+    ] {
+        let p = git_project();
+        let run = metron(p.root())
+            .args(flags)
+            .stdin(json!({ "diff": AB_PATCH }).to_string())
+            .run();
+        assert_eq!(run.code, 0, "{flags:?}: {run:?}");
+        assert_eq!(
+            run.stdout, "Applied:\nM a.txt (+2 -1)\nD b.txt (-2)\nA new/c.txt (+1)\n",
+            "{flags:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(p.path("a.txt")).expect("read"),
+            "alpha\nBETA\ngamma\n"
+        );
+    }
+}
+
+#[test]
+fn cli_a_refused_patch_exits_1_with_the_reason_on_stdout() {
+    let p = git_project();
+    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-nothing like this\n+x\n";
+    let run = metron(p.root())
+        .args(["--yes", "tool", "apply_patch", "-"])
+        .stdin(json!({ "diff": diff }).to_string())
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("does not apply"), "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
 }
