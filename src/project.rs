@@ -324,6 +324,20 @@ impl Project {
         bytes: &[u8],
         mode: u32,
     ) -> Result<(), BoundaryError> {
+        self.stage(path, bytes, mode)?.install()
+    }
+
+    /// The first half of [`Project::write_atomic`]: writes the bytes to a temporary file
+    /// beside the target and flushes it to disk, creating missing parent directories.
+    /// Nothing is visible at the target until [`Staged::install`]; dropping the
+    /// [`Staged`] removes the temporary file. Several files can be staged at once (from
+    /// several threads), so their flushes overlap.
+    pub fn stage(
+        &self,
+        path: &ProjectPath,
+        bytes: &[u8],
+        mode: u32,
+    ) -> Result<Staged, BoundaryError> {
         use std::io::Write;
         use std::os::unix::fs::PermissionsExt;
         if path.is_in_git_dir() {
@@ -345,21 +359,26 @@ impl Project {
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let serial = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let temp = format!(".{name}.metron-{}-{serial}.tmp", std::process::id());
-        let write = || -> io::Result<()> {
-            let file = dir.open_with(
+        let file = dir
+            .open_with(
                 &temp,
                 cap_std::fs::OpenOptions::new().write(true).create_new(true),
-            )?;
-            let mut file = file.into_std();
-            file.write_all(bytes)?;
-            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            file.sync_all()?;
-            dir.rename(&temp, &dir, name)
+            )
+            .map_err(io_error)?;
+        // From here on, dropping `staged` removes the temporary file.
+        let staged = Staged {
+            dir,
+            temp,
+            name: name.to_owned(),
+            path: path.to_string(),
+            installed: false,
         };
-        write().map_err(|e| {
-            let _ = dir.remove_file(&temp);
-            io_error(e)
-        })
+        let mut file = file.into_std();
+        file.write_all(bytes)
+            .and_then(|()| file.set_permissions(std::fs::Permissions::from_mode(mode)))
+            .and_then(|()| file.sync_all())
+            .map_err(io_error)?;
+        Ok(staged)
     }
 
     /// Removes a file.
@@ -380,6 +399,41 @@ impl Project {
     /// True when something (file, directory or link) exists at `path`.
     pub fn exists(&self, path: &str) -> bool {
         self.dir.symlink_metadata(path).is_ok()
+    }
+}
+
+/// A file written to a temporary name beside its target and flushed, waiting to be
+/// renamed into place. Dropped without [`Staged::install`], it removes the temporary file.
+#[derive(Debug)]
+pub struct Staged {
+    dir: Dir,
+    temp: String,
+    name: String,
+    path: String,
+    installed: bool,
+}
+
+impl Staged {
+    /// The path (relative to the root) the file will replace.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Renames the temporary file over the target: the new content appears at once.
+    pub fn install(mut self) -> Result<(), BoundaryError> {
+        self.dir
+            .rename(&self.temp, &self.dir, &self.name)
+            .map_err(|e| classify(&self.path, e))?;
+        self.installed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.installed {
+            let _ = self.dir.remove_file(&self.temp);
+        }
     }
 }
 

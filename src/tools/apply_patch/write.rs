@@ -2,13 +2,25 @@
 //!
 //! Each file is replaced atomically (temporary file, fsync, rename; see
 //! [`Project::write_atomic`]), but a patch touches several files, so the transaction is
-//! ours: before the first write, every file is re-read and compared with the bytes the
-//! patch was computed from (so an edit made while the person was reading the diff is never
-//! overwritten with stale content); then files are written in order, and if any write
-//! fails, the ones already written are put back and the files created are removed. Like
-//! `git apply`, a directory left empty by a deletion or a rename is removed afterwards.
+//! ours, in three steps:
+//!
+//! 1. every file is re-read and compared with the bytes the patch was computed from, so an
+//!    edit made while the person was reading the diff is never overwritten with stale
+//!    content;
+//! 2. every new content is written to a temporary file beside its target and flushed to
+//!    disk, several at once so the flushes overlap. A failure here (a full disk, a file
+//!    size limit) leaves nothing visible to undo: the temporary files are removed;
+//! 3. the temporary files are renamed into place and deleted files removed, in patch
+//!    order; if one of these fails, the ones already done are put back and the files
+//!    created are removed.
+//!
+//! Like `git apply`, a directory left empty by a deletion or a rename is removed
+//! afterwards.
 
-use crate::project::{BoundaryError, Project, ProjectPath};
+use crate::project::{BoundaryError, Project, ProjectPath, Staged};
+
+/// Files staged at once, each on its own thread.
+const STAGED_AT_ONCE: usize = 8;
 
 /// One file's change.
 #[derive(Debug, Clone)]
@@ -24,11 +36,19 @@ pub struct Change {
 }
 
 /// Where files are written: the project, or a wrapper that injects failures in tests.
-pub trait Store {
+pub trait Store: Sync {
     /// The file's current bytes, or `None` if it does not exist.
     fn read(&self, path: &ProjectPath) -> Result<Option<Vec<u8>>, BoundaryError>;
+    /// Writes the bytes to a flushed temporary file beside the target; nothing is visible
+    /// at the target yet (see [`Project::stage`]).
+    fn stage(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<Staged, BoundaryError>;
+    /// Renames a staged file into place.
+    fn install(&self, staged: Staged) -> Result<(), BoundaryError>;
     /// Replaces the file atomically.
-    fn write(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<(), BoundaryError>;
+    fn write(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<(), BoundaryError> {
+        let staged = self.stage(path, bytes, mode)?;
+        self.install(staged)
+    }
     /// Removes the file.
     fn remove(&self, path: &ProjectPath) -> Result<(), BoundaryError>;
     /// Removes an empty directory (best effort).
@@ -45,8 +65,11 @@ impl Store for Project {
             Err(e) => Err(e),
         }
     }
-    fn write(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<(), BoundaryError> {
-        self.write_atomic(path, bytes, mode)
+    fn stage(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<Staged, BoundaryError> {
+        Project::stage(self, path, bytes, mode)
+    }
+    fn install(&self, staged: Staged) -> Result<(), BoundaryError> {
+        staged.install()
     }
     fn remove(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
         self.remove_file(path)
@@ -110,18 +133,46 @@ pub fn commit(store: &impl Store, changes: &[Change]) -> Result<(), CommitError>
         }
     }
 
+    // Deepest first, so parents are empty by the time they are tried.
+    new_dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
+    let remove_new_dirs = || {
+        for dir in &new_dirs {
+            store.remove_empty_dir(dir);
+        }
+    };
+
+    // A file that becomes a directory (`x` deleted, `x/y` created) can only be staged
+    // once the file is gone: such a patch is written one file at a time, in order.
+    let replaces_a_file = changes.iter().any(|c| {
+        changes.iter().any(|d| {
+            d.after.is_none()
+                && c.after.is_some()
+                && c.path.as_str().starts_with(&format!("{}/", d.path))
+        })
+    });
+    let mut staged = if replaces_a_file {
+        changes.iter().map(|_| None).collect()
+    } else {
+        match stage_all(store, changes) {
+            Ok(staged) => staged,
+            Err((path, source)) => {
+                remove_new_dirs();
+                return Err(CommitError::RolledBack { path, source });
+            }
+        }
+    };
+
     for (done, change) in changes.iter().enumerate() {
-        let result = match &change.after {
-            Some(bytes) => store.write(&change.path, bytes, change.mode),
-            None => store.remove(&change.path),
+        let result = match (&change.after, staged[done].take()) {
+            (Some(_), Some(file)) => store.install(file),
+            (Some(bytes), None) => store.write(&change.path, bytes, change.mode),
+            (None, _) => store.remove(&change.path),
         };
         if let Err(source) = result {
+            // The files staged for later changes go (dropping them removes them).
+            drop(staged);
             let unrestored = roll_back(store, &changes[..done]);
-            // Deepest first, so parents are empty by the time they are tried.
-            new_dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
-            for dir in &new_dirs {
-                store.remove_empty_dir(dir);
-            }
+            remove_new_dirs();
             let path = change.path.to_string();
             return Err(if unrestored.is_empty() {
                 CommitError::RolledBack { path, source }
@@ -136,6 +187,53 @@ pub fn commit(store: &impl Store, changes: &[Change]) -> Result<(), CommitError>
     }
     remove_emptied_dirs(store, changes);
     Ok(())
+}
+
+/// Stages every change that writes a file, [`STAGED_AT_ONCE`] at a time on their own
+/// threads, so the flushes to disk overlap. The result is index-aligned with `changes`
+/// (`None` for deletions). On the first failure every staged file is dropped, which
+/// removes it, and the failing path is returned.
+fn stage_all(
+    store: &impl Store,
+    changes: &[Change],
+) -> Result<Vec<Option<Staged>>, (String, BoundaryError)> {
+    let stage = |change: &Change| -> Option<Result<Staged, BoundaryError>> {
+        let bytes = change.after.as_ref()?;
+        Some(store.stage(&change.path, bytes, change.mode))
+    };
+    let mut staged = Vec::with_capacity(changes.len());
+    for chunk in changes.chunks(STAGED_AT_ONCE) {
+        let writes = chunk.iter().filter(|c| c.after.is_some()).count();
+        let results: Vec<Option<Result<Staged, BoundaryError>>> = if writes < 2 {
+            chunk.iter().map(stage).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|change| scope.spawn(move || stage(change)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|handle| {
+                        handle.join().unwrap_or_else(|_| {
+                            Some(Err(BoundaryError::Io {
+                                path: String::new(),
+                                source: std::io::Error::other("a writing thread panicked"),
+                            }))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for (change, result) in chunk.iter().zip(results) {
+            match result {
+                None => staged.push(None),
+                Some(Ok(file)) => staged.push(Some(file)),
+                Some(Err(source)) => return Err((change.path.to_string(), source)),
+            }
+        }
+    }
+    Ok(staged)
 }
 
 /// Removes the directories that deleted (or renamed-away) files leave empty, deepest
@@ -176,31 +274,54 @@ fn roll_back(store: &impl Store, done: &[Change]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::Cell;
 
-    /// The project, with the n-th write (0-based) failing.
+    /// Which step fails, for which path.
+    #[derive(Clone, Copy, Debug)]
+    enum Fail {
+        Stage(&'static str),
+        Install(&'static str),
+        Remove(&'static str),
+    }
+
+    /// The project, with one step failing.
     struct FailingStore<'a> {
         project: &'a Project,
-        fail_at: usize,
-        writes: Cell<usize>,
+        fail: Fail,
+    }
+
+    fn injected(path: &ProjectPath) -> BoundaryError {
+        BoundaryError::Io {
+            path: path.to_string(),
+            source: std::io::Error::other("disk full"),
+        }
     }
 
     impl Store for FailingStore<'_> {
         fn read(&self, path: &ProjectPath) -> Result<Option<Vec<u8>>, BoundaryError> {
             Store::read(self.project, path)
         }
-        fn write(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<(), BoundaryError> {
-            let n = self.writes.get();
-            self.writes.set(n + 1);
-            if n == self.fail_at {
-                return Err(BoundaryError::Io {
-                    path: path.to_string(),
-                    source: std::io::Error::other("disk full"),
-                });
+        fn stage(
+            &self,
+            path: &ProjectPath,
+            bytes: &[u8],
+            mode: u32,
+        ) -> Result<Staged, BoundaryError> {
+            if matches!(self.fail, Fail::Stage(p) if p == path.as_str()) {
+                return Err(injected(path));
             }
-            Store::write(self.project, path, bytes, mode)
+            Store::stage(self.project, path, bytes, mode)
+        }
+        fn install(&self, staged: Staged) -> Result<(), BoundaryError> {
+            if matches!(self.fail, Fail::Install(p) if p == staged.path()) {
+                let path = self.project.resolve(staged.path()).expect("path");
+                return Err(injected(&path));
+            }
+            Store::install(self.project, staged)
         }
         fn remove(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+            if matches!(self.fail, Fail::Remove(p) if p == path.as_str()) {
+                return Err(injected(path));
+            }
             Store::remove(self.project, path)
         }
         fn remove_empty_dir(&self, path: &str) {
@@ -285,18 +406,21 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_at_any_write_leaves_everything_as_it_was() {
-        for fail_at in 0..2 {
+    fn a_failure_at_any_step_leaves_everything_as_it_was() {
+        for fail in [
+            Fail::Stage("a.txt"),
+            Fail::Stage("new/dir/c.txt"),
+            Fail::Remove("b.txt"),
+            // By then a.txt is written and b.txt removed: both are put back.
+            Fail::Install("new/dir/c.txt"),
+        ] {
             let (dir, p) = setup();
             let before = snapshot(dir.path());
-            let store = FailingStore {
-                project: &p,
-                fail_at,
-                writes: Cell::new(0),
-            };
+            let store = FailingStore { project: &p, fail };
             let err = commit(&store, &changes(&p)).expect_err("fails");
             assert!(matches!(err, CommitError::RolledBack { .. }), "{err}");
-            assert_eq!(snapshot(dir.path()), before, "fail_at {fail_at}");
+            // Nothing left behind either: no temporary file, no new directory.
+            assert_eq!(snapshot(dir.path()), before, "{fail:?}");
         }
     }
 
