@@ -5,6 +5,7 @@
 //! - `metron_in_process`: `Toolbox::call("apply_patch", ..)` with an approver that says
 //!   yes: parse, path checks, repair, the in-memory libgit2 apply, the staleness check and
 //!   three atomic writes (temp file, fsync, rename);
+//! - `metron_prepare_only`: the same up to the question, without the writes;
 //! - `git_apply_check_then_apply`: spawning `git apply --check PATCH` and then
 //!   `git apply PATCH`, the two processes an agent without an in-process applier runs.
 //!
@@ -92,6 +93,15 @@ fn main() {
             },
             BatchSize::PerIteration,
         );
+    });
+    // The same without the writes: everything up to the question.
+    restore(&root, &originals);
+    group.bench_function("metron_prepare_only", |b| {
+        b.iter(|| {
+            let prepared = metron::tools::apply_patch::prepare(&toolbox.project, black_box(&diff))
+                .expect("prepares");
+            black_box(prepared)
+        });
     });
     if git {
         group.bench_function("git_apply_check_then_apply", |b| {
