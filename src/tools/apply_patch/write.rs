@@ -1,6 +1,6 @@
 //! Writing a patch's post-images: all of them or none.
 //!
-//! Each file is replaced atomically (temporary file, fsync, rename; see
+//! Each file is replaced atomically (temporary file, fdatasync, rename; see
 //! [`Project::write_atomic`]), but a patch touches several files, so the transaction is
 //! ours, in three steps:
 //!
