@@ -329,7 +329,8 @@ fn place(
         )));
     }
     let fits = |at: usize| {
-        at + old.len() <= lines.lines.len()
+        at.checked_add(old.len())
+            .is_some_and(|end| end <= lines.lines.len())
             && old
                 .iter()
                 .zip(&lines.lines[at..])
@@ -591,6 +592,26 @@ mod tests {
         assert_eq!(quoted("b/", "my file"), "\"b/my file\"");
         assert_eq!(quoted("b/", "caf\u{e9}"), "b/caf\u{e9}");
         assert_eq!(quoted("b/", "q\"\\\tx\u{1}"), "\"b/q\\\"\\\\\\tx\\001\"");
+    }
+
+    #[test]
+    fn a_huge_claimed_start_line_is_refused_not_a_panic() {
+        let file = FilePatch {
+            old_path: Some("a.txt".into()),
+            new_path: Some("a.txt".into()),
+            hunks: vec![Hunk {
+                claimed_start: usize::MAX,
+                patch_line: 3,
+                lines: vec![
+                    HunkLine::Context("a".into()),
+                    HunkLine::Delete("b".into()),
+                    HunkLine::Add("c".into()),
+                ],
+            }],
+            ..FilePatch::default()
+        };
+        let resolved = resolve(&file, Some((b"a\nb\n", 0o644))).expect("placed");
+        assert_eq!(resolved.removed, 1);
     }
 
     #[test]
