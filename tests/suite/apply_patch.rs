@@ -1459,3 +1459,24 @@ fn cli_a_refused_patch_exits_1_with_the_reason_on_stdout() {
     assert!(run.stdout.contains("does not apply"), "{run:?}");
     assert_eq!(run.stderr, "", "{run:?}");
 }
+
+#[test]
+fn control_characters_in_a_path_cannot_drive_the_terminal_through_the_summary() {
+    let p = git_project();
+    // A created file whose quoted name holds ESC and a newline: the summary the person
+    // reads must not carry them raw (an escape sequence could erase or rewrite the line,
+    // a newline could forge a harmless-looking extra one).
+    let diff = "--- /dev/null\n+++ \"b/x\\033[2K\\rM a.txt (+1 -1)\\ny\"\n@@ -0,0 +1 @@\n+hi\n";
+    let prepared = metron::tools::apply_patch::prepare(&p.project(), diff).expect("prepared");
+    assert!(
+        !prepared.summary.trim_end().chars().any(char::is_control),
+        "{:?}",
+        prepared.summary
+    );
+    assert_eq!(
+        prepared.summary.lines().count(),
+        1,
+        "{:?}",
+        prepared.summary
+    );
+}

@@ -278,6 +278,22 @@ fn summary_line(
     added: usize,
     removed: usize,
 ) -> String {
+    // Paths can hold control characters (git quotes them); the summary is printed on the
+    // person's terminal, one line per file, so they are shown escaped.
+    let shown = |path: &ProjectPath| -> String {
+        path.as_str()
+            .chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    };
+    let old = old.map(shown);
+    let new = new.map(shown);
     match (old, new) {
         (None, Some(new)) => format!("A {new} (+{added})"),
         (Some(old), None) => format!("D {old} (-{removed})"),
