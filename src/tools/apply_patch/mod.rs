@@ -178,8 +178,15 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
                 continue;
             }
         }
+        // The canonical patch names the normalised paths (`./src/a.rs` is `src/a.rs`), the
+        // ones the pre-images are stored under.
+        let file = parse::FilePatch {
+            old_path: old.as_ref().map(ToString::to_string),
+            new_path: new.as_ref().map(ToString::to_string),
+            ..file.clone()
+        };
         match repair::resolve(
-            file,
+            &file,
             current
                 .as_ref()
                 .map(|(bytes, mode)| (bytes.as_slice(), *mode)),
