@@ -268,6 +268,26 @@ impl Project {
         Ok(bytes)
     }
 
+    /// True when `path`, with its symlinks followed, names `.git` or something inside it
+    /// (a symlink `g -> .git` in the tree makes `g/config` git's config). The lexical rule
+    /// of [`ProjectPath::is_in_git_dir`] cannot see that. A path that cannot be resolved is
+    /// not in `.git/` as far as this check goes; opening it fails on its own.
+    pub fn resolves_into_git_dir(&self, path: &ProjectPath) -> bool {
+        let (Ok(root), Ok(real)) = (
+            self.root.canonicalize(),
+            self.root.join(path.as_path()).canonicalize(),
+        ) else {
+            return false;
+        };
+        real.strip_prefix(&root).is_ok_and(|relative| {
+            relative.components().any(|part| {
+                part.as_os_str()
+                    .to_str()
+                    .is_some_and(|part| part.eq_ignore_ascii_case(".git"))
+            })
+        })
+    }
+
     /// Metadata of a path beneath the root, without following a final symlink.
     pub fn symlink_metadata(
         &self,

@@ -74,7 +74,7 @@ pub fn view_slice(
         ));
     }
     let path = project.resolve(path)?;
-    if path.is_in_git_dir() {
+    if path.is_in_git_dir() || project.resolves_into_git_dir(&path) {
         return Err(BoundaryError::GitDir(path.to_string()).into());
     }
     let file = project.open_named_file(&path)?;

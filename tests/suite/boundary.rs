@@ -267,6 +267,22 @@ fn view_slice_refuses_git_internals() {
 }
 
 #[test]
+fn view_slice_refuses_git_internals_through_an_inside_symlink() {
+    let p = TestProject::git();
+    p.file("a.txt", "x\n");
+    for (link, target) in [("g", ".git"), ("cfg", ".git/config"), ("sub", ".")] {
+        std::os::unix::fs::symlink(target, p.path(link)).expect("symlink");
+    }
+    let project = p.project();
+    for raw in ["g/config", "cfg", "sub/.git/config", "sub/g/HEAD"] {
+        let err = view_slice(&project, &budgets(), raw, 1, 1).expect_err(raw);
+        assert!(err.to_string().contains("inside .git/"), "{raw}: {err}");
+    }
+    // A symlink that stays out of .git/ is still followed.
+    assert!(view_slice(&project, &budgets(), "sub/a.txt", 1, 1).is_ok());
+}
+
+#[test]
 fn walking_tools_never_show_git_internals() {
     let p = TestProject::git();
     p.file("a.txt", "needle\n")
