@@ -23,6 +23,10 @@ use super::parse::{FilePatch, Hunk, HunkLine};
 const CONTEXT_SHOWN: usize = 2;
 /// Most file lines a refusal quotes.
 const MAX_QUOTED_LINES: usize = 14;
+/// Most characters of one file line a refusal quotes (the default `max_line_chars`).
+const MAX_QUOTED_CHARS: usize = 500;
+/// Most places an ambiguity refusal lists.
+const MAX_LISTED_PLACES: usize = 20;
 /// git's marker for a last line without a newline.
 const NO_NEWLINE: &[u8] = b"\\ No newline at end of file\n";
 
@@ -348,7 +352,14 @@ fn place(
         ))),
         [] => Err(Refusal(not_found(label, path, &old, lines, claimed))),
         many => {
-            let places: Vec<String> = many.iter().map(|at| (at + 1).to_string()).collect();
+            let mut places: Vec<String> = many
+                .iter()
+                .take(MAX_LISTED_PLACES)
+                .map(|at| (at + 1).to_string())
+                .collect();
+            if many.len() > MAX_LISTED_PLACES {
+                places.push(format!("and {} more", many.len() - MAX_LISTED_PLACES));
+            }
             Err(Refusal(format!(
                 "{label} is ambiguous: its {} old lines occur in `{path}` at lines {}; add context lines so it matches one place, and give its real start line",
                 old.len(),
@@ -395,7 +406,7 @@ fn not_found(
         best + 1
     );
     for (number, line) in lines.lines[first..last].iter().enumerate() {
-        let shown = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)).into_owned();
+        let shown = crate::tools::text::clip_line(line, MAX_QUOTED_CHARS);
         let _ = writeln!(text, "{:5} | {shown}", first + number + 1);
     }
     text.push_str("Make the hunk's context and `-` lines match these lines exactly.");
@@ -612,6 +623,42 @@ mod tests {
         };
         let resolved = resolve(&file, Some((b"a\nb\n", 0o644))).expect("placed");
         assert_eq!(resolved.removed, 1);
+    }
+
+    fn one_hunk(claimed_start: usize, lines: Vec<HunkLine>) -> FilePatch {
+        FilePatch {
+            old_path: Some("a.txt".into()),
+            new_path: Some("a.txt".into()),
+            hunks: vec![Hunk {
+                claimed_start,
+                patch_line: 3,
+                lines,
+            }],
+            ..FilePatch::default()
+        }
+    }
+
+    #[test]
+    fn a_refusal_stays_small_whatever_the_file_holds() {
+        // One enormous line near the closest match is not quoted whole.
+        let mut file = b"keep\n".to_vec();
+        file.extend(vec![b'x'; 1_000_000]);
+        file.extend_from_slice(b"\nend\n");
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Context("keep".into()),
+                HunkLine::Delete("nope".into()),
+            ],
+        );
+        let refusal = resolve(&patch, Some((&file, 0o644))).expect_err("refused");
+        assert!(refusal.0.len() < 4_000, "{} bytes", refusal.0.len());
+        // Old lines that occur in thousands of places do not list every place.
+        let file = "same\n".repeat(50_000);
+        let patch = one_hunk(60_000, vec![HunkLine::Delete("same".into())]);
+        let refusal = resolve(&patch, Some((file.as_bytes(), 0o644))).expect_err("refused");
+        assert!(refusal.0.len() < 4_000, "{} bytes", refusal.0.len());
+        assert!(refusal.0.contains("ambiguous"), "{}", refusal.0);
     }
 
     #[test]
