@@ -166,13 +166,23 @@ pub fn render_diff(diff: &[u8], color: bool) -> Vec<u8> {
         if let Some(code) = paint {
             out.extend_from_slice(code.as_bytes());
         }
-        for &byte in body {
+        let mut rest = body;
+        while let Some((&byte, after)) = rest.split_first() {
+            // Bidirectional-format characters (U+200E, U+200F, U+202A..U+202E,
+            // U+2066..U+2069, three bytes each in UTF-8) would reorder what the person
+            // reads, so the diff shown could differ from the one applied ("Trojan Source").
+            if let Some(c) = bidi_format_char(rest) {
+                out.extend_from_slice(format!("\\u{{{:04x}}}", u32::from(c)).as_bytes());
+                rest = &rest[3..];
+                continue;
+            }
             match byte {
                 b'\t' => out.push(b'\t'),
                 b'\r' => out.extend_from_slice(b"\\r"),
                 0..=0x1f | 0x7f => out.extend_from_slice(format!("\\x{byte:02x}").as_bytes()),
                 _ => out.push(byte),
             }
+            rest = after;
         }
         if paint.is_some() {
             out.extend_from_slice(b"\x1b[0m");
@@ -180,6 +190,13 @@ pub fn render_diff(diff: &[u8], color: bool) -> Vec<u8> {
         out.push(b'\n');
     }
     out
+}
+
+/// The bidirectional-format character `bytes` starts with, if any.
+fn bidi_format_char(bytes: &[u8]) -> Option<char> {
+    let c = std::str::from_utf8(bytes.get(..3)?).ok()?.chars().next()?;
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        .then_some(c)
 }
 
 #[cfg(test)]
@@ -194,6 +211,13 @@ mod tests {
             shown,
             b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\\x1b[2J\n+b\\r\n".to_vec()
         );
+    }
+
+    #[test]
+    fn bidirectional_overrides_are_shown_not_obeyed() {
+        let diff = "+let admin = false; // \u{202e}{ x\u{2066}\n é\n".as_bytes();
+        let shown = String::from_utf8(render_diff(diff, false)).unwrap_or_default();
+        assert_eq!(shown, "+let admin = false; // \\u{202e}{ x\\u{2066}\n é\n");
     }
 
     #[test]

@@ -1479,4 +1479,11 @@ fn control_characters_in_a_path_cannot_drive_the_terminal_through_the_summary() 
         "{:?}",
         prepared.summary
     );
+    let diff = "--- /dev/null\n+++ b/txt.\u{202e}exe.sh\n@@ -0,0 +1 @@\n+hi\n";
+    let prepared = metron::tools::apply_patch::prepare(&p.project(), diff).expect("prepared");
+    assert!(
+        !prepared.summary.contains('\u{202e}'),
+        "{:?}",
+        prepared.summary
+    );
 }

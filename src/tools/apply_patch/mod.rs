@@ -291,7 +291,9 @@ fn summary_line(
         path.as_str()
             .chars()
             .map(|c| {
-                if c.is_control() {
+                if c.is_control()
+                    || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+                {
                     c.escape_default().to_string()
                 } else {
                     c.to_string()
