@@ -378,7 +378,17 @@ impl Project {
         // Unique per process and call, so a leftover from a crash never blocks a write.
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let serial = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let temp = format!(".{name}.metron-{}-{serial}.tmp", std::process::id());
+        // The name is shortened (at a character boundary) so the temporary name stays
+        // within the 255-byte limit on a name even when the target's name is near it.
+        let mut short = name.len().min(200);
+        while !name.is_char_boundary(short) {
+            short -= 1;
+        }
+        let temp = format!(
+            ".{}.metron-{}-{serial}.tmp",
+            &name[..short],
+            std::process::id()
+        );
         let file = dir
             .open_with(
                 &temp,
@@ -525,6 +535,19 @@ mod tests {
         assert!(
             msg.contains("../secret") && msg.contains("climbs out"),
             "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_file_whose_name_is_near_the_length_limit_can_be_written() {
+        let (dir, p) = project();
+        let name = "n".repeat(250);
+        std::fs::write(dir.path().join(&name), "old\n").expect("write");
+        let path = p.resolve(&name).expect("path");
+        p.write_atomic(&path, b"new\n", 0o644).expect("written");
+        assert_eq!(
+            std::fs::read(dir.path().join(&name)).ok(),
+            Some(b"new\n".to_vec())
         );
     }
 
