@@ -304,7 +304,8 @@ impl Project {
 impl Project {
     /// Refuses paths that pass through a symlink (in any component, including the last),
     /// so a write can never land somewhere other than the path the person was shown.
-    /// A missing component ends the check: nothing beyond it exists yet.
+    /// A missing component ends the check: nothing beyond it exists yet. So does one that
+    /// is a regular file (`x/y` where `x` is a file): nothing can be beneath it.
     pub fn check_no_symlinks(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
         let mut prefix = PathBuf::new();
         for part in path.as_str().split('/') {
@@ -317,7 +318,14 @@ impl Project {
                     });
                 }
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    return Ok(());
+                }
                 Err(e) => return Err(classify(path.as_str(), e)),
             }
         }

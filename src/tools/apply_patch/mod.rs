@@ -177,6 +177,28 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
                 problems.push(format!("`{new}` already exists; to change it, send a diff against its current content (`--- a/{new}`)."));
                 continue;
             }
+            // A file where a directory of the new path must go is only allowed when the
+            // patch deletes that file.
+            let deleted = |path: &str| {
+                checked
+                    .iter()
+                    .any(|(o, n)| n.is_none() && o.as_ref().is_some_and(|o| o.as_str() == path))
+            };
+            let blocking = new
+                .as_str()
+                .match_indices('/')
+                .map(|(at, _)| &new.as_str()[..at])
+                .find(|dir| {
+                    project
+                        .resolve(dir)
+                        .ok()
+                        .and_then(|dir| project.symlink_metadata(&dir).ok())
+                        .is_some_and(|meta| !meta.is_dir())
+                });
+            if let Some(file) = blocking.filter(|file| !deleted(file)) {
+                problems.push(format!("`{new}` cannot be created: `{file}` is a file; delete it in the same patch to put a directory there."));
+                continue;
+            }
         }
         // The canonical patch names the normalised paths (`./src/a.rs` is `src/a.rs`), the
         // ones the pre-images are stored under.

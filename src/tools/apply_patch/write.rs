@@ -62,6 +62,8 @@ impl Store for Project {
         match Project::read(self, path) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(BoundaryError::NotFound(_)) => Ok(None),
+            // `x/y` where `x` is a file (the patch replaces `x` with a directory).
+            Err(BoundaryError::NotAFile(_)) if !Project::exists(self, path.as_str()) => Ok(None),
             Err(e) => Err(e),
         }
     }
