@@ -263,7 +263,13 @@ fn roll_back(store: &impl Store, done: &[Change]) -> Vec<String> {
     let mut failed = Vec::new();
     for change in done.iter().rev() {
         let restored = match &change.before {
-            Some((bytes, mode)) => store.write(&change.path, bytes, *mode),
+            Some((bytes, mode)) => {
+                // A deleted file whose path a later change turned into a directory
+                // (`x` deleted, `x/y` created): that directory is empty again by now
+                // (newest changes are undone first) and must go before `x` comes back.
+                store.remove_empty_dir(change.path.as_str());
+                store.write(&change.path, bytes, *mode)
+            }
             None => store.remove(&change.path),
         };
         if restored.is_err() {
@@ -332,6 +338,40 @@ mod tests {
         fn exists(&self, path: &str) -> bool {
             Store::exists(self.project, path)
         }
+    }
+
+    #[test]
+    fn a_file_replaced_by_a_directory_comes_back_when_the_new_file_fails() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("x"), "old x\n").expect("write");
+        let p = Project::open(dir.path(), true).expect("open");
+        let path = |s: &str| p.resolve(s).expect("path");
+        let changes = vec![
+            Change {
+                path: path("x"),
+                before: Some((b"old x\n".to_vec(), 0o644)),
+                after: None,
+                mode: 0o644,
+            },
+            Change {
+                path: path("x/y"),
+                before: None,
+                after: Some(b"y\n".to_vec()),
+                mode: 0o644,
+            },
+        ];
+        let store = FailingStore {
+            project: &p,
+            fail: Fail::Install("x/y"),
+        };
+        let err = commit(&store, &changes).expect_err("fails");
+        assert!(matches!(err, CommitError::RolledBack { .. }), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("x"))
+                .ok()
+                .as_deref(),
+            Some("old x\n")
+        );
     }
 
     fn setup() -> (tempfile::TempDir, Project) {
