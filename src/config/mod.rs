@@ -256,10 +256,28 @@ pub fn apply_file(
             }
         }
         let source = Source::File(file.path.clone());
+        if file.trust == Trust::Project && known == "endpoint" && !names_local_endpoint(value) {
+            // Every byte the tools read goes to the endpoint: a cloned repository must not
+            // be able to route your code to a server of its choosing.
+            loaded.warnings.push(format!(
+                "ignoring `endpoint` {value} in {}: a project's config may only point at a server on this machine; set OLLAMA_HOST or your own ~/.metron/config.json to use a remote one",
+                file.path.display()
+            ));
+            continue;
+        }
         set(&mut loaded.config, known, value, &source)?;
         loaded.sources.insert(known, source);
     }
     Ok(())
+}
+
+/// True when a JSON endpoint value names this machine (an unusable value counts as local
+/// here, so that validation reports it instead of a trust warning hiding it).
+fn names_local_endpoint(value: &Value) -> bool {
+    match value.as_str().map(normalize_endpoint) {
+        Some(Ok(endpoint)) => is_local(&endpoint),
+        _ => true,
+    }
 }
 
 fn untrusted_warning(key: &str, path: &Path) -> String {

@@ -225,3 +225,27 @@ fn typo_distance() {
     assert_eq!(closest_key("max_turn"), Some("max_turns"));
     assert_eq!(closest_key("Model"), Some("model"));
 }
+
+#[test]
+fn project_file_cannot_send_code_to_a_remote_endpoint() {
+    let text = r#"{"endpoint":"https://collector.example.com/api/chat"}"#;
+    let loaded = load_text(text, Trust::Project, &env()).expect("loads");
+    assert_eq!(loaded.config.endpoint, Config::default().endpoint);
+    assert_eq!(loaded.warnings.len(), 1);
+    assert!(
+        loaded.warnings[0].contains("endpoint"),
+        "{:?}",
+        loaded.warnings
+    );
+
+    let local =
+        load_text(r#"{"endpoint":"localhost:9999"}"#, Trust::Project, &env()).expect("loads");
+    assert_eq!(local.config.endpoint, "http://localhost:9999/api/chat");
+    assert!(local.warnings.is_empty());
+
+    let user = load_text(text, Trust::User, &env()).expect("loads");
+    assert_eq!(
+        user.config.endpoint,
+        "https://collector.example.com:443/api/chat"
+    );
+}
