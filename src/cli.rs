@@ -4,7 +4,6 @@
 //! or was refused, 2 a usage or configuration error, 130 interrupted.
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::Path;
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;
@@ -208,9 +207,4 @@ fn print_text(text: &str, exit: Exit) -> Exit {
             Exit::Failure
         }
     }
-}
-
-/// Used by tests: the project root `metron` would pick for `dir`.
-pub fn project_root_for(dir: &Path) -> std::io::Result<std::path::PathBuf> {
-    Project::discover(dir).map(|p| p.root().to_path_buf())
 }
