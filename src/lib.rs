@@ -8,10 +8,15 @@
 //! - [`project`]: the project root and its boundary, the only code that opens files;
 //! - [`tools`]: the registry and one module per tool, each returning the exact text the
 //!   model reads;
+//! - [`ollama`]: Ollama's chat API (wire types, the NDJSON stream, the HTTP client);
+//! - [`agent`]: the loop (model → tool call → policy → approval → execution → result),
+//!   the system prompt, and history compaction;
 //! - [`cli`]: the command line (`metron tool ...`), mapping results to exit codes.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod ollama;
 pub mod project;
 pub mod tools;
 pub mod version;

@@ -1,0 +1,213 @@
+//! The conversation carried between requests, and how it is kept small.
+//!
+//! After every completed turn: file slices bigger than `compact_threshold_bytes` are
+//! replaced by a placeholder (the model saw them while it worked; it does not carry them
+//! into the next turn), reasoning text is dropped, and the oldest exchanges are trimmed so
+//! at most `max_history_messages` remain after the system prompt. Trimming only ever cuts
+//! just before a user message, so an assistant's tool calls are never separated from
+//! their results, and a note in the system prompt tells the model context was dropped.
+
+use crate::ollama::wire::{Message, Role};
+
+use super::prompt::dropped_note;
+
+/// The placeholder a purged file slice is replaced with.
+pub const REDACTED_SLICE: &str = "[File slice redacted after turn completion]";
+
+/// The tool whose output is purged after a turn.
+const SLICE_TOOL: &str = "view_slice";
+
+/// The messages of a session. The first is always the system prompt.
+#[derive(Debug, Clone)]
+pub struct History {
+    messages: Vec<Message>,
+    system_prompt: String,
+    dropped: usize,
+}
+
+/// What one compaction did, for `/history` and the ledger of later work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Compaction {
+    /// File slices replaced by the placeholder.
+    pub slices_redacted: usize,
+    /// Bytes those slices (and dropped reasoning) held.
+    pub bytes_freed: usize,
+    /// Messages trimmed from the front.
+    pub messages_dropped: usize,
+}
+
+impl History {
+    /// A history holding only `system_prompt`.
+    pub fn new(system_prompt: &str) -> History {
+        History {
+            messages: vec![Message::new(Role::System, system_prompt)],
+            system_prompt: system_prompt.to_owned(),
+            dropped: 0,
+        }
+    }
+
+    /// Every message, system prompt first: exactly what the next request carries.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The number of messages, system prompt included.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// True when only the system prompt is left.
+    pub fn is_empty(&self) -> bool {
+        self.messages.len() <= 1
+    }
+
+    /// Appends a message.
+    pub fn push(&mut self, message: Message) {
+        self.messages.push(message);
+    }
+
+    /// Drops every message from `len` on (used to undo a turn that failed before any
+    /// tool ran). The system prompt is never removed.
+    pub fn truncate(&mut self, len: usize) {
+        self.messages.truncate(len.max(1));
+    }
+
+    /// Clears the conversation, keeping the system prompt.
+    pub fn reset(&mut self) {
+        self.messages.truncate(1);
+        self.dropped = 0;
+        self.messages[0].content.clone_from(&self.system_prompt);
+    }
+
+    /// Bytes of text carried on every request (the sum over all messages).
+    pub fn carried_bytes(&self) -> usize {
+        self.messages.iter().map(Message::carried_bytes).sum()
+    }
+
+    /// Messages trimmed from the front since the session (or the last reset) began.
+    pub fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    /// Purges big file slices and reasoning, then trims to `max_messages` after the system
+    /// prompt. Runs once a turn is over.
+    pub fn compact(&mut self, threshold_bytes: usize, max_messages: usize) -> Compaction {
+        let mut report = Compaction::default();
+        for message in &mut self.messages[1..] {
+            if message.role == Role::Tool
+                && message.tool_name.as_deref() == Some(SLICE_TOOL)
+                && message.content.len() > threshold_bytes
+            {
+                report.slices_redacted += 1;
+                report.bytes_freed += message.content.len() - REDACTED_SLICE.len();
+                message.content = REDACTED_SLICE.to_owned();
+            }
+            if let Some(thinking) = message.thinking.take() {
+                report.bytes_freed += thinking.len();
+            }
+        }
+        report.messages_dropped = self.trim(max_messages);
+        report
+    }
+
+    /// Drops the oldest exchanges so at most `max_messages` follow the system prompt,
+    /// cutting only before a user message. When even the latest exchange is longer than
+    /// the limit it is kept whole: cutting inside it would leave the model tool results
+    /// without the question that asked for them.
+    fn trim(&mut self, max_messages: usize) -> usize {
+        let len = self.messages.len();
+        if len - 1 <= max_messages {
+            return 0;
+        }
+        let earliest_allowed = len - max_messages;
+        let user_starts = (1..len).filter(|&i| self.messages[i].role == Role::User);
+        let cut = user_starts
+            .clone()
+            .find(|&i| i >= earliest_allowed)
+            .or_else(|| user_starts.last());
+        let Some(cut) = cut.filter(|&c| c > 1) else {
+            return 0;
+        };
+        self.messages.drain(1..cut);
+        self.dropped += cut - 1;
+        self.messages[0].content = format!("{}{}", self.system_prompt, dropped_note(self.dropped));
+        cut - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ollama::wire::{FunctionCall, ToolCall};
+
+    fn call(id: &str, name: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            function: FunctionCall {
+                index: 0,
+                name: name.into(),
+                arguments: serde_json::json!({}),
+            },
+        }
+    }
+
+    fn exchange(history: &mut History, n: usize, slice: &str) {
+        history.push(Message::new(Role::User, format!("q{n}")));
+        let c = call(&format!("c{n}"), "view_slice");
+        history.push(Message {
+            tool_calls: vec![c.clone()],
+            thinking: Some("hmm".into()),
+            ..Message::new(Role::Assistant, "")
+        });
+        history.push(Message::tool_result(&c, slice));
+        history.push(Message::new(Role::Assistant, format!("a{n}")));
+    }
+
+    #[test]
+    fn big_slices_are_redacted_small_ones_and_other_tools_kept() {
+        let mut h = History::new("sys");
+        exchange(&mut h, 1, &"    1 | x\n".repeat(100));
+        exchange(&mut h, 2, "    1 | y");
+        let s = call("s", "search_text");
+        h.push(Message::tool_result(&s, "a.go:1: x | y ".repeat(100)));
+        let report = h.compact(400, 60);
+        assert_eq!(report.slices_redacted, 1);
+        assert_eq!(h.messages()[3].content, REDACTED_SLICE);
+        assert_eq!(h.messages()[7].content, "    1 | y");
+        assert!(h.messages()[9].content.len() > 400);
+        assert!(h.messages().iter().all(|m| m.thinking.is_none()));
+    }
+
+    #[test]
+    fn trimming_cuts_before_a_user_message_and_tells_the_model() {
+        let mut h = History::new("sys");
+        for n in 0..5 {
+            exchange(&mut h, n, "x");
+        }
+        // 20 messages; keep at most 6: the cut lands on the user message of exchange 4
+        // (the last 4 messages), because exchange 3 starts 8 from the end.
+        let report = h.compact(400, 6);
+        assert_eq!(report.messages_dropped, 16);
+        assert_eq!(h.len(), 5);
+        assert_eq!(h.messages()[1].content, "q4");
+        assert!(h.messages()[0].content.starts_with("sys\n(16 earlier messages"));
+        for (i, m) in h.messages().iter().enumerate() {
+            if m.role == Role::Tool {
+                assert!(!h.messages()[i - 1].tool_calls.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn an_exchange_longer_than_the_limit_is_kept_whole() {
+        let mut h = History::new("sys");
+        exchange(&mut h, 0, "x");
+        exchange(&mut h, 1, "x");
+        h.compact(400, 2);
+        assert_eq!(h.len(), 5);
+        assert_eq!(h.messages()[1].content, "q1");
+        h.reset();
+        assert_eq!(h.len(), 1);
+        assert_eq!(h.messages()[0].content, "sys");
+    }
+}

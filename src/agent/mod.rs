@@ -1,0 +1,420 @@
+//! The agent loop: one user line in, one answer out, with tools in between.
+//!
+//! A turn appends the user's line, then makes at most `max_turns` model round trips. Each
+//! reply is appended to history; if it asks for tools, each call runs in order and its
+//! result goes back as a `tool` message, then the model is asked again. A reply without
+//! tool calls ends the turn, and history is compacted (see [`history`]).
+//!
+//! Policy sits between the model's call and the tool: a tool that was not advertised is
+//! refused before it runs; the same call with identical arguments a third time in one
+//! turn is refused instead of run; refusals and tool failures go back to the model as
+//! text so it can recover. Only model failures (unreachable, mid-stream error, silence)
+//! and running out of round trips end a turn with an error.
+//!
+//! Cancelling a turn is dropping its future. Tools run synchronously between model calls,
+//! so a drop always leaves every tool call with its result; [`Agent::interrupted`] then
+//! closes the turn in history.
+
+pub mod history;
+pub mod prompt;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::config::Config;
+use crate::ollama::wire::{ChatRequest, Message, Options, Role, ToolCall};
+use crate::ollama::{Client, Delta, OllamaError, Reply};
+use crate::tools::{ToolError, ToolSpec, Toolbox};
+
+pub use history::{Compaction, History, REDACTED_SLICE};
+
+/// Anything that answers chat requests: the real [`Client`], or a scripted model in tests
+/// and benches.
+pub trait Model {
+    /// Sends one request; `on_delta` sees the reply text as it arrives.
+    fn chat(
+        &self,
+        request: &ChatRequest<'_>,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> impl Future<Output = Result<Reply, OllamaError>>;
+}
+
+impl Model for Client {
+    fn chat(
+        &self,
+        request: &ChatRequest<'_>,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> impl Future<Output = Result<Reply, OllamaError>> {
+        Client::chat(self, request, on_delta)
+    }
+}
+
+/// What the person sees of a turn while it runs. Every method has a quiet default so a
+/// test or a script implements only what it needs.
+pub trait Observer {
+    /// A model request is about to be sent (start a "waiting" indicator).
+    fn model_call_started(&mut self) {}
+    /// A piece of the reply arrived.
+    fn delta(&mut self, _delta: Delta<'_>) {}
+    /// The reply is complete (or failed).
+    fn model_call_finished(&mut self) {}
+    /// A tool call is about to run (`[executing: TOOL]`).
+    fn tool_started(&mut self, _call: &ToolCall) {}
+    /// A tool hit an environment fault (the model is told too).
+    fn tool_fault(&mut self, _call: &ToolCall, _message: &str) {}
+}
+
+/// An observer that shows nothing.
+#[derive(Debug, Default)]
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// The settings the loop needs, taken from [`Config`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The model to ask.
+    pub model: String,
+    /// Sampling options and the fixed context window.
+    pub options: Options,
+    /// Stream replies.
+    pub stream: bool,
+    /// Round trips per user turn.
+    pub max_turns: usize,
+    /// Tool output above this many bytes is purged after the turn (file slices).
+    pub compact_threshold_bytes: usize,
+    /// Messages kept after a turn, beyond the system prompt.
+    pub max_history_messages: usize,
+    /// Tools the user withholds.
+    pub disabled_tools: Vec<String>,
+}
+
+impl Settings {
+    /// Reads the loop's settings out of the effective configuration.
+    pub fn from_config(config: &Config) -> Settings {
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Settings {
+            model: config.model.clone(),
+            options: Options {
+                num_ctx: config.num_ctx,
+                num_predict: config.max_output_tokens,
+                temperature: config.temperature,
+                top_p: config.top_p,
+            },
+            stream: config.stream,
+            max_turns: size(config.max_turns),
+            compact_threshold_bytes: size(config.compact_threshold_bytes),
+            max_history_messages: size(config.max_history_messages),
+            disabled_tools: config.disabled_tools.clone(),
+        }
+    }
+}
+
+/// Why a turn ended without an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    /// The model could not be asked or failed while answering.
+    #[error(transparent)]
+    Model(#[from] OllamaError),
+    /// `max_turns` round trips were used without a final answer.
+    #[error(
+        "max turns exceeded: the model made {limit} round trips without finishing; ask for a smaller step, or raise `max_turns`"
+    )]
+    MaxTurns {
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// What a completed turn cost, for the footer under each reply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnReport {
+    /// The final answer.
+    pub answer: String,
+    /// Prompt tokens of the last round trip: what the context now holds.
+    pub prompt_tokens: u64,
+    /// Tokens generated over all round trips.
+    pub generated_tokens: u64,
+    /// Tool calls made (including refused ones).
+    pub tool_calls: usize,
+    /// Model round trips.
+    pub round_trips: usize,
+    /// Time spent waiting for the model.
+    pub model_time: Duration,
+    /// Time to the first token of the first round trip.
+    pub first_token: Option<Duration>,
+    /// Time spent in tools (approval questions included).
+    pub tool_time: Duration,
+    /// What compaction did after the turn.
+    pub compaction: Compaction,
+}
+
+/// A tool the model may not call in this session, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withdrawn {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Why it is withheld.
+    pub reason: String,
+}
+
+/// How many identical calls one turn may make before the next is refused.
+const IDENTICAL_CALLS_ALLOWED: u32 = 2;
+
+/// A conversation with a model, over one project's tools.
+#[derive(Debug)]
+pub struct Agent<M> {
+    model: M,
+    toolbox: Toolbox,
+    settings: Settings,
+    history: History,
+    offered: Vec<&'static ToolSpec>,
+    withdrawn: Vec<Withdrawn>,
+    tool_definitions: Option<Box<RawValue>>,
+    open_turn: Option<OpenTurn>,
+}
+
+/// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
+#[derive(Debug, Clone, Copy)]
+struct OpenTurn {
+    /// History length before the user's line.
+    start: usize,
+    /// Tool calls that ran (their effects cannot be undone by dropping history).
+    tools_run: usize,
+}
+
+impl<M: Model> Agent<M> {
+    /// An agent over `toolbox`, offering every tool that can run and is not disabled.
+    pub fn new(model: M, toolbox: Toolbox, settings: Settings) -> Agent<M> {
+        let mut offered = Vec::new();
+        let mut withdrawn = Vec::new();
+        for (spec, available) in toolbox.availability() {
+            let reason = if settings.disabled_tools.iter().any(|d| d == spec.name) {
+                Err("listed in `disabled_tools`".to_owned())
+            } else {
+                available
+            };
+            match reason {
+                Ok(()) => offered.push(spec),
+                Err(reason) => withdrawn.push(Withdrawn {
+                    name: spec.name,
+                    reason,
+                }),
+            }
+        }
+        Agent {
+            model,
+            tool_definitions: prompt::raw_tool_definitions(&offered),
+            toolbox,
+            settings,
+            history: History::new(prompt::SYSTEM_PROMPT),
+            offered,
+            withdrawn,
+            open_turn: None,
+        }
+    }
+
+    /// The tools offered to the model, in order.
+    pub fn offered(&self) -> &[&'static ToolSpec] {
+        &self.offered
+    }
+
+    /// The tools withheld, with the reason.
+    pub fn withdrawn(&self) -> &[Withdrawn] {
+        &self.withdrawn
+    }
+
+    /// Bytes of the tool definitions sent with every request.
+    pub fn schema_bytes(&self) -> usize {
+        self.tool_definitions.as_ref().map_or(0, |raw| raw.get().len())
+    }
+
+    /// The conversation so far.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The settings the loop runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The tools and the project they work on.
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.toolbox
+    }
+
+    /// Clears the conversation, keeping the system prompt.
+    pub fn reset(&mut self) {
+        self.history.reset();
+        self.open_turn = None;
+    }
+
+    /// Runs one user turn to its answer.
+    pub async fn turn(
+        &mut self,
+        line: &str,
+        observer: &mut dyn Observer,
+    ) -> Result<TurnReport, TurnError> {
+        self.open_turn = Some(OpenTurn {
+            start: self.history.len(),
+            tools_run: 0,
+        });
+        self.history.push(Message::new(Role::User, line));
+        let mut report = TurnReport::default();
+        let mut seen_calls: HashMap<(String, String), u32> = HashMap::new();
+        for _ in 0..self.settings.max_turns {
+            let reply = match self.ask_model(observer).await {
+                Ok(reply) => reply,
+                Err(error) => {
+                    self.close_turn_early(&format!("(the turn failed: {error})"));
+                    return Err(TurnError::Model(error));
+                }
+            };
+            report.round_trips += 1;
+            report.prompt_tokens = reply.prompt_tokens;
+            report.generated_tokens += reply.generated_tokens;
+            report.model_time += reply.elapsed;
+            if report.first_token.is_none() {
+                report.first_token = reply.first_token;
+            }
+            let calls = reply.tool_calls;
+            self.history.push(Message {
+                thinking: (!reply.thinking.is_empty()).then_some(reply.thinking),
+                tool_calls: calls.iter().map(sendable_call).collect(),
+                ..Message::new(Role::Assistant, reply.content.clone())
+            });
+            if calls.is_empty() {
+                report.answer = reply.content;
+                report.compaction = self.compact();
+                self.open_turn = None;
+                return Ok(report);
+            }
+            let started = Instant::now();
+            for call in &calls {
+                observer.tool_started(call);
+                let text = self.run_call(call, &mut seen_calls, observer);
+                self.history.push(Message::tool_result(call, text));
+                report.tool_calls += 1;
+                if let Some(open) = &mut self.open_turn {
+                    open.tools_run += 1;
+                }
+            }
+            report.tool_time += started.elapsed();
+        }
+        let limit = self.settings.max_turns;
+        self.close_turn_early(&format!("(stopped: max turns exceeded after {limit} round trips)"));
+        Err(TurnError::MaxTurns { limit })
+    }
+
+    /// Closes a turn whose future was dropped (Ctrl-C): history stays valid for the next
+    /// request, and the model is told the turn was interrupted.
+    pub fn interrupted(&mut self) {
+        self.close_turn_early("(interrupted by the user before answering)");
+    }
+
+    async fn ask_model(&self, observer: &mut dyn Observer) -> Result<Reply, OllamaError> {
+        let request = ChatRequest {
+            model: &self.settings.model,
+            messages: self.history.messages(),
+            tools: self.tool_definitions.as_deref(),
+            stream: self.settings.stream,
+            options: self.settings.options,
+        };
+        observer.model_call_started();
+        let reply = self
+            .model
+            .chat(&request, &mut |delta| observer.delta(delta))
+            .await;
+        observer.model_call_finished();
+        reply
+    }
+
+    /// Policy, then execution: the text the model gets back for one call.
+    fn run_call(
+        &self,
+        call: &ToolCall,
+        seen: &mut HashMap<(String, String), u32>,
+        observer: &mut dyn Observer,
+    ) -> String {
+        let name = call.function.name.as_str();
+        if !self.offered.iter().any(|spec| spec.name == name) {
+            return self.not_offered(name);
+        }
+        let key = (name.to_owned(), call.function.arguments.to_string());
+        let count = seen.entry(key).or_insert(0);
+        *count += 1;
+        if *count > IDENTICAL_CALLS_ALLOWED {
+            return format!(
+                "Refused: you already called {name} with exactly these arguments {IDENTICAL_CALLS_ALLOWED} times in this turn, and the result will not change. Use what you have, or try different arguments."
+            );
+        }
+        match self.toolbox.call(name, call.function.arguments.clone()) {
+            Ok(text) if text.is_empty() => "(no output)".to_owned(),
+            Ok(text) => text,
+            Err(ToolError::BadArguments(text) | ToolError::Refused(text)) => text,
+            Err(ToolError::Fault(text)) => {
+                observer.tool_fault(call, &text);
+                format!("{name} failed: {text}")
+            }
+        }
+    }
+
+    /// The refusal for a call to a tool that was not advertised.
+    fn not_offered(&self, name: &str) -> String {
+        let offered: Vec<_> = self.offered.iter().map(|s| s.name).collect();
+        let why = self
+            .withdrawn
+            .iter()
+            .find(|w| w.name == name)
+            .map_or_else(
+                || format!("there is no tool named `{name}`"),
+                |w| format!("`{name}` is not available in this session ({})", w.reason),
+            );
+        format!(
+            "Refused: {why}. Do not call it again. The tools you can call are: {}.",
+            offered.join(", ")
+        )
+    }
+
+    /// Ends a turn that produced no answer. When no tool ran, the turn is undone (the
+    /// person can simply retry); otherwise its effects are real, so history keeps the
+    /// calls and a note saying how the turn ended.
+    fn close_turn_early(&mut self, note: &str) {
+        let Some(open) = self.open_turn.take() else {
+            return;
+        };
+        if open.tools_run == 0 {
+            self.history.truncate(open.start);
+            return;
+        }
+        self.history.push(Message::new(Role::Assistant, note));
+        self.compact();
+    }
+
+    fn compact(&mut self) -> Compaction {
+        self.history.compact(
+            self.settings.compact_threshold_bytes,
+            self.settings.max_history_messages,
+        )
+    }
+}
+
+/// A call as it goes back into history: Ollama rejects arguments that are not an object.
+fn sendable_call(call: &ToolCall) -> ToolCall {
+    let mut call = call.clone();
+    if !call.function.arguments.is_object() {
+        call.function.arguments = Value::Object(Default::default());
+    }
+    call
+}
+
+impl<M> Agent<M> {
+    /// Drops the symbol index, so the next find_symbol rebuilds it (`/tags`).
+    pub fn rebuild_symbols(&self) {
+        self.toolbox.symbols.clear();
+    }
+}

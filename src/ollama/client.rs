@@ -1,0 +1,237 @@
+//! The HTTP client: one chat call at a time, streamed, with an idle watchdog.
+//!
+//! The watchdog (`timeout_seconds`) bounds *silence*, not total time: it restarts with
+//! every chunk, so a slow reply that keeps producing is never cut while a hung server is
+//! abandoned. Cancelling is dropping the future: the connection closes and Ollama stops
+//! generating.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::OllamaError;
+use super::error::error_text;
+use super::stream::{Delta, Reply, StreamParser};
+use super::wire::{ChatRequest, ModelDetails};
+
+/// Talks to one Ollama server.
+#[derive(Debug)]
+pub struct Client {
+    http: reqwest::Client,
+    chat_url: String,
+    base_url: String,
+    idle: Duration,
+    replies: AtomicU64,
+}
+
+impl Client {
+    /// A client for `endpoint` (a normalised chat URL, see `config::normalize_endpoint`)
+    /// whose calls give up after `idle` without a byte.
+    pub fn new(endpoint: &str, idle: Duration) -> Result<Client, OllamaError> {
+        if endpoint.starts_with("https://") {
+            return Err(OllamaError::BadEndpoint {
+                url: endpoint.to_owned(),
+                reason: "this build of metron speaks plain http only (Ollama itself serves http); reach a remote server through an SSH tunnel, e.g. `ssh -L 11434:localhost:11434 HOST`, and use localhost".to_owned(),
+            });
+        }
+        let http = reqwest::Client::builder()
+            // No proxy: the model runs on this machine (or one the user named), and a
+            // proxy variable meant for the web must not reroute code to a third party.
+            .no_proxy()
+            .connect_timeout(idle.min(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| OllamaError::BadEndpoint {
+                url: endpoint.to_owned(),
+                reason: e.to_string(),
+            })?;
+        let base_url = endpoint
+            .strip_suffix("/api/chat")
+            .unwrap_or(endpoint)
+            .to_owned();
+        Ok(Client {
+            http,
+            chat_url: endpoint.to_owned(),
+            base_url,
+            idle,
+            replies: AtomicU64::new(0),
+        })
+    }
+
+    /// The server's address without the API path, for messages.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Sends one chat request and returns the whole reply; `on_delta` sees the text as it
+    /// arrives (when streaming).
+    pub async fn chat(
+        &self,
+        request: &ChatRequest<'_>,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<Reply, OllamaError> {
+        let started = Instant::now();
+        let body = serde_json::to_vec(request)
+            .map_err(|e| OllamaError::Protocol(format!("cannot encode the request: {e}")))?;
+        let seq = self.replies.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut parser = StreamParser::new(format!("call_m{seq}"));
+        let send = self
+            .http
+            .post(&self.chat_url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send();
+        let response = self.within_idle(send, "before answering").await?;
+        let response = response.map_err(|e| self.transport_error(&e))?;
+        let status = response.status();
+        if !status.is_success() {
+            let text = self
+                .within_idle(response.text(), "before answering")
+                .await?
+                .unwrap_or_default();
+            return Err(OllamaError::from_status(
+                status.as_u16(),
+                &text,
+                request.model,
+                &self.base_url,
+            ));
+        }
+        let mut stream = response.bytes_stream();
+        loop {
+            let phase = if parser.has_output() {
+                "in the middle of the reply"
+            } else {
+                "before answering"
+            };
+            match self.within_idle(stream.next(), phase).await? {
+                None => break,
+                Some(Err(_)) => return Err(OllamaError::Truncated),
+                Some(Ok(bytes)) => {
+                    let mut first = None;
+                    let done = parser.feed(&bytes, &mut |delta| {
+                        first.get_or_insert_with(|| started.elapsed());
+                        on_delta(delta);
+                    })?;
+                    if let Some(at) = first {
+                        parser.note_first_token(at);
+                    }
+                    if done {
+                        break;
+                    }
+                }
+            }
+        }
+        let mut reply = parser.finish(on_delta)?;
+        reply.elapsed = started.elapsed();
+        if !request.stream && !reply.content.is_empty() {
+            reply.first_token.get_or_insert(reply.elapsed);
+        }
+        Ok(reply)
+    }
+
+    /// `GET /api/version`: the server's version string.
+    pub async fn version(&self, limit: Duration) -> Result<String, OllamaError> {
+        let body = self.get_json("/api/version", limit).await?;
+        Ok(body
+            .get("version")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_owned())
+    }
+
+    /// `GET /api/tags`: the names of the installed models.
+    pub async fn models(&self, limit: Duration) -> Result<Vec<String>, OllamaError> {
+        let body = self.get_json("/api/tags", limit).await?;
+        Ok(body
+            .get("models")
+            .and_then(Value::as_array)
+            .map(|models| {
+                models
+                    .iter()
+                    .filter_map(|m| m.get("name").or_else(|| m.get("model"))?.as_str())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// `POST /api/show`: what the server knows about `model`.
+    pub async fn show(&self, model: &str, limit: Duration) -> Result<ModelDetails, OllamaError> {
+        let url = format!("{}/api/show", self.base_url);
+        let send = self
+            .http
+            .post(&url)
+            .json(&serde_json::json!({ "model": model }))
+            .send();
+        let body = self.read_json(send, limit, model).await?;
+        Ok(ModelDetails::from_show(&body))
+    }
+
+    async fn get_json(&self, path: &str, limit: Duration) -> Result<Value, OllamaError> {
+        let url = format!("{}{path}", self.base_url);
+        self.read_json(self.http.get(&url).send(), limit, "").await
+    }
+
+    async fn read_json(
+        &self,
+        send: impl Future<Output = reqwest::Result<reqwest::Response>>,
+        limit: Duration,
+        model: &str,
+    ) -> Result<Value, OllamaError> {
+        let timed_out = || OllamaError::IdleTimeout {
+            seconds: limit.as_secs().max(1),
+            phase: "before answering",
+        };
+        let work = async {
+            let response = send.await.map_err(|e| self.transport_error(&e))?;
+            let status = response.status();
+            let text = response.text().await.map_err(|_| OllamaError::Truncated)?;
+            if !status.is_success() {
+                return Err(OllamaError::from_status(
+                    status.as_u16(),
+                    &text,
+                    model,
+                    &self.base_url,
+                ));
+            }
+            serde_json::from_str(&text)
+                .map_err(|_| OllamaError::Protocol(error_text(&text)))
+        };
+        tokio::time::timeout(limit, work)
+            .await
+            .map_err(|_| timed_out())?
+    }
+
+    async fn within_idle<T>(
+        &self,
+        work: impl Future<Output = T>,
+        phase: &'static str,
+    ) -> Result<T, OllamaError> {
+        tokio::time::timeout(self.idle, work)
+            .await
+            .map_err(|_| OllamaError::IdleTimeout {
+                seconds: self.idle.as_secs(),
+                phase,
+            })
+    }
+
+    fn transport_error(&self, error: &reqwest::Error) -> OllamaError {
+        if error.is_timeout() {
+            return OllamaError::IdleTimeout {
+                seconds: self.idle.as_secs(),
+                phase: "before answering",
+            };
+        }
+        let mut reason = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(inner) = source {
+            reason = inner.to_string();
+            source = inner.source();
+        }
+        OllamaError::Unreachable {
+            url: self.base_url.clone(),
+            reason,
+        }
+    }
+}

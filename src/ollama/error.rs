@@ -1,0 +1,187 @@
+//! What can go wrong talking to Ollama, each phrased so a person knows what to do next.
+
+/// A failed model call. The text of each variant ends with the next step to take.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OllamaError {
+    /// Nothing answered at the endpoint (connection refused, no route, DNS).
+    #[error(
+        "cannot reach Ollama at {url} ({reason}); start it with `ollama serve`, or point OLLAMA_HOST or `endpoint` at a running server"
+    )]
+    Unreachable {
+        /// The URL that was tried.
+        url: String,
+        /// The transport's reason.
+        reason: String,
+    },
+    /// The endpoint cannot be used by this build (for example https without TLS support).
+    #[error("cannot use endpoint {url}: {reason}")]
+    BadEndpoint {
+        /// The endpoint.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// The model is not installed on the server (HTTP 404).
+    #[error(
+        "model `{model}` is not installed on the Ollama server at {host}; run `ollama pull {model}`, or set `model` (or OLLAMA_MODEL) to one that `ollama list` shows; `metron --doctor` checks the setup"
+    )]
+    ModelNotFound {
+        /// The model that was asked for.
+        model: String,
+        /// The server.
+        host: String,
+    },
+    /// The model's template has no tool support (HTTP 400), so it cannot call metron's tools.
+    #[error(
+        "model `{model}` does not support tools, so it cannot drive metron (it would never see your code); pick a model whose `ollama show` lists the `tools` capability (qwen2.5-coder, qwen3, llama3.1 and others) and set `model` or OLLAMA_MODEL; `metron --doctor` checks it"
+    )]
+    NoToolSupport {
+        /// The model that was asked for.
+        model: String,
+    },
+    /// The server's queue is full (HTTP 503).
+    #[error("Ollama is busy ({message}); try again in a moment")]
+    Busy {
+        /// The server's text.
+        message: String,
+    },
+    /// The prompt does not fit the context window and the server refused it.
+    #[error(
+        "the conversation no longer fits the model's context window ({message}); use /reset, or raise `num_ctx`"
+    )]
+    ContextOverflow {
+        /// The server's text.
+        message: String,
+    },
+    /// Any other HTTP error status.
+    #[error("Ollama answered HTTP {status}: {message}")]
+    Http {
+        /// The status code.
+        status: u16,
+        /// The `error` text of the body, or the body itself.
+        message: String,
+    },
+    /// The server reported an error after the reply had started.
+    #[error("the model failed mid-reply: {0}")]
+    MidStream(String),
+    /// The stream ended (or the connection dropped) without the final `done` line.
+    #[error(
+        "the reply ended before it was complete (no final `done` line); the Ollama server may have crashed or restarted, so check its log and try again"
+    )]
+    Truncated,
+    /// Nothing arrived for `timeout_seconds`.
+    #[error(
+        "Ollama was silent for {seconds} s {phase}, so metron gave up; if your hardware needs longer to load the model or produce the first token, raise `timeout_seconds`"
+    )]
+    IdleTimeout {
+        /// The configured watchdog.
+        seconds: u64,
+        /// "before answering" or "in the middle of the reply".
+        phase: &'static str,
+    },
+    /// A line that is not Ollama's protocol.
+    #[error("Ollama sent something that is not its chat protocol: {0}")]
+    Protocol(String),
+}
+
+impl OllamaError {
+    /// Reads an error response: the status and body text, as Ollama (or a proxy) sent them.
+    pub(crate) fn from_status(status: u16, body: &str, model: &str, host: &str) -> OllamaError {
+        let message = error_text(body);
+        let lower = message.to_ascii_lowercase();
+        if status == 404 && lower.contains("not found") && lower.contains("model") {
+            return OllamaError::ModelNotFound {
+                model: model.to_owned(),
+                host: host.to_owned(),
+            };
+        }
+        if status == 400 && lower.contains("does not support tools") {
+            return OllamaError::NoToolSupport {
+                model: model.to_owned(),
+            };
+        }
+        if status == 503 {
+            return OllamaError::Busy { message };
+        }
+        let overflow = lower.contains("context")
+            && ["exceed", "longer", "too long", "too large"]
+                .iter()
+                .any(|w| lower.contains(w));
+        if matches!(status, 400 | 500) && overflow {
+            return OllamaError::ContextOverflow { message };
+        }
+        OllamaError::Http { status, message }
+    }
+}
+
+/// The human text of an error body: `{"error": "..."}`, `{"error": {"message": ...}}`, or
+/// the raw body (gin's plain-text 404, a proxy's HTML), shortened.
+pub(crate) fn error_text(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let text = parsed.as_ref().and_then(|v| {
+        let error = v.get("error")?;
+        error
+            .as_str()
+            .or_else(|| error.get("message")?.as_str())
+            .map(str::to_owned)
+    });
+    let text = text.unwrap_or_else(|| body.trim().to_owned());
+    let text = if text.is_empty() {
+        "(empty body)".to_owned()
+    } else {
+        text
+    };
+    shorten(&text, 300)
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_actionable_errors() {
+        let e = OllamaError::from_status(404, r#"{"error":"model 'x' not found"}"#, "x", "h");
+        assert!(matches!(e, OllamaError::ModelNotFound { .. }), "{e:?}");
+        assert!(e.to_string().contains("ollama pull x"));
+        let e = OllamaError::from_status(
+            400,
+            r#"{"error":"registry.ollama.ai/library/gemma3:4b does not support tools"}"#,
+            "gemma3:4b",
+            "h",
+        );
+        assert!(matches!(e, OllamaError::NoToolSupport { .. }), "{e:?}");
+        let e = OllamaError::from_status(503, r#"{"error":"server busy"}"#, "x", "h");
+        assert!(matches!(e, OllamaError::Busy { .. }), "{e:?}");
+        let e = OllamaError::from_status(
+            400,
+            r#"{"error":"request (9000 tokens) exceeds the available context size (4096 tokens)"}"#,
+            "x",
+            "h",
+        );
+        assert!(matches!(e, OllamaError::ContextOverflow { .. }), "{e:?}");
+        let e = OllamaError::from_status(404, "404 page not found", "x", "h");
+        assert!(
+            matches!(&e, OllamaError::Http { status: 404, message } if message == "404 page not found"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn openai_shaped_errors_are_read_too() {
+        assert_eq!(error_text(r#"{"error":{"message":"bad"}}"#), "bad");
+        assert_eq!(error_text(""), "(empty body)");
+    }
+}

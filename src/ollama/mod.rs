@@ -1,0 +1,15 @@
+//! Ollama's native chat API: wire types, the NDJSON stream parser, and the HTTP client.
+//!
+//! metron speaks `/api/chat` rather than the OpenAI-compatible `/v1` routes because only
+//! the native API lets it fix `num_ctx` (the context window) for the session; `/v1`
+//! silently runs at the server's default window. See `ollama-api.md` in the project's
+//! reference notes for the versions and faults this code tolerates.
+
+mod client;
+mod error;
+mod stream;
+pub mod wire;
+
+pub use client::Client;
+pub use error::OllamaError;
+pub use stream::{Delta, Reply, StreamParser};

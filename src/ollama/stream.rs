@@ -1,0 +1,267 @@
+//! Assembling a reply from Ollama's NDJSON stream.
+//!
+//! Kept apart from the HTTP code so it can be tested and benchmarked on bytes. The rules
+//! follow what every Ollama version sends: lines may be split across network reads; text,
+//! reasoning and tool calls accumulate from every line *including* the final `done` line
+//! (some servers attach all tool calls there); calls are appended in arrival order, never
+//! merged by `index` (which older servers omit and buggy ones repeat); a line with an
+//! `error` key, or with neither `message` nor `done`, is an error; and a stream that ends
+//! without `done` is incomplete.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use super::OllamaError;
+use super::error::shorten;
+use super::wire::{Chunk, FunctionCall, ToolCall, normalize_arguments};
+
+/// A complete model reply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    /// The reply text.
+    pub content: String,
+    /// The model's reasoning, when it sent any.
+    pub thinking: String,
+    /// The tools it asked for, in order, each with an id.
+    pub tool_calls: Vec<ToolCall>,
+    /// Prompt tokens evaluated (`prompt_eval_count`), 0 when the server omitted it.
+    pub prompt_tokens: u64,
+    /// Tokens generated (`eval_count`), 0 when the server omitted it.
+    pub generated_tokens: u64,
+    /// Why generation stopped (`stop`, `length`), when the server said.
+    pub done_reason: Option<String>,
+    /// From sending the request to the first text, reasoning or tool call.
+    pub first_token: Option<Duration>,
+    /// From sending the request to the end of the reply.
+    pub elapsed: Duration,
+}
+
+/// A piece of the reply as it arrives, for printing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delta<'a> {
+    /// Reply text.
+    Content(&'a str),
+    /// Reasoning text.
+    Thinking(&'a str),
+    /// The first tool call arrived (so the model is no longer silent).
+    ToolCalls,
+}
+
+/// Turns NDJSON bytes into a [`Reply`].
+#[derive(Debug)]
+pub struct StreamParser {
+    buffer: Vec<u8>,
+    reply: Reply,
+    done: bool,
+    seen_ids: HashSet<String>,
+    id_prefix: String,
+}
+
+impl StreamParser {
+    /// A parser for one reply. `id_prefix` makes the ids it invents for calls without one
+    /// unique within the session.
+    pub fn new(id_prefix: String) -> StreamParser {
+        StreamParser {
+            buffer: Vec::new(),
+            reply: Reply::default(),
+            done: false,
+            seen_ids: HashSet::new(),
+            id_prefix,
+        }
+    }
+
+    /// True once the `done` line has been read.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Feeds bytes as they arrive; `on_delta` sees each piece of text. Returns true when
+    /// the `done` line has been read (anything after it is ignored).
+    pub fn feed(
+        &mut self,
+        bytes: &[u8],
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<bool, OllamaError> {
+        if self.done {
+            return Ok(true);
+        }
+        self.buffer.extend_from_slice(bytes);
+        let mut start = 0;
+        while let Some(offset) = memchr::memchr(b'\n', &self.buffer[start..]) {
+            let end = start + offset;
+            let line = std::mem::take(&mut self.buffer);
+            let result = self.line(&line[start..end], on_delta);
+            self.buffer = line;
+            result?;
+            start = end + 1;
+            if self.done {
+                break;
+            }
+        }
+        self.buffer.drain(..start);
+        Ok(self.done)
+    }
+
+    /// Ends the stream: a last line without a newline is still read, and a stream without
+    /// `done` is an error.
+    pub fn finish(mut self, on_delta: &mut dyn FnMut(Delta<'_>)) -> Result<Reply, OllamaError> {
+        if !self.done && !self.buffer.is_empty() {
+            let rest = std::mem::take(&mut self.buffer);
+            self.line(&rest, on_delta)?;
+        }
+        if self.done {
+            Ok(self.reply)
+        } else {
+            Err(OllamaError::Truncated)
+        }
+    }
+
+    /// Marks when the first token arrived, measured by the caller.
+    pub fn note_first_token(&mut self, at: Duration) {
+        self.reply.first_token.get_or_insert(at);
+    }
+
+    /// True once any text, reasoning or call has arrived.
+    pub fn has_output(&self) -> bool {
+        !self.reply.content.is_empty()
+            || !self.reply.thinking.is_empty()
+            || !self.reply.tool_calls.is_empty()
+    }
+
+    fn line(&mut self, line: &[u8], on_delta: &mut dyn FnMut(Delta<'_>)) -> Result<(), OllamaError> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_slice(line).map_err(|e| {
+            OllamaError::Protocol(format!(
+                "{e} in line {}",
+                shorten(&String::from_utf8_lossy(line), 200)
+            ))
+        })?;
+        if let Some(error) = &chunk.error {
+            let text = error
+                .as_str()
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(OllamaError::MidStream(text));
+        }
+        if chunk.message.is_none() && chunk.done.is_none() {
+            // A mis-keyed error (`{"error parsing tool call": ...}`) or something else
+            // that is not a chat chunk: report the whole line.
+            return Err(OllamaError::MidStream(shorten(
+                &String::from_utf8_lossy(line),
+                300,
+            )));
+        }
+        if let Some(message) = chunk.message {
+            if let Some(thinking) = message.thinking.as_deref().filter(|t| !t.is_empty()) {
+                self.reply.thinking.push_str(thinking);
+                on_delta(Delta::Thinking(thinking));
+            }
+            if !message.content.is_empty() {
+                self.reply.content.push_str(&message.content);
+                on_delta(Delta::Content(&message.content));
+            }
+            let calls = message.tool_calls.unwrap_or_default();
+            if !calls.is_empty() && self.reply.tool_calls.is_empty() {
+                on_delta(Delta::ToolCalls);
+            }
+            for call in calls {
+                let index = self.reply.tool_calls.len();
+                let id = match call.id.filter(|id| !id.is_empty()) {
+                    Some(id) if !self.seen_ids.contains(&id) => id,
+                    _ => format!("{}_{index}", self.id_prefix),
+                };
+                self.seen_ids.insert(id.clone());
+                self.reply.tool_calls.push(ToolCall {
+                    id,
+                    function: FunctionCall {
+                        index,
+                        name: call.function.name,
+                        arguments: normalize_arguments(call.function.arguments),
+                    },
+                });
+            }
+        }
+        if chunk.done == Some(true) {
+            self.done = true;
+            self.reply.done_reason = chunk.done_reason;
+            self.reply.prompt_tokens = chunk.prompt_eval_count.unwrap_or(0);
+            self.reply.generated_tokens = chunk.eval_count.unwrap_or(0);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(bytes: &[&[u8]]) -> (Result<Reply, OllamaError>, String) {
+        let mut printed = String::new();
+        let mut on = |d: Delta<'_>| {
+            if let Delta::Content(t) = d {
+                printed.push_str(t);
+            }
+        };
+        let mut parser = StreamParser::new("call_m1".into());
+        for part in bytes {
+            if let Err(e) = parser.feed(part, &mut on) {
+                return (Err(e), printed);
+            }
+        }
+        let result = parser.finish(&mut on);
+        (result, printed)
+    }
+
+    #[test]
+    fn lines_split_across_reads_are_reassembled() {
+        let (reply, printed) = parse(&[
+            b"{\"message\":{\"role\":\"assistant\",\"content\":\"Hel",
+            b"lo\"},\"done\":false}\n{\"message\":{\"content\":\" world\"},\"done\":false}\n",
+            b"{\"message\":{\"content\":\"\"},\"done\":true,\"prompt_eval_count\":12,\"eval_count\":3}\n",
+        ]);
+        let reply = reply.unwrap_or_default();
+        assert_eq!(printed, "Hello world");
+        assert_eq!(reply.content, "Hello world");
+        assert_eq!((reply.prompt_tokens, reply.generated_tokens), (12, 3));
+    }
+
+    #[test]
+    fn tool_calls_on_the_done_line_with_string_arguments_and_no_ids() {
+        let (reply, _) = parse(&[
+            b"{\"message\":{\"content\":\"\",\"tool_calls\":[{\"function\":{\"name\":\"a\",\"arguments\":\"{\\\"x\\\":1}\"}}]},\"done\":false}\n",
+            b"{\"message\":{\"content\":\"\",\"tool_calls\":[{\"id\":\"k\",\"function\":{\"index\":0,\"name\":\"b\",\"arguments\":{}}},{\"id\":\"k\",\"function\":{\"index\":0,\"name\":\"c\"}}]},\"done\":true}",
+        ]);
+        let reply = reply.unwrap_or_default();
+        let calls: Vec<_> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.function.name.as_str(), c.function.arguments.clone()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("call_m1_0", "a", json!({"x": 1})),
+                ("k", "b", json!({})),
+                ("call_m1_2", "c", json!({})),
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_mid_stream_and_missing_done_are_errors() {
+        let (r, printed) = parse(&[
+            b"{\"message\":{\"content\":\"par\"},\"done\":false}\n{\"error\":\"an error was encountered while running the model: unexpected EOF\"}\n",
+        ]);
+        assert!(matches!(r, Err(OllamaError::MidStream(ref m)) if m.contains("unexpected EOF")));
+        assert_eq!(printed, "par");
+        let (r, _) = parse(&[b"{\"error parsing tool call\":\"invalid character\"}\n"]);
+        assert!(matches!(r, Err(OllamaError::MidStream(ref m)) if m.contains("invalid character")));
+        let (r, _) = parse(&[b"{\"message\":{\"content\":\"a\"},\"done\":false}\n"]);
+        assert!(matches!(r, Err(OllamaError::Truncated)), "{r:?}");
+        let (r, _) = parse(&[b"<html>\n"]);
+        assert!(matches!(r, Err(OllamaError::Protocol(_))), "{r:?}");
+    }
+}
