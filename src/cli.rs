@@ -38,8 +38,20 @@ impl From<Exit> for std::process::ExitCode {
     about = "A terminal coding agent for local Ollama models, with budgeted, confined tools.",
     after_help = "Run `metron tool --help` for the tools and their arguments. Configuration: metron.example.json and README.md."
 )]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
-    /// Apply patches and run commands without asking (works before or after a subcommand).
+    /// Run one request non-interactively and exit: the answer on stdout, everything else
+    /// on stderr. `-` reads the request from stdin.
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT", conflicts_with = "doctor")]
+    prompt: Option<String>,
+
+    /// Check the project, the configuration, Ollama, the model and the tools, then exit
+    /// (no inference, nothing written; exit status 1 when the setup is incomplete).
+    #[arg(long)]
+    doctor: bool,
+
+    /// Apply patches and run commands without asking (required by -p to edit files or run
+    /// commands; works before or after a subcommand).
     #[arg(long, global = true)]
     yes: bool,
 
@@ -81,27 +93,22 @@ pub fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
         Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes),
-        None => match startup() {
-            // Configuration problems are reported even before the agent exists.
-            Err(exit) => exit,
-            Ok(_) => {
-                error(
-                    "the interactive agent is not part of this build yet; use `metron tool NAME ARGS` to run a tool (see `metron tool --help`)",
-                );
-                Exit::Usage
-            }
+        None if cli.doctor => crate::doctor::run(),
+        None => match cli.prompt {
+            Some(prompt) => crate::oneshot::run(&prompt, cli.yes),
+            None => crate::repl::run(cli.yes),
         },
     };
     exit.into()
 }
 
 /// Prints an error line in the one format metron uses.
-fn error(message: impl std::fmt::Display) {
+pub(crate) fn error(message: impl std::fmt::Display) {
     eprintln!("metron: {message}");
 }
 
 /// Loads the project and configuration, printing warnings; `Err` carries the exit code.
-fn startup() -> Result<(Project, config::Loaded), Exit> {
+pub(crate) fn startup() -> Result<(Project, config::Loaded), Exit> {
     let cwd = std::env::current_dir().map_err(|e| {
         error(format!("cannot read the working directory: {e}"));
         Exit::Failure

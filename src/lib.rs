@@ -16,7 +16,10 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod doctor;
 pub mod ollama;
+pub mod oneshot;
 pub mod project;
+pub mod repl;
 pub mod tools;
 pub mod version;
