@@ -16,10 +16,12 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod display;
 pub mod doctor;
 pub mod ollama;
 pub mod oneshot;
 pub mod project;
 pub mod repl;
+pub mod session;
 pub mod tools;
 pub mod version;

@@ -1,8 +1,106 @@
-//! `metron -p PROMPT`: one turn, the answer on stdout. (Being written.)
+//! `metron -p PROMPT`: one turn for scripts and CI.
+//!
+//! The answer goes to stdout and everything else to stderr, so the result can be piped.
+//! Nobody can answer an approval question here, so apply_patch and run_command fail
+//! closed unless `--yes` was given; `auto_approve_patches` does not apply.
+//!
+//! Exit codes: 0 an answer, 1 the turn failed (model unreachable, model error, max turns
+//! exceeded), 2 usage or configuration error, 130 interrupted.
 
-use crate::cli::Exit;
+use std::io::{IsTerminal, Read, Write};
 
-/// Runs one request and exits.
-pub fn run(_prompt: &str, _yes: bool) -> Exit {
-    Exit::Usage
+use crate::cli::{Exit, error};
+use crate::display::{Display, footer, terminal_safe};
+use crate::session::{self, Interrupts, Mode, Outcome};
+use crate::tools::approval::{ApproveAll, Approver, NobodyToAsk};
+
+/// Runs one request and returns the exit code.
+pub fn run(prompt: &str, yes: bool) -> Exit {
+    let prompt = match read_prompt(prompt) {
+        Ok(prompt) => prompt,
+        Err(message) => {
+            error(message);
+            return Exit::Usage;
+        }
+    };
+    let approver: Box<dyn Approver> = if yes {
+        Box::new(ApproveAll)
+    } else {
+        Box::new(NobodyToAsk)
+    };
+    let mut session = match session::start(approver, Mode::OneShot) {
+        Ok(session) => session,
+        Err(exit) => return exit,
+    };
+    let runtime = match session::runtime() {
+        Ok(runtime) => runtime,
+        Err(exit) => return exit,
+    };
+    runtime.block_on(async {
+        let mut interrupts = match Interrupts::listen() {
+            Ok(interrupts) => interrupts,
+            Err(e) => {
+                error(format!("cannot listen for Ctrl-C: {e}"));
+                return Exit::Failure;
+            }
+        };
+        let num_ctx = session.loaded.config.num_ctx;
+        let mut display = Display::new(false, &session.loaded.config.model);
+        let agent = &mut session.agent;
+        match session::drive_turn(agent, &prompt, &mut display, &mut interrupts).await {
+            Outcome::Interrupted => {
+                error("interrupted");
+                Exit::Interrupted
+            }
+            Outcome::Finished(Err(e)) => {
+                error(e);
+                Exit::Failure
+            }
+            Outcome::Finished(Ok(report)) => {
+                for line in footer(&report, num_ctx) {
+                    eprintln!("{line}");
+                }
+                print_answer(&report.answer)
+            }
+        }
+    })
+}
+
+/// The request: the `-p` value, or stdin for `-`.
+fn read_prompt(arg: &str) -> Result<String, String> {
+    let prompt = if arg == "-" {
+        if std::io::stdin().is_terminal() {
+            eprintln!("metron: reading the request from stdin; end it with Ctrl-D");
+        }
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read the request from stdin: {e}"))?;
+        text
+    } else {
+        arg.to_owned()
+    };
+    if prompt.trim().is_empty() {
+        return Err("the request is empty; pass it as -p \"...\", or pipe it in with -p -".into());
+    }
+    Ok(prompt)
+}
+
+/// Prints the answer with a final newline. A closed pipe is not an error.
+fn print_answer(answer: &str) -> Exit {
+    let answer = if std::io::stdout().is_terminal() {
+        terminal_safe(answer)
+    } else {
+        answer.into()
+    };
+    let newline = if answer.ends_with('\n') { "" } else { "\n" };
+    let mut out = std::io::stdout().lock();
+    match write!(out, "{answer}{newline}").and_then(|()| out.flush()) {
+        Ok(()) => Exit::Success,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Success,
+        Err(e) => {
+            error(format!("cannot write to stdout: {e}"));
+            Exit::Failure
+        }
+    }
 }

@@ -120,11 +120,11 @@ impl History {
             return 0;
         }
         let earliest_allowed = len - max_messages;
-        let user_starts = (1..len).filter(|&i| self.messages[i].role == Role::User);
+        let mut user_starts = (1..len).filter(|&i| self.messages[i].role == Role::User);
         let cut = user_starts
             .clone()
             .find(|&i| i >= earliest_allowed)
-            .or_else(|| user_starts.last());
+            .or_else(|| user_starts.next_back());
         let Some(cut) = cut.filter(|&c| c > 1) else {
             return 0;
         };

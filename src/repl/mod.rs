@@ -1,8 +1,175 @@
-//! The interactive session. (Being written.)
+//! The interactive session: a prompt, the reply streamed, and the slash commands.
+//!
+//! Each line is one turn. Ctrl-C during a reply cancels that turn and returns to the
+//! prompt with the session intact; Ctrl-C (or Ctrl-D) at an idle prompt quits. Approval
+//! questions are asked through the same line reader as the prompt; when stdin is not a
+//! terminal nobody can answer them, so writes and commands fail closed unless `--yes`.
 
-use crate::cli::Exit;
+mod commands;
+mod input;
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use crate::cli::{Exit, error};
+use crate::display::{Display, footer};
+use crate::session::{self, Interrupts, Mode, Outcome, Session};
+use crate::tools::approval::{
+    ApproveAll, Approver, Decision, NobodyToAsk, Request, decision_for, show_request,
+    stderr_supports_color,
+};
+
+pub use commands::{Command, HELP};
+pub use input::{Input, Line};
+
+/// The prompt shown for each line.
+pub const PROMPT: &str = "metron > ";
 
 /// Runs the interactive session until the person quits.
-pub fn run(_yes: bool) -> Exit {
-    Exit::Usage
+pub fn run(yes: bool) -> Exit {
+    let terminal = std::io::stdin().is_terminal();
+    let input = Arc::new(Input::spawn(terminal));
+    let approver: Box<dyn Approver> = if yes {
+        Box::new(ApproveAll)
+    } else if terminal {
+        Box::new(AskThroughInput {
+            input: Arc::clone(&input),
+            color: stderr_supports_color(),
+        })
+    } else {
+        Box::new(NobodyToAsk)
+    };
+    let mut session = match session::start(approver, Mode::Interactive) {
+        Ok(session) => session,
+        Err(exit) => return exit,
+    };
+    let runtime = match session::runtime() {
+        Ok(runtime) => runtime,
+        Err(exit) => return exit,
+    };
+    print_banner(&session);
+    let prompt = if terminal { PROMPT } else { "" };
+    runtime.block_on(async {
+        let mut interrupts = match Interrupts::listen() {
+            Ok(interrupts) => interrupts,
+            Err(e) => {
+                error(format!("cannot listen for Ctrl-C: {e}"));
+                return Exit::Failure;
+            }
+        };
+        loop {
+            let line = tokio::select! {
+                biased;
+                () = interrupts.next() => return Exit::Interrupted,
+                line = input.read(prompt) => line,
+            };
+            let line = match line {
+                Line::Text(line) => line,
+                Line::Eof => return Exit::Success,
+                Line::Interrupted => return Exit::Interrupted,
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match Command::parse(&line) {
+                Ok(Some(Command::Exit)) => return Exit::Success,
+                Ok(Some(command)) => run_command(command, &mut session),
+                Ok(None) => turn(&mut session, &line, &mut interrupts).await,
+                Err(message) => eprintln!("{message}"),
+            }
+        }
+    })
+}
+
+/// The banner: the model, how to get help, and which config file was read.
+fn print_banner(session: &Session) {
+    let config = &session.loaded;
+    println!("=== metron (model: {}) ===", config.config.model);
+    println!("Context-disciplined terminal coder. /help for commands, /exit to quit.");
+    let root = session.agent.toolbox().project.root();
+    match &config.file {
+        Some(file) => {
+            let shown = file.path.strip_prefix(root).unwrap_or(&file.path);
+            println!("config: {}", shown.display());
+        }
+        None => println!("config: built-in defaults (no config file)"),
+    }
+    println!();
+}
+
+fn run_command(command: Command, session: &mut Session) {
+    match command {
+        Command::Help => println!("{HELP}"),
+        Command::Config => print!("{}", commands::config_text(&session.loaded, &session.agent)),
+        Command::Reset => {
+            session.agent.reset();
+            println!("conversation cleared (the system prompt is kept)");
+        }
+        Command::History => println!("{}", commands::history_text(&session.agent)),
+        Command::Tags => rebuild_tags(session),
+        Command::Exit => {}
+    }
+}
+
+/// `/tags`: drops the symbol index and walks the tree again, so the next lookup sees the
+/// project as it is now.
+fn rebuild_tags(session: &Session) {
+    let toolbox = session.agent.toolbox();
+    session.agent.rebuild_symbols();
+    let started = std::time::Instant::now();
+    match toolbox
+        .symbols
+        .lookup_with_stats(&toolbox.project, "metron_tags_probe", 1)
+    {
+        Ok((_, stats)) => println!(
+            "symbol index rebuilt: {} Go and Rust files ({} ms); definitions are parsed on demand",
+            stats.files,
+            started.elapsed().as_millis()
+        ),
+        Err(e) => error(format!("cannot rebuild the symbol index: {e}")),
+    }
+}
+
+async fn turn(session: &mut Session, line: &str, interrupts: &mut Interrupts) {
+    let num_ctx = session.loaded.config.num_ctx;
+    let mut display = Display::new(true, &session.loaded.config.model);
+    let outcome = session::drive_turn(&mut session.agent, line, &mut display, interrupts).await;
+    display.finish_line();
+    match outcome {
+        Outcome::Finished(Ok(report)) => {
+            for line in footer(&report, num_ctx) {
+                eprintln!("{line}");
+            }
+        }
+        Outcome::Finished(Err(e)) => error(e),
+        Outcome::Interrupted => eprintln!("[interrupted: the turn was cancelled; the session is intact]"),
+    }
+}
+
+/// Asks approval questions through the REPL's line reader. Ctrl-C at a question declines
+/// and cancels the turn (by raising the same interrupt a Ctrl-C during a reply raises).
+#[derive(Debug)]
+struct AskThroughInput {
+    input: Arc<Input>,
+    color: bool,
+}
+
+impl Approver for AskThroughInput {
+    fn decide(&self, request: &Request<'_>) -> Decision {
+        let question = show_request(request, self.color);
+        match self.input.read_blocking(question) {
+            Line::Text(answer) => decision_for(&answer),
+            Line::Eof => Decision::Declined,
+            Line::Interrupted => {
+                #[cfg(unix)]
+                {
+                    let _ = rustix::process::kill_process(
+                        rustix::process::getpid(),
+                        rustix::process::Signal::INT,
+                    );
+                }
+                Decision::Declined
+            }
+        }
+    }
 }

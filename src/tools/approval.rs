@@ -65,7 +65,7 @@ impl Approver for NobodyToAsk {
             Request::Command { .. } => "running a command",
         };
         Decision::Unanswerable(format!(
-            "{what} needs the user's approval, and nobody can answer here (input is not a terminal); the user can rerun with --yes to allow it"
+            "{what} needs the user's approval, and nobody can answer here (one-shot mode, or input that is not a terminal); the user can rerun with --yes to allow it"
         ))
     }
 }
@@ -101,18 +101,8 @@ impl Approver for AskOnTerminal {
             .lock
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let question = show_request(request, self.color);
         let mut err = std::io::stderr().lock();
-        let question = match request {
-            Request::Patch { summary, diff } => {
-                let _ = err.write_all(&render_diff(diff, self.color));
-                let _ = writeln!(err, "{summary}");
-                "Apply this patch? [y/N] "
-            }
-            Request::Command { argv } => {
-                let _ = writeln!(err, "command: {}", argv.join(" "));
-                "Run this command? [y/N] "
-            }
-        };
         let _ = write!(err, "{question}");
         let _ = err.flush();
         let mut answer = String::new();
@@ -121,11 +111,34 @@ impl Approver for AskOnTerminal {
                 let _ = writeln!(err);
                 Decision::Declined
             }
-            Ok(_) if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES") => {
-                Decision::Approved
-            }
-            Ok(_) => Decision::Declined,
+            Ok(_) => decision_for(&answer),
         }
+    }
+}
+
+/// Prints what a request would do on stderr and returns the question to ask about it.
+/// Shared by every approver that asks a person, so all questions look the same.
+pub fn show_request(request: &Request<'_>, color: bool) -> &'static str {
+    let mut err = std::io::stderr().lock();
+    match request {
+        Request::Patch { summary, diff } => {
+            let _ = err.write_all(&render_diff(diff, color));
+            let _ = writeln!(err, "{summary}");
+            "Apply this patch? [y/N] "
+        }
+        Request::Command { argv } => {
+            let _ = writeln!(err, "command: {}", argv.join(" "));
+            "Run this command? [y/N] "
+        }
+    }
+}
+
+/// Reads a typed answer: only an explicit yes approves.
+pub fn decision_for(answer: &str) -> Decision {
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES") {
+        Decision::Approved
+    } else {
+        Decision::Declined
     }
 }
 
@@ -142,7 +155,7 @@ pub fn for_this_process(yes: bool) -> Box<dyn Approver> {
 }
 
 /// True when stderr is a terminal that understands colour and the user has not opted out.
-fn stderr_supports_color() -> bool {
+pub fn stderr_supports_color() -> bool {
     std::io::stderr().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::env::var("TERM").map_or(true, |t| t != "dumb")

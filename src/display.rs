@@ -1,0 +1,258 @@
+//! What the person sees while a turn runs: the reply as it streams, `[executing: TOOL]`
+//! for each call, a waiting indicator until the first token, and the cost footer.
+//!
+//! Reply text goes to stdout; everything about the process (tool lines, the indicator,
+//! the footer, warnings) goes to stderr, so in one-shot mode stdout is only the answer.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::io::{IsTerminal, Write};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::agent::{Observer, TurnReport};
+use crate::ollama::Delta;
+use crate::ollama::wire::ToolCall;
+
+/// The [`Observer`] for a person at a terminal (or a script reading stdout).
+#[derive(Debug)]
+pub struct Display {
+    stream_text: bool,
+    sanitize: bool,
+    at_line_start: bool,
+    spinner: Rc<RefCell<Spinner>>,
+}
+
+impl Display {
+    /// A display for the REPL (`stream_text`: reply text printed as it arrives) or for
+    /// one-shot mode (the caller prints the final answer).
+    pub fn new(stream_text: bool, model: &str) -> Display {
+        Display {
+            stream_text,
+            sanitize: std::io::stdout().is_terminal(),
+            at_line_start: true,
+            spinner: Rc::new(RefCell::new(Spinner::new(
+                std::io::stderr().is_terminal(),
+                model,
+            ))),
+        }
+    }
+
+    /// The waiting indicator, shared with the code that redraws it on a timer.
+    pub fn spinner(&self) -> Rc<RefCell<Spinner>> {
+        Rc::clone(&self.spinner)
+    }
+
+    /// Ends a partly printed line, so what follows starts on its own line.
+    pub fn finish_line(&mut self) {
+        if !self.at_line_start {
+            println!();
+            self.at_line_start = true;
+        }
+    }
+
+    /// Prints text on stdout, made safe for a terminal when it is one.
+    pub fn print(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let text = if self.sanitize {
+            terminal_safe(text)
+        } else {
+            Cow::Borrowed(text)
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        self.at_line_start = text.ends_with('\n');
+    }
+}
+
+impl Observer for Display {
+    fn model_call_started(&mut self) {
+        self.spinner.borrow_mut().start();
+    }
+
+    fn delta(&mut self, delta: Delta<'_>) {
+        match delta {
+            Delta::Content(text) => {
+                self.spinner.borrow_mut().stop();
+                if self.stream_text {
+                    self.print(text);
+                }
+            }
+            Delta::Thinking(_) => self.spinner.borrow_mut().thinking = true,
+            Delta::ToolCalls => {}
+        }
+    }
+
+    fn model_call_finished(&mut self) {
+        self.spinner.borrow_mut().stop();
+    }
+
+    fn tool_started(&mut self, call: &ToolCall) {
+        self.spinner.borrow_mut().stop();
+        self.finish_line();
+        eprintln!("[executing: {}]", terminal_safe(&call.function.name));
+    }
+
+    fn tool_fault(&mut self, call: &ToolCall, message: &str) {
+        eprintln!(
+            "metron: warning: {} failed: {}",
+            terminal_safe(&call.function.name),
+            terminal_safe(message)
+        );
+    }
+}
+
+/// "Waiting for the model" on stderr, with the seconds elapsed, until the first token.
+#[derive(Debug)]
+pub struct Spinner {
+    enabled: bool,
+    model: String,
+    waiting_since: Option<Instant>,
+    thinking: bool,
+    shown: bool,
+    frame: usize,
+}
+
+/// Below this wait, no indicator is drawn (it would only flicker).
+const SPINNER_DELAY: Duration = Duration::from_millis(300);
+const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
+
+impl Spinner {
+    /// An indicator drawn only when `enabled` (stderr is a terminal).
+    pub fn new(enabled: bool, model: &str) -> Spinner {
+        Spinner {
+            enabled,
+            model: model.to_owned(),
+            waiting_since: None,
+            thinking: false,
+            shown: false,
+            frame: 0,
+        }
+    }
+
+    /// A model request was sent.
+    pub fn start(&mut self) {
+        self.waiting_since = Some(Instant::now());
+        self.thinking = false;
+    }
+
+    /// The wait is over: erase the indicator.
+    pub fn stop(&mut self) {
+        self.waiting_since = None;
+        self.clear();
+    }
+
+    /// Redraws the indicator, if the wait has lasted long enough to be worth showing.
+    pub fn draw(&mut self) {
+        let Some(since) = self.waiting_since else {
+            return;
+        };
+        let waited = since.elapsed();
+        if !self.enabled || waited < SPINNER_DELAY {
+            return;
+        }
+        self.frame = (self.frame + 1) % FRAMES.len();
+        let what = if self.thinking {
+            "thinking"
+        } else {
+            "waiting for"
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[2K{} {what} {} · {}s",
+            FRAMES[self.frame],
+            self.model,
+            waited.as_secs()
+        );
+        let _ = err.flush();
+        self.shown = true;
+    }
+
+    /// Erases the indicator line if it is drawn.
+    pub fn clear(&mut self) {
+        if self.shown {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.shown = false;
+        }
+    }
+}
+
+/// The cost line under a reply, and a warning once the prompt nears the context window.
+pub fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
+    let calls = match report.tool_calls {
+        1 => "1 tool call".to_owned(),
+        n => format!("{n} tool calls"),
+    };
+    let mut lines = vec![format!(
+        "[{} prompt / {} generated tokens · {calls}]",
+        report.prompt_tokens, report.generated_tokens
+    )];
+    if num_ctx > 0 && report.prompt_tokens * 10 > num_ctx * 8 {
+        lines.push(format!(
+            "warning: the prompt is at {}% of num_ctx ({num_ctx} tokens); the next turn starts losing room: /reset, or raise num_ctx",
+            report.prompt_tokens * 100 / num_ctx
+        ));
+    }
+    lines
+}
+
+/// Text made harmless for a terminal: control characters other than newline and tab,
+/// and bidirectional overrides, are shown as escapes instead of being obeyed.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_counts_and_warns_past_80_percent() {
+        let report = TurnReport {
+            prompt_tokens: 1240,
+            generated_tokens: 89,
+            tool_calls: 3,
+            ..TurnReport::default()
+        };
+        assert_eq!(
+            footer(&report, 16384),
+            vec!["[1240 prompt / 89 generated tokens · 3 tool calls]"]
+        );
+        let full = TurnReport {
+            prompt_tokens: 14000,
+            tool_calls: 1,
+            ..TurnReport::default()
+        };
+        let lines = footer(&full, 16384);
+        assert_eq!(lines[0], "[14000 prompt / 0 generated tokens · 1 tool call]");
+        assert!(lines[1].contains("85% of num_ctx"), "{lines:?}");
+    }
+
+    #[test]
+    fn escapes_are_shown_not_obeyed() {
+        assert_eq!(terminal_safe("ok\n\tfine"), "ok\n\tfine");
+        assert_eq!(terminal_safe("a\x1b[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(terminal_safe("x\u{202e}y"), "x\\u{202e}y");
+    }
+}
