@@ -1,0 +1,523 @@
+//! The agent loop end to end: the real HTTP client and the real tools in a temp git repo,
+//! against the fake Ollama server. Each test asserts on what metron *sent* (request
+//! bodies) as well as on what it did.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use metron::agent::{Agent, Observer, REDACTED_SLICE, Settings, TurnError, TurnReport};
+use metron::config::Config;
+use metron::ollama::wire::ToolCall;
+use metron::ollama::{Client, Delta, OllamaError};
+use metron::tools::approval::ApproveAll;
+use metron::tools::{Budgets, Policy};
+
+use super::common::TestProject;
+use super::fake_ollama::{
+    Chunk, FakeOllama, Reply, answer, call, done, done_with_calls, error_line, refused_url, text,
+    tool_calls, tool_calls_without_ids,
+};
+
+const GREET_GO: &str = "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
+
+/// What the person would have seen.
+#[derive(Default)]
+struct Seen {
+    text: String,
+    executed: Vec<String>,
+    model_calls: usize,
+}
+
+impl Observer for Seen {
+    fn model_call_started(&mut self) {
+        self.model_calls += 1;
+    }
+    fn delta(&mut self, delta: Delta<'_>) {
+        if let Delta::Content(t) = delta {
+            self.text.push_str(t);
+        }
+    }
+    fn tool_started(&mut self, call: &ToolCall) {
+        self.executed.push(call.function.name.clone());
+    }
+}
+
+fn greet_project() -> TestProject {
+    let project = TestProject::git();
+    project.file("greet.go", GREET_GO);
+    project
+}
+
+fn config_for(url: &str) -> Config {
+    Config {
+        endpoint: format!("{url}/api/chat"),
+        model: "qwen2.5-coder:32b".into(),
+        timeout_seconds: 5,
+        ..Config::default()
+    }
+}
+
+fn agent(project: &TestProject, config: &Config) -> Agent<Client> {
+    let toolbox = project
+        .toolbox(Budgets::from_config(config))
+        .with_policy(Policy::from_config(config))
+        .with_approver(Box::new(ApproveAll));
+    let client = Client::new(
+        &config.endpoint,
+        Duration::from_secs(config.timeout_seconds),
+    )
+    .expect("client");
+    Agent::new(client, toolbox, Settings::from_config(config))
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn turn(agent: &mut Agent<Client>, line: &str) -> (Result<TurnReport, TurnError>, Seen) {
+    let mut seen = Seen::default();
+    let result = runtime().block_on(agent.turn(line, &mut seen));
+    (result, seen)
+}
+
+fn tool_messages(body: &Value) -> Vec<Value> {
+    body["messages"]
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "tool").cloned().collect())
+        .unwrap_or_default()
+}
+
+fn greet_patch() -> String {
+    "--- a/greet.go\n+++ b/greet.go\n@@ -3,4 +3,4 @@\n // Greet says hello.\n func Greet() string {\n-\treturn \"hello\"\n+\treturn \"hola\"\n }\n".to_owned()
+}
+
+#[test]
+fn find_symbol_view_slice_apply_patch_changes_the_file_on_disk() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("find_symbol", json!({"symbol": "Greet"}), 300, 10),
+        call("view_slice", json!({"path": "greet.go", "start": 1, "end": 6}), 400, 12),
+        call("apply_patch", json!({"diff": greet_patch()}), 500, 40),
+        answer("Greet now returns \"hola\" (greet.go:5).", 600, 9),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    let (result, seen) = turn(&mut agent, "make Greet return \"hola\" instead of \"hello\"");
+    let report = result.expect("the turn succeeds");
+
+    assert_eq!(seen.executed, ["find_symbol", "view_slice", "apply_patch"]);
+    assert_eq!(report.answer, "Greet now returns \"hola\" (greet.go:5).");
+    assert_eq!(seen.text, report.answer);
+    assert_eq!((report.prompt_tokens, report.generated_tokens), (600, 71));
+    assert_eq!((report.tool_calls, report.round_trips), (3, 4));
+    let on_disk = std::fs::read_to_string(project.path("greet.go")).expect("read");
+    assert!(on_disk.contains("return \"hola\""), "{on_disk}");
+
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 4);
+    let results = tool_messages(&bodies[3]);
+    assert!(results[0]["content"].as_str().unwrap_or("").contains("greet.go:4"), "{results:?}");
+    assert!(results[1]["content"].as_str().unwrap_or("").contains("    5 | \treturn \"hello\""));
+    assert!(results[2]["content"].as_str().unwrap_or("").starts_with("Applied"));
+    for (i, result) in results.iter().enumerate() {
+        // Both names for the call: older servers match by name, newer ones by id.
+        assert!(result["tool_name"].is_string(), "result {i}: {result}");
+        assert!(result["tool_call_id"].is_string(), "result {i}: {result}");
+    }
+    assert_eq!(fake.unexpected(), 0);
+}
+
+#[test]
+fn every_request_carries_the_same_options_tools_and_model() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("list_files", json!({}), 100, 5),
+        answer("greet.go", 120, 3),
+    ]);
+    let config = Config {
+        num_ctx: 8192,
+        max_output_tokens: 512,
+        temperature: 0.3,
+        top_p: 0.5,
+        ..config_for(&fake.base_url())
+    };
+    let mut agent = agent(&project, &config);
+    turn(&mut agent, "what files are there?").0.expect("turn");
+    let bodies = fake.chat_bodies();
+    for body in &bodies {
+        assert_eq!(body["model"], "qwen2.5-coder:32b");
+        assert_eq!(body["stream"], true);
+        assert_eq!(
+            body["options"],
+            json!({"num_ctx": 8192, "num_predict": 512, "temperature": 0.3, "top_p": 0.5})
+        );
+        let names: Vec<_> = body["tools"]
+            .as_array()
+            .map(|t| t.iter().map(|t| t["function"]["name"].clone()).collect())
+            .unwrap_or_default();
+        // run_command is withdrawn (no allowed_commands), so it is not advertised.
+        assert_eq!(
+            names,
+            ["list_files", "find_symbol", "search_text", "view_slice", "apply_patch"]
+        );
+        assert_eq!(body["messages"][0]["role"], "system");
+    }
+    assert_eq!(bodies[0]["messages"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn slices_are_purged_after_the_turn_and_the_next_request_no_longer_carries_them() {
+    let project = TestProject::git();
+    let body: String = (1..=40).map(|i| format!("line number {i} of the file\n")).collect();
+    project.file("big.txt", &body);
+    let fake = FakeOllama::start(vec![
+        call("view_slice", json!({"path": "big.txt", "start": 1, "end": 40}), 100, 5),
+        answer("It counts lines.", 900, 5),
+        answer("Still yes.", 200, 2),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    turn(&mut agent, "what is in big.txt?").0.expect("turn 1");
+    turn(&mut agent, "sure?").0.expect("turn 2");
+    let bodies = fake.chat_bodies();
+    let during = tool_messages(&bodies[1]);
+    assert!(during[0]["content"].as_str().unwrap_or("").contains("line number 40"));
+    let after = tool_messages(&bodies[2]);
+    assert_eq!(after[0]["content"], REDACTED_SLICE);
+    assert!(!bodies[2].to_string().contains("line number 40"));
+}
+
+#[test]
+fn history_is_trimmed_between_turns_and_the_model_is_told() {
+    let project = greet_project();
+    let mut replies = Vec::new();
+    for i in 0..4 {
+        replies.push(call("list_files", json!({"pattern": format!("*{i}")}), 10, 1));
+        replies.push(answer(&format!("answer {i}"), 10, 1));
+    }
+    let fake = FakeOllama::start(replies);
+    let config = Config {
+        max_history_messages: 5,
+        ..config_for(&fake.base_url())
+    };
+    let mut agent = agent(&project, &config);
+    for i in 0..4 {
+        turn(&mut agent, &format!("question {i}")).0.expect("turn");
+    }
+    let bodies = fake.chat_bodies();
+    let last = &bodies[7]["messages"];
+    let roles: Vec<_> = last
+        .as_array()
+        .map(|m| m.iter().map(|m| m["role"].as_str().unwrap_or("").to_owned()).collect())
+        .unwrap_or_default();
+    // system, then only the last exchange plus the current one (each 4 messages when done,
+    // and the current one is mid-flight): never a tool result without its call.
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user", "assistant", "tool"]);
+    assert!(last[0]["content"].as_str().unwrap_or("").contains("earlier messages were dropped"));
+    assert_eq!(last[1]["content"], "question 2");
+}
+
+#[test]
+fn max_turns_ends_the_turn_with_an_error() {
+    let project = greet_project();
+    let replies = (0..3)
+        .map(|i| call("list_files", json!({"pattern": format!("*.{i}")}), 10, 1))
+        .collect();
+    let fake = FakeOllama::start(replies);
+    let config = Config {
+        max_turns: 3,
+        ..config_for(&fake.base_url())
+    };
+    let mut agent = agent(&project, &config);
+    let (result, seen) = turn(&mut agent, "loop forever");
+    let error = result.expect_err("max turns");
+    assert!(matches!(error, TurnError::MaxTurns { limit: 3 }), "{error:?}");
+    assert!(error.to_string().contains("max turns exceeded"));
+    assert_eq!(seen.model_calls, 3);
+    assert_eq!(fake.unexpected(), 0);
+    // The tools ran, so history keeps them and says how the turn ended.
+    let last = agent.history().messages().last().map(|m| m.content.clone());
+    assert!(last.unwrap_or_default().contains("max turns exceeded"));
+}
+
+#[test]
+fn a_tool_that_was_not_advertised_is_refused_before_it_runs() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "touch pwned"}), 10, 1),
+        call("delete_everything", json!({}), 10, 1),
+        answer("ok", 10, 1),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    turn(&mut agent, "go").0.expect("turn");
+    assert!(!project.path("pwned").exists());
+    let results = tool_messages(&fake.chat_bodies()[2]);
+    let first = results[0]["content"].as_str().unwrap_or("");
+    assert!(first.contains("not available in this session"), "{first}");
+    assert!(first.contains("allowed_commands"), "{first}");
+    assert!(first.contains("Do not call it again"), "{first}");
+    let second = results[1]["content"].as_str().unwrap_or("");
+    assert!(second.contains("no tool named `delete_everything`"), "{second}");
+}
+
+#[test]
+fn disabled_tools_are_neither_advertised_nor_run() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("search_text", json!({"pattern": "hello"}), 10, 1),
+        answer("ok", 10, 1),
+    ]);
+    let config = Config {
+        disabled_tools: vec!["search_text".into()],
+        ..config_for(&fake.base_url())
+    };
+    let mut agent = agent(&project, &config);
+    turn(&mut agent, "go").0.expect("turn");
+    let bodies = fake.chat_bodies();
+    assert!(!bodies[0]["tools"].to_string().contains("search_text"));
+    let result = &tool_messages(&bodies[1])[0];
+    assert!(result["content"].as_str().unwrap_or("").contains("disabled_tools"), "{result}");
+}
+
+#[test]
+fn the_third_identical_call_in_a_turn_is_refused() {
+    let project = greet_project();
+    let same = json!({"path": "greet.go", "start": 1, "end": 2});
+    let fake = FakeOllama::start(vec![
+        call("view_slice", same.clone(), 10, 1),
+        call("view_slice", same.clone(), 10, 1),
+        call("view_slice", same, 10, 1),
+        answer("done", 10, 1),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    let (result, seen) = turn(&mut agent, "look");
+    result.expect("turn");
+    assert_eq!(seen.executed.len(), 3);
+    let results = tool_messages(&fake.chat_bodies()[3]);
+    assert!(results[0]["content"].as_str().unwrap_or("").contains("package greet"));
+    assert!(results[1]["content"].as_str().unwrap_or("").contains("package greet"));
+    let third = results[2]["content"].as_str().unwrap_or("");
+    assert!(third.starts_with("Refused: you already called view_slice"), "{third}");
+}
+
+#[test]
+fn tool_failures_go_back_to_the_model_as_text() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("view_slice", json!({"path": "../outside", "start": 1, "end": 2}), 10, 1),
+        call("view_slice", json!({"path": "greet.go"}), 10, 1),
+        answer("sorry", 10, 1),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    turn(&mut agent, "look").0.expect("turn");
+    let results = tool_messages(&fake.chat_bodies()[2]);
+    assert!(results[0]["content"].as_str().unwrap_or("").contains("outside"), "{results:?}");
+    assert!(results[1]["content"].as_str().unwrap_or("").contains("start"), "{results:?}");
+}
+
+// ---- The faults of ollama-api.md section 9 ----
+
+#[test]
+fn tool_calls_only_on_the_done_chunk_are_run() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![
+            text("Let me look."),
+            done_with_calls(&[("find_symbol", json!({"symbol": "Greet"}))], 10, 2),
+        ]),
+        answer("In greet.go.", 10, 2),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    let (result, seen) = turn(&mut agent, "where is Greet?");
+    assert_eq!(result.expect("turn").answer, "In greet.go.");
+    assert_eq!(seen.executed, ["find_symbol"]);
+}
+
+#[test]
+fn string_encoded_arguments_and_missing_ids_are_accepted() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![
+            tool_calls_without_ids(&[
+                ("find_symbol", json!("{\"symbol\":\"Greet\"}")),
+                ("list_files", json!({"pattern": "*.go"})),
+            ]),
+            done(10, 2),
+        ]),
+        answer("ok", 10, 2),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    turn(&mut agent, "go").0.expect("turn");
+    let second = &fake.chat_bodies()[1];
+    let calls = &second["messages"][2]["tool_calls"];
+    // Arguments go back as an object (Ollama rejects strings), with ids metron made up.
+    assert_eq!(calls[0]["function"]["arguments"], json!({"symbol": "Greet"}));
+    let ids: Vec<_> = calls
+        .as_array()
+        .map(|c| c.iter().map(|c| c["id"].as_str().unwrap_or("").to_owned()).collect())
+        .unwrap_or_default();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.iter().all(|id| !id.is_empty()) && ids[0] != ids[1], "{ids:?}");
+    let results = tool_messages(second);
+    assert_eq!(results[0]["tool_call_id"].as_str(), Some(ids[0].as_str()));
+    assert!(results[0]["content"].as_str().unwrap_or("").contains("greet.go:4"));
+}
+
+fn failing_turn(replies: Vec<Reply>, timeout_seconds: u64) -> (OllamaError, Agent<Client>, FakeOllama) {
+    let project = greet_project();
+    let fake = FakeOllama::start(replies);
+    let config = Config {
+        timeout_seconds,
+        ..config_for(&fake.base_url())
+    };
+    let mut agent = agent(&project, &config);
+    let (result, _) = turn(&mut agent, "hello?");
+    match result {
+        Err(TurnError::Model(e)) => (e, agent, fake),
+        other => panic!("expected a model error, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_error_line_mid_stream_fails_the_turn_and_the_session_survives() {
+    let (error, mut agent, fake) = failing_turn(
+        vec![
+            Reply::Stream(vec![
+                text("Partial"),
+                error_line("an error was encountered while running the model: unexpected EOF"),
+            ]),
+            answer("second try works", 10, 1),
+        ],
+        5,
+    );
+    assert!(matches!(error, OllamaError::MidStream(ref m) if m.contains("unexpected EOF")), "{error:?}");
+    // No tool ran, so the failed turn is undone and the next turn starts clean.
+    assert_eq!(agent.history().len(), 1);
+    let (result, _) = turn(&mut agent, "again");
+    assert_eq!(result.expect("second turn").answer, "second try works");
+    assert_eq!(fake.chat_bodies()[1]["messages"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn a_stream_cut_before_done_is_an_error() {
+    for ending in [Chunk::End, Chunk::Drop] {
+        let (error, _, _) = failing_turn(vec![Reply::Stream(vec![text("Half an ans"), ending])], 5);
+        assert!(matches!(error, OllamaError::Truncated), "{error:?}");
+        assert!(error.to_string().contains("no final `done` line"));
+    }
+}
+
+#[test]
+fn a_silent_server_trips_the_watchdog_and_the_session_survives() {
+    let started = Instant::now();
+    let (error, mut agent, _fake) = failing_turn(
+        vec![
+            Reply::Stream(vec![text("Thinking about it"), Chunk::Hang]),
+            answer("back", 10, 1),
+        ],
+        1,
+    );
+    let waited = started.elapsed();
+    assert!(matches!(error, OllamaError::IdleTimeout { seconds: 1, .. }), "{error:?}");
+    assert!(error.to_string().contains("timeout_seconds"));
+    assert!(waited < Duration::from_secs(4), "{waited:?}");
+    assert_eq!(turn(&mut agent, "still there?").0.expect("turn").answer, "back");
+}
+
+#[test]
+fn a_slow_reply_that_keeps_producing_is_never_cut() {
+    let project = greet_project();
+    let mut chunks = Vec::new();
+    for i in 0..6 {
+        chunks.push(text(&format!("{i} ")));
+        chunks.push(Chunk::Pause(Duration::from_millis(400)));
+    }
+    chunks.push(done(10, 6));
+    let fake = FakeOllama::start(vec![Reply::Stream(chunks)]);
+    let config = Config {
+        timeout_seconds: 1,
+        ..config_for(&fake.base_url())
+    };
+    let mut agent = agent(&project, &config);
+    // 2.4 s in all, but never more than 0.4 s of silence: the 1 s watchdog must not fire.
+    let (result, _) = turn(&mut agent, "count slowly");
+    assert_eq!(result.expect("turn").answer, "0 1 2 3 4 5 ");
+}
+
+#[test]
+fn http_errors_become_actionable_messages() {
+    let cases: Vec<(Reply, &str)> = vec![
+        (Reply::Error(404, "model 'qwen2.5-coder:32b' not found".into()), "ollama pull qwen2.5-coder:32b"),
+        (
+            Reply::Error(400, "registry.ollama.ai/library/qwen2.5-coder:32b does not support tools".into()),
+            "does not support tools, so it cannot drive metron",
+        ),
+        (Reply::Error(503, "server busy, please try again.  maximum pending requests exceeded".into()), "busy"),
+        (
+            Reply::Error(500, "error parsing tool call: raw='{', err=unexpected end of JSON input".into()),
+            "HTTP 500: error parsing tool call",
+        ),
+    ];
+    for (reply, expected) in cases {
+        let (error, _, _) = failing_turn(vec![reply], 5);
+        assert!(error.to_string().contains(expected), "{error}");
+    }
+}
+
+#[test]
+fn connection_refused_names_the_url_and_suggests_ollama_serve() {
+    let project = greet_project();
+    let url = refused_url();
+    let mut agent = agent(&project, &config_for(&url));
+    let (result, _) = turn(&mut agent, "hello?");
+    let message = result.expect_err("refused").to_string();
+    assert!(message.contains(&url), "{message}");
+    assert!(message.contains("ollama serve"), "{message}");
+}
+
+#[test]
+fn stream_false_works_too() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        Reply::Json(json!({
+            "model": "qwen2.5-coder:32b", "created_at": "2026-03-01T10:00:01.5Z",
+            "message": {"role": "assistant", "content": "", "tool_calls": [
+                {"function": {"name": "find_symbol", "arguments": {"symbol": "Greet"}}}]},
+            "done": true, "done_reason": "stop", "prompt_eval_count": 50, "eval_count": 7
+        })),
+        Reply::Json(json!({
+            "model": "qwen2.5-coder:32b", "created_at": "2026-03-01T10:00:02Z",
+            "message": {"role": "assistant", "content": "greet.go:4"},
+            "done": true, "done_reason": "stop", "prompt_eval_count": 60, "eval_count": 3
+        })),
+    ]);
+    let config = Config {
+        stream: false,
+        ..config_for(&fake.base_url())
+    };
+    let mut agent = agent(&project, &config);
+    let (result, seen) = turn(&mut agent, "where?");
+    let report = result.expect("turn");
+    assert_eq!(report.answer, "greet.go:4");
+    assert_eq!(seen.executed, ["find_symbol"]);
+    assert_eq!(report.generated_tokens, 10);
+    assert!(fake.chat_bodies().iter().all(|b| b["stream"] == false));
+}
+
+#[test]
+fn calls_split_over_several_chunks_are_all_run_in_order() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![
+            tool_calls(&[("list_files", json!({"pattern": "*.go"}))]),
+            tool_calls(&[("find_symbol", json!({"symbol": "Greet"}))]),
+            done_with_calls(&[("search_text", json!({"pattern": "hello"}))], 10, 3),
+        ]),
+        answer("ok", 10, 1),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    let (_, seen) = turn(&mut agent, "go");
+    assert_eq!(seen.executed, ["list_files", "find_symbol", "search_text"]);
+}
