@@ -193,6 +193,16 @@ pub fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
         "[{} prompt / {} generated tokens · {calls}]",
         report.prompt_tokens, report.generated_tokens
     )];
+    if report.hit_output_limit {
+        lines.push(
+            "warning: a reply stopped at max_output_tokens, so it may be cut short; ask for a smaller step, or raise max_output_tokens".to_owned(),
+        );
+    }
+    if report.answer.trim().is_empty() {
+        lines.push(
+            "warning: the model's answer was empty (Ollama drops a tool call it cannot parse); rephrase the request, or try another model".to_owned(),
+        );
+    }
     if num_ctx > 0 && report.prompt_tokens * 10 > num_ctx * 8 {
         lines.push(format!(
             "warning: the prompt is at {}% of num_ctx ({num_ctx} tokens); the next turn starts losing room: /reset, or raise num_ctx",
@@ -230,6 +240,7 @@ mod tests {
     #[test]
     fn footer_counts_and_warns_past_80_percent() {
         let report = TurnReport {
+            answer: "done".into(),
             prompt_tokens: 1240,
             generated_tokens: 89,
             tool_calls: 3,
@@ -240,6 +251,7 @@ mod tests {
             vec!["[1240 prompt / 89 generated tokens · 3 tool calls]"]
         );
         let full = TurnReport {
+            answer: "done".into(),
             prompt_tokens: 14000,
             tool_calls: 1,
             ..TurnReport::default()

@@ -4,8 +4,8 @@
 //! Nobody can answer an approval question here, so apply_patch and run_command fail
 //! closed unless `--yes` was given; `auto_approve_patches` does not apply.
 //!
-//! Exit codes: 0 an answer, 1 the turn failed (model unreachable, model error, max turns
-//! exceeded), 2 usage or configuration error, 130 interrupted.
+//! Exit codes: 0 an answer, 1 the turn failed (model unreachable, model error, an empty
+//! answer, max turns exceeded), 2 usage or configuration error, 130 interrupted.
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -59,6 +59,10 @@ pub fn run(prompt: &str, yes: bool) -> Exit {
             Outcome::Finished(Ok(report)) => {
                 for line in footer(&report, num_ctx) {
                     eprintln!("{line}");
+                }
+                if report.answer.trim().is_empty() {
+                    // A script must not mistake "no answer" for an answer.
+                    return Exit::Failure;
                 }
                 print_answer(&report.answer)
             }

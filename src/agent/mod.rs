@@ -150,6 +150,9 @@ pub struct TurnReport {
     pub tool_time: Duration,
     /// What compaction did after the turn.
     pub compaction: Compaction,
+    /// A reply of this turn stopped at `max_output_tokens` (`done_reason: length`), so
+    /// its text or tool call may be cut short.
+    pub hit_output_limit: bool,
 }
 
 /// A tool the model may not call in this session, and why.
@@ -281,6 +284,7 @@ impl<M: Model> Agent<M> {
             if report.first_token.is_none() {
                 report.first_token = reply.first_token;
             }
+            report.hit_output_limit |= reply.done_reason.as_deref() == Some("length");
             let calls = reply.tool_calls;
             self.history.push(Message {
                 thinking: (!reply.thinking.is_empty()).then_some(reply.thinking),
