@@ -4,6 +4,8 @@ mod apply_patch;
 mod boundary;
 mod cli;
 mod common;
+mod fake_ollama;
+mod fake_ollama_selftest;
 mod read_tools;
 mod run_command;
 mod symbols;
