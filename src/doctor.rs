@@ -1,9 +1,1076 @@
-//! `metron --doctor`: checks the setup without running the model. (Being written.)
+//! `metron --doctor`: checks the setup without running the model.
+//!
+//! Each check becomes one [`Check`] row: a [`Status`] (`ok`, `warn`, `fail`), what was
+//! measured, and, when not ok, what to do about it. The checks only produce data; [`render`]
+//! turns the rows into text, so the decisions and the layout are tested apart from the
+//! network.
+//!
+//! The rules the doctor keeps:
+//! - no inference: it reads `/api/version`, `/api/tags`, `/api/show` and `/api/ps`, never
+//!   `/api/chat` (the agent it builds to list the tools is given a model that cannot talk);
+//! - nothing is written anywhere;
+//! - every probe is bounded ([`PROBE_LIMIT`]) and so is the whole run ([`TOTAL_LIMIT`]);
+//! - a configuration error is reported as a `fail` row and the rest still runs, on the
+//!   built-in defaults (plus `OLLAMA_HOST` / `OLLAMA_MODEL`);
+//! - exit status 0 when no row failed, 1 otherwise, so bootstrap scripts can use it.
 
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::agent::{self, Agent, Model, Settings};
 use crate::cli::Exit;
+use crate::config::{self, Config, ConfigEnv, ConfigError, KEYS, Loaded, Source, Trust};
+use crate::ollama::wire::{ChatRequest, ModelDetails};
+use crate::ollama::{Client, Delta, OllamaError, Reply};
+use crate::project::Project;
+use crate::tools::{Budgets, Policy, Toolbox};
 
-/// Runs every check, prints them, and says whether the setup is complete.
+/// The longest one request to Ollama may take, connection included.
+pub const PROBE_LIMIT: Duration = Duration::from_secs(5);
+
+/// The longest all requests together may take; a probe that would start after it is
+/// skipped.
+pub const TOTAL_LIMIT: Duration = Duration::from_secs(15);
+
+/// Installed model names listed when the configured one is missing.
+const MODELS_LISTED: usize = 8;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Nothing to do.
+    Ok,
+    /// metron works, but not as well or as safely as it could.
+    Warn,
+    /// metron will not work until this is fixed.
+    Fail,
+}
+
+impl Status {
+    fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+        }
+    }
+
+    fn colour(self) -> &'static str {
+        match self {
+            Status::Ok => "\x1b[32m",
+            Status::Warn => "\x1b[33m",
+            Status::Fail => "\x1b[31m",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
+/// One row of the report: what was checked, how it came out, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// ok, warn or fail.
+    pub status: Status,
+    /// The area checked (`project`, `config`, `ollama`, ...).
+    pub name: &'static str,
+    /// What was found, in one line.
+    pub measured: String,
+    /// The next step, when the status is not ok.
+    pub remedy: Option<String>,
+}
+
+impl Check {
+    fn ok(name: &'static str, measured: impl Into<String>) -> Check {
+        Check {
+            status: Status::Ok,
+            name,
+            measured: measured.into(),
+            remedy: None,
+        }
+    }
+
+    fn warn(name: &'static str, measured: impl Into<String>, remedy: impl Into<String>) -> Check {
+        Check {
+            status: Status::Warn,
+            name,
+            measured: measured.into(),
+            remedy: Some(remedy.into()),
+        }
+    }
+
+    fn fail(name: &'static str, measured: impl Into<String>, remedy: impl Into<String>) -> Check {
+        Check {
+            status: Status::Fail,
+            name,
+            measured: measured.into(),
+            remedy: Some(remedy.into()),
+        }
+    }
+}
+
+/// Runs every check, prints the report on stdout, and says whether the setup is complete.
 pub fn run() -> Exit {
-    eprintln!("metron: --doctor is not implemented yet");
-    Exit::Failure
+    let env = ConfigEnv::from_process();
+    let checks = diagnose(std::env::current_dir(), &env);
+    let colour = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").map_or(true, |t| t != "dumb");
+    let text = render(&checks, colour);
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => {}
+        // `metron --doctor | head` got what it wanted; the exit status still tells.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            crate::cli::error(format!("cannot write to stdout: {e}"));
+            return Exit::Failure;
+        }
+    }
+    exit_for(&checks)
+}
+
+/// The exit status for a report: failure when any row failed.
+pub fn exit_for(checks: &[Check]) -> Exit {
+    if checks.iter().any(|c| c.status == Status::Fail) {
+        Exit::Failure
+    } else {
+        Exit::Success
+    }
+}
+
+/// Runs every check for a session started in `cwd`, in the order they are shown.
+fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let (project, check) = project_check(cwd);
+    checks.push(check);
+    let config_root = project
+        .as_ref()
+        .map_or_else(|| PathBuf::from("."), |p| p.root().to_path_buf());
+    let loaded = match config::load(&config_root, env) {
+        Ok(loaded) => {
+            checks.extend(config_checks(&loaded));
+            loaded
+        }
+        Err(error) => {
+            checks.push(config_error_check(&error));
+            defaults_with_env(env)
+        }
+    };
+    let config = &loaded.config;
+
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => checks.extend(runtime.block_on(server_checks(&loaded))),
+        Err(e) => checks.push(Check::fail(
+            "ollama",
+            format!("cannot start the async runtime to ask Ollama: {e}"),
+            "this is a problem of the machine (threads, file descriptors), not of the setup; try again",
+        )),
+    }
+    checks.push(endpoint_check(
+        &config.endpoint,
+        loaded.source_of("endpoint"),
+    ));
+    match project {
+        Some(project) => checks.extend(tools_checks(project, config)),
+        None => checks.push(Check::warn(
+            "tools",
+            "skipped: there is no project to offer tools on",
+            "fix the project row above",
+        )),
+    }
+    checks.push(Check::ok(
+        "binaries",
+        "none needed: search, symbols and patches are built in (no rg, ctags or git binary)",
+    ));
+    checks
+}
+
+// ---------------------------------------------------------------------------------------
+// Project and configuration
+// ---------------------------------------------------------------------------------------
+
+/// Finds the project and says whether it is a git work tree.
+fn project_check(cwd: std::io::Result<PathBuf>) -> (Option<Project>, Check) {
+    let cwd = match cwd {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            return (
+                None,
+                Check::fail(
+                    "project",
+                    format!("cannot read the working directory: {e}"),
+                    "cd into the repository you want to work on and run metron --doctor again",
+                ),
+            );
+        }
+    };
+    match Project::discover(&cwd) {
+        Ok(project) => {
+            let check = project_row(project.root(), project.is_git());
+            (Some(project), check)
+        }
+        Err(e) => (
+            None,
+            Check::fail(
+                "project",
+                format!("cannot open the project at {}: {e}", cwd.display()),
+                "cd into a readable repository and run metron --doctor again",
+            ),
+        ),
+    }
+}
+
+/// The project row for a root that is, or is not, a git work tree.
+fn project_row(root: &Path, is_git: bool) -> Check {
+    if is_git {
+        Check::ok("project", format!("{} is a git work tree", root.display()))
+    } else {
+        Check::warn(
+            "project",
+            format!(
+                "{} is not inside a git repository: apply_patch is withdrawn, and the boundary is the working directory",
+                root.display()
+            ),
+            "run metron inside the repository you want to work on (cd ~/code/my-project)",
+        )
+    }
+}
+
+/// The config rows of a successful load: which file was read, and each trust warning.
+fn config_checks(loaded: &Loaded) -> Vec<Check> {
+    let mut measured = match &loaded.file {
+        None => "defaults, no config file".to_owned(),
+        Some(file) => match file.trust {
+            Trust::User => format!("read {} (your own config, trusted)", file.path.display()),
+            Trust::Project => format!(
+                "read {} (the project's config, untrusted: it cannot grant authority)",
+                file.path.display()
+            ),
+        },
+    };
+    let overrides = env_overrides(&loaded.sources);
+    if !overrides.is_empty() {
+        measured.push_str(&format!("; overridden by {}", overrides.join(" and ")));
+    }
+    let mut checks = vec![Check::ok("config", measured)];
+    for warning in &loaded.warnings {
+        // The warnings end with their remedy after the last "; ".
+        let check = match warning.rsplit_once("; ") {
+            Some((what, remedy)) => Check::warn("config", what, remedy),
+            None => Check {
+                status: Status::Warn,
+                name: "config",
+                measured: warning.clone(),
+                remedy: None,
+            },
+        };
+        checks.push(check);
+    }
+    checks
+}
+
+/// The environment variables that set some value, each named once (`$OLLAMA_HOST`).
+fn env_overrides(sources: &BTreeMap<&'static str, Source>) -> Vec<String> {
+    let mut vars: Vec<String> = sources
+        .values()
+        .filter_map(|s| match s {
+            Source::Env(var) => Some(format!("${var}")),
+            _ => None,
+        })
+        .collect();
+    vars.sort();
+    vars.dedup();
+    vars
+}
+
+/// The row for a configuration metron would refuse to start with.
+fn config_error_check(error: &ConfigError) -> Check {
+    Check::fail(
+        "config",
+        error.to_string(),
+        "fix it: metron refuses to start with this error (the checks below use the built-in defaults and OLLAMA_HOST / OLLAMA_MODEL)",
+    )
+}
+
+/// The settings to go on with after a config error: the defaults, plus `OLLAMA_HOST` and
+/// `OLLAMA_MODEL` when they are usable.
+fn defaults_with_env(env: &ConfigEnv) -> Loaded {
+    let mut config = Config::default();
+    let mut sources: BTreeMap<&'static str, Source> =
+        KEYS.iter().map(|&k| (k, Source::Default)).collect();
+    if let Some(endpoint) = env
+        .ollama_host
+        .as_deref()
+        .and_then(|host| config::normalize_endpoint(host).ok())
+    {
+        config.endpoint = endpoint;
+        sources.insert("endpoint", Source::Env("OLLAMA_HOST"));
+    }
+    if let Some(model) = env.ollama_model.as_deref().filter(|m| !m.trim().is_empty()) {
+        config.model = model.to_owned();
+        sources.insert("model", Source::Env("OLLAMA_MODEL"));
+    }
+    Loaded {
+        config,
+        file: None,
+        sources,
+        warnings: Vec::new(),
+    }
+}
+
+/// Where a setting came from, for the rows: `built-in default`, `from $OLLAMA_HOST`,
+/// `from PATH`.
+fn origin(source: &Source) -> String {
+    match source {
+        Source::Default => "built-in default".to_owned(),
+        other => format!("from {other}"),
+    }
+}
+
+/// Says whether code sent to the endpoint stays on this machine.
+fn endpoint_check(endpoint: &str, source: &Source) -> Check {
+    let base = endpoint.strip_suffix("/api/chat").unwrap_or(endpoint);
+    if config::is_local(endpoint) {
+        Check::ok(
+            "endpoint",
+            format!("{base} is on this machine ({})", origin(source)),
+        )
+    } else {
+        Check::warn(
+            "endpoint",
+            format!(
+                "{base} ({}) is another host: every tool result, code slices included, is sent to it",
+                origin(source)
+            ),
+            "use it only if you trust that host and the network to it (plain http); otherwise run Ollama here and unset OLLAMA_HOST or `endpoint`",
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Ollama
+// ---------------------------------------------------------------------------------------
+
+/// Hands out time for probes: each gets [`PROBE_LIMIT`], and none starts after
+/// [`TOTAL_LIMIT`].
+struct Deadline {
+    end: Instant,
+}
+
+impl Deadline {
+    fn new() -> Deadline {
+        Deadline {
+            end: Instant::now() + TOTAL_LIMIT,
+        }
+    }
+
+    /// The limit for the next probe, or `None` when the time is used up.
+    fn next(&self) -> Option<Duration> {
+        let left = self.end.saturating_duration_since(Instant::now());
+        (left >= Duration::from_millis(100)).then(|| left.min(PROBE_LIMIT))
+    }
+}
+
+/// The rows that need the server: reachable, model installed, tool support, context.
+async fn server_checks(loaded: &Loaded) -> Vec<Check> {
+    let config = &loaded.config;
+    let deadline = Deadline::new();
+    let mut checks = Vec::new();
+    let endpoint_source = loaded.source_of("endpoint");
+    let base = config
+        .endpoint
+        .strip_suffix("/api/chat")
+        .unwrap_or(&config.endpoint);
+
+    let client = match Client::new(&config.endpoint, PROBE_LIMIT) {
+        Ok(client) => client,
+        Err(e) => {
+            checks.push(Check::fail(
+                "ollama",
+                e.to_string(),
+                "point OLLAMA_HOST or `endpoint` at an http address of an Ollama server",
+            ));
+            checks.push(skipped("Ollama cannot be asked"));
+            return checks;
+        }
+    };
+
+    let Some(limit) = deadline.next() else {
+        checks.push(out_of_time("ollama"));
+        return checks;
+    };
+    let started = Instant::now();
+    let version = client.version(limit).await;
+    let elapsed = started.elapsed();
+    match version {
+        Ok(version) => checks.push(Check::ok(
+            "ollama",
+            format!(
+                "Ollama {} at {base} ({}) answered in {} ms",
+                describe_version(&version),
+                origin(endpoint_source),
+                elapsed.as_millis()
+            ),
+        )),
+        Err(e) => {
+            checks.push(unreachable_check(&e, base, limit));
+            checks.push(skipped("Ollama is unreachable"));
+            return checks;
+        }
+    }
+
+    let model = config.model.as_str();
+    let model_source = loaded.source_of("model");
+    let Some(limit) = deadline.next() else {
+        checks.push(out_of_time("model"));
+        return checks;
+    };
+    let installed = match client.models(limit).await {
+        Ok(installed) => installed,
+        Err(e) => {
+            checks.push(Check::fail(
+                "model",
+                format!("cannot list the installed models: {e}"),
+                "check the Ollama server's log, then run metron --doctor again",
+            ));
+            return checks;
+        }
+    };
+    let check = model_check(model, model_source, &installed);
+    let present = check.status == Status::Ok;
+    checks.push(check);
+    if !present {
+        checks.push(Check::warn(
+            "tool use",
+            "skipped the tool-support and context checks: the model is not installed",
+            "install or choose the model, then run metron --doctor again",
+        ));
+        return checks;
+    }
+
+    let Some(limit) = deadline.next() else {
+        checks.push(out_of_time("tool use"));
+        return checks;
+    };
+    let details = match client.show(model, limit).await {
+        Ok(details) => details,
+        Err(e) => {
+            checks.push(Check::fail(
+                "tool use",
+                format!("cannot read the model's details (/api/show): {e}"),
+                format!("check that `ollama show {model}` works, then run metron --doctor again"),
+            ));
+            return checks;
+        }
+    };
+    checks.push(tool_support_check(model, &details));
+
+    // What the loaded copy runs with is a detail; it never fails the doctor.
+    let loaded_context = match deadline.next() {
+        Some(limit) => loaded_context(client.base_url(), model, limit).await,
+        None => None,
+    };
+    checks.push(context_check(
+        model,
+        config.num_ctx,
+        loaded.source_of("num_ctx"),
+        details.context_length,
+        loaded_context,
+    ));
+    checks
+}
+
+/// The row standing for the checks that could not run.
+fn skipped(why: &str) -> Check {
+    Check::warn(
+        "model",
+        format!("skipped the model, tool-support and context checks: {why}"),
+        "fix the ollama row above, then run metron --doctor again",
+    )
+}
+
+/// The row for a probe that did not start because the total time was used up.
+fn out_of_time(name: &'static str) -> Check {
+    Check::fail(
+        name,
+        format!(
+            "skipped: the doctor's {} s for all requests ran out",
+            TOTAL_LIMIT.as_secs()
+        ),
+        "the server answers very slowly; check its load and log, then run metron --doctor again",
+    )
+}
+
+/// A version as the server reports it, with `0.0.0` called what it is.
+fn describe_version(version: &str) -> String {
+    match version {
+        "0.0.0" => "0.0.0 (a development build)".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// The row for a `/api/version` that did not answer as Ollama does.
+fn unreachable_check(error: &OllamaError, base: &str, limit: Duration) -> Check {
+    match error {
+        OllamaError::Unreachable { reason, .. } => Check::fail(
+            "ollama",
+            format!("nothing answers at {base} ({reason})"),
+            "start Ollama with `ollama serve`, or point OLLAMA_HOST (or `endpoint` in your config) at a running server",
+        ),
+        OllamaError::IdleTimeout { .. } => Check::fail(
+            "ollama",
+            format!(
+                "no answer from {base} within {} s",
+                limit.as_secs_f64().ceil()
+            ),
+            "check that the host is up and reachable (a firewall that drops packets looks like this); start Ollama with `ollama serve`, or point OLLAMA_HOST at a running server",
+        ),
+        other => Check::fail(
+            "ollama",
+            format!("{base} answered, but not as Ollama does: {other}"),
+            "point OLLAMA_HOST (or `endpoint` in your config) at an Ollama server; `ollama serve` starts one here",
+        ),
+    }
+}
+
+/// Whether the configured model is installed: its name exactly, or `NAME:latest` when it
+/// names no tag.
+fn model_check(model: &str, source: &Source, installed: &[String]) -> Check {
+    if let Some(found) = installed_as(model, installed) {
+        let measured = if found == model {
+            format!("{model} is installed ({})", origin(source))
+        } else {
+            format!("{model} is installed as {found} ({})", origin(source))
+        };
+        return Check::ok("model", measured);
+    }
+    let listing = if installed.is_empty() {
+        "no models are installed".to_owned()
+    } else {
+        let shown: Vec<&str> = installed
+            .iter()
+            .take(MODELS_LISTED)
+            .map(String::as_str)
+            .collect();
+        let more = installed.len().saturating_sub(MODELS_LISTED);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!("installed: {}{more}", shown.join(", "))
+    };
+    let placeholder = if *source == Source::Default {
+        ", a placeholder"
+    } else {
+        ""
+    };
+    Check::fail(
+        "model",
+        format!(
+            "{model} ({}{placeholder}) is not installed; {listing}",
+            origin(source)
+        ),
+        format!(
+            "run `ollama pull {model}`, or set `model` in .metron.json or your own config (or OLLAMA_MODEL) to an installed model with tool support"
+        ),
+    )
+}
+
+/// The installed name `model` resolves to, as Ollama resolves it.
+fn installed_as<'a>(model: &str, installed: &'a [String]) -> Option<&'a str> {
+    let latest = (!has_tag(model)).then(|| format!("{model}:latest"));
+    installed
+        .iter()
+        .map(String::as_str)
+        .find(|&name| name == model || latest.as_deref() == Some(name))
+}
+
+/// Whether a model name carries a tag: a `:` in its last path segment (a registry host's
+/// port, as in `localhost:5000/m`, is not a tag).
+fn has_tag(model: &str) -> bool {
+    model
+        .rsplit('/')
+        .next()
+        .is_some_and(|last| last.contains(':'))
+}
+
+/// Whether the model can be given tools, from its capabilities or, on a server too old to
+/// report them, its template.
+fn tool_support_check(model: &str, details: &ModelDetails) -> Check {
+    let pick = "pick a model whose `ollama show` lists the `tools` capability (qwen2.5-coder, qwen3, llama3.1 and others) and set `model` or OLLAMA_MODEL";
+    match &details.capabilities {
+        Some(capabilities) if capabilities.iter().any(|c| c == "tools") => Check::ok(
+            "tool use",
+            format!(
+                "{model} supports tools (capabilities: {})",
+                capabilities.join(", ")
+            ),
+        ),
+        Some(capabilities) => {
+            let listed = if capabilities.is_empty() {
+                "none".to_owned()
+            } else {
+                capabilities.join(", ")
+            };
+            Check::fail(
+                "tool use",
+                format!(
+                    "{model} does not support tools (capabilities: {listed}), so it could never see your code"
+                ),
+                pick,
+            )
+        }
+        None if details.supports_tools() => Check::ok(
+            "tool use",
+            format!(
+                "{model} supports tools (guessed from its template: this server does not report capabilities, so it is older than 0.6.4)"
+            ),
+        ),
+        None => Check::fail(
+            "tool use",
+            format!(
+                "{model} does not appear to support tools (guessed from its template, which never mentions them: this server does not report capabilities)"
+            ),
+            pick,
+        ),
+    }
+}
+
+/// Compares `num_ctx` with the context the model was trained for (and mentions the one
+/// the loaded copy runs with, when the server says).
+fn context_check(
+    model: &str,
+    num_ctx: u64,
+    source: &Source,
+    trained: Option<u64>,
+    loaded: Option<u64>,
+) -> Check {
+    let loaded = loaded
+        .map(|n| format!("; loaded now with {n}"))
+        .unwrap_or_default();
+    match trained {
+        Some(trained) if num_ctx <= trained => Check::ok(
+            "context",
+            format!(
+                "num_ctx {num_ctx} ({}) fits {model}'s trained context of {trained}{loaded}",
+                origin(source)
+            ),
+        ),
+        Some(trained) => Check::warn(
+            "context",
+            format!(
+                "num_ctx {num_ctx} ({}) exceeds {model}'s trained context of {trained}, so Ollama clamps it{loaded}",
+                origin(source)
+            ),
+            format!("set `num_ctx` to {trained} or less"),
+        ),
+        None => Check::warn(
+            "context",
+            format!(
+                "{model}'s trained context length is not reported, so num_ctx {num_ctx} ({}) cannot be checked{loaded}",
+                origin(source)
+            ),
+            format!(
+                "look for \"context length\" in `ollama show {model}` and keep `num_ctx` within it"
+            ),
+        ),
+    }
+}
+
+/// The context window the running copy of `model` was loaded with (`/api/ps`), if it is
+/// loaded and the server says. Best effort: any failure is `None`.
+async fn loaded_context(base_url: &str, model: &str, limit: Duration) -> Option<u64> {
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .connect_timeout(limit)
+        .build()
+        .ok()?;
+    let url = format!("{base_url}/api/ps");
+    let work = async {
+        let response = http.get(&url).send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        response.json::<Value>().await.ok()
+    };
+    let body = tokio::time::timeout(limit, work).await.ok()??;
+    let running: Vec<(String, Option<u64>)> = body
+        .get("models")?
+        .as_array()?
+        .iter()
+        .filter_map(|m| {
+            let name = m.get("name").or_else(|| m.get("model"))?.as_str()?;
+            Some((
+                name.to_owned(),
+                m.get("context_length").and_then(Value::as_u64),
+            ))
+        })
+        .collect();
+    let names: Vec<String> = running.iter().map(|(name, _)| name.clone()).collect();
+    let found = installed_as(model, &names)?;
+    running
+        .into_iter()
+        .find(|(name, _)| name == found)
+        .and_then(|(_, context)| context)
+}
+
+// ---------------------------------------------------------------------------------------
+// Tools
+// ---------------------------------------------------------------------------------------
+
+/// A model that refuses to be asked: the agent built to list the tools can never reach
+/// `/api/chat`.
+struct NoInference;
+
+impl Model for NoInference {
+    fn chat(
+        &self,
+        _request: &ChatRequest<'_>,
+        _on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> impl Future<Output = Result<Reply, OllamaError>> {
+        std::future::ready(Err(OllamaError::Protocol(
+            "the doctor never asks the model".to_owned(),
+        )))
+    }
+}
+
+/// The tools offered (with what their schemas cost per request) and those withdrawn.
+fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
+    let toolbox = Toolbox::new(project, Budgets::from_config(config))
+        .with_policy(Policy::from_config(config));
+    let agent = Agent::new(NoInference, toolbox, Settings::from_config(config));
+    let names: Vec<&str> = agent.offered().iter().map(|spec| spec.name).collect();
+    let mut checks = Vec::new();
+    if names.is_empty() {
+        checks.push(Check::fail(
+            "tools",
+            "no tool is offered, so the model cannot see your code",
+            "remove names from `disabled_tools`",
+        ));
+    } else {
+        let bytes = agent.schema_bytes();
+        let with_prompt = bytes + agent::prompt::SYSTEM_PROMPT.len();
+        checks.push(Check::ok(
+            "tools",
+            format!(
+                "{} ({bytes} schema bytes, ~{} tokens per request; ~{} with the system prompt)",
+                names.join(", "),
+                agent::prompt::approx_tokens(bytes),
+                agent::prompt::approx_tokens(with_prompt),
+            ),
+        ));
+    }
+    for withdrawn in agent.withdrawn() {
+        checks.push(withdrawn_check(withdrawn.name, &withdrawn.reason));
+    }
+    checks
+}
+
+/// One withdrawn tool. Withholding a tool never fails the doctor: run_command is off
+/// until commands are allowed and `disabled_tools` is the user's choice, so those are ok;
+/// anything else (apply_patch outside git) is a warning.
+fn withdrawn_check(name: &str, reason: &str) -> Check {
+    let by_choice = name == "run_command" || reason.contains("disabled_tools");
+    Check {
+        status: if by_choice { Status::Ok } else { Status::Warn },
+        name: "tools",
+        measured: format!("{name} withdrawn: {reason}"),
+        remedy: None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rendering
+// ---------------------------------------------------------------------------------------
+
+/// The report as text: one aligned row per check, the remedy under it, then the summary
+/// line. `colour` paints the status words (for a terminal).
+pub fn render(checks: &[Check], colour: bool) -> String {
+    let width = checks
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    let indent = " ".repeat(6 + width + 2);
+    let mut out = String::new();
+    for check in checks {
+        let word = check.status.word();
+        let pad = " ".repeat(6 - word.len());
+        if colour {
+            out.push_str(&format!("{}{word}\x1b[0m{pad}", check.status.colour()));
+        } else {
+            out.push_str(&format!("{word}{pad}"));
+        }
+        out.push_str(&format!(
+            "{:<width$}  {}\n",
+            check.name,
+            visible(&check.measured)
+        ));
+        if let Some(remedy) = &check.remedy {
+            out.push_str(&format!("{indent}→ {}\n", visible(remedy)));
+        }
+    }
+    out.push_str(&summary(checks));
+    out.push('\n');
+    out
+}
+
+/// The last line: `doctor: ready` (with the number of warnings, if any), or the number of
+/// failed rows.
+pub fn summary(checks: &[Check]) -> String {
+    let count = |status| checks.iter().filter(|c| c.status == status).count();
+    let plural = |n: usize, word: &str| {
+        if n == 1 {
+            format!("1 {word}")
+        } else {
+            format!("{n} {word}s")
+        }
+    };
+    match (count(Status::Fail), count(Status::Warn)) {
+        (0, 0) => "doctor: ready".to_owned(),
+        (0, warnings) => format!("doctor: ready ({})", plural(warnings, "warning")),
+        (fails, _) => format!("doctor: {}", plural(fails, "problem")),
+    }
+}
+
+/// `text` with control and bidirectional-format characters made visible, so a server's
+/// version string or a file name cannot drive the terminal or reorder the line.
+fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(' '),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+                out.push_str(&format!("\\u{{{:04x}}}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn model_names_match_exactly_or_as_latest() {
+        let installed = names(&["qwen3:8b", "llama3:latest", "localhost:5000/m:latest"]);
+        assert_eq!(installed_as("qwen3:8b", &installed), Some("qwen3:8b"));
+        assert_eq!(installed_as("llama3", &installed), Some("llama3:latest"));
+        assert_eq!(
+            installed_as("llama3:latest", &installed),
+            Some("llama3:latest")
+        );
+        assert_eq!(
+            installed_as("localhost:5000/m", &installed),
+            Some("localhost:5000/m:latest")
+        );
+        assert_eq!(installed_as("qwen3", &installed), None);
+        assert_eq!(installed_as("qwen3:4b", &installed), None);
+        assert_eq!(installed_as("llama3:8b", &installed), None);
+        assert!(has_tag("a:b") && !has_tag("host:1/a") && has_tag("host:1/a:b"));
+    }
+
+    #[test]
+    fn a_missing_model_names_the_pull_and_lists_at_most_eight() {
+        let installed: Vec<String> = (0..11).map(|i| format!("m{i}:latest")).collect();
+        let check = model_check("qwen2.5-coder:32b", &Source::Default, &installed);
+        assert_eq!(check.status, Status::Fail);
+        assert!(check.measured.contains("m7:latest"), "{check:?}");
+        assert!(!check.measured.contains("m8:latest"), "{check:?}");
+        assert!(check.measured.contains("and 3 more"), "{check:?}");
+        assert!(check.measured.contains("placeholder"), "{check:?}");
+        let remedy = check.remedy.unwrap_or_default();
+        assert!(remedy.contains("ollama pull qwen2.5-coder:32b"), "{remedy}");
+        let none = model_check("x", &Source::Env("OLLAMA_MODEL"), &[]);
+        assert!(
+            none.measured.contains("no models are installed"),
+            "{none:?}"
+        );
+        assert!(!none.measured.contains("placeholder"), "{none:?}");
+    }
+
+    #[test]
+    fn context_is_compared_with_the_trained_length() {
+        let src = Source::Default;
+        assert_eq!(
+            context_check("m", 16384, &src, Some(32768), None).status,
+            Status::Ok
+        );
+        assert_eq!(
+            context_check("m", 32768, &src, Some(32768), None).status,
+            Status::Ok
+        );
+        let over = context_check("m", 65536, &src, Some(32768), Some(32768));
+        assert_eq!(over.status, Status::Warn);
+        assert!(over.measured.contains("clamps"), "{over:?}");
+        assert!(over.measured.contains("loaded now with 32768"), "{over:?}");
+        assert_eq!(
+            over.remedy.as_deref(),
+            Some("set `num_ctx` to 32768 or less")
+        );
+        let unknown = context_check("m", 16384, &src, None, None);
+        assert_eq!(unknown.status, Status::Warn);
+        assert!(unknown.measured.contains("not reported"), "{unknown:?}");
+    }
+
+    #[test]
+    fn tool_support_comes_from_capabilities_or_the_template() {
+        let details = |capabilities: Option<&[&str]>, template: &str| ModelDetails {
+            capabilities: capabilities.map(names),
+            context_length: None,
+            template: template.to_owned(),
+        };
+        let yes = tool_support_check("m", &details(Some(&["completion", "tools"]), ""));
+        assert_eq!(yes.status, Status::Ok);
+        let no = tool_support_check("m", &details(Some(&["completion"]), ".Tools"));
+        assert_eq!(no.status, Status::Fail);
+        assert!(no.measured.contains("capabilities: completion"), "{no:?}");
+        let guessed = tool_support_check("m", &details(None, "{{ if .Tools }}x{{ end }}"));
+        assert_eq!(guessed.status, Status::Ok);
+        assert!(guessed.measured.contains("guessed"), "{guessed:?}");
+        let guessed_no = tool_support_check("m", &details(None, "{{ .Prompt }}"));
+        assert_eq!(guessed_no.status, Status::Fail);
+        assert!(guessed_no.measured.contains("guessed"), "{guessed_no:?}");
+    }
+
+    #[test]
+    fn a_remote_endpoint_is_a_warning() {
+        let local = endpoint_check("http://127.0.0.1:11434/api/chat", &Source::Default);
+        assert_eq!(local.status, Status::Ok);
+        assert!(local.measured.starts_with("http://127.0.0.1:11434 is on"));
+        let remote = endpoint_check(
+            "http://10.255.255.1:11434/api/chat",
+            &Source::Env("OLLAMA_HOST"),
+        );
+        assert_eq!(remote.status, Status::Warn);
+        assert!(remote.measured.contains("$OLLAMA_HOST"), "{remote:?}");
+        assert!(remote.measured.contains("sent to it"), "{remote:?}");
+    }
+
+    #[test]
+    fn trust_warnings_become_rows_with_their_remedy() {
+        let mut loaded = defaults_with_env(&ConfigEnv::default());
+        loaded.warnings.push(
+            "ignoring `allowed_commands` in p/.metron.json: a project's config cannot grant authority; set METRON_ALLOW_PROJECT_COMMANDS=1".to_owned(),
+        );
+        let checks = config_checks(&loaded);
+        assert_eq!(checks[0].measured, "defaults, no config file");
+        assert_eq!(checks[1].status, Status::Warn);
+        assert!(checks[1].measured.ends_with("cannot grant authority"));
+        assert_eq!(
+            checks[1].remedy.as_deref(),
+            Some("set METRON_ALLOW_PROJECT_COMMANDS=1")
+        );
+    }
+
+    #[test]
+    fn after_a_config_error_the_environment_still_counts() {
+        let env = ConfigEnv {
+            ollama_host: Some("localhost:9".to_owned()),
+            ollama_model: Some("qwen3:8b".to_owned()),
+            ..ConfigEnv::default()
+        };
+        let loaded = defaults_with_env(&env);
+        assert_eq!(loaded.config.endpoint, "http://localhost:9/api/chat");
+        assert_eq!(loaded.config.model, "qwen3:8b");
+        assert_eq!(*loaded.source_of("model"), Source::Env("OLLAMA_MODEL"));
+        let bad = ConfigEnv {
+            ollama_host: Some("ftp://x".to_owned()),
+            ..ConfigEnv::default()
+        };
+        assert_eq!(
+            defaults_with_env(&bad).config.endpoint,
+            Config::default().endpoint
+        );
+    }
+
+    #[test]
+    fn withdrawn_tools_never_fail() {
+        assert_eq!(
+            withdrawn_check("run_command", "no allowed_commands").status,
+            Status::Ok
+        );
+        assert_eq!(
+            withdrawn_check("search_text", "listed in `disabled_tools`").status,
+            Status::Ok
+        );
+        assert_eq!(
+            withdrawn_check("apply_patch", "not a git work tree").status,
+            Status::Warn
+        );
+    }
+
+    #[test]
+    fn rows_align_and_remedies_sit_under_them() {
+        let checks = vec![
+            Check::ok("project", "p is a git work tree"),
+            Check::warn("config", "ignoring x", "do y"),
+            Check::fail("ollama", "nothing answers", "ollama serve"),
+        ];
+        let text = render(&checks, false);
+        let want = "\
+ok    project   p is a git work tree
+warn  config    ignoring x
+                → do y
+fail  ollama    nothing answers
+                → ollama serve
+doctor: 1 problem
+";
+        assert_eq!(text, want);
+        assert_eq!(exit_for(&checks), Exit::Failure);
+        let coloured = render(&checks, true);
+        assert!(
+            coloured.starts_with("\x1b[32mok\x1b[0m    project"),
+            "{coloured:?}"
+        );
+        assert!(
+            coloured.contains("\x1b[31mfail\x1b[0m  ollama"),
+            "{coloured:?}"
+        );
+    }
+
+    #[test]
+    fn the_summary_counts_failures_and_warnings() {
+        let ok = Check::ok("a", "x");
+        let warn = Check::warn("a", "x", "y");
+        let fail = Check::fail("a", "x", "y");
+        assert_eq!(summary(std::slice::from_ref(&ok)), "doctor: ready");
+        assert_eq!(
+            summary(&[ok.clone(), warn.clone(), warn.clone()]),
+            "doctor: ready (2 warnings)"
+        );
+        assert_eq!(summary(&[fail.clone(), warn, fail]), "doctor: 2 problems");
+        assert_eq!(exit_for(&[ok]), Exit::Success);
+    }
+
+    #[test]
+    fn server_text_cannot_drive_the_terminal() {
+        let check = Check::ok("ollama", "Ollama 1.0\x1b[2J\u{202e}x\n");
+        let text = render(&[check], false);
+        assert!(text.contains("1.0\\x1b[2J\\u{202e}x\\x0a"), "{text:?}");
+    }
 }

@@ -4,6 +4,7 @@ mod apply_patch;
 mod boundary;
 mod cli;
 mod common;
+mod doctor;
 mod fake_ollama;
 mod fake_ollama_selftest;
 mod read_tools;
