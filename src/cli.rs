@@ -42,7 +42,12 @@ impl From<Exit> for std::process::ExitCode {
 struct Cli {
     /// Run one request non-interactively and exit: the answer on stdout, everything else
     /// on stderr. `-` reads the request from stdin.
-    #[arg(short = 'p', long = "prompt", value_name = "PROMPT", conflicts_with = "doctor")]
+    #[arg(
+        short = 'p',
+        long = "prompt",
+        value_name = "PROMPT",
+        conflicts_with = "doctor"
+    )]
     prompt: Option<String>,
 
     /// Check the project, the configuration, Ollama, the model and the tools, then exit

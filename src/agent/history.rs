@@ -190,7 +190,11 @@ mod tests {
         assert_eq!(report.messages_dropped, 16);
         assert_eq!(h.len(), 5);
         assert_eq!(h.messages()[1].content, "q4");
-        assert!(h.messages()[0].content.starts_with("sys\n(16 earlier messages"));
+        assert!(
+            h.messages()[0]
+                .content
+                .starts_with("sys\n(16 earlier messages")
+        );
         for (i, m) in h.messages().iter().enumerate() {
             if m.role == Role::Tool {
                 assert!(!h.messages()[i - 1].tool_calls.is_empty());

@@ -232,7 +232,9 @@ impl<M: Model> Agent<M> {
 
     /// Bytes of the tool definitions sent with every request.
     pub fn schema_bytes(&self) -> usize {
-        self.tool_definitions.as_ref().map_or(0, |raw| raw.get().len())
+        self.tool_definitions
+            .as_ref()
+            .map_or(0, |raw| raw.get().len())
     }
 
     /// The conversation so far.
@@ -310,7 +312,9 @@ impl<M: Model> Agent<M> {
             report.tool_time += started.elapsed();
         }
         let limit = self.settings.max_turns;
-        self.close_turn_early(&format!("(stopped: max turns exceeded after {limit} round trips)"));
+        self.close_turn_early(&format!(
+            "(stopped: max turns exceeded after {limit} round trips)"
+        ));
         Err(TurnError::MaxTurns { limit })
     }
 
@@ -370,14 +374,10 @@ impl<M: Model> Agent<M> {
     /// The refusal for a call to a tool that was not advertised.
     fn not_offered(&self, name: &str) -> String {
         let offered: Vec<_> = self.offered.iter().map(|s| s.name).collect();
-        let why = self
-            .withdrawn
-            .iter()
-            .find(|w| w.name == name)
-            .map_or_else(
-                || format!("there is no tool named `{name}`"),
-                |w| format!("`{name}` is not available in this session ({})", w.reason),
-            );
+        let why = self.withdrawn.iter().find(|w| w.name == name).map_or_else(
+            || format!("there is no tool named `{name}`"),
+            |w| format!("`{name}` is not available in this session ({})", w.reason),
+        );
         format!(
             "Refused: {why}. Do not call it again. The tools you can call are: {}.",
             offered.join(", ")

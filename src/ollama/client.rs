@@ -195,8 +195,7 @@ impl Client {
                     &self.base_url,
                 ));
             }
-            serde_json::from_str(&text)
-                .map_err(|_| OllamaError::Protocol(error_text(&text)))
+            serde_json::from_str(&text).map_err(|_| OllamaError::Protocol(error_text(&text)))
         };
         tokio::time::timeout(limit, work)
             .await

@@ -128,7 +128,11 @@ impl StreamParser {
             || !self.reply.tool_calls.is_empty()
     }
 
-    fn line(&mut self, line: &[u8], on_delta: &mut dyn FnMut(Delta<'_>)) -> Result<(), OllamaError> {
+    fn line(
+        &mut self,
+        line: &[u8],
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<(), OllamaError> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
@@ -238,7 +242,13 @@ mod tests {
         let calls: Vec<_> = reply
             .tool_calls
             .iter()
-            .map(|c| (c.id.as_str(), c.function.name.as_str(), c.function.arguments.clone()))
+            .map(|c| {
+                (
+                    c.id.as_str(),
+                    c.function.name.as_str(),
+                    c.function.arguments.clone(),
+                )
+            })
             .collect();
         assert_eq!(
             calls,

@@ -19,7 +19,8 @@ use super::fake_ollama::{
     tool_calls, tool_calls_without_ids,
 };
 
-const GREET_GO: &str = "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
+const GREET_GO: &str =
+    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
 
 /// What the person would have seen.
 #[derive(Default)]
@@ -100,12 +101,20 @@ fn find_symbol_view_slice_apply_patch_changes_the_file_on_disk() {
     let project = greet_project();
     let fake = FakeOllama::start(vec![
         call("find_symbol", json!({"symbol": "Greet"}), 300, 10),
-        call("view_slice", json!({"path": "greet.go", "start": 1, "end": 6}), 400, 12),
+        call(
+            "view_slice",
+            json!({"path": "greet.go", "start": 1, "end": 6}),
+            400,
+            12,
+        ),
         call("apply_patch", json!({"diff": greet_patch()}), 500, 40),
         answer("Greet now returns \"hola\" (greet.go:5).", 600, 9),
     ]);
     let mut agent = agent(&project, &config_for(&fake.base_url()));
-    let (result, seen) = turn(&mut agent, "make Greet return \"hola\" instead of \"hello\"");
+    let (result, seen) = turn(
+        &mut agent,
+        "make Greet return \"hola\" instead of \"hello\"",
+    );
     let report = result.expect("the turn succeeds");
 
     assert_eq!(seen.executed, ["find_symbol", "view_slice", "apply_patch"]);
@@ -119,9 +128,25 @@ fn find_symbol_view_slice_apply_patch_changes_the_file_on_disk() {
     let bodies = fake.chat_bodies();
     assert_eq!(bodies.len(), 4);
     let results = tool_messages(&bodies[3]);
-    assert!(results[0]["content"].as_str().unwrap_or("").contains("greet.go:4"), "{results:?}");
-    assert!(results[1]["content"].as_str().unwrap_or("").contains("    5 | \treturn \"hello\""));
-    assert!(results[2]["content"].as_str().unwrap_or("").starts_with("Applied"));
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("greet.go:4"),
+        "{results:?}"
+    );
+    assert!(
+        results[1]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("    5 | \treturn \"hello\"")
+    );
+    assert!(
+        results[2]["content"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Applied")
+    );
     for (i, result) in results.iter().enumerate() {
         // Both names for the call: older servers match by name, newer ones by id.
         assert!(result["tool_name"].is_string(), "result {i}: {result}");
@@ -161,7 +186,13 @@ fn every_request_carries_the_same_options_tools_and_model() {
         // run_command is withdrawn (no allowed_commands), so it is not advertised.
         assert_eq!(
             names,
-            ["list_files", "find_symbol", "search_text", "view_slice", "apply_patch"]
+            [
+                "list_files",
+                "find_symbol",
+                "search_text",
+                "view_slice",
+                "apply_patch"
+            ]
         );
         assert_eq!(body["messages"][0]["role"], "system");
     }
@@ -171,10 +202,17 @@ fn every_request_carries_the_same_options_tools_and_model() {
 #[test]
 fn slices_are_purged_after_the_turn_and_the_next_request_no_longer_carries_them() {
     let project = TestProject::git();
-    let body: String = (1..=40).map(|i| format!("line number {i} of the file\n")).collect();
+    let body: String = (1..=40)
+        .map(|i| format!("line number {i} of the file\n"))
+        .collect();
     project.file("big.txt", &body);
     let fake = FakeOllama::start(vec![
-        call("view_slice", json!({"path": "big.txt", "start": 1, "end": 40}), 100, 5),
+        call(
+            "view_slice",
+            json!({"path": "big.txt", "start": 1, "end": 40}),
+            100,
+            5,
+        ),
         answer("It counts lines.", 900, 5),
         answer("Still yes.", 200, 2),
     ]);
@@ -183,7 +221,12 @@ fn slices_are_purged_after_the_turn_and_the_next_request_no_longer_carries_them(
     turn(&mut agent, "sure?").0.expect("turn 2");
     let bodies = fake.chat_bodies();
     let during = tool_messages(&bodies[1]);
-    assert!(during[0]["content"].as_str().unwrap_or("").contains("line number 40"));
+    assert!(
+        during[0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("line number 40")
+    );
     let after = tool_messages(&bodies[2]);
     assert_eq!(after[0]["content"], REDACTED_SLICE);
     assert!(!bodies[2].to_string().contains("line number 40"));
@@ -194,7 +237,12 @@ fn history_is_trimmed_between_turns_and_the_model_is_told() {
     let project = greet_project();
     let mut replies = Vec::new();
     for i in 0..4 {
-        replies.push(call("list_files", json!({"pattern": format!("*{i}")}), 10, 1));
+        replies.push(call(
+            "list_files",
+            json!({"pattern": format!("*{i}")}),
+            10,
+            1,
+        ));
         replies.push(answer(&format!("answer {i}"), 10, 1));
     }
     let fake = FakeOllama::start(replies);
@@ -210,12 +258,33 @@ fn history_is_trimmed_between_turns_and_the_model_is_told() {
     let last = &bodies[7]["messages"];
     let roles: Vec<_> = last
         .as_array()
-        .map(|m| m.iter().map(|m| m["role"].as_str().unwrap_or("").to_owned()).collect())
+        .map(|m| {
+            m.iter()
+                .map(|m| m["role"].as_str().unwrap_or("").to_owned())
+                .collect()
+        })
         .unwrap_or_default();
     // system, then only the last exchange plus the current one (each 4 messages when done,
     // and the current one is mid-flight): never a tool result without its call.
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user", "assistant", "tool"]);
-    assert!(last[0]["content"].as_str().unwrap_or("").contains("earlier messages were dropped"));
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+            "assistant",
+            "tool"
+        ]
+    );
+    assert!(
+        last[0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("earlier messages were dropped")
+    );
     assert_eq!(last[1]["content"], "question 2");
 }
 
@@ -233,7 +302,10 @@ fn max_turns_ends_the_turn_with_an_error() {
     let mut agent = agent(&project, &config);
     let (result, seen) = turn(&mut agent, "loop forever");
     let error = result.expect_err("max turns");
-    assert!(matches!(error, TurnError::MaxTurns { limit: 3 }), "{error:?}");
+    assert!(
+        matches!(error, TurnError::MaxTurns { limit: 3 }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("max turns exceeded"));
     assert_eq!(seen.model_calls, 3);
     assert_eq!(fake.unexpected(), 0);
@@ -259,7 +331,10 @@ fn a_tool_that_was_not_advertised_is_refused_before_it_runs() {
     assert!(first.contains("allowed_commands"), "{first}");
     assert!(first.contains("Do not call it again"), "{first}");
     let second = results[1]["content"].as_str().unwrap_or("");
-    assert!(second.contains("no tool named `delete_everything`"), "{second}");
+    assert!(
+        second.contains("no tool named `delete_everything`"),
+        "{second}"
+    );
 }
 
 #[test]
@@ -278,7 +353,13 @@ fn disabled_tools_are_neither_advertised_nor_run() {
     let bodies = fake.chat_bodies();
     assert!(!bodies[0]["tools"].to_string().contains("search_text"));
     let result = &tool_messages(&bodies[1])[0];
-    assert!(result["content"].as_str().unwrap_or("").contains("disabled_tools"), "{result}");
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("disabled_tools"),
+        "{result}"
+    );
 }
 
 #[test]
@@ -296,25 +377,55 @@ fn the_third_identical_call_in_a_turn_is_refused() {
     result.expect("turn");
     assert_eq!(seen.executed.len(), 3);
     let results = tool_messages(&fake.chat_bodies()[3]);
-    assert!(results[0]["content"].as_str().unwrap_or("").contains("package greet"));
-    assert!(results[1]["content"].as_str().unwrap_or("").contains("package greet"));
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("package greet")
+    );
+    assert!(
+        results[1]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("package greet")
+    );
     let third = results[2]["content"].as_str().unwrap_or("");
-    assert!(third.starts_with("Refused: you already called view_slice"), "{third}");
+    assert!(
+        third.starts_with("Refused: you already called view_slice"),
+        "{third}"
+    );
 }
 
 #[test]
 fn tool_failures_go_back_to_the_model_as_text() {
     let project = greet_project();
     let fake = FakeOllama::start(vec![
-        call("view_slice", json!({"path": "../outside", "start": 1, "end": 2}), 10, 1),
+        call(
+            "view_slice",
+            json!({"path": "../outside", "start": 1, "end": 2}),
+            10,
+            1,
+        ),
         call("view_slice", json!({"path": "greet.go"}), 10, 1),
         answer("sorry", 10, 1),
     ]);
     let mut agent = agent(&project, &config_for(&fake.base_url()));
     turn(&mut agent, "look").0.expect("turn");
     let results = tool_messages(&fake.chat_bodies()[2]);
-    assert!(results[0]["content"].as_str().unwrap_or("").contains("outside"), "{results:?}");
-    assert!(results[1]["content"].as_str().unwrap_or("").contains("start"), "{results:?}");
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("outside"),
+        "{results:?}"
+    );
+    assert!(
+        results[1]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("start"),
+        "{results:?}"
+    );
 }
 
 // ---- The faults of ollama-api.md section 9 ----
@@ -353,19 +464,37 @@ fn string_encoded_arguments_and_missing_ids_are_accepted() {
     let second = &fake.chat_bodies()[1];
     let calls = &second["messages"][2]["tool_calls"];
     // Arguments go back as an object (Ollama rejects strings), with ids metron made up.
-    assert_eq!(calls[0]["function"]["arguments"], json!({"symbol": "Greet"}));
+    assert_eq!(
+        calls[0]["function"]["arguments"],
+        json!({"symbol": "Greet"})
+    );
     let ids: Vec<_> = calls
         .as_array()
-        .map(|c| c.iter().map(|c| c["id"].as_str().unwrap_or("").to_owned()).collect())
+        .map(|c| {
+            c.iter()
+                .map(|c| c["id"].as_str().unwrap_or("").to_owned())
+                .collect()
+        })
         .unwrap_or_default();
     assert_eq!(ids.len(), 2);
-    assert!(ids.iter().all(|id| !id.is_empty()) && ids[0] != ids[1], "{ids:?}");
+    assert!(
+        ids.iter().all(|id| !id.is_empty()) && ids[0] != ids[1],
+        "{ids:?}"
+    );
     let results = tool_messages(second);
     assert_eq!(results[0]["tool_call_id"].as_str(), Some(ids[0].as_str()));
-    assert!(results[0]["content"].as_str().unwrap_or("").contains("greet.go:4"));
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("greet.go:4")
+    );
 }
 
-fn failing_turn(replies: Vec<Reply>, timeout_seconds: u64) -> (OllamaError, Agent<Client>, FakeOllama) {
+fn failing_turn(
+    replies: Vec<Reply>,
+    timeout_seconds: u64,
+) -> (OllamaError, Agent<Client>, FakeOllama) {
     let project = greet_project();
     let fake = FakeOllama::start(replies);
     let config = Config {
@@ -392,12 +521,18 @@ fn an_error_line_mid_stream_fails_the_turn_and_the_session_survives() {
         ],
         5,
     );
-    assert!(matches!(error, OllamaError::MidStream(ref m) if m.contains("unexpected EOF")), "{error:?}");
+    assert!(
+        matches!(error, OllamaError::MidStream(ref m) if m.contains("unexpected EOF")),
+        "{error:?}"
+    );
     // No tool ran, so the failed turn is undone and the next turn starts clean.
     assert_eq!(agent.history().len(), 1);
     let (result, _) = turn(&mut agent, "again");
     assert_eq!(result.expect("second turn").answer, "second try works");
-    assert_eq!(fake.chat_bodies()[1]["messages"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        fake.chat_bodies()[1]["messages"].as_array().map(Vec::len),
+        Some(2)
+    );
 }
 
 #[test]
@@ -420,10 +555,16 @@ fn a_silent_server_trips_the_watchdog_and_the_session_survives() {
         1,
     );
     let waited = started.elapsed();
-    assert!(matches!(error, OllamaError::IdleTimeout { seconds: 1, .. }), "{error:?}");
+    assert!(
+        matches!(error, OllamaError::IdleTimeout { seconds: 1, .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("timeout_seconds"));
     assert!(waited < Duration::from_secs(4), "{waited:?}");
-    assert_eq!(turn(&mut agent, "still there?").0.expect("turn").answer, "back");
+    assert_eq!(
+        turn(&mut agent, "still there?").0.expect("turn").answer,
+        "back"
+    );
 }
 
 #[test]
@@ -449,14 +590,29 @@ fn a_slow_reply_that_keeps_producing_is_never_cut() {
 #[test]
 fn http_errors_become_actionable_messages() {
     let cases: Vec<(Reply, &str)> = vec![
-        (Reply::Error(404, "model 'qwen2.5-coder:32b' not found".into()), "ollama pull qwen2.5-coder:32b"),
         (
-            Reply::Error(400, "registry.ollama.ai/library/qwen2.5-coder:32b does not support tools".into()),
+            Reply::Error(404, "model 'qwen2.5-coder:32b' not found".into()),
+            "ollama pull qwen2.5-coder:32b",
+        ),
+        (
+            Reply::Error(
+                400,
+                "registry.ollama.ai/library/qwen2.5-coder:32b does not support tools".into(),
+            ),
             "does not support tools, so it cannot drive metron",
         ),
-        (Reply::Error(503, "server busy, please try again.  maximum pending requests exceeded".into()), "busy"),
         (
-            Reply::Error(500, "error parsing tool call: raw='{', err=unexpected end of JSON input".into()),
+            Reply::Error(
+                503,
+                "server busy, please try again.  maximum pending requests exceeded".into(),
+            ),
+            "busy",
+        ),
+        (
+            Reply::Error(
+                500,
+                "error parsing tool call: raw='{', err=unexpected end of JSON input".into(),
+            ),
             "HTTP 500: error parsing tool call",
         ),
     ];

@@ -16,7 +16,8 @@ use metron::ollama::Client;
 
 use super::common::{TestProject, metron, skip};
 
-const GREET_GO: &str = "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
+const GREET_GO: &str =
+    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
 
 /// The server and model to use, or why the tier is skipped.
 struct Live {
@@ -41,7 +42,10 @@ fn live(test: &str) -> Option<Live> {
             return Ok(Some(pinned));
         }
         for model in models {
-            let details = client.show(&model, limit).await.map_err(|e| e.to_string())?;
+            let details = client
+                .show(&model, limit)
+                .await
+                .map_err(|e| e.to_string())?;
             if details.supports_tools() {
                 return Ok(Some(model));
             }
@@ -63,7 +67,10 @@ fn live(test: &str) -> Option<Live> {
         Err(e) => format!("no Ollama server reachable ({e})"),
     };
     assert!(!required, "METRON_LIVE=1 but {why}");
-    skip(test, &format!("{why}; set METRON_LIVE=1 to require this tier"));
+    skip(
+        test,
+        &format!("{why}; set METRON_LIVE=1 to require this tier"),
+    );
     None
 }
 
@@ -104,11 +111,18 @@ fn live_model_round_trips_and_uses_its_tools() {
         false,
     );
     assert_eq!(run.code, 0, "model {}:\n{}", live.model, run.stderr);
-    assert!(!run.stdout.trim().is_empty(), "empty answer; stderr:\n{}", run.stderr);
+    assert!(
+        !run.stdout.trim().is_empty(),
+        "empty answer; stderr:\n{}",
+        run.stderr
+    );
     if !run.stderr.contains("[executing:") {
         skip(
             "live_model_round_trips_and_uses_its_tools",
-            &format!("{} answered without calling a tool: {}", live.model, run.stdout),
+            &format!(
+                "{} answered without calling a tool: {}",
+                live.model, run.stdout
+            ),
         );
     }
 }
