@@ -1,5 +1,6 @@
 //! Integration tests, one module per area.
 
+mod agent;
 mod apply_patch;
 mod boundary;
 mod cli;
@@ -7,6 +8,7 @@ mod common;
 mod doctor;
 mod fake_ollama;
 mod fake_ollama_selftest;
+mod live;
 mod read_tools;
 mod run_command;
 mod symbols;
