@@ -97,9 +97,12 @@ impl History {
             if message.role == Role::Tool
                 && message.tool_name.as_deref() == Some(SLICE_TOOL)
                 && message.content.len() > threshold_bytes
+                && message.content != REDACTED_SLICE
             {
                 report.slices_redacted += 1;
-                report.bytes_freed += message.content.len() - REDACTED_SLICE.len();
+                // A threshold below the placeholder's own size frees nothing (never
+                // negative).
+                report.bytes_freed += message.content.len().saturating_sub(REDACTED_SLICE.len());
                 message.content = REDACTED_SLICE.to_owned();
             }
             if let Some(thinking) = message.thinking.take() {
@@ -200,6 +203,30 @@ mod tests {
                 assert!(!h.messages()[i - 1].tool_calls.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn a_threshold_below_the_placeholder_size_neither_panics_nor_recounts() {
+        // A slice longer than the threshold but shorter than the placeholder: freeing it
+        // must not underflow, and a placeholder left by an earlier compaction is not a
+        // slice to redact (and count) again.
+        let mut h = History::new("sys");
+        exchange(&mut h, 1, "    1 | x");
+        let first = h.compact(4, 60);
+        assert_eq!(first.slices_redacted, 1);
+        assert_eq!(first.bytes_freed, 3, "only the reasoning was freed");
+        let again = h.compact(4, 60);
+        assert_eq!(again, Compaction::default());
+    }
+
+    #[test]
+    fn a_slice_exactly_at_the_threshold_is_kept() {
+        let mut h = History::new("sys");
+        let slice = "    1 | x\n".repeat(40);
+        exchange(&mut h, 1, &slice);
+        assert_eq!(h.compact(slice.len(), 60).slices_redacted, 0);
+        assert_eq!(h.messages()[3].content, slice);
+        assert_eq!(h.compact(slice.len() - 1, 60).slices_redacted, 1);
     }
 
     #[test]
