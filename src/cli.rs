@@ -38,7 +38,6 @@ impl From<Exit> for std::process::ExitCode {
     about = "A terminal coding agent for local Ollama models, with budgeted, confined tools.",
     after_help = "Run `metron tool --help` for the tools and their arguments. Configuration: metron.example.json and README.md."
 )]
-#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     /// Run one request non-interactively and exit: the answer on stdout, everything else
     /// on stderr. `-` reads the request from stdin.
@@ -97,6 +96,10 @@ fn tools_help() -> String {
 pub fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
+        Some(Command::Tool { .. }) if cli.doctor || cli.prompt.is_some() => {
+            error("`metron tool` cannot be combined with -p or --doctor; run them separately");
+            Exit::Usage
+        }
         Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes),
         None if cli.doctor => crate::doctor::run(),
         None => match cli.prompt {

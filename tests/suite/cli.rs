@@ -535,11 +535,20 @@ fn version_and_help() {
 }
 
 #[test]
-fn bare_metron_exits_2_and_says_what_works() {
+fn bare_metron_starts_the_session_and_ends_at_end_of_input() {
     let p = project();
     let run = metron(p.root()).run();
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("metron tool NAME ARGS"), "{run:?}");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("=== metron (model: "), "{run:?}");
+}
+
+#[test]
+fn tool_cannot_be_combined_with_prompt_or_doctor() {
+    let p = project();
+    for args in [["-p", "hi", "tool", "list_files"], ["--doctor", "tool", "list_files", "{}"]] {
+        let run = metron(p.root()).args(args).run();
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+    }
 }
 
 #[test]
