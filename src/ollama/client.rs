@@ -13,8 +13,16 @@ use serde_json::Value;
 
 use super::OllamaError;
 use super::error::error_text;
-use super::stream::{Delta, Reply, StreamParser};
+use super::stream::{Delta, MAX_LINE_BYTES, Reply, StreamParser};
 use super::wire::{ChatRequest, ModelDetails};
+
+/// The most bytes of text, reasoning and call arguments one reply may hold: generous for
+/// `num_predict` tokens (no real token is 256 bytes), and never under 16 MiB. Only a server
+/// that ignores `num_predict` (or streams forever) reaches it.
+fn reply_limit(num_predict: u64) -> usize {
+    let bytes = num_predict.saturating_mul(256).max(16 << 20);
+    usize::try_from(bytes).unwrap_or(usize::MAX)
+}
 
 /// Talks to one Ollama server.
 #[derive(Debug)]
@@ -75,7 +83,8 @@ impl Client {
         let body = serde_json::to_vec(request)
             .map_err(|e| OllamaError::Protocol(format!("cannot encode the request: {e}")))?;
         let seq = self.replies.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut parser = StreamParser::new(format!("call_m{seq}"));
+        let mut parser = StreamParser::new(format!("call_m{seq}"))
+            .with_limits(MAX_LINE_BYTES, reply_limit(request.options.num_predict));
         let send = self
             .http
             .post(&self.chat_url)
@@ -232,5 +241,18 @@ impl Client {
             url: self.base_url.clone(),
             reason,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reply_limit_follows_num_predict_with_a_floor() {
+        assert_eq!(reply_limit(1), 16 << 20);
+        assert_eq!(reply_limit(4096), 16 << 20);
+        assert_eq!(reply_limit(1 << 20), 256 << 20);
+        assert_eq!(reply_limit(u64::MAX), usize::MAX);
     }
 }

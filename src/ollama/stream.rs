@@ -55,7 +55,17 @@ pub struct StreamParser {
     done: bool,
     seen_ids: HashSet<String>,
     id_prefix: String,
+    /// Leading bytes of `buffer` already searched for a newline (none there).
+    scanned: usize,
+    max_line: usize,
+    max_reply: usize,
+    reply_bytes: usize,
 }
+
+/// The longest NDJSON line accepted. A tool call carrying a whole file is one line, so
+/// this is far above anything real (Ollama's own Go client allows 8 MB), yet it stops a
+/// server that never sends a newline from growing the buffer without end.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 impl StreamParser {
     /// A parser for one reply. `id_prefix` makes the ids it invents for calls without one
@@ -67,7 +77,20 @@ impl StreamParser {
             done: false,
             seen_ids: HashSet::new(),
             id_prefix,
+            scanned: 0,
+            max_line: MAX_LINE_BYTES,
+            max_reply: usize::MAX,
+            reply_bytes: 0,
         }
+    }
+
+    /// Caps one NDJSON line at `max_line` bytes and the reply's text, reasoning and call
+    /// arguments together at `max_reply` bytes; past either the stream is a protocol error
+    /// instead of memory growing for as long as a broken server keeps sending.
+    pub fn with_limits(mut self, max_line: usize, max_reply: usize) -> StreamParser {
+        self.max_line = max_line;
+        self.max_reply = max_reply;
+        self
     }
 
     /// True once the `done` line has been read.
@@ -87,18 +110,26 @@ impl StreamParser {
         }
         self.buffer.extend_from_slice(bytes);
         let mut start = 0;
-        while let Some(offset) = memchr::memchr(b'\n', &self.buffer[start..]) {
-            let end = start + offset;
+        // Only the bytes that arrived since the last search can hold a newline: searching
+        // the whole pending line again on every read is quadratic in its length.
+        let mut from = self.scanned;
+        while let Some(offset) = memchr::memchr(b'\n', &self.buffer[from..]) {
+            let end = from + offset;
             let line = std::mem::take(&mut self.buffer);
             let result = self.line(&line[start..end], on_delta);
             self.buffer = line;
             result?;
             start = end + 1;
+            from = start;
             if self.done {
                 break;
             }
         }
         self.buffer.drain(..start);
+        self.scanned = self.buffer.len();
+        if !self.done && self.buffer.len() > self.max_line {
+            return Err(self.line_too_long());
+        }
         Ok(self.done)
     }
 
@@ -128,11 +159,21 @@ impl StreamParser {
             || !self.reply.tool_calls.is_empty()
     }
 
+    fn line_too_long(&self) -> OllamaError {
+        OllamaError::Protocol(format!(
+            "a single line of the reply passed {} bytes without a newline, which is not Ollama's NDJSON, so metron stopped reading; check that `endpoint` points at an Ollama server",
+            self.max_line
+        ))
+    }
+
     fn line(
         &mut self,
         line: &[u8],
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<(), OllamaError> {
+        if line.len() > self.max_line {
+            return Err(self.line_too_long());
+        }
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
@@ -159,10 +200,12 @@ impl StreamParser {
         }
         if let Some(message) = chunk.message {
             if let Some(thinking) = message.thinking.as_deref().filter(|t| !t.is_empty()) {
+                self.reply_bytes = self.reply_bytes.saturating_add(thinking.len());
                 self.reply.thinking.push_str(thinking);
                 on_delta(Delta::Thinking(thinking));
             }
             if !message.content.is_empty() {
+                self.reply_bytes = self.reply_bytes.saturating_add(message.content.len());
                 self.reply.content.push_str(&message.content);
                 on_delta(Delta::Content(&message.content));
             }
@@ -171,10 +214,18 @@ impl StreamParser {
                 on_delta(Delta::ToolCalls);
             }
             for call in calls {
+                self.reply_bytes = self
+                    .reply_bytes
+                    .saturating_add(call.function.name.len())
+                    .saturating_add(call.function.arguments.to_string().len());
                 let index = self.reply.tool_calls.len();
                 let id = match call.id.filter(|id| !id.is_empty()) {
                     Some(id) if !self.seen_ids.contains(&id) => id,
-                    _ => format!("{}_{index}", self.id_prefix),
+                    // Made up, and never one the server already used in this reply.
+                    _ => (index..)
+                        .map(|n| format!("{}_{n}", self.id_prefix))
+                        .find(|id| !self.seen_ids.contains(id))
+                        .unwrap_or_default(),
                 };
                 self.seen_ids.insert(id.clone());
                 self.reply.tool_calls.push(ToolCall {
@@ -186,6 +237,12 @@ impl StreamParser {
                     },
                 });
             }
+        }
+        if self.reply_bytes > self.max_reply {
+            return Err(OllamaError::Protocol(format!(
+                "the reply passed {} bytes, far more than `max_output_tokens` (sent as num_predict) allows, so the server is ignoring that limit and metron stopped reading; check that `endpoint` points at an Ollama server",
+                self.max_reply
+            )));
         }
         if chunk.done == Some(true) {
             self.done = true;
@@ -258,6 +315,85 @@ mod tests {
                 ("call_m1_2", "c", json!({})),
             ]
         );
+    }
+
+    #[test]
+    fn a_huge_line_arriving_in_small_reads_is_scanned_once() {
+        // A tool call holding a whole file is one line; it arrives in many small reads.
+        // Rescanning the pending bytes on every read made this quadratic (minutes at
+        // 8 MiB in a debug build); scanning only the new bytes keeps it linear.
+        let content = "x".repeat(8 << 20);
+        let line = format!("{{\"message\":{{\"content\":\"{content}\"}},\"done\":true}}\n");
+        let mut parser = StreamParser::new("call_m1".into());
+        let started = std::time::Instant::now();
+        for piece in line.as_bytes().chunks(1024) {
+            parser.feed(piece, &mut |_| {}).expect("feed");
+        }
+        let reply = parser.finish(&mut |_| {}).expect("reply");
+        assert_eq!(reply.content.len(), content.len());
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_a_protocol_error_not_unbounded_memory() {
+        let mut parser = StreamParser::new("call_m1".into()).with_limits(1024, usize::MAX);
+        let mut result = Ok(false);
+        for _ in 0..100 {
+            result = parser.feed(&[b'x'; 100], &mut |_| {});
+            if result.is_err() {
+                break;
+            }
+        }
+        let error = result.expect_err("a line over the cap");
+        assert!(matches!(error, OllamaError::Protocol(_)), "{error:?}");
+        assert!(error.to_string().contains("without a newline"), "{error}");
+        assert!(parser.buffer.len() <= 1024 + 100, "{}", parser.buffer.len());
+    }
+
+    #[test]
+    fn a_reply_far_longer_than_allowed_is_cut_off_with_an_error() {
+        let mut parser = StreamParser::new("call_m1".into()).with_limits(1 << 20, 1000);
+        let line = b"{\"message\":{\"content\":\"0123456789\"},\"done\":false}\n";
+        let mut result = Ok(false);
+        for _ in 0..200 {
+            result = parser.feed(line, &mut |_| {});
+            if result.is_err() {
+                break;
+            }
+        }
+        let error = result.expect_err("a reply over the cap");
+        assert!(matches!(error, OllamaError::Protocol(_)), "{error:?}");
+        assert!(error.to_string().contains("num_predict"), "{error}");
+    }
+
+    #[test]
+    fn crlf_lines_split_utf8_and_bytes_after_done_are_handled() {
+        // "é" split across two reads, CRLF line ends, trailing garbage after `done`.
+        let (reply, printed) = parse(&[
+            b"{\"message\":{\"content\":\"caf\xc3",
+            b"\xa9\"},\"done\":false}\r\n{\"message\":null,\"done\":true}\r\n",
+            b"{\"error\":\"ignored\"}\n<html>",
+        ]);
+        assert_eq!(reply.expect("reply").content, "caf\u{e9}");
+        assert_eq!(printed, "caf\u{e9}");
+        let (r, _) = parse(&[b"{\"message\":{\"content\":\"\xff\"},\"done\":true}\n"]);
+        assert!(matches!(r, Err(OllamaError::Protocol(_))), "{r:?}");
+    }
+
+    #[test]
+    fn a_made_up_id_never_repeats_one_the_server_sent() {
+        let (reply, _) = parse(&[
+            b"{\"message\":{\"content\":\"\",\"tool_calls\":[{\"id\":\"call_m1_1\",\"function\":{\"name\":\"a\"}},{\"function\":{\"name\":\"b\"}}]},\"done\":true}\n",
+        ]);
+        let ids: Vec<_> = reply
+            .expect("reply")
+            .tool_calls
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(ids.len(), 2);
+        assert_ne!(ids[0], ids[1], "{ids:?}");
     }
 
     #[test]
