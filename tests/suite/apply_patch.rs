@@ -931,10 +931,12 @@ fn synthetic_history(root: &Path, commits: usize, seed: u64) {
                 _ => {
                     use std::os::unix::fs::PermissionsExt;
                     let target = root.join(&pick);
-                    let mode = std::fs::metadata(&target)
-                        .expect("stat")
-                        .permissions()
-                        .mode();
+                    // A file created or moved earlier in this same commit is not on disk
+                    // yet (the new state is written below): nothing to flip.
+                    let Ok(metadata) = std::fs::metadata(&target) else {
+                        continue;
+                    };
+                    let mode = metadata.permissions().mode();
                     let flipped = if mode & 0o111 != 0 { 0o644 } else { 0o755 };
                     std::fs::set_permissions(&target, std::fs::Permissions::from_mode(flipped))
                         .expect("chmod");
