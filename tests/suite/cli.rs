@@ -545,7 +545,10 @@ fn bare_metron_starts_the_session_and_ends_at_end_of_input() {
 #[test]
 fn tool_cannot_be_combined_with_prompt_or_doctor() {
     let p = project();
-    for args in [["-p", "hi", "tool", "list_files"], ["--doctor", "tool", "list_files", "{}"]] {
+    for args in [
+        ["-p", "hi", "tool", "list_files"],
+        ["--doctor", "tool", "list_files", "{}"],
+    ] {
         let run = metron(p.root()).args(args).run();
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
     }
