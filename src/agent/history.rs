@@ -7,7 +7,9 @@
 //! just before a user message, so an assistant's tool calls are never separated from
 //! their results, and a note in the system prompt tells the model context was dropped.
 
-use crate::ollama::wire::{Message, Role};
+use std::collections::HashSet;
+
+use crate::ollama::wire::{Message, Role, ToolCall};
 
 use super::prompt::dropped_note;
 
@@ -79,6 +81,30 @@ impl History {
         self.messages[0].content.clone_from(&self.system_prompt);
     }
 
+    /// Renames any of `calls` whose id an earlier message already carries. Ids only have
+    /// to be unique within a reply on the wire, but a server that restarts its numbering
+    /// (or a look-alike that always sends `call_0`) would leave two calls with one id in
+    /// history, and servers that match a result to its call by id would pair them wrongly.
+    pub fn make_ids_unique(&self, calls: &mut [ToolCall]) {
+        let mut used: HashSet<String> = self
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
+            .collect();
+        for call in calls {
+            if !used.contains(&call.id) {
+                used.insert(call.id.clone());
+                continue;
+            }
+            let fresh = (1..)
+                .map(|n| format!("{}_r{n}", call.id))
+                .find(|id| !used.contains(id))
+                .unwrap_or_default();
+            used.insert(fresh.clone());
+            call.id = fresh;
+        }
+    }
+
     /// Bytes of text carried on every request (the sum over all messages).
     pub fn carried_bytes(&self) -> usize {
         self.messages.iter().map(Message::carried_bytes).sum()
@@ -141,7 +167,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ollama::wire::{FunctionCall, ToolCall};
+    use crate::ollama::wire::FunctionCall;
 
     fn call(id: &str, name: &str) -> ToolCall {
         ToolCall {

@@ -287,7 +287,8 @@ impl<M: Model> Agent<M> {
                 report.first_token = reply.first_token;
             }
             report.hit_output_limit |= reply.done_reason.as_deref() == Some("length");
-            let calls = reply.tool_calls;
+            let mut calls = reply.tool_calls;
+            self.history.make_ids_unique(&mut calls);
             self.history.push(Message {
                 thinking: (!reply.thinking.is_empty()).then_some(reply.thinking),
                 tool_calls: calls.iter().map(sendable_call).collect(),

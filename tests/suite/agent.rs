@@ -15,8 +15,8 @@ use metron::tools::{Budgets, Policy};
 
 use super::common::TestProject;
 use super::fake_ollama::{
-    Chunk, FakeOllama, Reply, answer, call, done, done_with_calls, error_line, refused_url, text,
-    tool_calls, tool_calls_without_ids,
+    Chunk, FakeOllama, Reply, answer, call, done, done_with_calls, error_line, message_chunk,
+    refused_url, text, tool_calls, tool_calls_without_ids,
 };
 
 const GREET_GO: &str =
@@ -676,4 +676,53 @@ fn calls_split_over_several_chunks_are_all_run_in_order() {
     let mut agent = agent(&project, &config_for(&fake.base_url()));
     let (_, seen) = turn(&mut agent, "go");
     assert_eq!(seen.executed, ["list_files", "find_symbol", "search_text"]);
+}
+
+/// Every tool call id in `body`'s messages, and each tool result's id paired with the id
+/// of the call it should answer (the n-th call of the latest assistant message).
+fn call_ids(body: &Value) -> (Vec<String>, Vec<(String, String)>) {
+    let mut ids = Vec::new();
+    let mut pairs = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    for m in body["messages"].as_array().cloned().unwrap_or_default() {
+        if let Some(calls) = m["tool_calls"].as_array() {
+            pending = calls
+                .iter()
+                .map(|c| c["id"].as_str().unwrap_or("").to_owned())
+                .collect();
+            ids.extend(pending.iter().cloned());
+            pending.reverse();
+        }
+        if m["role"] == "tool" {
+            let id = m["tool_call_id"].as_str().unwrap_or("").to_owned();
+            pairs.push((id, pending.pop().unwrap_or_default()));
+        }
+    }
+    (ids, pairs)
+}
+
+#[test]
+fn a_server_that_reuses_one_call_id_across_replies_still_gets_unique_ids() {
+    let project = greet_project();
+    let same_id = |name: &str, args: Value| {
+        Reply::Stream(vec![
+            message_chunk(json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_0", "function": {"index": 0, "name": name, "arguments": args}}]})),
+            done(10, 1),
+        ])
+    };
+    let fake = FakeOllama::start(vec![
+        same_id("find_symbol", json!({"symbol": "Greet"})),
+        same_id("list_files", json!({})),
+        answer("ok", 10, 1),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    turn(&mut agent, "go").0.expect("turn");
+    let (ids, pairs) = call_ids(&fake.chat_bodies()[2]);
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1], "{ids:?}");
+    assert_eq!(pairs.len(), 2);
+    for (result, call) in pairs {
+        assert_eq!(result, call);
+    }
 }
