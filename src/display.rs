@@ -3,6 +3,8 @@
 //!
 //! Reply text goes to stdout; everything about the process (tool lines, the indicator,
 //! the footer, warnings) goes to stderr, so in one-shot mode stdout is only the answer.
+//! There, the text of a round that turns out to call tools ("Let me look at greet.go.")
+//! is not the answer, so it is shown on stderr before the round's tool lines.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -20,6 +22,9 @@ pub struct Display {
     stream_text: bool,
     sanitize: bool,
     at_line_start: bool,
+    /// One-shot mode: the current round's text, held until it is known whether it is the
+    /// answer (the caller prints it) or the preamble of a tool round (shown on stderr).
+    round_text: String,
     spinner: Rc<RefCell<Spinner>>,
 }
 
@@ -31,6 +36,7 @@ impl Display {
             stream_text,
             sanitize: std::io::stdout().is_terminal(),
             at_line_start: true,
+            round_text: String::new(),
             spinner: Rc::new(RefCell::new(Spinner::new(
                 std::io::stderr().is_terminal(),
                 model,
@@ -70,6 +76,7 @@ impl Display {
 
 impl Observer for Display {
     fn model_call_started(&mut self) {
+        self.round_text.clear();
         self.spinner.borrow_mut().start();
     }
 
@@ -79,6 +86,8 @@ impl Observer for Display {
                 self.spinner.borrow_mut().stop();
                 if self.stream_text {
                     self.print(text);
+                } else {
+                    self.round_text.push_str(text);
                 }
             }
             Delta::Thinking(_) => self.spinner.borrow_mut().thinking = true,
@@ -93,6 +102,15 @@ impl Observer for Display {
     fn tool_started(&mut self, call: &ToolCall) {
         self.spinner.borrow_mut().stop();
         self.finish_line();
+        let said = std::mem::take(&mut self.round_text);
+        if !said.trim().is_empty() {
+            let said = if std::io::stderr().is_terminal() {
+                terminal_safe(&said)
+            } else {
+                Cow::Borrowed(said.as_str())
+            };
+            eprintln!("{}", said.trim_end_matches('\n'));
+        }
         eprintln!("[executing: {}]", terminal_safe(&call.function.name));
     }
 
@@ -257,7 +275,10 @@ mod tests {
             ..TurnReport::default()
         };
         let lines = footer(&full, 16384);
-        assert_eq!(lines[0], "[14000 prompt / 0 generated tokens · 1 tool call]");
+        assert_eq!(
+            lines[0],
+            "[14000 prompt / 0 generated tokens · 1 tool call]"
+        );
         assert!(lines[1].contains("85% of num_ctx"), "{lines:?}");
     }
 
