@@ -45,9 +45,7 @@ impl Command {
             "/history" => Command::History,
             "/tags" => Command::Tags,
             _ if line.starts_with('/') && !line.contains(char::is_whitespace) => {
-                return Err(format!(
-                    "unknown command {line}; /help lists the commands"
-                ));
+                return Err(format!("unknown command {line}; /help lists the commands"));
             }
             _ => return Ok(None),
         };
@@ -65,11 +63,7 @@ pub fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String {
             .get_json(key)
             .map(|v| v.to_string())
             .unwrap_or_default();
-        let _ = writeln!(
-            text,
-            "{key:<width$}  {value}  ({})",
-            loaded.source_of(key)
-        );
+        let _ = writeln!(text, "{key:<width$}  {value}  ({})", loaded.source_of(key));
     }
     let names: Vec<_> = agent.offered().iter().map(|s| s.name).collect();
     let bytes = agent.schema_bytes();
@@ -99,11 +93,7 @@ pub fn history_text<M: Model>(agent: &Agent<M>) -> String {
         history.carried_bytes()
     );
     if history.dropped() > 0 {
-        let _ = write!(
-            text,
-            "; {} earlier messages dropped",
-            history.dropped()
-        );
+        let _ = write!(text, "; {} earlier messages dropped", history.dropped());
     }
     text
 }

@@ -142,7 +142,9 @@ async fn turn(session: &mut Session, line: &str, interrupts: &mut Interrupts) {
             }
         }
         Outcome::Finished(Err(e)) => error(e),
-        Outcome::Interrupted => eprintln!("[interrupted: the turn was cancelled; the session is intact]"),
+        Outcome::Interrupted => {
+            eprintln!("[interrupted: the turn was cancelled; the session is intact]")
+        }
     }
 }
 

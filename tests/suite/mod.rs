@@ -9,6 +9,8 @@ mod doctor;
 mod fake_ollama;
 mod fake_ollama_selftest;
 mod live;
+mod oneshot;
 mod read_tools;
+mod repl;
 mod run_command;
 mod symbols;

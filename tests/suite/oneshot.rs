@@ -1,0 +1,371 @@
+//! `metron -p`: one request for scripts and CI, through the real binary against the fake
+//! Ollama server. stdout is the answer and nothing else; approvals fail closed unless
+//! `--yes`; and the exit code says what happened (0 answer, 1 failed, 2 usage or
+//! configuration, 130 interrupted).
+
+use serde_json::json;
+
+use super::common::{Run, TestProject, metron};
+use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, error_line, refused_url, text};
+use super::repl::{
+    GREET_GO, GREET_HOLA, Live, PATIENCE, content, greet_patch, greet_project, greet_session,
+    roles, tool_messages, user_config,
+};
+
+/// `metron -p PROMPT [extra]` in `p` against `fake`.
+fn oneshot(p: &TestProject, fake: &FakeOllama, prompt: &str, extra: &[&str]) -> Run {
+    metron(p.root())
+        .args(["-p", prompt])
+        .args(extra)
+        .env("OLLAMA_HOST", fake.base_url())
+        .run()
+}
+
+/// The text of the first `tool` message in the last request the fake received.
+fn last_tool_result(fake: &FakeOllama) -> String {
+    let bodies = fake.chat_bodies();
+    let last = bodies.last().expect("at least one request");
+    tool_messages(last)
+        .first()
+        .and_then(|m| m["content"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no tool message in {last:#}"))
+}
+
+#[test]
+fn stdout_is_exactly_the_answer_and_everything_else_is_on_stderr() {
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("Greet now returns \"hola\" (greet.go:5)."));
+    let run = oneshot(&p, &fake, "make Greet return \"hola\"", &["--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Greet now returns \"hola\" (greet.go:5).\n");
+    // What happened on the way is on stderr: the model's text from a tool round, each
+    // tool, and the cost.
+    let order = [
+        "Let me find Greet.",
+        "[executing: find_symbol]",
+        "[executing: view_slice]",
+        "[executing: apply_patch]",
+        "[600 prompt / 71 generated tokens · 3 tool calls]",
+    ];
+    let mut from = 0;
+    for needle in order {
+        let at = run.stderr[from..]
+            .find(needle)
+            .unwrap_or_else(|| panic!("stderr lacks {needle:?} after byte {from}: {run:?}"));
+        from += at + needle.len();
+    }
+    assert!(!run.stderr.contains("Greet now returns"), "{run:?}");
+    assert!(
+        !run.stdout.contains("=== metron"),
+        "no banner in one-shot mode: {run:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_HOLA
+    );
+    // One request, one user message: the prompt as given.
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 4);
+    assert_eq!(roles(&bodies[0]), ["system", "user"]);
+    assert_eq!(content(&bodies[0], 1), "make Greet return \"hola\"");
+    assert_eq!(fake.unexpected(), 0);
+}
+
+#[test]
+fn an_answer_ending_in_a_newline_gets_no_second_one() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("line one\nline two\n", 10, 3)]);
+    let run = oneshot(&p, &fake, "two lines please", &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "line one\nline two\n");
+}
+
+#[test]
+fn dash_reads_the_prompt_from_stdin() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("From stdin.", 10, 3)]);
+    let run = metron(p.root())
+        .args(["-p", "-"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("which files define Greet?\nand where?\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "From stdin.\n");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1);
+    assert_eq!(
+        content(&bodies[0], 1).trim_end(),
+        "which files define Greet?\nand where?"
+    );
+}
+
+#[test]
+fn a_patch_without_yes_is_refused_and_the_model_is_told() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("The patch needs --yes.", 150, 9),
+    ]);
+    let run = oneshot(&p, &fake, "make Greet return \"hola\"", &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "The patch needs --yes.\n");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    let result = last_tool_result(&fake);
+    assert!(result.starts_with("Not applied:"), "{result}");
+    assert!(
+        result.contains("--yes") && result.contains("Nothing was changed"),
+        "{result}"
+    );
+}
+
+#[test]
+fn auto_approve_patches_never_applies_in_one_shot_mode() {
+    // Even from the user's own, trusted config: only --yes approves in -p mode.
+    let p = greet_project();
+    let (_dir, path) = user_config(r#"{"auto_approve_patches": true}"#);
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Refused.", 150, 9),
+    ]);
+    let run = metron(p.root())
+        .args(["-p", "make Greet return \"hola\""])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &path)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    let result = last_tool_result(&fake);
+    assert!(
+        result.starts_with("Not applied:") && result.contains("--yes"),
+        "{result}"
+    );
+
+    // The same config with --yes applies it.
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Applied.", 150, 9),
+    ]);
+    let run = metron(p.root())
+        .args(["-p", "make Greet return \"hola\"", "--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &path)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_HOLA
+    );
+    assert!(last_tool_result(&fake).starts_with("Applied:"));
+}
+
+#[test]
+fn run_command_needs_yes_in_one_shot_mode() {
+    let p = TestProject::git();
+    let (_dir, path) = user_config(r#"{"allowed_commands": ["echo"]}"#);
+    let script = || {
+        vec![
+            call("run_command", json!({"command": "echo checked"}), 100, 10),
+            answer("Ran it.", 120, 4),
+        ]
+    };
+    let fake = FakeOllama::start(script());
+    let run = metron(p.root())
+        .args(["-p", "check it"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &path)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("[executing: run_command]"), "{run:?}");
+    let result = last_tool_result(&fake);
+    assert!(
+        result.contains("running a command needs the user's approval"),
+        "{result}"
+    );
+    assert!(result.contains("--yes"), "{result}");
+    assert!(!result.contains("exit status"), "{result}");
+    // The tool is offered (the allowlist is not empty), just not approved.
+    assert!(
+        fake.chat_bodies()[0]["tools"]
+            .to_string()
+            .contains("run_command")
+    );
+
+    let fake = FakeOllama::start(script());
+    let run = metron(p.root())
+        .args(["--yes", "-p", "check it"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &path)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout, "Ran it.\n",
+        "the command's output is not on stdout"
+    );
+    let result = last_tool_result(&fake);
+    assert_eq!(result, "$ echo checked\nexit status 0\nchecked\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// Exit codes
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn an_unreachable_server_exits_1_and_says_to_start_ollama() {
+    let p = TestProject::git();
+    let run = metron(p.root())
+        .args(["-p", "hello"])
+        .env("OLLAMA_HOST", refused_url())
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert!(run.stderr.contains("cannot reach Ollama"), "{run:?}");
+    assert!(run.stderr.contains("ollama serve"), "{run:?}");
+}
+
+#[test]
+fn a_missing_model_exits_1_and_says_to_pull_it() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![Reply::Error(
+        404,
+        "model \"qwen2.5-coder:32b\" not found, try pulling it first".into(),
+    )]);
+    let run = oneshot(&p, &fake, "hello", &[]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert!(
+        run.stderr.contains("ollama pull qwen2.5-coder:32b"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn max_turns_exceeded_exits_1() {
+    let p = greet_project();
+    let m = metron(p.root());
+    let user_file = m.home().join(".metron").join("config.json");
+    std::fs::create_dir_all(user_file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&user_file, r#"{"max_turns": 2}"#).expect("write config");
+    let fake = FakeOllama::start(vec![
+        call("list_files", json!({"pattern": "*.go"}), 10, 1),
+        call("list_files", json!({"pattern": "*.rs"}), 10, 1),
+        answer("never reached", 10, 1),
+    ]);
+    let run = m
+        .args(["-p", "loop"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert!(run.stderr.contains("max turns exceeded"), "{run:?}");
+    assert_eq!(fake.chat_bodies().len(), 2);
+    assert_eq!(fake.remaining(), 1);
+}
+
+#[test]
+fn an_error_in_the_middle_of_the_reply_exits_1() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![Reply::Stream(vec![
+        text("half an ans"),
+        error_line("llama runner process has terminated"),
+    ])]);
+    let run = oneshot(&p, &fake, "hello", &[]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "", "no partial answer on stdout: {run:?}");
+    assert!(
+        run.stderr
+            .contains("the model failed mid-reply: llama runner process has terminated"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn usage_and_configuration_errors_exit_2_without_asking_the_model() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![]);
+    for prompt in ["", "   ", "\n\t\n"] {
+        let run = oneshot(&p, &fake, prompt, &[]);
+        assert_eq!(run.code, 2, "{prompt:?}: {run:?}");
+        assert!(run.stderr.contains("the request is empty"), "{run:?}");
+    }
+    let run = metron(p.root())
+        .args(["-p", "-"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin(" \n")
+        .run();
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("the request is empty"), "{run:?}");
+
+    let run = oneshot(&p, &fake, "hello", &["--frobnicate"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--frobnicate"), "{run:?}");
+
+    let run = oneshot(&p, &fake, "hello", &["--doctor"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("cannot be used with"), "{run:?}");
+
+    let run = metron(p.root())
+        .args(["-p"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert_eq!(run.code, 2, "-p without a value: {run:?}");
+
+    let broken = TestProject::git();
+    broken.file(".metron.json", "{ \"model\": ");
+    let run = oneshot(&broken, &fake, "hello", &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("is not valid JSON"), "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "one line: {run:?}");
+
+    let typo = TestProject::git();
+    typo.file(".metron.json", r#"{"modle": "x"}"#);
+    let run = oneshot(&typo, &fake, "hello", &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("did you mean `model`"), "{run:?}");
+
+    assert!(fake.requests().is_empty(), "nothing reached the server");
+}
+
+#[test]
+fn ctrl_c_while_the_model_hangs_exits_130() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![Reply::Stream(vec![text("partial"), Chunk::Hang])]);
+    let mut live = Live::metron(p.root(), &["-p", "take your time"], &fake);
+    assert!(
+        fake.wait_for_requests(1, PATIENCE),
+        "the request never came: {}",
+        live.stderr()
+    );
+    live.close_stdin();
+    live.interrupt();
+    let run = live.finish();
+    assert_eq!(run.code, 130, "{run:?}");
+    assert_eq!(run.stdout, "", "{run:?}");
+    assert!(run.stderr.contains("interrupted"), "{run:?}");
+}
+
+#[test]
+fn help_lists_the_flags() {
+    let p = TestProject::new();
+    for flag in ["--help", "-h"] {
+        let run = metron(p.root()).args([flag]).run();
+        assert_eq!(run.code, 0, "{run:?}");
+        for needle in [
+            "-p, --prompt <PROMPT>",
+            "--yes",
+            "--doctor",
+            "--version",
+            "-h, --help",
+        ] {
+            assert!(
+                run.stdout.contains(needle),
+                "{flag} lacks {needle}: {run:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,1362 @@
+//! The interactive REPL, driven through the real `metron` binary against the fake Ollama
+//! server: the banner and the slash commands, a whole editing session, approvals (piped
+//! stdin fails closed; a pseudo-terminal asks), the trust rules for `auto_approve_patches`,
+//! the context warning, and Ctrl-C during a reply and at an idle prompt.
+//!
+//! Most tests pipe stdin, which is how scripts drive the REPL: lines are read as they come,
+//! no prompt is printed, and approval questions cannot be asked. Tests that must act while
+//! metron runs (Ctrl-C, typing an answer) use [`Live`], which keeps the pipes open and
+//! collects the output as it arrives.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use metron::agent::prompt::{SYSTEM_PROMPT, approx_tokens, tool_definitions};
+use metron::config::KEYS;
+use metron::tools::{ToolSpec, spec};
+
+use super::common::{Run, TestProject, metron, skip};
+use super::fake_ollama::{
+    Chunk, FakeOllama, Reply, answer, call, done, json_answer, json_calls, text, tool_calls,
+};
+
+pub(super) const GREET_GO: &str =
+    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
+pub(super) const GREET_HOLA: &str =
+    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hola\"\n}\n";
+
+/// How long any wait in these tests may take before the test fails.
+pub(super) const PATIENCE: Duration = Duration::from_secs(20);
+
+pub(super) fn greet_project() -> TestProject {
+    let project = TestProject::git();
+    project.file("greet.go", GREET_GO);
+    project
+}
+
+pub(super) fn greet_patch() -> String {
+    "--- a/greet.go\n+++ b/greet.go\n@@ -3,4 +3,4 @@\n // Greet says hello.\n func Greet() string {\n-\treturn \"hello\"\n+\treturn \"hola\"\n }\n".to_owned()
+}
+
+/// The fake's script for "make Greet return hola": look the symbol up (saying so first),
+/// read it, patch it, answer.
+pub(super) fn greet_session(final_answer: &str) -> Vec<Reply> {
+    vec![
+        text_then_call(
+            "Let me find Greet.",
+            "find_symbol",
+            json!({"symbol": "Greet"}),
+            300,
+            10,
+        ),
+        call(
+            "view_slice",
+            json!({"path": "greet.go", "start": 1, "end": 6}),
+            400,
+            12,
+        ),
+        call("apply_patch", json!({"diff": greet_patch()}), 500, 40),
+        answer(final_answer, 600, 9),
+    ]
+}
+
+/// Writes a trusted user config in a directory of its own (outside every project) and
+/// returns it with its path, for `METRON_CONFIG`.
+pub(super) fn user_config(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("metron-user-config-")
+        .tempdir()
+        .expect("temp dir for a user config");
+    let path = dir.path().join("config.json");
+    std::fs::write(&path, text).expect("write the user config");
+    (dir, path)
+}
+
+/// The role of every message of a request body.
+pub(super) fn roles(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|m| m["role"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `tool` messages of a request body.
+pub(super) fn tool_messages(body: &Value) -> Vec<Value> {
+    body["messages"]
+        .as_array()
+        .map(|m| m.iter().filter(|m| m["role"] == "tool").cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The `content` of message `i` of a request body.
+pub(super) fn content(body: &Value, i: usize) -> String {
+    body["messages"][i]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A request a server would accept after an interrupted or failed turn: every tool call of
+/// an assistant message is answered by a `tool` message with its id before the next
+/// assistant or user message, and two user messages never follow each other.
+#[track_caller]
+fn assert_well_formed(body: &Value) {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        messages.first().map(|m| m["role"].clone()),
+        Some(json!("system"))
+    );
+    for (i, message) in messages.iter().enumerate() {
+        if message["role"] == "user" && i > 0 {
+            assert_ne!(
+                messages[i - 1]["role"],
+                "user",
+                "two user messages in a row at {i}: {body:#}"
+            );
+        }
+        let Some(calls) = message["tool_calls"].as_array() else {
+            continue;
+        };
+        let answered: Vec<&Value> = messages[i + 1..]
+            .iter()
+            .take_while(|m| m["role"] == "tool")
+            .map(|m| &m["tool_call_id"])
+            .collect();
+        for call in calls {
+            assert!(
+                answered.contains(&&call["id"]),
+                "tool call {} at {i} has no result: {body:#}",
+                call["id"]
+            );
+        }
+    }
+}
+
+/// A metron run whose stdin stays open, with stdout and stderr collected as they arrive.
+/// The child is killed if the test ends without [`Live::finish`].
+pub(super) struct Live {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<JoinHandle<()>>,
+    _home: tempfile::TempDir,
+}
+
+/// A command for the real binary in `cwd` with the environment [`metron`] gives it: HOME
+/// and METRON_CONFIG_DIR at a fresh temp dir (returned, to keep it alive), and every other
+/// variable metron reads removed.
+pub(super) fn hermetic(
+    program: impl AsRef<std::ffi::OsStr>,
+    cwd: &Path,
+) -> (Command, tempfile::TempDir) {
+    let home = tempfile::Builder::new()
+        .prefix("metron-home-")
+        .tempdir()
+        .expect("create a temp HOME");
+    let mut command = Command::new(program);
+    command
+        .current_dir(cwd)
+        .env("HOME", home.path())
+        .env("METRON_CONFIG_DIR", home.path())
+        .env_remove("METRON_CONFIG")
+        .env_remove("OLLAMA_HOST")
+        .env_remove("OLLAMA_MODEL")
+        .env_remove("METRON_ALLOW_PROJECT_COMMANDS")
+        .env_remove("XDG_CONFIG_HOME");
+    (command, home)
+}
+
+impl Live {
+    /// Starts `metron ARGS` in `cwd` against `fake`.
+    pub(super) fn metron(cwd: &Path, args: &[&str], fake: &FakeOllama) -> Live {
+        let (mut command, home) = hermetic(env!("CARGO_BIN_EXE_metron"), cwd);
+        command.args(args).env("OLLAMA_HOST", fake.base_url());
+        Live::start(command, home)
+    }
+
+    /// Starts `command` with all three streams piped.
+    pub(super) fn start(mut command: Command, home: tempfile::TempDir) -> Live {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn metron");
+        let stdin = child.stdin.take();
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let mut readers = Vec::new();
+        let out = child.stdout.take().expect("child stdout");
+        readers.push(collect(out, Arc::clone(&stdout)));
+        let err = child.stderr.take().expect("child stderr");
+        readers.push(collect(err, Arc::clone(&stderr)));
+        Live {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            readers,
+            _home: home,
+        }
+    }
+
+    /// The child's process id.
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes `text` to the child's stdin.
+    pub(super) fn send(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        stdin.write_all(text.as_bytes()).expect("write to metron");
+        stdin.flush().expect("flush metron's stdin");
+    }
+
+    /// Closes the child's stdin (end of input).
+    pub(super) fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Sends SIGINT, as Ctrl-C at a terminal would.
+    pub(super) fn interrupt(&self) {
+        let pid = libc::pid_t::try_from(self.pid()).expect("pid fits pid_t");
+        // SAFETY: kill(2) with a pid we spawned and still own (not yet reaped).
+        let rc = unsafe { libc::kill(pid, libc::SIGINT) };
+        assert_eq!(rc, 0, "kill -INT {pid}");
+    }
+
+    /// stdout so far, as text.
+    pub(super) fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.lock().expect("stdout lock")).into_owned()
+    }
+
+    /// stderr so far, as text.
+    pub(super) fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().expect("stderr lock")).into_owned()
+    }
+
+    /// Waits until stdout contains `needle` `times` times; fails the test after [`PATIENCE`].
+    #[track_caller]
+    pub(super) fn wait_stdout(&self, needle: &str, times: usize) {
+        self.wait_for(&format!("{needle:?} {times} time(s)"), |out| {
+            out.matches(needle).count() >= times
+        });
+    }
+
+    /// Waits until stdout shows `needle` somewhere after the last `anchor`.
+    #[track_caller]
+    pub(super) fn wait_stdout_after(&self, anchor: &str, needle: &str) {
+        self.wait_for(&format!("{needle:?} after {anchor:?}"), |out| {
+            out.rfind(anchor)
+                .is_some_and(|at| out[at + anchor.len()..].contains(needle))
+        });
+    }
+
+    #[track_caller]
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !done(&self.stdout()) {
+            if Instant::now() > deadline {
+                panic!(
+                    "stdout never showed {what}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Waits until stderr contains `needle`; fails the test after [`PATIENCE`].
+    #[track_caller]
+    pub(super) fn wait_stderr(&self, needle: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.stderr().contains(needle) {
+            if Instant::now() > deadline {
+                panic!(
+                    "stderr never showed {needle:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Closes stdin and waits for the exit; kills the child and fails the test if it has
+    /// not exited within [`PATIENCE`].
+    pub(super) fn finish(mut self) -> Run {
+        self.close_stdin();
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("poll metron") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "metron did not exit\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        for reader in self.readers.drain(..) {
+            let _ = reader.join();
+        }
+        Run {
+            code: status.code().unwrap_or(-1),
+            stdout: self.stdout(),
+            stderr: self.stderr(),
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn collect(
+    mut from: impl std::io::Read + Send + 'static,
+    into: Arc<Mutex<Vec<u8>>>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => into
+                    .lock()
+                    .expect("output lock")
+                    .extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+}
+
+/// The registry entries of these tools, in this order.
+fn specs(names: &[&str]) -> Vec<&'static ToolSpec> {
+    names
+        .iter()
+        .map(|n| spec(n).unwrap_or_else(|| panic!("no tool {n}")))
+        .collect()
+}
+
+/// The banner for `model` and the config line.
+fn banner(model: &str, config: &str) -> String {
+    format!(
+        "=== metron (model: {model}) ===\nContext-disciplined terminal coder. /help for commands, /exit to quit.\nconfig: {config}\n\n"
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// The banner and the commands
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn the_banner_names_the_model_and_the_config_file() {
+    // As the README shows it: a project file is named relative to the project, even when
+    // metron starts in a subdirectory.
+    let p = TestProject::git();
+    p.file(".metron.json", r#"{"model": "qwen3.8:27b-mlx"}"#);
+    p.dir("deep/er");
+    for cwd in [p.root().to_path_buf(), p.path("deep/er")] {
+        let run = metron(&cwd).run();
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            run.stdout,
+            banner("qwen3.8:27b-mlx", ".metron.json"),
+            "{run:?}"
+        );
+        assert_eq!(run.stderr, "", "{run:?}");
+    }
+
+    // No file at all, and the model from the environment.
+    let p = TestProject::git();
+    let run = metron(p.root()).env("OLLAMA_MODEL", "gemma4:12b-mlx").run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        banner("gemma4:12b-mlx", "built-in defaults (no config file)"),
+        "{run:?}"
+    );
+
+    // A user file outside the project is named by its full path.
+    let (_dir, path) = user_config(r#"{"model": "mine:7b"}"#);
+    let run = metron(p.root()).env("METRON_CONFIG", &path).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        banner("mine:7b", &path.display().to_string()),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn help_lists_every_command() {
+    let p = TestProject::git();
+    let run = metron(p.root()).stdin("/help\n").run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let help = run
+        .stdout
+        .strip_prefix(&banner(
+            "qwen2.5-coder:32b",
+            "built-in defaults (no config file)",
+        ))
+        .unwrap_or_else(|| panic!("banner first: {run:?}"));
+    for command in ["/help", "/config", "/reset", "/history", "/tags", "/exit"] {
+        assert!(
+            help.lines().any(|l| l.starts_with(&format!("{command} "))),
+            "/help lacks a line for {command}: {help}"
+        );
+    }
+    for alias in ["exit", "quit", "/quit", "Ctrl-D", "Ctrl-C"] {
+        assert!(
+            help.contains(alias),
+            "/help does not mention {alias}: {help}"
+        );
+    }
+    assert_eq!(run.stderr, "", "{run:?}");
+}
+
+#[test]
+fn config_shows_every_key_with_its_layer_and_the_tools_with_their_cost() {
+    let p = TestProject::git();
+    let fake = FakeOllama::builder()
+        .model("qwen3:8b", &["completion", "tools"], 40960)
+        .chat(vec![answer("Hi.", 10, 1)])
+        .start();
+    let m = metron(p.root());
+    let user_file = m.home().join(".metron").join("config.json");
+    std::fs::create_dir_all(user_file.parent().expect("parent")).expect("mkdir .metron");
+    std::fs::write(&user_file, r#"{"num_ctx": 8192, "max_turns": 4}"#).expect("write config");
+    let run = m
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("OLLAMA_MODEL", "qwen3:8b")
+        .stdin("/config\nhello\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let file_layer = format!("({})", user_file.display());
+    for key in KEYS {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("/config has no line for {key}: {}", run.stdout));
+        let layer = match *key {
+            "endpoint" => "($OLLAMA_HOST)",
+            "model" => "($OLLAMA_MODEL)",
+            "num_ctx" | "max_turns" => file_layer.as_str(),
+            _ => "(default)",
+        };
+        assert!(
+            line.ends_with(layer),
+            "{key}: {line:?} should end with {layer}"
+        );
+    }
+    let value_of = |key: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(
+        value_of("endpoint"),
+        format!("\"{}/api/chat\"", fake.base_url())
+    );
+    assert_eq!(value_of("model"), "\"qwen3:8b\"");
+    assert_eq!(value_of("num_ctx"), "8192");
+    assert_eq!(value_of("max_turns"), "4");
+    assert_eq!(value_of("max_slice_lines"), "120");
+
+    // The tools line: the five that can run here, and what their schemas cost.
+    let tools = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("tools: "))
+        .unwrap_or_else(|| panic!("no tools line: {}", run.stdout));
+    let (names, cost) = tools
+        .strip_prefix("tools: ")
+        .and_then(|t| t.split_once(" ("))
+        .unwrap_or_else(|| panic!("{tools}"));
+    assert_eq!(
+        names,
+        "list_files, find_symbol, search_text, view_slice, apply_patch"
+    );
+    // The cost is the size of the tool definitions every request carries, verbatim.
+    let definitions = tool_definitions(&specs(&[
+        "list_files",
+        "find_symbol",
+        "search_text",
+        "view_slice",
+        "apply_patch",
+    ]));
+    let bytes = definitions.len();
+    assert_eq!(
+        cost,
+        format!(
+            "{bytes} schema bytes, ~{} tokens per request)",
+            approx_tokens(bytes)
+        ),
+        "{tools}"
+    );
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 1, "one question after /config");
+    let sent = String::from_utf8_lossy(&requests[0].raw_body);
+    assert!(
+        sent.contains(&format!("\"tools\":{definitions}")),
+        "the request carries exactly the definitions /config measured: {sent}"
+    );
+    let withdrawn = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("withdrawn: "))
+        .unwrap_or_else(|| panic!("no withdrawn line: {}", run.stdout));
+    assert!(
+        withdrawn.starts_with("withdrawn: run_command (") && withdrawn.contains("allowed_commands"),
+        "{withdrawn}"
+    );
+
+    // Outside a git repository apply_patch is withdrawn as well; disabled_tools withdraws
+    // what it names; and the schema cost shrinks accordingly.
+    let plain = TestProject::new();
+    plain.file(".metron.json", r#"{"disabled_tools": ["search_text"]}"#);
+    let run2 = metron(plain.root()).stdin("/config\n").run();
+    assert_eq!(run2.code, 0, "{run2:?}");
+    let tools2 = run2
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("tools: "))
+        .unwrap_or_default();
+    assert!(
+        tools2.starts_with("tools: list_files, find_symbol, view_slice ("),
+        "{tools2}"
+    );
+    let bytes2: usize = tools2
+        .split(" (")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX);
+    assert_eq!(
+        bytes2,
+        tool_definitions(&specs(&["list_files", "find_symbol", "view_slice"])).len(),
+        "{tools2}"
+    );
+    for name in ["search_text", "apply_patch", "run_command"] {
+        assert!(
+            run2.stdout.contains(&format!("withdrawn: {name} (")),
+            "{name}: {}",
+            run2.stdout
+        );
+    }
+    assert!(
+        run2.stdout.contains("listed in `disabled_tools`"),
+        "{}",
+        run2.stdout
+    );
+    assert!(
+        run2.stdout.contains(&format!(
+            "disabled_tools            [\"search_text\"]  ({})",
+            plain.path(".metron.json").display()
+        )),
+        "{}",
+        run2.stdout
+    );
+}
+
+#[test]
+fn history_counts_messages_and_bytes_and_reset_empties_it() {
+    let p = greet_project();
+    let question = "what does greet.go do?";
+    let reply = "It returns a greeting.";
+    let fake = FakeOllama::start(vec![answer(reply, 120, 7), answer("Hello again.", 90, 3)]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin(format!(
+            "/history\n{question}\n/history\n/reset\n/history\nhello?\n"
+        ))
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let empty = format!(
+        "0 messages after the system prompt, {} bytes carried on every request",
+        SYSTEM_PROMPT.len()
+    );
+    let after_turn = format!(
+        "2 messages after the system prompt, {} bytes carried on every request",
+        SYSTEM_PROMPT.len() + question.len() + reply.len()
+    );
+    let expected = format!(
+        "{}{empty}\n{reply}\n{after_turn}\nconversation cleared (the system prompt is kept)\n{empty}\nHello again.\n",
+        banner("qwen2.5-coder:32b", "built-in defaults (no config file)")
+    );
+    assert_eq!(run.stdout, expected, "{run:?}");
+    // The footers, one per turn.
+    assert!(
+        run.stderr
+            .contains("[120 prompt / 7 generated tokens · 0 tool calls]"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("[90 prompt / 3 generated tokens · 0 tool calls]"),
+        "{run:?}"
+    );
+    // After /reset the model no longer sees the first exchange.
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(roles(&bodies[0]), ["system", "user"]);
+    assert_eq!(content(&bodies[0], 1), question);
+    assert_eq!(roles(&bodies[1]), ["system", "user"]);
+    assert_eq!(content(&bodies[1], 1), "hello?");
+    assert_eq!(content(&bodies[1], 0), SYSTEM_PROMPT);
+    assert_eq!(fake.unexpected(), 0);
+}
+
+#[test]
+fn history_carries_the_previous_turn_into_the_next_request() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![answer("First.", 10, 1), answer("Second.", 20, 1)]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("one\ntwo\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(roles(&bodies[1]), ["system", "user", "assistant", "user"]);
+    assert_eq!(content(&bodies[1], 1), "one");
+    assert_eq!(content(&bodies[1], 2), "First.");
+    assert_eq!(content(&bodies[1], 3), "two");
+}
+
+#[test]
+fn tags_rebuilds_the_symbol_index() {
+    let p = greet_project();
+    p.file("notes.txt", "not code\n");
+    let fake = FakeOllama::start(vec![]);
+    let mut live = Live::metron(p.root(), &[], &fake);
+    live.send("/tags\n");
+    live.wait_stdout("symbol index rebuilt: 1 Go and Rust files", 1);
+    // A file added during the session is seen after the next /tags.
+    p.file("src/lib.rs", "pub fn hola() -> &'static str { \"hola\" }\n");
+    live.send("/tags\n");
+    live.wait_stdout("symbol index rebuilt: 2 Go and Rust files", 1);
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("definitions are parsed on demand"),
+        "{run:?}"
+    );
+    assert!(fake.requests().is_empty());
+}
+
+#[test]
+fn an_unknown_command_is_reported_and_not_sent_to_the_model() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("A path is not a command.", 10, 2)]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("/frobnicate\n/etc/passwd is what?\n/history\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("unknown command /frobnicate; /help lists the commands"),
+        "{run:?}"
+    );
+    // A line that merely starts with a path is a question for the model.
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(content(&bodies[0], 1), "/etc/passwd is what?");
+    assert!(
+        run.stdout.contains("A path is not a command.\n2 messages"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn every_exit_alias_and_end_of_input_exit_0() {
+    let p = TestProject::git();
+    for alias in ["/exit", "exit", "quit", "/quit", "  /exit  "] {
+        let run = metron(p.root()).stdin(format!("{alias}\n/history\n")).run();
+        assert_eq!(run.code, 0, "{alias}: {run:?}");
+        assert!(
+            !run.stdout.contains("messages after the system prompt"),
+            "{alias} did not quit before the next line: {run:?}"
+        );
+    }
+    // End of input (Ctrl-D), with and without a final newline.
+    for input in ["/history\n", "/history"] {
+        let run = metron(p.root()).stdin(input).run();
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(
+            run.stdout.contains("0 messages after the system prompt"),
+            "{run:?}"
+        );
+    }
+    // Blank lines are skipped, not sent.
+    let run = metron(p.root()).stdin("\n   \n\t\n").run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// A whole session, approvals and trust
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_full_session_edits_the_file_and_reports_what_it_cost() {
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("Greet now returns \"hola\" (greet.go:5)."));
+    let run = metron(p.root())
+        .args(["--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("make Greet return \"hola\" instead of \"hello\"\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{}Let me find Greet.\nGreet now returns \"hola\" (greet.go:5).\n",
+            banner("qwen2.5-coder:32b", "built-in defaults (no config file)")
+        ),
+        "{run:?}"
+    );
+    let executing: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("[executing: "))
+        .collect();
+    assert_eq!(
+        executing,
+        [
+            "[executing: find_symbol]",
+            "[executing: view_slice]",
+            "[executing: apply_patch]"
+        ],
+        "{run:?}"
+    );
+    // The footer comes after the tools: the last prompt size, all generated tokens.
+    let footer = "[600 prompt / 71 generated tokens · 3 tool calls]";
+    let at = run.stderr.find(footer).unwrap_or_else(|| panic!("{run:?}"));
+    assert!(
+        at > run
+            .stderr
+            .find("[executing: apply_patch]")
+            .unwrap_or(usize::MAX)
+    );
+    assert!(!run.stderr.contains("warning"), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_HOLA
+    );
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 4);
+    let results = tool_messages(&bodies[3]);
+    assert!(
+        results[2]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Applied:"),
+        "{results:?}"
+    );
+    assert_eq!(fake.unexpected(), 0);
+}
+
+#[test]
+fn piped_stdin_without_yes_refuses_the_patch_and_tells_the_model() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("I could not apply it; rerun with --yes.", 150, 9),
+    ]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("make Greet return \"hola\"\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    assert!(run.stderr.contains("[executing: apply_patch]"), "{run:?}");
+    assert!(run.stdout.contains("I could not apply it"), "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2);
+    let result = tool_messages(&bodies[1])[0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(result.starts_with("Not applied:"), "{result}");
+    assert!(result.contains("--yes"), "{result}");
+    assert!(result.contains("Nothing was changed"), "{result}");
+}
+
+#[test]
+fn a_project_config_cannot_auto_approve_patches() {
+    let p = greet_project();
+    p.file(".metron.json", r#"{"auto_approve_patches": true}"#);
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Not applied.", 150, 9),
+    ]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("make Greet return \"hola\"\n/config\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("warning: ignoring `auto_approve_patches`")
+            && run.stderr.contains("cannot grant authority"),
+        "{run:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    let result = tool_messages(&fake.chat_bodies()[1])[0]["content"].to_string();
+    assert!(
+        result.contains("Not applied:") && result.contains("--yes"),
+        "{result}"
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("auto_approve_patches ") && l.ends_with("false  (default)")),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_trusted_user_config_auto_approves_patches_in_the_repl() {
+    let p = greet_project();
+    let (_dir, path) = user_config(r#"{"auto_approve_patches": true}"#);
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Done.", 150, 9),
+    ]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &path)
+        .stdin("make Greet return \"hola\"\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stderr.contains("ignoring"), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_HOLA
+    );
+    let result = tool_messages(&fake.chat_bodies()[1])[0]["content"].to_string();
+    assert!(result.contains("Applied:"), "{result}");
+}
+
+#[test]
+fn the_footer_warns_once_the_prompt_passes_80_percent_of_num_ctx() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![
+        answer("Exactly at the line.", 800, 5),
+        answer("Past it.", 801, 5),
+    ]);
+    let m = metron(p.root());
+    let user_file = m.home().join(".metron").join("config.json");
+    std::fs::create_dir_all(user_file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&user_file, r#"{"num_ctx": 1000}"#).expect("write config");
+    let run = m
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("first\nsecond\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| *l == "[800 prompt / 5 generated tokens · 0 tool calls]")
+        .unwrap_or_else(|| panic!("{run:?}"));
+    let second = lines
+        .iter()
+        .position(|l| *l == "[801 prompt / 5 generated tokens · 0 tool calls]")
+        .unwrap_or_else(|| panic!("{run:?}"));
+    // 80% exactly is not past it; the line after the second footer is the warning.
+    assert_eq!(second, first + 1, "no warning after 800 of 1000: {run:?}");
+    let warning = lines.get(second + 1).copied().unwrap_or_default();
+    assert!(
+        warning.starts_with("warning: the prompt is at 80% of num_ctx (1000 tokens)")
+            && warning.contains("/reset"),
+        "{run:?}"
+    );
+    // The request asked for exactly that window.
+    assert_eq!(fake.chat_bodies()[0]["options"]["num_ctx"], 1000);
+}
+
+#[test]
+fn with_streaming_off_the_whole_answer_is_printed() {
+    let p = greet_project();
+    let (_dir, path) = user_config(r#"{"stream": false}"#);
+    let fake = FakeOllama::start(vec![
+        json_calls(&[("list_files", json!({}))], 40, 2),
+        json_answer("All at once.", 50, 3),
+    ]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &path)
+        .stdin("list them\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.ends_with("\nAll at once.\n"), "{run:?}");
+    assert!(run.stderr.contains("[executing: list_files]"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("[50 prompt / 5 generated tokens · 1 tool call]"),
+        "{run:?}"
+    );
+    for body in fake.chat_bodies() {
+        assert_eq!(body["stream"], false);
+    }
+}
+
+#[test]
+fn a_failed_turn_is_reported_and_the_session_goes_on() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![text("half"), Chunk::Hang]),
+        Reply::Error(
+            404,
+            "model \"qwen2.5-coder:32b\" not found, try pulling it first".into(),
+        ),
+        answer("Recovered.", 30, 2),
+    ]);
+    let m = metron(p.root());
+    let user_file = m.home().join(".metron").join("config.json");
+    std::fs::create_dir_all(user_file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&user_file, r#"{"timeout_seconds": 1}"#).expect("write config");
+    let run = m
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("first\nsecond\nthird\n/history\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("metron: Ollama was silent for 1 s in the middle of the reply"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("ollama pull qwen2.5-coder:32b"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("half\n"), "{run:?}");
+    assert!(
+        run.stdout.contains("Recovered.\n2 messages after"),
+        "{run:?}"
+    );
+    // Neither failed turn ran a tool, so both were undone.
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 3);
+    for body in &bodies[1..] {
+        assert_well_formed(body);
+        assert_eq!(roles(body), ["system", "user"]);
+    }
+    assert_eq!(content(&bodies[2], 1), "third");
+}
+
+// ---------------------------------------------------------------------------------------
+// Ctrl-C
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn ctrl_c_during_a_reply_cancels_the_turn_and_the_session_goes_on() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![text("partial"), Chunk::Hang]),
+        answer("The second answer.", 50, 4),
+    ]);
+    let mut live = Live::metron(p.root(), &[], &fake);
+    live.send("first question\n");
+    assert!(
+        fake.wait_for_requests(1, PATIENCE),
+        "the first request never came"
+    );
+    live.wait_stdout("partial", 1);
+    live.interrupt();
+    live.wait_stderr("interrupted");
+    live.send("/history\nsecond question\n");
+    live.wait_stdout("The second answer.", 1);
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("[interrupted: the turn was cancelled; the session is intact]"),
+        "{run:?}"
+    );
+    // No tool ran, so the interrupted turn is undone: history is as before it.
+    let history = format!(
+        "0 messages after the system prompt, {} bytes carried on every request",
+        SYSTEM_PROMPT.len()
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("partial\n{history}\nThe second answer.\n")),
+        "{run:?}"
+    );
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2, "{run:?}");
+    assert_well_formed(&bodies[1]);
+    assert_eq!(roles(&bodies[1]), ["system", "user"]);
+    assert_eq!(content(&bodies[1], 1), "second question");
+    assert!(!bodies[1].to_string().contains("first question"));
+    assert_eq!(fake.unexpected(), 0);
+}
+
+#[test]
+fn ctrl_c_after_a_tool_ran_keeps_the_call_and_its_result_and_says_so() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("list_files", json!({}), 100, 5),
+        Reply::Stream(vec![text("Looking"), Chunk::Hang]),
+        answer("Next answer.", 50, 4),
+    ]);
+    let mut live = Live::metron(p.root(), &[], &fake);
+    live.send("what is here?\n");
+    assert!(
+        fake.wait_for_requests(2, PATIENCE),
+        "the second round trip never came"
+    );
+    live.wait_stdout("Looking", 1);
+    live.interrupt();
+    live.wait_stderr("[interrupted");
+    live.send("/history\nand now?\n");
+    live.wait_stdout("Next answer.", 1);
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("[executing: list_files]"), "{run:?}");
+    assert!(
+        run.stdout.contains("4 messages after the system prompt"),
+        "{run:?}"
+    );
+
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 3, "{run:?}");
+    let next = &bodies[2];
+    assert_well_formed(next);
+    assert_eq!(
+        roles(next),
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    assert_eq!(content(next, 1), "what is here?");
+    assert_eq!(
+        next["messages"][2]["tool_calls"][0]["function"]["name"],
+        "list_files"
+    );
+    assert!(content(next, 3).contains("greet.go"), "{next:#}");
+    assert_eq!(
+        content(next, 4),
+        "(interrupted by the user before answering)"
+    );
+    assert_eq!(content(next, 5), "and now?");
+}
+
+#[test]
+fn ctrl_c_at_an_idle_prompt_quits_with_130() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![]);
+    let mut live = Live::metron(p.root(), &[], &fake);
+    // Once a command has been answered, the session is waiting at its prompt with the
+    // Ctrl-C handler installed.
+    live.send("/history\n");
+    live.wait_stdout("messages after the system prompt", 1);
+    live.interrupt();
+    let deadline = Instant::now() + PATIENCE;
+    while live.child.try_wait().expect("poll").is_none() {
+        assert!(Instant::now() < deadline, "metron did not quit on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let run = live.finish();
+    assert_eq!(run.code, 130, "{run:?}");
+    assert!(fake.requests().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// On a terminal
+// ---------------------------------------------------------------------------------------
+
+/// True when util-linux `script` can give metron a pseudo-terminal.
+fn script_available() -> bool {
+    cfg!(target_os = "linux")
+        && Command::new("script")
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| {
+                o.status.success() && String::from_utf8_lossy(&o.stdout).contains("util-linux")
+            })
+}
+
+/// Quotes `s` for a POSIX shell.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Starts metron in `p` on a pseudo-terminal (stdin, stdout and stderr all the terminal,
+/// so everything shows up on the [`Live`]'s stdout), against `fake`.
+fn on_a_terminal(p: &TestProject, fake: &FakeOllama) -> Live {
+    let inner = shell_quote(env!("CARGO_BIN_EXE_metron"));
+    let (mut command, home) = hermetic("script", p.root());
+    command
+        .args(["-qec", &inner, "/dev/null"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1");
+    Live::start(command, home)
+}
+
+/// Quits the session on the terminal with `/exit` (not end of input, which would also
+/// quit), and returns what the terminal showed with carriage returns removed.
+fn exit_on_a_terminal(mut live: Live) -> Run {
+    live.send("/exit\r");
+    let deadline = Instant::now() + PATIENCE;
+    while live.child.try_wait().expect("poll").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "/exit did not quit\n{}",
+            live.stdout()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut run = live.finish();
+    run.stdout = run.stdout.replace('\r', "");
+    run
+}
+
+/// Runs metron on a pseudo-terminal, asks for the Greet change, and answers the approval
+/// question with `answer`; returns what the terminal showed and the file afterwards.
+fn greet_on_a_terminal(answer: &str) -> (Run, String, Vec<Value>) {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        super::fake_ollama::answer("Finished.", 150, 9),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("make Greet return hola\r");
+    live.wait_stdout("Apply this patch? [y/N] ", 1);
+    live.send(&format!("{answer}\r"));
+    live.wait_stdout("Finished.", 1);
+    live.wait_stdout_after("Finished.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    let on_disk = std::fs::read_to_string(p.path("greet.go")).expect("read");
+    (run, on_disk, fake.chat_bodies())
+}
+
+#[test]
+fn on_a_terminal_the_prompt_shows_and_y_applies_the_patch() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_the_prompt_shows_and_y_applies_the_patch",
+            "util-linux `script` is not installed",
+        );
+    }
+    let (run, on_disk, bodies) = greet_on_a_terminal("y");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("=== metron (model: "), "{run:?}");
+    // The diff is shown before the question.
+    let diff_at = run.stdout.find("+\treturn \"hola\"").unwrap_or(usize::MAX);
+    let question_at = run.stdout.find("Apply this patch? [y/N]").unwrap_or(0);
+    assert!(diff_at < question_at, "{run:?}");
+    assert_eq!(on_disk, GREET_HOLA);
+    let result = tool_messages(&bodies[1])[0]["content"].to_string();
+    assert!(result.contains("Applied:"), "{result}");
+}
+
+#[test]
+fn on_a_terminal_n_declines_the_patch() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_n_declines_the_patch",
+            "util-linux `script` is not installed",
+        );
+    }
+    let (run, on_disk, bodies) = greet_on_a_terminal("n");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(on_disk, GREET_GO);
+    let result = tool_messages(&bodies[1])[0]["content"].to_string();
+    assert!(result.contains("The user declined this patch"), "{result}");
+}
+
+/// A round with text before its tool call, as some models stream it.
+pub(super) fn text_then_call(
+    before: &str,
+    name: &str,
+    args: Value,
+    prompt: u64,
+    eval: u64,
+) -> Reply {
+    Reply::Stream(vec![
+        text(before),
+        tool_calls(&[(name, args)]),
+        done(prompt, eval),
+    ])
+}
+
+#[test]
+fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_quits_at_the_prompt() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_ctrl_c_cancels_a_reply_and_then_quits_at_the_prompt",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![text("partial"), Chunk::Hang]),
+        answer("Second.", 20, 2),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("first\r");
+    assert!(fake.wait_for_requests(1, PATIENCE), "{}", live.stdout());
+    live.wait_stdout("partial", 1);
+    // The Ctrl-C key: the terminal turns it into SIGINT while the reply streams.
+    live.send("\x03");
+    live.wait_stdout(
+        "[interrupted: the turn was cancelled; the session is intact]",
+        1,
+    );
+    live.wait_stdout_after("[interrupted", "metron > ");
+    live.send("second\r");
+    live.wait_stdout("Second.", 1);
+    live.wait_stdout_after("Second.", "metron > ");
+    // At the prompt the line editor reads Ctrl-C as a key, and quits.
+    live.send("\x03");
+    let run = live.finish();
+    assert_eq!(run.code, 130, "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(roles(&bodies[1]), ["system", "user"]);
+    assert_eq!(content(&bodies[1], 1), "second");
+}
+
+#[test]
+fn on_a_terminal_ctrl_d_quits_with_0() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_ctrl_d_quits_with_0",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("\x04");
+    let deadline = Instant::now() + PATIENCE;
+    while live.child.try_wait().expect("poll").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "Ctrl-D did not quit\n{}",
+            live.stdout()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(fake.requests().is_empty());
+}
+
+#[test]
+#[should_panic(expected = "two user messages in a row")]
+fn the_well_formedness_check_catches_a_dangling_user_message() {
+    assert_well_formed(&json!({"messages": [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "interrupted"},
+        {"role": "user", "content": "next"},
+    ]}));
+}
+
+#[test]
+#[should_panic(expected = "has no result")]
+fn the_well_formedness_check_catches_a_call_without_its_result() {
+    assert_well_formed(&json!({"messages": [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_a", "function": {"name": "list_files", "arguments": {}}},
+            {"id": "call_b", "function": {"name": "list_files", "arguments": {}}},
+        ]},
+        {"role": "tool", "content": "x", "tool_call_id": "call_a"},
+        {"role": "assistant", "content": "note"},
+    ]}));
+}
+
+#[test]
+fn on_a_terminal_ctrl_c_at_the_approval_question_declines_and_cancels_the_turn() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_ctrl_c_at_the_approval_question_declines_and_cancels_the_turn",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = greet_project();
+    // Whether the round trip after the declined patch is sent before the interrupt lands
+    // is a race, so there is an answer for it and one for the next question.
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Answer.", 20, 2),
+        answer("Answer.", 20, 2),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("make Greet return hola\r");
+    live.wait_stdout("Apply this patch? [y/N] ", 1);
+    live.send("\x03");
+    live.wait_stdout(
+        "[interrupted: the turn was cancelled; the session is intact]",
+        1,
+    );
+    live.wait_stdout_after("[interrupted", "metron > ");
+    live.send("and now?\r");
+    live.wait_stdout_after("[interrupted", "Answer.");
+    live.wait_stdout_after("Answer.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    // The declined call stays in history with its result, and the turn is closed.
+    let bodies = fake.chat_bodies();
+    let last = bodies.last().expect("requests");
+    assert_well_formed(last);
+    assert_eq!(
+        roles(last),
+        ["system", "user", "assistant", "tool", "assistant", "user"],
+        "{last:#}"
+    );
+    assert!(
+        content(last, 3).contains("The user declined this patch"),
+        "{last:#}"
+    );
+    assert_eq!(
+        content(last, 4),
+        "(interrupted by the user before answering)"
+    );
+    assert_eq!(content(last, 5), "and now?");
+}
