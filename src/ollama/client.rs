@@ -237,9 +237,13 @@ impl Client {
             reason = inner.to_string();
             source = inner.source();
         }
-        OllamaError::Unreachable {
-            url: self.base_url.clone(),
-            reason,
+        let url = self.base_url.clone();
+        if error.is_connect() || error.is_builder() {
+            OllamaError::Unreachable { url, reason }
+        } else {
+            // Connected, then lost before a status line: something is listening, so
+            // "start `ollama serve`" would be the wrong advice.
+            OllamaError::HungUp { url, reason }
         }
     }
 }

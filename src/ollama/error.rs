@@ -14,6 +14,17 @@ pub enum OllamaError {
         /// The transport's reason.
         reason: String,
     },
+    /// Something accepted the connection but closed it without answering: typically
+    /// Ollama crashing (or being killed for memory) while it loads the model.
+    #[error(
+        "Ollama at {url} closed the connection before answering ({reason}); it may have crashed or run out of memory loading the model, so check its log and try again"
+    )]
+    HungUp {
+        /// The server.
+        url: String,
+        /// The transport's reason.
+        reason: String,
+    },
     /// The endpoint cannot be used by this build (for example https without TLS support).
     #[error("cannot use endpoint {url}: {reason}")]
     BadEndpoint {
@@ -55,7 +66,9 @@ pub enum OllamaError {
         message: String,
     },
     /// Any other HTTP error status.
-    #[error("Ollama answered HTTP {status}: {message}")]
+    #[error(
+        "Ollama answered HTTP {status}: {message}; check the Ollama server's log, and run `metron --doctor` to check the setup"
+    )]
     Http {
         /// The status code.
         status: u16,
@@ -63,7 +76,9 @@ pub enum OllamaError {
         message: String,
     },
     /// The server reported an error after the reply had started.
-    #[error("the model failed mid-reply: {0}")]
+    #[error(
+        "the model failed mid-reply: {0}; try again, and check the Ollama server's log if it happens again"
+    )]
     MidStream(String),
     /// The stream ended (or the connection dropped) without the final `done` line.
     #[error(
@@ -81,7 +96,9 @@ pub enum OllamaError {
         phase: &'static str,
     },
     /// A line that is not Ollama's protocol.
-    #[error("Ollama sent something that is not its chat protocol: {0}")]
+    #[error(
+        "Ollama sent something that is not its chat protocol: {0}; check that `endpoint` (or OLLAMA_HOST) points at an Ollama server, and run `metron --doctor`"
+    )]
     Protocol(String),
 }
 

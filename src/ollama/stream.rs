@@ -161,7 +161,7 @@ impl StreamParser {
 
     fn line_too_long(&self) -> OllamaError {
         OllamaError::Protocol(format!(
-            "a single line of the reply passed {} bytes without a newline, which is not Ollama's NDJSON, so metron stopped reading; check that `endpoint` points at an Ollama server",
+            "a single line of the reply passed {} bytes without a newline, which is not Ollama's NDJSON, so metron stopped reading",
             self.max_line
         ))
     }
@@ -240,7 +240,7 @@ impl StreamParser {
         }
         if self.reply_bytes > self.max_reply {
             return Err(OllamaError::Protocol(format!(
-                "the reply passed {} bytes, far more than `max_output_tokens` (sent as num_predict) allows, so the server is ignoring that limit and metron stopped reading; check that `endpoint` points at an Ollama server",
+                "the reply passed {} bytes, far more than `max_output_tokens` (sent as num_predict) allows, so the server is ignoring that limit and metron stopped reading",
                 self.max_reply
             )));
         }

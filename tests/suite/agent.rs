@@ -726,3 +726,55 @@ fn a_server_that_reuses_one_call_id_across_replies_still_gets_unique_ids() {
         assert_eq!(result, call);
     }
 }
+
+#[test]
+fn a_server_that_hangs_up_before_answering_is_not_reported_as_unreachable() {
+    use std::io::Read;
+    // Something accepts the connection and reads the request, then closes without a
+    // status line: Ollama crashing while it loads the model. It is reachable, so
+    // "start it with `ollama serve`" would send the person the wrong way.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let server = std::thread::spawn(move || {
+        if let Ok((mut stream, _)) = listener.accept() {
+            let mut buf = [0u8; 65536];
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+            let _ = stream.read(&mut buf);
+        }
+    });
+    let project = greet_project();
+    let mut agent = agent(&project, &config_for(&url));
+    let (result, _) = turn(&mut agent, "hello?");
+    let _ = server.join();
+    let message = result.expect_err("hung up").to_string();
+    assert!(!message.contains("ollama serve"), "{message}");
+    assert!(message.contains("log"), "{message}");
+    assert_eq!(agent.history().len(), 1);
+}
+
+#[test]
+fn every_model_error_says_what_to_do_next() {
+    let cases = vec![
+        Reply::Error(418, "I'm a teapot".into()),
+        Reply::Stream(vec![
+            text("Par"),
+            error_line("llama runner process has terminated"),
+        ]),
+        Reply::Raw(
+            200,
+            "application/x-ndjson",
+            "<html>proxy says no</html>\n".into(),
+        ),
+    ];
+    for reply in cases {
+        let (error, _, _) = failing_turn(vec![reply], 5);
+        let message = error.to_string();
+        let next = message.rsplit(';').next().unwrap_or("");
+        assert!(
+            ["try", "check", "run", "raise", "point"]
+                .iter()
+                .any(|verb| next.contains(verb)),
+            "no next step in: {message}"
+        );
+    }
+}
