@@ -778,3 +778,56 @@ fn every_model_error_says_what_to_do_next() {
         );
     }
 }
+
+#[test]
+fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
+    let project = greet_project();
+    let fake = FakeOllama::start(vec![
+        // Turn 1: interrupted while waiting for the first reply.
+        Reply::Stream(vec![text("Let me"), Chunk::Hang]),
+        // Turn 2: a tool runs, then interrupted while waiting for the next reply.
+        call("find_symbol", json!({"symbol": "Greet"}), 10, 1),
+        Reply::Stream(vec![Chunk::Hang]),
+        answer("fine", 10, 1),
+    ]);
+    let mut agent = agent(&project, &config_for(&fake.base_url()));
+    let rt = runtime();
+    let cut = |agent: &mut Agent<Client>, line: &str| {
+        let mut seen = Seen::default();
+        let result = rt.block_on(async {
+            tokio::time::timeout(Duration::from_millis(600), agent.turn(line, &mut seen)).await
+        });
+        assert!(result.is_err(), "the turn should still be running");
+        agent.interrupted();
+    };
+    cut(&mut agent, "first");
+    assert_eq!(
+        agent.history().len(),
+        1,
+        "nothing ran, so the turn is undone"
+    );
+    cut(&mut agent, "second");
+    let roles: Vec<_> = agent.history().messages().iter().map(|m| m.role).collect();
+    use metron::ollama::wire::Role;
+    assert_eq!(
+        roles,
+        [
+            Role::System,
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
+    assert!(
+        agent.history().messages()[4]
+            .content
+            .contains("interrupted")
+    );
+    // The same runtime as before: the client's pooled connections are driven by it.
+    let third = rt.block_on(agent.turn("third", &mut Seen::default()));
+    assert_eq!(third.expect("turn").answer, "fine");
+    let (ids, pairs) = call_ids(&fake.chat_bodies()[3]);
+    assert_eq!(ids.len(), 1);
+    assert!(pairs.iter().all(|(result, call)| result == call));
+}
