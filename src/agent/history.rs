@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use crate::ollama::wire::{Message, Role, ToolCall};
 
-use super::prompt::dropped_note;
+use super::prompt::DROPPED_NOTE;
 
 /// The placeholder a purged file slice is replaced with.
 pub const REDACTED_SLICE: &str = "[File slice redacted after turn completion]";
@@ -159,7 +159,7 @@ impl History {
         };
         self.messages.drain(1..cut);
         self.dropped += cut - 1;
-        self.messages[0].content = format!("{}{}", self.system_prompt, dropped_note(self.dropped));
+        self.messages[0].content = format!("{}{DROPPED_NOTE}", self.system_prompt);
         cut - 1
     }
 }
@@ -222,7 +222,7 @@ mod tests {
         assert!(
             h.messages()[0]
                 .content
-                .starts_with("sys\n(16 earlier messages")
+                .starts_with("sys\n(Earlier messages were dropped")
         );
         for (i, m) in h.messages().iter().enumerate() {
             if m.role == Role::Tool {

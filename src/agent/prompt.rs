@@ -22,13 +22,12 @@ You are metron, a coding agent in one software project, which you know only thro
 - File slices are removed after each answer; view them again if needed.
 - End with a short answer: what you found or changed, with file:line.";
 
-/// The note appended to the system prompt once history has been trimmed, so the model
-/// knows earlier context is gone rather than assuming it still holds it.
-pub fn dropped_note(messages: usize) -> String {
-    format!(
-        "\n({messages} earlier messages were dropped to save context; look things up again if you need them.)"
-    )
-}
+/// The line appended to the system prompt once history has been trimmed, so the model
+/// knows earlier context is gone rather than assuming it still holds it. It carries no
+/// count: the system prompt then stays byte-identical across later trims, and Ollama can
+/// keep reusing the evaluated prefix (system prompt and tool definitions).
+pub const DROPPED_NOTE: &str =
+    "\n(Earlier messages were dropped to save context; look things up again if you need them.)";
 
 /// The `tools` array of the request for these tools, as JSON text.
 pub fn tool_definitions(specs: &[&ToolSpec]) -> String {

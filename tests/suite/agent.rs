@@ -283,7 +283,7 @@ fn history_is_trimmed_between_turns_and_the_model_is_told() {
         last[0]["content"]
             .as_str()
             .unwrap_or("")
-            .contains("earlier messages were dropped")
+            .contains("Earlier messages were dropped")
     );
     assert_eq!(last[1]["content"], "question 2");
 }
