@@ -15,7 +15,9 @@
 //! - `curl_exchange`: `curl` sending that same body (a process plus the exchange);
 //! - `metron_version`: `metron --version` (process start, argument parsing);
 //! - `metron_p`: `metron -p "..."` to its exit: configuration, project, tools, runtime,
-//!   one request, the streamed answer, the footer.
+//!   one request, the streamed answer, the footer;
+//! - `metron_p_localhost`: the same with the host spelled `localhost`, as in the default
+//!   endpoint, so the name is resolved (and `::1` may be tried first) before connecting.
 //!
 //! metron's own time is `metron_p - spawn_true - raw_http_exchange`: what is left once
 //! starting a process and the exchange itself are taken away. `curl_exchange` is there as
@@ -73,12 +75,15 @@ fn main() {
 
     let (body, answer) = answer_stream();
     let server = FakeServer::start(body);
-    let metron_p = || {
+    let metron_p = |host: &str| {
         let mut command = Command::new(&binary);
         command
             .args(["-p", QUESTION])
             .current_dir(&repo)
-            .env("OLLAMA_HOST", format!("http://{}", server.addr))
+            .env(
+                "OLLAMA_HOST",
+                format!("http://{host}:{}", server.addr.port()),
+            )
             .env("METRON_CONFIG_DIR", &config_dir)
             .env_remove("METRON_CONFIG")
             .env_remove("OLLAMA_MODEL")
@@ -88,7 +93,7 @@ fn main() {
     };
 
     // One checked run: it answers, and what it sent is what the baselines send.
-    let checked = metron_p().output().expect("run metron -p");
+    let checked = metron_p("127.0.0.1").output().expect("run metron -p");
     check(&checked, &answer);
     let request = server.last_request().expect("metron sent a chat request");
     let request_file = dir.path().join("request.json");
@@ -142,7 +147,11 @@ fn main() {
             timed(command)
         }),
     ));
-    cases.push(("metron_p", Box::new(|| timed(metron_p()))));
+    cases.push(("metron_p", Box::new(|| timed(metron_p("127.0.0.1")))));
+    cases.push((
+        "metron_p_localhost",
+        Box::new(|| timed(metron_p("localhost"))),
+    ));
 
     let mut group = c.benchmark_group("oneshot");
     for (name, run) in &cases {
@@ -188,6 +197,12 @@ fn main() {
             "  metron -p's own time: metron_p - spawn_true - raw_http_exchange = {:.3} ms",
             p - t - raw
         );
+        if let Some(local) = median("metron_p_localhost") {
+            eprintln!(
+                "  with `localhost`: metron_p_localhost - spawn_true - raw_http_exchange = {:.3} ms",
+                local - t - raw
+            );
+        }
         if let Some(curl) = median("curl_exchange") {
             eprintln!(
                 "  against curl: metron_p - curl_exchange = {:.3} ms, metron_p / curl_exchange = {:.2}",
