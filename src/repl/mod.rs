@@ -158,9 +158,18 @@ struct AskThroughInput {
 
 impl Approver for AskThroughInput {
     fn decide(&self, request: &Request<'_>) -> Decision {
-        let question = show_request(request, self.color);
-        match self.input.read_blocking(question) {
-            Line::Text(answer) => decision_for(&answer),
+        let question = show_request(request, self.color, true);
+        match self.input.read_blocking(&question) {
+            Line::Text(answer) => {
+                let decision = decision_for(&answer, true);
+                if decision == Decision::ApprovedForSession {
+                    eprintln!(
+                        "standing approval granted: {} (listed by /ledger)",
+                        request.standing_scope()
+                    );
+                }
+                decision
+            }
             Line::Eof => Decision::Declined,
             Line::Interrupted => {
                 #[cfg(unix)]

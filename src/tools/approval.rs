@@ -8,6 +8,8 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Mutex;
 
+pub use super::journal::ApprovalSource;
+
 /// Something a tool wants to do, as shown to the person.
 #[derive(Debug)]
 pub enum Request<'a> {
@@ -17,12 +19,31 @@ pub enum Request<'a> {
         summary: &'a str,
         /// The exact patch that will be applied, after repair.
         diff: &'a [u8],
+        /// Every path the patch writes or removes (the scope of a standing approval).
+        files: &'a [String],
     },
     /// Run a program.
     Command {
         /// The program, resolved to an absolute path, then its arguments.
         argv: &'a [String],
+        /// The `allowed_commands` entry that admitted it (the scope of a standing
+        /// approval).
+        prefix: &'a str,
     },
+}
+
+impl Request<'_> {
+    /// What a standing approval for this request covers, in words.
+    pub fn standing_scope(&self) -> String {
+        match self {
+            Request::Patch { .. } => {
+                "patches that touch only files already approved in this session".to_owned()
+            }
+            Request::Command { prefix, .. } => {
+                format!("commands starting with `{prefix}` (allowlisted), in this session")
+            }
+        }
+    }
 }
 
 /// The person's answer.
@@ -30,6 +51,9 @@ pub enum Request<'a> {
 pub enum Decision {
     /// Go ahead.
     Approved,
+    /// Go ahead, and do not ask again in this session for requests of the same scope
+    /// (the person answered `a`; see [`Request::standing_scope`]).
+    ApprovedForSession,
     /// The person said no (or pressed Return, or closed the input).
     Declined,
     /// Nobody can answer (not a terminal, and `--yes` not given); the text says how to
@@ -41,6 +65,11 @@ pub enum Decision {
 pub trait Approver: Send + Sync + std::fmt::Debug {
     /// Shows the request and returns the decision.
     fn decide(&self, request: &Request<'_>) -> Decision;
+
+    /// Who decides, for the ledger.
+    fn source(&self) -> ApprovalSource {
+        ApprovalSource::Person
+    }
 }
 
 /// Approves everything: `--yes`, or `auto_approve_patches` from a trusted config.
@@ -50,6 +79,10 @@ pub struct ApproveAll;
 impl Approver for ApproveAll {
     fn decide(&self, _request: &Request<'_>) -> Decision {
         Decision::Approved
+    }
+
+    fn source(&self) -> ApprovalSource {
+        ApprovalSource::YesFlag
     }
 }
 
@@ -67,6 +100,10 @@ impl Approver for NobodyToAsk {
         Decision::Unanswerable(format!(
             "{what} needs the user's approval, and nobody can answer here (one-shot mode, or input that is not a terminal); the user can rerun with --yes to allow it"
         ))
+    }
+
+    fn source(&self) -> ApprovalSource {
+        ApprovalSource::Nobody
     }
 }
 
@@ -101,7 +138,7 @@ impl Approver for AskOnTerminal {
             .lock
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let question = show_request(request, self.color);
+        let question = show_request(request, self.color, false);
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "{question}");
         let _ = err.flush();
@@ -111,34 +148,46 @@ impl Approver for AskOnTerminal {
                 let _ = writeln!(err);
                 Decision::Declined
             }
-            Ok(_) => decision_for(&answer),
+            Ok(_) => decision_for(&answer, false),
         }
     }
 }
 
 /// Prints what a request would do on stderr and returns the question to ask about it.
 /// Shared by every approver that asks a person, so all questions look the same.
-pub fn show_request(request: &Request<'_>, color: bool) -> &'static str {
+/// `offer_standing` adds the `a` answer (a session-long approval of this scope).
+pub fn show_request(request: &Request<'_>, color: bool, offer_standing: bool) -> String {
     let mut err = std::io::stderr().lock();
-    match request {
-        Request::Patch { summary, diff } => {
+    let question = match request {
+        Request::Patch { summary, diff, .. } => {
             let _ = err.write_all(&render_diff(diff, color));
             let _ = writeln!(err, "{summary}");
-            "Apply this patch? [y/N] "
+            "Apply this patch?"
         }
-        Request::Command { argv } => {
+        Request::Command { argv, .. } => {
             let _ = writeln!(err, "command: {}", argv.join(" "));
-            "Run this command? [y/N] "
+            "Run this command?"
         }
+    };
+    if offer_standing {
+        let _ = writeln!(
+            err,
+            "(a = yes, and do not ask again for {})",
+            request.standing_scope()
+        );
+        format!("{question} [y/N/a] ")
+    } else {
+        format!("{question} [y/N] ")
     }
 }
 
-/// Reads a typed answer: only an explicit yes approves.
-pub fn decision_for(answer: &str) -> Decision {
-    if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES") {
-        Decision::Approved
-    } else {
-        Decision::Declined
+/// Reads a typed answer: only an explicit yes approves; `a` approves for the session when
+/// that was offered.
+pub fn decision_for(answer: &str, offer_standing: bool) -> Decision {
+    match answer.trim() {
+        "y" | "Y" | "yes" | "Yes" | "YES" => Decision::Approved,
+        "a" | "A" if offer_standing => Decision::ApprovedForSession,
+        _ => Decision::Declined,
     }
 }
 
@@ -244,7 +293,10 @@ mod tests {
     #[test]
     fn nobody_to_ask_declines_and_says_how_to_allow() {
         let argv = vec!["/usr/bin/go".to_owned()];
-        match NobodyToAsk.decide(&Request::Command { argv: &argv }) {
+        match NobodyToAsk.decide(&Request::Command {
+            argv: &argv,
+            prefix: "go",
+        }) {
             Decision::Unanswerable(text) => assert!(text.contains("--yes"), "{text}"),
             other => panic!("expected Unanswerable, got {other:?}"),
         }

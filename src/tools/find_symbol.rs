@@ -19,6 +19,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     description: "Where a Go or Rust identifier is defined (exact name).",
     parameters: r#"{"type":"object","properties":{"symbol":{"type":"string"}},"required":["symbol"]}"#,
     access: Access::Read,
+    scope: "Go and Rust files in the project tree",
     available: super::always_available,
     run,
 };

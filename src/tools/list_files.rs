@@ -23,6 +23,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     description: "List project files (gitignored files skipped), optionally narrowed by a glob such as internal/**/*.go. Capped; narrow with a glob.",
     parameters: r#"{"type":"object","properties":{"pattern":{"type":"string","description":"glob"}}}"#,
     access: Access::Read,
+    scope: "the project tree, gitignored files skipped",
     available: super::always_available,
     run,
 };

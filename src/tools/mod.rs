@@ -11,6 +11,7 @@
 pub mod apply_patch;
 pub mod approval;
 mod find_symbol;
+pub mod journal;
 mod list_files;
 mod run_command;
 mod search_text;
@@ -22,9 +23,21 @@ pub mod walk;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use std::collections::BTreeSet;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
 use crate::config::Config;
 use crate::project::{BoundaryError, Project};
-use approval::{Approver, NobodyToAsk};
+use approval::{Approver, Decision, NobodyToAsk, Request};
+use journal::{ApprovalOutcome, ApprovalRecord, ApprovalSource, Effect, Journal};
+
+/// Locks a mutex, carrying on after a panic elsewhere (the data is append-only records).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 pub use find_symbol::find_symbol;
 pub use list_files::list_files;
@@ -65,11 +78,52 @@ pub struct ToolSpec {
     pub parameters: &'static str,
     /// What it may touch.
     pub access: Access,
+    /// Where it may act, in words (`run_command` adds the allowlisted prefixes at run
+    /// time). Every tool's result is also sent to the model endpoint; see
+    /// [`ToolSpec::capabilities`].
+    pub scope: &'static str,
     /// Whether it can run in this session, or why not (then it is not offered to the
     /// model, and a call to it is refused with that reason).
     pub available: fn(&Toolbox) -> Result<(), String>,
     /// Runs it on already-parsed JSON arguments.
     pub run: fn(&Toolbox, Value) -> Result<String, ToolError>,
+}
+
+impl Access {
+    /// The word shown to the person.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::Execute => "execute",
+        }
+    }
+}
+
+impl ToolSpec {
+    /// What this tool may do and where, as shown by `/config`: its access, its scope
+    /// (with the allowlist for `run_command`), and the fact that its result leaves
+    /// metron for the model endpoint.
+    pub fn capabilities(&self, toolbox: &Toolbox) -> String {
+        let mut scope = self.scope.to_owned();
+        if self.access == Access::Execute && !toolbox.policy.allowed_commands.is_empty() {
+            let prefixes: Vec<String> = toolbox
+                .policy
+                .allowed_commands
+                .iter()
+                .map(|p| format!("`{}`", p.split_whitespace().collect::<Vec<_>>().join(" ")))
+                .collect();
+            scope = format!("{scope}: {}", prefixes.join(", "));
+        }
+        let asks = match self.access {
+            Access::Read => "",
+            Access::Write | Access::Execute => ", asks first",
+        };
+        format!(
+            "{}{asks}; {scope}; result sent to the model endpoint",
+            self.access.as_str()
+        )
+    }
 }
 
 impl std::fmt::Debug for ToolSpec {
@@ -211,6 +265,68 @@ pub struct Toolbox {
     pub approver: Box<dyn Approver>,
     /// The in-process symbol index behind find_symbol.
     pub symbols: symbols::SymbolIndex,
+    /// What calls did since the agent last drained it (see [`journal`]).
+    journal: Mutex<Journal>,
+    /// Standing approvals the person granted in this session.
+    standing: Mutex<Standing>,
+}
+
+/// Standing approvals: the person answered `a` at a question.
+#[derive(Debug, Default)]
+struct Standing {
+    /// Every file of every patch approved in this session.
+    approved_files: BTreeSet<String>,
+    /// `a` was answered at a patch question: patches touching only `approved_files` go
+    /// ahead without asking.
+    patches: bool,
+    /// `allowed_commands` entries approved with `a`.
+    command_prefixes: BTreeSet<String>,
+}
+
+impl Standing {
+    /// The scope of the standing approval that covers `request`, if one does.
+    fn covering(&self, request: &Request<'_>) -> Option<String> {
+        match request {
+            Request::Patch { files, .. } => (self.patches
+                && !files.is_empty()
+                && files.iter().all(|f| self.approved_files.contains(f)))
+            .then(|| request.standing_scope()),
+            Request::Command { prefix, .. } => self
+                .command_prefixes
+                .contains(*prefix)
+                .then(|| request.standing_scope()),
+        }
+    }
+
+    /// Records an approval, and a standing grant when the person answered `a`.
+    fn approved(&mut self, request: &Request<'_>, for_session: bool) {
+        match request {
+            Request::Patch { files, .. } => {
+                self.approved_files.extend(files.iter().cloned());
+                self.patches |= for_session;
+            }
+            Request::Command { prefix, .. } => {
+                if for_session {
+                    self.command_prefixes.insert((*prefix).to_owned());
+                }
+            }
+        }
+    }
+
+    fn scopes(&self) -> Vec<String> {
+        let mut scopes = Vec::new();
+        if self.patches {
+            let files: Vec<_> = self.approved_files.iter().map(String::as_str).collect();
+            scopes.push(format!(
+                "patches that touch only files already approved in this session (now: {})",
+                files.join(", ")
+            ));
+        }
+        for prefix in &self.command_prefixes {
+            scopes.push(format!("commands starting with `{prefix}`"));
+        }
+        scopes
+    }
 }
 
 impl Toolbox {
@@ -223,7 +339,73 @@ impl Toolbox {
             policy: Policy::default(),
             approver: Box::new(NobodyToAsk),
             symbols: symbols::SymbolIndex::new(),
+            journal: Mutex::default(),
+            standing: Mutex::default(),
         }
+    }
+
+    /// Asks whether a write or an execution may go ahead: a standing approval of the
+    /// session answers first, otherwise the approver. The decision, who made it and how
+    /// long it took are journaled. `ApprovedForSession` comes back as `Approved` (the
+    /// grant is kept here).
+    pub fn ask(&self, request: &Request<'_>) -> Decision {
+        let covered = lock(&self.standing).covering(request);
+        if let Some(scope) = covered {
+            lock(&self.standing).approved(request, false);
+            self.journal_approval(ApprovalRecord {
+                source: ApprovalSource::Standing,
+                outcome: ApprovalOutcome::Yes,
+                waited: Duration::ZERO,
+                scope: Some(scope),
+            });
+            return Decision::Approved;
+        }
+        let started = Instant::now();
+        let decision = self.approver.decide(request);
+        let waited = started.elapsed();
+        let (outcome, scope) = match &decision {
+            Decision::Approved => (ApprovalOutcome::Yes, None),
+            Decision::ApprovedForSession => (
+                ApprovalOutcome::YesForSession,
+                Some(request.standing_scope()),
+            ),
+            Decision::Declined => (ApprovalOutcome::No, None),
+            Decision::Unanswerable(_) => (ApprovalOutcome::Unanswerable, None),
+        };
+        if matches!(decision, Decision::Approved | Decision::ApprovedForSession) {
+            lock(&self.standing).approved(request, decision == Decision::ApprovedForSession);
+        }
+        self.journal_approval(ApprovalRecord {
+            source: self.approver.source(),
+            outcome,
+            waited,
+            scope,
+        });
+        match decision {
+            Decision::ApprovedForSession => Decision::Approved,
+            other => other,
+        }
+    }
+
+    /// Journals an approval given by policy rather than by a question (for example
+    /// `auto_approve_patches` from the user's trusted config).
+    pub fn journal_approval(&self, record: ApprovalRecord) {
+        lock(&self.journal).approvals.push(record);
+    }
+
+    /// Journals an effect (a write, a command run, a conflict).
+    pub fn journal_effect(&self, effect: Effect) {
+        lock(&self.journal).effects.push(effect);
+    }
+
+    /// Takes everything journaled since the last call.
+    pub fn take_journal(&self) -> Journal {
+        std::mem::take(&mut *lock(&self.journal))
+    }
+
+    /// The standing approvals granted in this session, in words (for `/ledger`).
+    pub fn standing_approvals(&self) -> Vec<String> {
+        lock(&self.standing).scopes()
     }
 
     /// Replaces the policy.
@@ -277,4 +459,94 @@ pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result
         )));
     }
     serde_json::from_value(args).map_err(|e| ToolError::BadArguments(format!("{tool}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Answers from a script and counts the questions.
+    #[derive(Debug)]
+    struct Scripted {
+        answers: Mutex<Vec<Decision>>,
+        asked: AtomicUsize,
+    }
+
+    impl Approver for Scripted {
+        fn decide(&self, _request: &Request<'_>) -> Decision {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            lock(&self.answers).remove(0)
+        }
+    }
+
+    fn toolbox(answers: Vec<Decision>) -> (Toolbox, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let project = Project::open(dir.path(), true).unwrap_or_else(|e| panic!("{e}"));
+        let toolbox = Toolbox::new(project, Budgets::default()).with_approver(Box::new(Scripted {
+            answers: Mutex::new(answers),
+            asked: AtomicUsize::new(0),
+        }));
+        (toolbox, dir)
+    }
+
+    fn patch<'a>(files: &'a [String]) -> Request<'a> {
+        Request::Patch {
+            summary: "",
+            diff: b"",
+            files,
+        }
+    }
+
+    #[test]
+    fn a_standing_patch_approval_covers_only_files_already_approved() {
+        let (toolbox, _dir) = toolbox(vec![
+            Decision::Approved,
+            Decision::ApprovedForSession,
+            Decision::Declined,
+        ]);
+        let a = vec!["a.go".to_owned()];
+        let b = vec!["b.go".to_owned()];
+        let ab = vec!["a.go".to_owned(), "b.go".to_owned()];
+        let c = vec!["a.go".to_owned(), "c.go".to_owned()];
+        assert_eq!(toolbox.ask(&patch(&a)), Decision::Approved);
+        assert_eq!(toolbox.ask(&patch(&b)), Decision::Approved); // `a`: standing from now on
+        assert_eq!(toolbox.ask(&patch(&ab)), Decision::Approved); // not asked
+        assert_eq!(toolbox.ask(&patch(&c)), Decision::Declined); // c.go is new: asked
+        let journal = toolbox.take_journal();
+        let sources: Vec<_> = journal
+            .approvals
+            .iter()
+            .map(|r| (r.source, r.outcome))
+            .collect();
+        assert_eq!(
+            sources,
+            [
+                (ApprovalSource::Person, ApprovalOutcome::Yes),
+                (ApprovalSource::Person, ApprovalOutcome::YesForSession),
+                (ApprovalSource::Standing, ApprovalOutcome::Yes),
+                (ApprovalSource::Person, ApprovalOutcome::No),
+            ]
+        );
+        assert_eq!(toolbox.standing_approvals().len(), 1);
+    }
+
+    #[test]
+    fn a_standing_command_approval_covers_exactly_its_prefix() {
+        let (toolbox, _dir) = toolbox(vec![Decision::ApprovedForSession, Decision::Declined]);
+        let argv = vec!["/usr/bin/go".to_owned(), "test".to_owned()];
+        let ask = |prefix: &str| {
+            toolbox.ask(&Request::Command {
+                argv: &argv,
+                prefix,
+            })
+        };
+        assert_eq!(ask("go test"), Decision::Approved);
+        assert_eq!(ask("go test"), Decision::Approved); // standing
+        assert_eq!(ask("go vet"), Decision::Declined); // another prefix: asked
+        assert_eq!(
+            toolbox.standing_approvals(),
+            ["commands starting with `go test`"]
+        );
+    }
 }

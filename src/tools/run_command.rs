@@ -54,6 +54,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::approval::{Decision, Request};
+use super::journal::Effect;
 use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
 
 /// The registry entry.
@@ -62,6 +63,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     description: "Run one allowlisted command (e.g. go test ./...) in the project root; returns exit status and output. No shell: no pipes, globs or &&. The user is asked first.",
     parameters: r#"{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}"#,
     access: Access::Execute,
+    scope: "programs on PATH outside the project, matching allowed_commands",
     available,
     run,
 };
@@ -123,7 +125,7 @@ pub fn run_command(
 ) -> Result<String, ToolError> {
     let policy = &toolbox.policy;
     let tokens: Vec<&str> = command.split_whitespace().collect();
-    let (name, args) = check_command(&tokens, &policy.allowed_commands)?;
+    let (name, args, prefix) = check_command(&tokens, &policy.allowed_commands)?;
     let typed = tokens.join(" ");
 
     let root = toolbox.project.root().canonicalize().map_err(|e| {
@@ -140,8 +142,11 @@ pub fn run_command(
     let argv: Vec<String> = std::iter::once(program.display.clone())
         .chain(args.iter().map(|t| (*t).to_owned()))
         .collect();
-    match toolbox.approver.decide(&Request::Command { argv: &argv }) {
-        Decision::Approved => {}
+    match toolbox.ask(&Request::Command {
+        argv: &argv,
+        prefix: &prefix,
+    }) {
+        Decision::Approved | Decision::ApprovedForSession => {}
         Decision::Declined => {
             return Err(ToolError::Refused(format!(
                 "The user declined to run `{typed}`. Do not retry it; explain what you wanted to check and ask how to proceed."
@@ -163,17 +168,20 @@ pub fn run_command(
         .envs(env)
         .stdin(Stdio::null())
         .process_group(0);
+    let started = std::time::Instant::now();
     let outcome = execute(
         child_command,
         policy.command_timeout,
         policy.max_command_output_bytes,
     )
     .map_err(|e| ToolError::Fault(format!("cannot run `{typed}`: {e}")))?;
-    Ok(format!(
-        "$ {typed}\n{}\n{}",
-        outcome.status_line(policy.command_timeout),
-        outcome.output
-    ))
+    let status = outcome.status_line(policy.command_timeout);
+    toolbox.journal_effect(Effect::Ran {
+        argv: argv.clone(),
+        status: status.clone(),
+        duration: started.elapsed(),
+    });
+    Ok(format!("$ {typed}\n{status}\n{}", outcome.output))
 }
 
 /// Refuses an empty command, control characters, a command no allowlist entry covers, and a
@@ -181,7 +189,7 @@ pub fn run_command(
 fn check_command<'t>(
     tokens: &'t [&'t str],
     allowed: &[String],
-) -> Result<(&'t str, &'t [&'t str]), ToolError> {
+) -> Result<(&'t str, &'t [&'t str], String), ToolError> {
     let refuse = |text: String| Err(ToolError::Refused(text));
     let listed = || {
         allowed
@@ -202,27 +210,30 @@ fn check_command<'t>(
                 .to_owned(),
         );
     }
-    if !is_allowed(tokens, allowed) {
+    let Some(prefix) = allowing_entry(tokens, allowed) else {
         return refuse(format!(
             "`{}` is not an allowed command. Allowed prefixes (whole words): {}. Do not try variants; if you need something else, ask the user.",
             tokens.join(" "),
             listed()
         ));
-    }
+    };
     if program.contains('/') {
         return refuse(format!(
             "`{program}` is a path; run_command runs only programs found by name on PATH outside the project"
         ));
     }
-    Ok((program, args))
+    Ok((program, args, prefix))
 }
 
-/// True when some allowlist entry's tokens are a prefix of `tokens`, token by token.
-fn is_allowed(tokens: &[&str], allowed: &[String]) -> bool {
-    allowed.iter().any(|entry| {
-        let prefix: Vec<&str> = entry.split_whitespace().collect();
-        !prefix.is_empty() && tokens.starts_with(&prefix)
-    })
+/// The longest allowlist entry whose tokens are a prefix of `tokens`, token by token,
+/// normalised to single spaces (the scope a standing approval covers).
+fn allowing_entry(tokens: &[&str], allowed: &[String]) -> Option<String> {
+    allowed
+        .iter()
+        .map(|entry| entry.split_whitespace().collect::<Vec<_>>())
+        .filter(|prefix| !prefix.is_empty() && tokens.starts_with(prefix))
+        .max_by_key(Vec::len)
+        .map(|prefix| prefix.join(" "))
 }
 
 /// Characters that could make the approval question show something other than what runs:

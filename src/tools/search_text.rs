@@ -33,6 +33,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     description: "Regex search (ripgrep syntax) over project files; prints path:line:text. Few matches per file and in total; narrow the pattern if truncated.",
     parameters: r#"{"type":"object","properties":{"pattern":{"type":"string","description":"regex"}},"required":["pattern"]}"#,
     access: Access::Read,
+    scope: "the project tree, gitignored files skipped",
     available: super::always_available,
     run,
 };

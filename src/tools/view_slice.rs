@@ -20,6 +20,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     description: "Read lines start..end (1-based, inclusive) of one file, numbered. At most max_slice_lines lines per call; never ask for whole files.",
     parameters: r#"{"type":"object","properties":{"path":{"type":"string"},"start":{"type":"integer"},"end":{"type":"integer"}},"required":["path","start","end"]}"#,
     access: Access::Read,
+    scope: "files named beneath the project root, not .git/",
     available: super::always_available,
     run,
 };

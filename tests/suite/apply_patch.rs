@@ -1232,7 +1232,7 @@ impl Answer {
 
 impl Approver for Answer {
     fn decide(&self, request: &Request<'_>) -> Decision {
-        if let Request::Patch { summary, diff } = request {
+        if let Request::Patch { summary, diff, .. } = request {
             self.shown
                 .lock()
                 .expect("lock")

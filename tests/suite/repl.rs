@@ -1157,7 +1157,7 @@ fn greet_on_a_terminal(answer: &str) -> (Run, String, Vec<Value>) {
     let mut live = on_a_terminal(&p, &fake);
     live.wait_stdout("metron > ", 1);
     live.send("make Greet return hola\r");
-    live.wait_stdout("Apply this patch? [y/N] ", 1);
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
     live.send(&format!("{answer}\r"));
     live.wait_stdout("Finished.", 1);
     live.wait_stdout_after("Finished.", "metron > ");
@@ -1179,7 +1179,7 @@ fn on_a_terminal_the_prompt_shows_and_y_applies_the_patch() {
     assert!(run.stdout.contains("=== metron (model: "), "{run:?}");
     // The diff is shown before the question.
     let diff_at = run.stdout.find("+\treturn \"hola\"").unwrap_or(usize::MAX);
-    let question_at = run.stdout.find("Apply this patch? [y/N]").unwrap_or(0);
+    let question_at = run.stdout.find("Apply this patch? [y/N/a]").unwrap_or(0);
     assert!(diff_at < question_at, "{run:?}");
     assert_eq!(on_disk, GREET_HOLA);
     let result = tool_messages(&bodies[1])[0]["content"].to_string();
@@ -1325,7 +1325,7 @@ fn on_a_terminal_ctrl_c_at_the_approval_question_declines_and_cancels_the_turn()
     let mut live = on_a_terminal(&p, &fake);
     live.wait_stdout("metron > ", 1);
     live.send("make Greet return hola\r");
-    live.wait_stdout("Apply this patch? [y/N] ", 1);
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
     live.send("\x03");
     live.wait_stdout(
         "[interrupted: the turn was cancelled; the session is intact]",

@@ -43,7 +43,7 @@ impl Recorder {
 
 impl Approver for Recorder {
     fn decide(&self, request: &Request<'_>) -> Decision {
-        if let Request::Command { argv } = request {
+        if let Request::Command { argv, .. } = request {
             self.seen.lock().expect("lock").push(argv.to_vec());
         }
         self.answer.clone()

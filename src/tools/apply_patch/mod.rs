@@ -25,7 +25,12 @@ use std::fmt::Write as _;
 use serde::Deserialize;
 use serde_json::Value;
 
+use std::time::Duration;
+
 use super::approval::{Decision, Request};
+use super::journal::{
+    ApprovalOutcome, ApprovalRecord, ApprovalSource, Effect, FileChange, content_hash,
+};
 use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
 use crate::project::{BoundaryError, Project, ProjectPath};
 
@@ -38,6 +43,7 @@ pub static SPEC: ToolSpec = ToolSpec {
     description: "Apply a unified diff (--- a/PATH, +++ b/PATH, @@ hunks) to project files after the user approves it. Context lines must match the file.",
     parameters: r#"{"type":"object","properties":{"diff":{"type":"string"}},"required":["diff"]}"#,
     access: Access::Write,
+    scope: "files beneath the project root, not .git/, only in a git work tree",
     available,
     run,
 };
@@ -75,13 +81,26 @@ pub struct Prepared {
 /// Prepares, asks about, and applies a patch.
 pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
     let prepared = prepare(&toolbox.project, diff)?;
-    if !toolbox.policy.auto_approve_patches {
+    let files: Vec<String> = prepared
+        .changes
+        .iter()
+        .map(|c| c.path.to_string())
+        .collect();
+    if toolbox.policy.auto_approve_patches {
+        toolbox.journal_approval(ApprovalRecord {
+            source: ApprovalSource::TrustedConfig,
+            outcome: ApprovalOutcome::Yes,
+            waited: Duration::ZERO,
+            scope: None,
+        });
+    } else {
         let request = Request::Patch {
             summary: &prepared.summary,
             diff: &prepared.patch,
+            files: &files,
         };
-        match toolbox.approver.decide(&request) {
-            Decision::Approved => {}
+        match toolbox.ask(&request) {
+            Decision::Approved | Decision::ApprovedForSession => {}
             Decision::Declined => {
                 return Err(ToolError::Refused(
                     "The user declined this patch; nothing was changed. Do not send it again: explain what you wanted to change and why, and ask how to proceed.".to_owned(),
@@ -99,8 +118,28 @@ pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
         toolbox.symbols.invalidate(&change.path);
     }
     match result {
-        Ok(()) => Ok(format!("Applied:\n{}", prepared.summary)),
-        Err(e @ CommitError::Stale(_)) => Err(ToolError::Refused(e.to_string())),
+        Ok(()) => {
+            toolbox.journal_effect(Effect::Wrote {
+                files: prepared
+                    .changes
+                    .iter()
+                    .map(|c| FileChange {
+                        path: c.path.to_string(),
+                        before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
+                        after: c.after.as_deref().map(content_hash),
+                    })
+                    .collect(),
+            });
+            Ok(format!("Applied:\n{}", prepared.summary))
+        }
+        Err(e @ CommitError::Stale(_)) => {
+            if let CommitError::Stale(path) = &e {
+                toolbox.journal_effect(Effect::Conflict {
+                    files: vec![path.clone()],
+                });
+            }
+            Err(ToolError::Refused(e.to_string()))
+        }
         Err(e) => Err(ToolError::Fault(e.to_string())),
     }
 }

@@ -1,0 +1,144 @@
+//! What tool calls actually did, written down as it happens.
+//!
+//! A tool's text result is what the model reads; the journal is what the person (and the
+//! ledger) can check: how each write or execution was approved and how long the person
+//! took, and the effects themselves (files with their content hashes before and after, a
+//! command's exit status and duration, a patch refused because its targets changed). The
+//! agent drains the journal after every call, so each entry belongs to exactly one call.
+//! Nothing here is ever inferred from the model's words: an entry exists only when the
+//! effect happened.
+
+use std::time::Duration;
+
+/// Who or what approved (or refused) a write or an execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalSource {
+    /// The person answered a question.
+    Person,
+    /// `--yes` on the command line.
+    YesFlag,
+    /// `auto_approve_patches` in the user's trusted config.
+    TrustedConfig,
+    /// A standing approval the person granted earlier in this session (`a`).
+    Standing,
+    /// Nobody could be asked (one-shot mode without `--yes`, or input not a terminal).
+    Nobody,
+}
+
+impl ApprovalSource {
+    /// A short name for displays and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalSource::Person => "asked",
+            ApprovalSource::YesFlag => "--yes",
+            ApprovalSource::TrustedConfig => "auto_approve_patches",
+            ApprovalSource::Standing => "standing approval",
+            ApprovalSource::Nobody => "nobody to ask",
+        }
+    }
+}
+
+/// The answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalOutcome {
+    /// Yes, this once.
+    Yes,
+    /// Yes, and a standing approval was granted for the rest of the session.
+    YesForSession,
+    /// No (including a bare Return, end of input, or Ctrl-C at the question).
+    No,
+    /// Nobody could answer, so it was refused.
+    Unanswerable,
+}
+
+impl ApprovalOutcome {
+    /// A short name for displays and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalOutcome::Yes => "yes",
+            ApprovalOutcome::YesForSession => "yes, for the session",
+            ApprovalOutcome::No => "no",
+            ApprovalOutcome::Unanswerable => "refused (nobody to ask)",
+        }
+    }
+}
+
+/// One approval decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRecord {
+    /// Who decided.
+    pub source: ApprovalSource,
+    /// What they decided.
+    pub outcome: ApprovalOutcome,
+    /// How long the person took (zero when nobody was asked).
+    pub waited: Duration,
+    /// The scope of a standing approval that was used or granted.
+    pub scope: Option<String>,
+}
+
+/// One file a patch wrote, by content hash (git's blob id, so `git hash-object FILE`
+/// checks it). `None` means the file did not exist (before) or was deleted (after).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The path, relative to the project root.
+    pub path: String,
+    /// The content hash before the write.
+    pub before: Option<String>,
+    /// The content hash after the write.
+    pub after: Option<String>,
+}
+
+/// Something that happened to the world (or was stopped from happening).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// A patch was written: every file, all or nothing.
+    Wrote {
+        /// The files.
+        files: Vec<FileChange>,
+    },
+    /// A command ran to an exit status (or was killed).
+    Ran {
+        /// The program (absolute path) and its arguments.
+        argv: Vec<String>,
+        /// `exit status 0`, `killed by signal 9`, `timed out after 120 s; killed`.
+        status: String,
+        /// Wall-clock time.
+        duration: Duration,
+    },
+    /// A patch was not written because a target changed after the model read it, or
+    /// while the question was open.
+    Conflict {
+        /// The files that changed.
+        files: Vec<String>,
+    },
+}
+
+/// Everything recorded since the journal was last drained.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Journal {
+    /// Approval decisions, in order.
+    pub approvals: Vec<ApprovalRecord>,
+    /// Effects, in order.
+    pub effects: Vec<Effect>,
+}
+
+/// The content hash metron records for a file: git's blob id of its bytes.
+pub fn content_hash(bytes: &[u8]) -> String {
+    git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
+        .map(|oid| oid.to_string())
+        .unwrap_or_else(|_| format!("len:{}", bytes.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_hash_is_gits_blob_id() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(
+            content_hash(b"hello\n"),
+            "ce013625030ba8dba906f756967f9e9ca394464a"
+        );
+    }
+}
