@@ -49,6 +49,12 @@ struct Cli {
     )]
     prompt: Option<String>,
 
+    /// With -p: print the session's ledger events on stdout as JSON Lines instead of the
+    /// plain answer (session start, turn start, each tool call's proposal, decision,
+    /// approval and effect, model replies with token counts, turn end with totals).
+    #[arg(long, requires = "prompt")]
+    json: bool,
+
     /// Check the project, the configuration, Ollama, the model and the tools, then exit
     /// (no inference, nothing written; exit status 1 when the setup is incomplete).
     #[arg(long)]
@@ -103,7 +109,7 @@ pub fn main() -> std::process::ExitCode {
         Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes),
         None if cli.doctor => crate::doctor::run(),
         None => match cli.prompt {
-            Some(prompt) => crate::oneshot::run(&prompt, cli.yes),
+            Some(prompt) => crate::oneshot::run(&prompt, cli.yes, cli.json),
             None => crate::repl::run(cli.yes),
         },
     };

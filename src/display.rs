@@ -12,7 +12,7 @@ use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::agent::{Observer, TurnReport};
+use crate::agent::{Event, Latency, Observer, TurnReport};
 use crate::ollama::Delta;
 use crate::ollama::wire::ToolCall;
 
@@ -26,6 +26,8 @@ pub struct Display {
     /// answer (the caller prints it) or the preamble of a tool round (shown on stderr).
     round_text: String,
     spinner: Rc<RefCell<Spinner>>,
+    /// `--json`: ledger events go to stdout as JSON Lines.
+    json: bool,
 }
 
 impl Display {
@@ -41,6 +43,22 @@ impl Display {
                 std::io::stderr().is_terminal(),
                 model,
             ))),
+            json: false,
+        }
+    }
+
+    /// Prints every ledger event on stdout as one JSON object per line (`-p --json`).
+    pub fn with_json_events(mut self) -> Display {
+        self.json = true;
+        self
+    }
+
+    /// Prints one event as a JSON line on stdout.
+    pub fn print_event(&mut self, event: &Event) {
+        if let Ok(line) = serde_json::to_string(event) {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
         }
     }
 
@@ -112,6 +130,12 @@ impl Observer for Display {
             eprintln!("{}", said.trim_end_matches('\n'));
         }
         eprintln!("[executing: {}]", terminal_safe(&call.function.name));
+    }
+
+    fn event(&mut self, event: &Event) {
+        if self.json {
+            self.print_event(event);
+        }
     }
 
     fn tool_fault(&mut self, call: &ToolCall, message: &str) {
@@ -208,8 +232,10 @@ pub fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
         n => format!("{n} tool calls"),
     };
     let mut lines = vec![format!(
-        "[{} prompt / {} generated tokens · {calls}]",
-        report.prompt_tokens, report.generated_tokens
+        "[{} prompt / {} generated tokens · {calls}] {}",
+        report.prompt_tokens,
+        report.generated_tokens,
+        latency_text(&report.latency)
     )];
     if report.hit_output_limit {
         lines.push(
@@ -228,6 +254,20 @@ pub fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// Where a turn's time went: `[model 2.4 s: first token 0.8 s + generating 1.6 s · tools
+/// 0.1 s · approval 3.0 s]`.
+pub fn latency_text(latency: &Latency) -> String {
+    let s = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
+    format!(
+        "[model {}: first token {} + generating {} · tools {} · approval {}]",
+        s(latency.first_token_ms + latency.generation_ms),
+        s(latency.first_token_ms),
+        s(latency.generation_ms),
+        s(latency.tools_ms),
+        s(latency.approval_ms)
+    )
 }
 
 /// Text made harmless for a terminal: control characters other than newline and tab,
@@ -266,7 +306,9 @@ mod tests {
         };
         assert_eq!(
             footer(&report, 16384),
-            vec!["[1240 prompt / 89 generated tokens · 3 tool calls]"]
+            vec![
+                "[1240 prompt / 89 generated tokens · 3 tool calls] [model 0.0 s: first token 0.0 s + generating 0.0 s · tools 0.0 s · approval 0.0 s]"
+            ]
         );
         let full = TurnReport {
             answer: "done".into(),
@@ -275,10 +317,7 @@ mod tests {
             ..TurnReport::default()
         };
         let lines = footer(&full, 16384);
-        assert_eq!(
-            lines[0],
-            "[14000 prompt / 0 generated tokens · 1 tool call]"
-        );
+        assert!(lines[0].starts_with("[14000 prompt / 0 generated tokens · 1 tool call] [model"));
         assert!(lines[1].contains("85% of num_ctx"), "{lines:?}");
     }
 

@@ -4,18 +4,24 @@
 //! Nobody can answer an approval question here, so apply_patch and run_command fail
 //! closed unless `--yes` was given; `auto_approve_patches` does not apply.
 //!
+//! With `--json`, stdout carries the ledger's events as JSON Lines instead of the answer
+//! (the answer is in the `turn_end` event), so CI can check what the agent did.
+//!
 //! Exit codes: 0 an answer, 1 the turn failed (model unreachable, model error, an empty
 //! answer, max turns exceeded), 2 usage or configuration error, 130 interrupted.
 
 use std::io::{IsTerminal, Read, Write};
 
+use crate::agent::Event;
+use crate::agent::ledger::Withheld;
 use crate::cli::{Exit, error};
+use crate::config::{KEYS, Source, is_local};
 use crate::display::{Display, footer, terminal_safe};
-use crate::session::{self, Interrupts, Mode, Outcome};
+use crate::session::{self, Interrupts, Mode, Outcome, Session};
 use crate::tools::approval::{ApproveAll, Approver, NobodyToAsk};
 
 /// Runs one request and returns the exit code.
-pub fn run(prompt: &str, yes: bool) -> Exit {
+pub fn run(prompt: &str, yes: bool, json: bool) -> Exit {
     let prompt = match read_prompt(prompt) {
         Ok(prompt) => prompt,
         Err(message) => {
@@ -46,6 +52,10 @@ pub fn run(prompt: &str, yes: bool) -> Exit {
         };
         let num_ctx = session.loaded.config.num_ctx;
         let mut display = Display::new(false, &session.loaded.config.model);
+        if json {
+            display = display.with_json_events();
+            display.print_event(&session_start(&session));
+        }
         let agent = &mut session.agent;
         match session::drive_turn(agent, &prompt, &mut display, &mut interrupts).await {
             Outcome::Interrupted => {
@@ -64,10 +74,46 @@ pub fn run(prompt: &str, yes: bool) -> Exit {
                     // A script must not mistake "no answer" for an answer.
                     return Exit::Failure;
                 }
+                if json {
+                    // The answer is in the `turn_end` event.
+                    return Exit::Success;
+                }
                 print_answer(&report.answer)
             }
         }
     })
+}
+
+/// The first `--json` event: what this session is, and where its settings came from.
+fn session_start(session: &Session) -> Event {
+    let loaded = &session.loaded;
+    let config_sources = KEYS
+        .iter()
+        .filter(|key| *loaded.source_of(key) != Source::Default)
+        .map(|key| {
+            (
+                (*key).to_owned(),
+                serde_json::Value::from(loaded.source_of(key).to_string()),
+            )
+        })
+        .collect();
+    let agent = &session.agent;
+    Event::SessionStart {
+        model: loaded.config.model.clone(),
+        endpoint: loaded.config.endpoint.clone(),
+        endpoint_local: is_local(&loaded.config.endpoint),
+        config_file: loaded.file.as_ref().map(|f| f.path.display().to_string()),
+        config_sources,
+        tools_offered: agent.offered().iter().map(|s| s.name.to_owned()).collect(),
+        tools_withdrawn: agent
+            .withdrawn()
+            .iter()
+            .map(|w| Withheld {
+                name: w.name.to_owned(),
+                reason: w.reason.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// The request: the `-p` value, or stdin for `-`.

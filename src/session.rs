@@ -127,7 +127,7 @@ pub async fn drive_turn(
     };
     spinner.borrow_mut().clear();
     if matches!(outcome, Outcome::Interrupted) {
-        agent.interrupted();
+        agent.interrupted(display);
     }
     outcome
 }

@@ -16,6 +16,7 @@
 //! closes the turn in history.
 
 pub mod history;
+pub mod ledger;
 pub mod prompt;
 
 use std::collections::HashMap;
@@ -30,6 +31,7 @@ use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::tools::{ToolError, ToolSpec, Toolbox};
 
 pub use history::{Compaction, History, REDACTED_SLICE};
+pub use ledger::{Entry, Event, Latency, Ledger, PolicyDecision};
 
 /// Anything that answers chat requests: the real [`Client`], or a scripted model in tests
 /// and benches.
@@ -65,6 +67,8 @@ pub trait Observer {
     fn tool_started(&mut self, _call: &ToolCall) {}
     /// A tool hit an environment fault (the model is told too).
     fn tool_fault(&mut self, _call: &ToolCall, _message: &str) {}
+    /// A ledger event (printed as JSON Lines by `--json`).
+    fn event(&mut self, _event: &Event) {}
 }
 
 /// An observer that shows nothing.
@@ -153,6 +157,8 @@ pub struct TurnReport {
     /// A reply of this turn stopped at `max_output_tokens` (`done_reason: length`), so
     /// its text or tool call may be cut short.
     pub hit_output_limit: bool,
+    /// Where the time went: first tokens, generation, tools, the person's approvals.
+    pub latency: Latency,
 }
 
 /// A tool the model may not call in this session, and why.
@@ -178,15 +184,20 @@ pub struct Agent<M> {
     withdrawn: Vec<Withdrawn>,
     tool_definitions: Option<Box<RawValue>>,
     open_turn: Option<OpenTurn>,
+    ledger: Ledger,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct OpenTurn {
+    /// The turn's number in the ledger.
+    turn: u32,
     /// History length before the user's line.
     start: usize,
     /// Tool calls that ran (their effects cannot be undone by dropping history).
     tools_run: usize,
+    /// What the turn has cost so far (kept here so an interrupted turn can report it).
+    report: TurnReport,
 }
 
 impl<M: Model> Agent<M> {
@@ -217,6 +228,7 @@ impl<M: Model> Agent<M> {
             offered,
             withdrawn,
             open_turn: None,
+            ledger: Ledger::default(),
         }
     }
 
@@ -252,6 +264,11 @@ impl<M: Model> Agent<M> {
         &self.toolbox
     }
 
+    /// The session's ledger (`/ledger`, `/context`).
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
     /// Clears the conversation, keeping the system prompt.
     pub fn reset(&mut self) {
         self.history.reset();
@@ -264,18 +281,31 @@ impl<M: Model> Agent<M> {
         line: &str,
         observer: &mut dyn Observer,
     ) -> Result<TurnReport, TurnError> {
+        let turn = self.ledger.start_turn(line);
+        observer.event(&Event::TurnStart {
+            turn,
+            prompt: line.to_owned(),
+        });
         self.open_turn = Some(OpenTurn {
+            turn,
             start: self.history.len(),
             tools_run: 0,
+            report: TurnReport::default(),
         });
         self.history.push(Message::new(Role::User, line));
         let mut report = TurnReport::default();
         let mut seen_calls: HashMap<(String, String), u32> = HashMap::new();
-        for _ in 0..self.settings.max_turns {
+        for round in 1..=self.settings.max_turns {
             let reply = match self.ask_model(observer).await {
                 Ok(reply) => reply,
                 Err(error) => {
-                    self.close_turn_early(&format!("(the turn failed: {error})"));
+                    let message = error.to_string();
+                    self.close_turn_early(
+                        &format!("(the turn failed: {message})"),
+                        observer,
+                        "error",
+                        Some(message),
+                    );
                     return Err(TurnError::Model(error));
                 }
             };
@@ -283,12 +313,25 @@ impl<M: Model> Agent<M> {
             report.prompt_tokens = reply.prompt_tokens;
             report.generated_tokens += reply.generated_tokens;
             report.model_time += reply.elapsed;
+            let first = reply.first_token.unwrap_or(reply.elapsed);
+            report.latency.first_token_ms += ledger::ms(first);
+            report.latency.generation_ms += ledger::ms(reply.elapsed.saturating_sub(first));
             if report.first_token.is_none() {
                 report.first_token = reply.first_token;
             }
             report.hit_output_limit |= reply.done_reason.as_deref() == Some("length");
             let mut calls = reply.tool_calls;
             self.history.make_ids_unique(&mut calls);
+            observer.event(&Event::ModelReply {
+                turn,
+                round,
+                prompt_tokens: reply.prompt_tokens,
+                generated_tokens: reply.generated_tokens,
+                tool_calls: calls.len(),
+                first_token_ms: reply.first_token.map(ledger::ms),
+                duration_ms: ledger::ms(reply.elapsed),
+                done_reason: reply.done_reason.clone(),
+            });
             self.history.push(Message {
                 thinking: (!reply.thinking.is_empty()).then_some(reply.thinking),
                 tool_calls: calls.iter().map(sendable_call).collect(),
@@ -298,31 +341,45 @@ impl<M: Model> Agent<M> {
                 report.answer = reply.content;
                 report.compaction = self.compact();
                 self.open_turn = None;
+                self.end_turn(turn, "ok", &report, None, observer);
                 return Ok(report);
             }
-            let started = Instant::now();
             for call in &calls {
                 observer.tool_started(call);
-                let text = self.run_call(call, &mut seen_calls, observer);
+                let started = Instant::now();
+                let (text, approval_wait) = self.run_call(turn, call, &mut seen_calls, observer);
+                let spent = started.elapsed();
+                report.latency.approval_ms += ledger::ms(approval_wait);
+                report.latency.tools_ms += ledger::ms(spent.saturating_sub(approval_wait));
+                report.tool_time += spent;
                 self.history.push(Message::tool_result(call, text));
                 report.tool_calls += 1;
                 if let Some(open) = &mut self.open_turn {
                     open.tools_run += 1;
+                    open.report = report.clone();
                 }
             }
-            report.tool_time += started.elapsed();
         }
         let limit = self.settings.max_turns;
-        self.close_turn_early(&format!(
-            "(stopped: max turns exceeded after {limit} round trips)"
-        ));
-        Err(TurnError::MaxTurns { limit })
+        let error = TurnError::MaxTurns { limit };
+        self.close_turn_early(
+            &format!("(stopped: max turns exceeded after {limit} round trips)"),
+            observer,
+            "max_turns",
+            Some(error.to_string()),
+        );
+        Err(error)
     }
 
     /// Closes a turn whose future was dropped (Ctrl-C): history stays valid for the next
-    /// request, and the model is told the turn was interrupted.
-    pub fn interrupted(&mut self) {
-        self.close_turn_early("(interrupted by the user before answering)");
+    /// request, the model is told the turn was interrupted, and the ledger says so.
+    pub fn interrupted(&mut self, observer: &mut dyn Observer) {
+        self.close_turn_early(
+            "(interrupted by the user before answering)",
+            observer,
+            "interrupted",
+            None,
+        );
     }
 
     async fn ask_model(&self, observer: &mut dyn Observer) -> Result<Reply, OllamaError> {
@@ -342,34 +399,94 @@ impl<M: Model> Agent<M> {
         reply
     }
 
-    /// Policy, then execution: the text the model gets back for one call.
+    /// Policy, then execution: the text the model gets back for one call, and how long
+    /// the person took to approve it. Every stage goes into the ledger and out as events.
     fn run_call(
-        &self,
+        &mut self,
+        turn: u32,
         call: &ToolCall,
         seen: &mut HashMap<(String, String), u32>,
         observer: &mut dyn Observer,
-    ) -> String {
+    ) -> (String, Duration) {
         let name = call.function.name.as_str();
-        if !self.offered.iter().any(|spec| spec.name == name) {
-            return self.not_offered(name);
-        }
+        let call_id = call.id.clone();
+        observer.event(&Event::ToolProposed {
+            turn,
+            call_id: call_id.clone(),
+            tool: name.to_owned(),
+            arguments: call.function.arguments.clone(),
+        });
         let key = (name.to_owned(), call.function.arguments.to_string());
-        let count = seen.entry(key).or_insert(0);
-        *count += 1;
-        if *count > IDENTICAL_CALLS_ALLOWED {
-            return format!(
-                "Refused: you already called {name} with exactly these arguments {IDENTICAL_CALLS_ALLOWED} times in this turn, and the result will not change. Use what you have, or try different arguments."
-            );
-        }
-        match self.toolbox.call(name, call.function.arguments.clone()) {
-            Ok(text) if text.is_empty() => "(no output)".to_owned(),
-            Ok(text) => text,
-            Err(ToolError::BadArguments(text) | ToolError::Refused(text)) => text,
-            Err(ToolError::Fault(text)) => {
-                observer.tool_fault(call, &text);
-                format!("{name} failed: {text}")
+        let policy = if !self.offered.iter().any(|spec| spec.name == name) {
+            let rule = match self.withdrawn.iter().find(|w| w.name == name) {
+                Some(w) => format!("not offered in this session: {}", w.reason),
+                None => "no such tool".to_owned(),
+            };
+            Err((rule, self.not_offered(name)))
+        } else {
+            let count = seen.entry(key).or_insert(0);
+            *count += 1;
+            if *count > IDENTICAL_CALLS_ALLOWED {
+                Err((
+                    format!("identical call number {count} in one turn"),
+                    format!(
+                        "Refused: you already called {name} with exactly these arguments {IDENTICAL_CALLS_ALLOWED} times in this turn, and the result will not change. Use what you have, or try different arguments."
+                    ),
+                ))
+            } else {
+                Ok(())
             }
+        };
+        let (allowed, rule) = match &policy {
+            Ok(()) => (true, "offered".to_owned()),
+            Err((rule, _)) => (false, rule.clone()),
+        };
+        observer.event(&Event::Decision {
+            call_id: call_id.clone(),
+            allowed,
+            rule: rule.clone(),
+        });
+        let (text, outcome) = match policy {
+            Err((_, refusal)) => (refusal, "refused"),
+            Ok(()) => match self.toolbox.call(name, call.function.arguments.clone()) {
+                Ok(text) if text.is_empty() => ("(no output)".to_owned(), "ok"),
+                Ok(text) => (text, "ok"),
+                Err(ToolError::BadArguments(text)) => (text, "error"),
+                Err(ToolError::Refused(text)) => (text, "refused"),
+                Err(ToolError::Fault(text)) => {
+                    observer.tool_fault(call, &text);
+                    (format!("{name} failed: {text}"), "fault")
+                }
+            },
+        };
+        let journal = self.toolbox.take_journal();
+        let mut waited = Duration::ZERO;
+        for approval in &journal.approvals {
+            waited += approval.waited;
+            observer.event(&ledger::approval_event(&call_id, approval));
         }
+        for effect in &journal.effects {
+            observer.event(&ledger::effect_event(&call_id, effect));
+        }
+        observer.event(&Event::ToolResult {
+            call_id: call_id.clone(),
+            tool: name.to_owned(),
+            outcome,
+            bytes: text.len(),
+        });
+        self.ledger.record(Entry {
+            turn,
+            call_id,
+            tool: name.to_owned(),
+            arguments: call.function.arguments.clone(),
+            policy: PolicyDecision { allowed, rule },
+            approvals: journal.approvals,
+            effects: journal.effects,
+            outcome,
+            reported: text.lines().next().unwrap_or("").to_owned(),
+            reported_bytes: text.len(),
+        });
+        (text, waited)
     }
 
     /// The refusal for a call to a tool that was not advertised.
@@ -388,16 +505,46 @@ impl<M: Model> Agent<M> {
     /// Ends a turn that produced no answer. When no tool ran, the turn is undone (the
     /// person can simply retry); otherwise its effects are real, so history keeps the
     /// calls and a note saying how the turn ended.
-    fn close_turn_early(&mut self, note: &str) {
+    fn close_turn_early(
+        &mut self,
+        note: &str,
+        observer: &mut dyn Observer,
+        status: &'static str,
+        error: Option<String>,
+    ) {
         let Some(open) = self.open_turn.take() else {
             return;
         };
+        self.end_turn(open.turn, status, &open.report, error, observer);
         if open.tools_run == 0 {
             self.history.truncate(open.start);
             return;
         }
         self.history.push(Message::new(Role::Assistant, note));
         self.compact();
+    }
+
+    /// Records the end of a turn in the ledger and emits its event.
+    fn end_turn(
+        &mut self,
+        turn: u32,
+        status: &'static str,
+        report: &TurnReport,
+        error: Option<String>,
+        observer: &mut dyn Observer,
+    ) {
+        self.ledger.end_turn(status);
+        observer.event(&Event::TurnEnd {
+            turn,
+            status,
+            answer: (status == "ok").then(|| report.answer.clone()),
+            error,
+            prompt_tokens: report.prompt_tokens,
+            generated_tokens: report.generated_tokens,
+            tool_calls: report.tool_calls,
+            round_trips: report.round_trips,
+            latency: report.latency,
+        });
     }
 
     fn compact(&mut self) -> Compaction {

@@ -24,6 +24,9 @@ fn reply_limit(num_predict: u64) -> usize {
     usize::try_from(bytes).unwrap_or(usize::MAX)
 }
 
+/// How long to wait, after the `done` line, for the end of the response body.
+const DRAIN_LIMIT: Duration = Duration::from_millis(50);
+
 /// Talks to one Ollama server.
 #[derive(Debug)]
 pub struct Client {
@@ -126,6 +129,11 @@ impl Client {
                         parser.note_first_token(at);
                     }
                     if done {
+                        // Read the end of the body (normally already here), so the
+                        // connection can be reused for the next round trip; never wait
+                        // long for it.
+                        let drain = async { while let Some(Ok(_)) = stream.next().await {} };
+                        let _ = tokio::time::timeout(DRAIN_LIMIT, drain).await;
                         break;
                     }
                 }

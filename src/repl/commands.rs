@@ -18,6 +18,10 @@ pub enum Command {
     History,
     /// Rebuild the symbol index.
     Tags,
+    /// This session's tool calls, from proposal to what the model was told.
+    Ledger,
+    /// What the model has been shown, and what it still carries.
+    Context,
     /// Leave.
     Exit,
 }
@@ -29,6 +33,8 @@ pub const HELP: &str = "\
 /reset    clear the conversation history, keeping the system prompt
 /history  show how many messages and bytes the session is carrying
 /tags     rebuild the symbol index behind find_symbol (after a big refactor)
+/ledger   every tool call of this session: proposed, decided, approved, done, reported
+/context  what the model has been shown (files and lines, searches, symbols) and still carries
 /exit     quit (also exit, quit, /quit, or Ctrl-D)
 Anything else is sent to the model. Ctrl-C cancels a reply in progress.";
 
@@ -44,6 +50,8 @@ impl Command {
             "/reset" => Command::Reset,
             "/history" => Command::History,
             "/tags" => Command::Tags,
+            "/ledger" => Command::Ledger,
+            "/context" => Command::Context,
             _ if line.starts_with('/') && !line.contains(char::is_whitespace) => {
                 return Err(format!("unknown command {line}; /help lists the commands"));
             }
@@ -77,6 +85,14 @@ pub fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String {
         },
         approx_tokens(bytes)
     );
+    for spec in agent.offered() {
+        let _ = writeln!(
+            text,
+            "  {}: {}",
+            spec.name,
+            spec.capabilities(agent.toolbox())
+        );
+    }
     for withdrawn in agent.withdrawn() {
         let _ = writeln!(text, "withdrawn: {} ({})", withdrawn.name, withdrawn.reason);
     }

@@ -107,6 +107,17 @@ fn run_command(command: Command, session: &mut Session) {
         }
         Command::History => println!("{}", commands::history_text(&session.agent)),
         Command::Tags => rebuild_tags(session),
+        Command::Ledger => print!(
+            "{}",
+            session
+                .agent
+                .ledger()
+                .render(&session.agent.toolbox().standing_approvals())
+        ),
+        Command::Context => print!(
+            "{}",
+            session.agent.ledger().context(session.agent.history())
+        ),
         Command::Exit => {}
     }
 }

@@ -798,7 +798,7 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
             tokio::time::timeout(Duration::from_millis(600), agent.turn(line, &mut seen)).await
         });
         assert!(result.is_err(), "the turn should still be running");
-        agent.interrupted();
+        agent.interrupted(&mut Seen::default());
     };
     cut(&mut agent, "first");
     assert_eq!(

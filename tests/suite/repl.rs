@@ -890,11 +890,11 @@ fn the_footer_warns_once_the_prompt_passes_80_percent_of_num_ctx() {
     let lines: Vec<&str> = run.stderr.lines().collect();
     let first = lines
         .iter()
-        .position(|l| *l == "[800 prompt / 5 generated tokens · 0 tool calls]")
+        .position(|l| l.starts_with("[800 prompt / 5 generated tokens · 0 tool calls] [model "))
         .unwrap_or_else(|| panic!("{run:?}"));
     let second = lines
         .iter()
-        .position(|l| *l == "[801 prompt / 5 generated tokens · 0 tool calls]")
+        .position(|l| l.starts_with("[801 prompt / 5 generated tokens · 0 tool calls] [model "))
         .unwrap_or_else(|| panic!("{run:?}"));
     // 80% exactly is not past it; the line after the second footer is the warning.
     assert_eq!(second, first + 1, "no warning after 800 of 1000: {run:?}");

@@ -1,0 +1,536 @@
+//! The action ledger: what each tool call was, what policy and the person decided, what
+//! actually happened, and what the model was told.
+//!
+//! Every call moves through the same stages: proposed (tool and arguments), policy
+//! (offered or not, allowed or refused and by which rule), approval (asked: yes or no;
+//! auto by trusted config; `--yes`; a standing approval), execution (the effects from the
+//! tools' journal: files written with their hashes, a command's status, a conflict) and
+//! what was reported back. An effect is listed only when the journal recorded it, so a
+//! request is never shown as done.
+//!
+//! The same stages are emitted as [`Event`]s while they happen (`--json` prints them as
+//! JSON Lines) and kept in the [`Ledger`] for `/ledger` and `/context`.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::history::{History, REDACTED_SLICE};
+use crate::ollama::wire::Role;
+use crate::tools::journal::{ApprovalRecord, Effect, FileChange};
+
+/// One event, as printed by `--json`: one JSON object per line, `type` first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The session started (emitted by the front end, which knows the config layers).
+    SessionStart {
+        /// The model.
+        model: String,
+        /// The chat endpoint.
+        endpoint: String,
+        /// Whether the endpoint is on this machine.
+        endpoint_local: bool,
+        /// The config file read, if any.
+        config_file: Option<String>,
+        /// Every setting not at its default, with the layer it came from.
+        config_sources: serde_json::Map<String, Value>,
+        /// The tools offered to the model.
+        tools_offered: Vec<String>,
+        /// The tools withheld, with the reason.
+        tools_withdrawn: Vec<Withheld>,
+    },
+    /// The person's line started a turn.
+    TurnStart {
+        /// The turn number in this session, from 1.
+        turn: u32,
+        /// The line.
+        prompt: String,
+    },
+    /// One model round trip finished.
+    ModelReply {
+        /// The turn.
+        turn: u32,
+        /// The round trip within the turn, from 1.
+        round: usize,
+        /// Ollama's `prompt_eval_count`.
+        prompt_tokens: u64,
+        /// Ollama's `eval_count`.
+        generated_tokens: u64,
+        /// Tool calls the reply asked for.
+        tool_calls: usize,
+        /// Milliseconds to the first token.
+        first_token_ms: Option<u64>,
+        /// Milliseconds for the whole reply.
+        duration_ms: u64,
+        /// Why generation stopped.
+        done_reason: Option<String>,
+    },
+    /// The model asked for a tool.
+    ToolProposed {
+        /// The turn.
+        turn: u32,
+        /// The call's id.
+        call_id: String,
+        /// The tool's name, as the model wrote it.
+        tool: String,
+        /// The arguments, as the model wrote them.
+        arguments: Value,
+    },
+    /// Policy decided whether the call may run.
+    Decision {
+        /// The call's id.
+        call_id: String,
+        /// True when the tool runs (it may still ask the person, or refuse by itself).
+        allowed: bool,
+        /// The rule that decided.
+        rule: String,
+    },
+    /// A write or an execution was approved or refused.
+    Approval {
+        /// The call's id.
+        call_id: String,
+        /// Who decided: `asked`, `--yes`, `auto_approve_patches`, `standing approval`,
+        /// `nobody to ask`.
+        by: String,
+        /// `yes`, `yes, for the session`, `no`, `refused (nobody to ask)`.
+        answer: String,
+        /// Milliseconds the person took.
+        waited_ms: u64,
+        /// The scope of a standing approval used or granted.
+        scope: Option<String>,
+    },
+    /// Something happened (or was stopped): only ever from the tools' journal.
+    Effect {
+        /// The call's id.
+        call_id: String,
+        /// `wrote`, `ran` or `conflict`.
+        kind: &'static str,
+        /// Files written (with hashes), or the files in conflict.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        files: Vec<FileHashes>,
+        /// The command that ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        argv: Option<Vec<String>>,
+        /// Its exit status.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        /// Its duration.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+    /// What went back to the model.
+    ToolResult {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// `ok`, `refused`, `error` or `fault`.
+        outcome: &'static str,
+        /// Bytes of text the model received.
+        bytes: usize,
+    },
+    /// The turn ended.
+    TurnEnd {
+        /// The turn.
+        turn: u32,
+        /// `ok`, `error`, `max_turns` or `interrupted`.
+        status: &'static str,
+        /// The answer, when there is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        answer: Option<String>,
+        /// The error, when there is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Prompt tokens of the last round trip.
+        prompt_tokens: u64,
+        /// Tokens generated over the turn.
+        generated_tokens: u64,
+        /// Tool calls made.
+        tool_calls: usize,
+        /// Model round trips.
+        round_trips: usize,
+        /// Where the time went.
+        latency: Latency,
+    },
+}
+
+/// A withheld tool in [`Event::SessionStart`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Withheld {
+    /// The tool.
+    pub name: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A file in an [`Event::Effect`]: content hashes are git blob ids (`null` = absent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileHashes {
+    /// The path.
+    pub path: String,
+    /// Hash before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// Hash after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+/// Where a turn's time went, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Latency {
+    /// Waiting for first tokens (prompt evaluation, model load), summed over round trips.
+    pub first_token_ms: u64,
+    /// Generating, after the first token, summed over round trips.
+    pub generation_ms: u64,
+    /// Running tools, not counting the person's approval time.
+    pub tools_ms: u64,
+    /// Waiting for the person to answer approval questions.
+    pub approval_ms: u64,
+}
+
+/// Milliseconds, saturating.
+pub fn ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What policy said about a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyDecision {
+    /// True when the tool ran.
+    pub allowed: bool,
+    /// The rule.
+    pub rule: String,
+}
+
+/// One tool call, through every stage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The turn it belongs to.
+    pub turn: u32,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments.
+    pub arguments: Value,
+    /// What policy decided.
+    pub policy: PolicyDecision,
+    /// Approval decisions (none for a read tool).
+    pub approvals: Vec<ApprovalRecord>,
+    /// What happened.
+    pub effects: Vec<Effect>,
+    /// `ok`, `refused`, `error` or `fault`.
+    pub outcome: &'static str,
+    /// The first line of what the model was told.
+    pub reported: String,
+    /// Bytes the model was told.
+    pub reported_bytes: usize,
+}
+
+/// A turn's line, for the ledger's headings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnRecord {
+    /// The turn number.
+    pub turn: u32,
+    /// The person's line.
+    pub prompt: String,
+    /// How it ended, once it has.
+    pub status: Option<&'static str>,
+}
+
+/// The session's ledger.
+#[derive(Debug, Default, Clone)]
+pub struct Ledger {
+    turns: Vec<TurnRecord>,
+    entries: Vec<Entry>,
+}
+
+impl Ledger {
+    /// Starts a turn and returns its number.
+    pub fn start_turn(&mut self, prompt: &str) -> u32 {
+        let turn = u32::try_from(self.turns.len() + 1).unwrap_or(u32::MAX);
+        self.turns.push(TurnRecord {
+            turn,
+            prompt: prompt.to_owned(),
+            status: None,
+        });
+        turn
+    }
+
+    /// Records how the current turn ended.
+    pub fn end_turn(&mut self, status: &'static str) {
+        if let Some(turn) = self.turns.last_mut() {
+            turn.status.get_or_insert(status);
+        }
+    }
+
+    /// Adds a call that went through every stage.
+    pub fn record(&mut self, entry: Entry) {
+        self.entries.push(entry);
+    }
+
+    /// Every call so far.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The ledger as the person reads it (`/ledger`).
+    pub fn render(&self, standing: &[String]) -> String {
+        let mut text = String::new();
+        if self.turns.is_empty() {
+            text.push_str("nothing yet: no turn has run in this session\n");
+        }
+        for turn in &self.turns {
+            let _ = writeln!(
+                text,
+                "turn {}: {} [{}]",
+                turn.turn,
+                one_line(&turn.prompt, 80),
+                turn.status.unwrap_or("running")
+            );
+            for (i, entry) in self
+                .entries
+                .iter()
+                .filter(|e| e.turn == turn.turn)
+                .enumerate()
+            {
+                render_entry(&mut text, i + 1, entry);
+            }
+        }
+        if standing.is_empty() {
+            text.push_str("standing approvals: none\n");
+        } else {
+            for scope in standing {
+                let _ = writeln!(text, "standing approval: {scope}");
+            }
+        }
+        text
+    }
+
+    /// The context manifest (`/context`): what the model has been shown in this session,
+    /// and whether each piece is still carried in history, purged, or dropped.
+    pub fn context(&self, history: &History) -> String {
+        let mut text = String::new();
+        let mut shown = 0;
+        for entry in &self.entries {
+            if entry.outcome != "ok" || entry.policy.rule != "offered" {
+                continue;
+            }
+            let what = match entry.tool.as_str() {
+                "view_slice" => format!(
+                    "file {} lines {}-{}",
+                    arg(&entry.arguments, "path"),
+                    arg(&entry.arguments, "start"),
+                    arg(&entry.arguments, "end")
+                ),
+                "search_text" => format!("search for {}", arg(&entry.arguments, "pattern")),
+                "find_symbol" => format!("definitions of {}", arg(&entry.arguments, "symbol")),
+                "list_files" => match entry.arguments.get("pattern") {
+                    Some(_) => format!("file list {}", arg(&entry.arguments, "pattern")),
+                    None => "file list".to_owned(),
+                },
+                "apply_patch" => "the result of a patch".to_owned(),
+                "run_command" => format!("output of `{}`", arg(&entry.arguments, "command")),
+                other => other.to_owned(),
+            };
+            let state = carried_state(history, &entry.call_id);
+            let _ = writeln!(
+                text,
+                "turn {}: {what} ({} bytes, {state})",
+                entry.turn, entry.reported_bytes
+            );
+            shown += 1;
+        }
+        if shown == 0 {
+            text.push_str("the model has been shown nothing from the project yet\n");
+        }
+        let messages = history.len().saturating_sub(1);
+        let _ = writeln!(
+            text,
+            "history: {messages} messages, {} bytes carried on every request; {} earlier messages dropped",
+            history.carried_bytes(),
+            history.dropped()
+        );
+        text
+    }
+}
+
+/// Whether a call's result is still in history, was purged, or was trimmed away.
+fn carried_state(history: &History, call_id: &str) -> &'static str {
+    let message = history
+        .messages()
+        .iter()
+        .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(call_id));
+    match message {
+        Some(m) if m.content == REDACTED_SLICE => "purged after its turn",
+        Some(_) => "still carried",
+        None => "dropped from history",
+    }
+}
+
+fn arg(arguments: &Value, key: &str) -> String {
+    match arguments.get(key) {
+        Some(Value::String(s)) => format!("`{}`", one_line(s, 60)),
+        Some(other) => other.to_string(),
+        None => "?".to_owned(),
+    }
+}
+
+fn render_entry(text: &mut String, n: usize, entry: &Entry) {
+    let arguments = match entry.tool.as_str() {
+        "apply_patch" => format!(
+            "(diff of {} bytes)",
+            entry
+                .arguments
+                .get("diff")
+                .and_then(Value::as_str)
+                .map_or(0, str::len)
+        ),
+        _ => one_line(&entry.arguments.to_string(), 80),
+    };
+    let _ = writeln!(text, "  {n}. {} {arguments}", entry.tool);
+    let policy = if entry.policy.allowed {
+        "allowed".to_owned()
+    } else {
+        format!("refused by policy: {}", entry.policy.rule)
+    };
+    let _ = writeln!(text, "     policy: {policy}");
+    for approval in &entry.approvals {
+        let mut line = format!(
+            "     approval: {} -> {}",
+            approval.source.as_str(),
+            approval.outcome.as_str()
+        );
+        if !approval.waited.is_zero() {
+            let _ = write!(line, " after {:.1} s", approval.waited.as_secs_f64());
+        }
+        if let Some(scope) = &approval.scope {
+            let _ = write!(line, " ({scope})");
+        }
+        let _ = writeln!(text, "{line}");
+    }
+    for effect in &entry.effects {
+        let _ = writeln!(text, "     effect: {}", describe_effect(effect));
+    }
+    if entry.effects.is_empty() && matches!(entry.tool.as_str(), "apply_patch" | "run_command") {
+        text.push_str("     effect: none (nothing was written or run)\n");
+    }
+    let _ = writeln!(
+        text,
+        "     reported ({}, {} bytes): {}",
+        entry.outcome,
+        entry.reported_bytes,
+        one_line(&entry.reported, 90)
+    );
+}
+
+/// One effect in words.
+pub fn describe_effect(effect: &Effect) -> String {
+    match effect {
+        Effect::Wrote { files } => {
+            let files: Vec<String> = files.iter().map(describe_file).collect();
+            format!("wrote {}", files.join(", "))
+        }
+        Effect::Ran {
+            argv,
+            status,
+            duration,
+        } => format!(
+            "ran `{}`: {status} in {:.1} s",
+            argv.join(" "),
+            duration.as_secs_f64()
+        ),
+        Effect::Conflict { files } => {
+            format!("conflict, nothing written: {} changed", files.join(", "))
+        }
+    }
+}
+
+fn describe_file(file: &FileChange) -> String {
+    let short = |hash: &Option<String>| {
+        hash.as_deref()
+            .map_or_else(|| "absent".to_owned(), |h| h.chars().take(10).collect())
+    };
+    format!(
+        "{} {} -> {}",
+        file.path,
+        short(&file.before),
+        short(&file.after)
+    )
+}
+
+/// The effect as a JSON event.
+pub fn effect_event(call_id: &str, effect: &Effect) -> Event {
+    let hashes = |files: &[FileChange]| {
+        files
+            .iter()
+            .map(|f| FileHashes {
+                path: f.path.clone(),
+                before: f.before.clone(),
+                after: f.after.clone(),
+            })
+            .collect()
+    };
+    match effect {
+        Effect::Wrote { files } => Event::Effect {
+            call_id: call_id.to_owned(),
+            kind: "wrote",
+            files: hashes(files),
+            argv: None,
+            status: None,
+            duration_ms: None,
+        },
+        Effect::Ran {
+            argv,
+            status,
+            duration,
+        } => Event::Effect {
+            call_id: call_id.to_owned(),
+            kind: "ran",
+            files: Vec::new(),
+            argv: Some(argv.clone()),
+            status: Some(status.clone()),
+            duration_ms: Some(ms(*duration)),
+        },
+        Effect::Conflict { files } => Event::Effect {
+            call_id: call_id.to_owned(),
+            kind: "conflict",
+            files: files
+                .iter()
+                .map(|path| FileHashes {
+                    path: path.clone(),
+                    before: None,
+                    after: None,
+                })
+                .collect(),
+            argv: None,
+            status: None,
+            duration_ms: None,
+        },
+    }
+}
+
+/// The approval as a JSON event.
+pub fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event {
+    Event::Approval {
+        call_id: call_id.to_owned(),
+        by: approval.source.as_str().to_owned(),
+        answer: approval.outcome.as_str().to_owned(),
+        waited_ms: ms(approval.waited),
+        scope: approval.scope.clone(),
+    }
+}
+
+/// The first line of `text`, at most `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(max).collect();
+    if out.len() < line.len() || text.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
