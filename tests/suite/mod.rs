@@ -8,6 +8,7 @@ mod common;
 mod doctor;
 mod fake_ollama;
 mod fake_ollama_selftest;
+mod ledger;
 mod live;
 mod oneshot;
 mod read_tools;

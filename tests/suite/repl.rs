@@ -1099,7 +1099,7 @@ fn ctrl_c_at_an_idle_prompt_quits_with_130() {
 // ---------------------------------------------------------------------------------------
 
 /// True when util-linux `script` can give metron a pseudo-terminal.
-fn script_available() -> bool {
+pub(super) fn script_available() -> bool {
     cfg!(target_os = "linux")
         && Command::new("script")
             .arg("--version")
@@ -1117,7 +1117,7 @@ fn shell_quote(s: &str) -> String {
 
 /// Starts metron in `p` on a pseudo-terminal (stdin, stdout and stderr all the terminal,
 /// so everything shows up on the [`Live`]'s stdout), against `fake`.
-fn on_a_terminal(p: &TestProject, fake: &FakeOllama) -> Live {
+pub(super) fn on_a_terminal(p: &TestProject, fake: &FakeOllama) -> Live {
     let inner = shell_quote(env!("CARGO_BIN_EXE_metron"));
     let (mut command, home) = hermetic("script", p.root());
     command
@@ -1130,7 +1130,7 @@ fn on_a_terminal(p: &TestProject, fake: &FakeOllama) -> Live {
 
 /// Quits the session on the terminal with `/exit` (not end of input, which would also
 /// quit), and returns what the terminal showed with carriage returns removed.
-fn exit_on_a_terminal(mut live: Live) -> Run {
+pub(super) fn exit_on_a_terminal(mut live: Live) -> Run {
     live.send("/exit\r");
     let deadline = Instant::now() + PATIENCE;
     while live.child.try_wait().expect("poll").is_none() {

@@ -1,0 +1,316 @@
+//! The action ledger through the real binary: `-p --json` events, `/ledger`, `/context`,
+//! standing approvals, and that a request is never shown as done.
+
+use serde_json::{Value, json};
+
+use metron::tools::journal::content_hash;
+
+use super::common::{Run, TestProject, metron, skip};
+use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, text};
+use super::repl::{
+    GREET_GO, GREET_HOLA, PATIENCE, exit_on_a_terminal, greet_patch, greet_project, greet_session,
+    on_a_terminal, script_available, user_config,
+};
+
+fn json_run(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
+    let run = metron(p.root())
+        .args(["-p", "make Greet return \"hola\"", "--json"])
+        .args(extra)
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    let events = run
+        .stdout
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}\n{run:?}"))
+        })
+        .collect();
+    (run, events)
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or("?"))
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+#[test]
+fn json_events_trace_every_stage_and_the_hashes_match_the_files() {
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("Greet now returns \"hola\"."));
+    let (run, events) = json_run(&p, &fake, &["--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let kinds = types(&events);
+    assert_eq!(kinds[0], "session_start");
+    assert_eq!(kinds[1], "turn_start");
+    assert_eq!(kinds.last(), Some(&"turn_end"));
+    // Per call: proposed, decision, (approval, effect,) result, in that order.
+    let per_call: Vec<&str> = kinds
+        .iter()
+        .copied()
+        .filter(|k| {
+            !matches!(
+                *k,
+                "session_start" | "turn_start" | "model_reply" | "turn_end"
+            )
+        })
+        .collect();
+    assert_eq!(
+        per_call,
+        [
+            "tool_proposed",
+            "decision",
+            "tool_result",
+            "tool_proposed",
+            "decision",
+            "tool_result",
+            "tool_proposed",
+            "decision",
+            "approval",
+            "effect",
+            "tool_result"
+        ]
+    );
+    assert_eq!(of_type(&events, "model_reply").len(), 4);
+    let start = &events[0];
+    assert_eq!(start["model"], "qwen2.5-coder:32b");
+    assert_eq!(start["endpoint_local"], true);
+    assert_eq!(start["config_sources"]["endpoint"], "$OLLAMA_HOST");
+    assert!(
+        start["tools_withdrawn"]
+            .as_array()
+            .is_some_and(|w| w.iter().any(|t| t["name"] == "run_command"))
+    );
+    let approval = of_type(&events, "approval")[0];
+    assert_eq!(approval["by"], "--yes");
+    assert_eq!(approval["answer"], "yes");
+    let effect = of_type(&events, "effect")[0];
+    assert_eq!(effect["kind"], "wrote");
+    assert_eq!(effect["files"][0]["path"], "greet.go");
+    assert_eq!(
+        effect["files"][0]["before"],
+        content_hash(GREET_GO.as_bytes())
+    );
+    assert_eq!(
+        effect["files"][0]["after"],
+        content_hash(GREET_HOLA.as_bytes())
+    );
+    let end = of_type(&events, "turn_end")[0];
+    assert_eq!(end["status"], "ok");
+    assert_eq!(end["answer"], "Greet now returns \"hola\".");
+    assert_eq!(end["tool_calls"], 3);
+    assert_eq!(end["round_trips"], 4);
+    assert_eq!(end["prompt_tokens"], 600);
+    assert_eq!(end["generated_tokens"], 71);
+    for key in ["first_token_ms", "generation_ms", "tools_ms", "approval_ms"] {
+        assert!(end["latency"][key].is_u64(), "{key}: {end}");
+    }
+    // Every event of a call names the same id as its proposal.
+    let ids: Vec<&str> = of_type(&events, "tool_proposed")
+        .iter()
+        .filter_map(|e| e["call_id"].as_str())
+        .collect();
+    for kind in ["decision", "tool_result"] {
+        let theirs: Vec<&str> = of_type(&events, kind)
+            .iter()
+            .filter_map(|e| e["call_id"].as_str())
+            .collect();
+        assert_eq!(theirs, ids, "{kind}");
+    }
+}
+
+#[test]
+fn a_refused_patch_is_never_shown_as_done() {
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("I could not apply it."));
+    let (run, events) = json_run(&p, &fake, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(of_type(&events, "effect").is_empty(), "{events:#?}");
+    let approval = of_type(&events, "approval")[0];
+    assert_eq!(approval["by"], "nobody to ask");
+    assert_eq!(approval["answer"], "refused (nobody to ask)");
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results[2]["tool"], "apply_patch");
+    assert_eq!(results[2]["outcome"], "refused");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).ok().as_deref(),
+        Some(GREET_GO)
+    );
+}
+
+#[test]
+fn policy_refusals_name_their_rule() {
+    let p = greet_project();
+    let same = json!({"symbol": "Greet"});
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "touch x"}), 10, 1),
+        call("delete_everything", json!({}), 10, 1),
+        call("find_symbol", same.clone(), 10, 1),
+        call("find_symbol", same.clone(), 10, 1),
+        call("find_symbol", same, 10, 1),
+        answer("done", 10, 1),
+    ]);
+    let (run, events) = json_run(&p, &fake, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let decisions: Vec<(bool, String)> = of_type(&events, "decision")
+        .iter()
+        .map(|d| {
+            (
+                d["allowed"].as_bool().unwrap_or(true),
+                d["rule"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert!(!decisions[0].0 && decisions[0].1.starts_with("not offered in this session"));
+    assert_eq!(decisions[1], (false, "no such tool".to_owned()));
+    assert_eq!(decisions[2], (true, "offered".to_owned()));
+    assert_eq!(decisions[3], (true, "offered".to_owned()));
+    assert_eq!(
+        decisions[4],
+        (false, "identical call number 3 in one turn".to_owned())
+    );
+}
+
+#[test]
+fn an_interrupted_turn_ends_with_an_interrupted_event() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("find_symbol", json!({"symbol": "Greet"}), 10, 1),
+        Reply::Stream(vec![text("thinking"), Chunk::Hang]),
+    ]);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_metron"));
+    let home = tempfile::tempdir().expect("home");
+    command
+        .current_dir(p.root())
+        .args(["-p", "where is Greet?", "--json"])
+        .env("HOME", home.path())
+        .env("METRON_CONFIG_DIR", home.path())
+        .env_remove("METRON_CONFIG")
+        .env_remove("OLLAMA_MODEL")
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = command.spawn().expect("spawn");
+    assert!(
+        fake.wait_for_requests(2, PATIENCE),
+        "the second request never came"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    // SAFETY: kill(2) with a pid this test spawned and a valid signal number.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(130));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last: Value = stdout
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_default();
+    assert_eq!(last["type"], "turn_end", "{stdout}");
+    assert_eq!(last["status"], "interrupted", "{stdout}");
+    assert_eq!(last["tool_calls"], 1, "{stdout}");
+}
+
+#[test]
+fn ledger_and_context_in_the_repl() {
+    let p = TestProject::git();
+    let body: String = (1..=30)
+        .map(|i| format!("line {i} of the notes\n"))
+        .collect();
+    p.file("notes.txt", &body);
+    let fake = FakeOllama::start(vec![
+        call(
+            "view_slice",
+            json!({"path": "notes.txt", "start": 1, "end": 30}),
+            10,
+            1,
+        ),
+        call("search_text", json!({"pattern": "line 7 "}), 10, 1),
+        call(
+            "apply_patch",
+            json!({"diff": "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n-line 1 of the notes\n+line one of the notes\n line 2 of the notes\n"}),
+            10,
+            1,
+        ),
+        answer("Read them.", 10, 1),
+    ]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("read the notes\n/ledger\n/context\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let out = &run.stdout;
+    assert!(out.contains("turn 1: read the notes [ok]"), "{out}");
+    assert!(out.contains("1. view_slice"), "{out}");
+    assert!(out.contains("2. search_text"), "{out}");
+    assert!(out.contains("3. apply_patch (diff of"), "{out}");
+    assert!(
+        out.contains("approval: nobody to ask -> refused (nobody to ask)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("effect: none (nothing was written or run)"),
+        "{out}"
+    );
+    assert!(out.contains("standing approvals: none"), "{out}");
+    // The slice was purged after the turn; the search result is still carried.
+    assert!(out.contains("file `notes.txt` lines 1-30"), "{out}");
+    assert!(out.contains("purged after its turn"), "{out}");
+    assert!(out.contains("search for `line 7 `"), "{out}");
+    assert!(out.contains("still carried"), "{out}");
+    assert!(out.contains("bytes carried on every request"), "{out}");
+}
+
+#[test]
+fn a_standing_patch_approval_is_granted_used_and_listed() {
+    if !script_available() {
+        return skip(
+            "a_standing_patch_approval_is_granted_used_and_listed",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = greet_project();
+    let second = "--- a/greet.go\n+++ b/greet.go\n@@ -1,3 +1,3 @@\n-package greet\n+package greeting\n \n // Greet says hello.\n".to_owned();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("First done.", 150, 9),
+        call("apply_patch", json!({"diff": second}), 100, 20),
+        answer("Second done.", 150, 9),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("first\r");
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
+    live.send("a\r");
+    live.wait_stdout("First done.", 1);
+    live.wait_stdout_after("First done.", "metron > ");
+    live.send("second\r");
+    live.wait_stdout("Second done.", 1);
+    live.wait_stdout_after("Second done.", "metron > ");
+    live.send("/ledger\r");
+    live.wait_stdout("standing approval: patches", 1);
+    let run = exit_on_a_terminal(live);
+    let out = &run.stdout;
+    // Asked once; the second patch went through on the standing approval.
+    assert_eq!(out.matches("Apply this patch?").count(), 1, "{out}");
+    assert!(out.contains("standing approval granted:"), "{out}");
+    assert!(
+        out.contains("approval: asked -> yes, for the session"),
+        "{out}"
+    );
+    assert!(out.contains("approval: standing approval -> yes"), "{out}");
+    let on_disk = std::fs::read_to_string(p.path("greet.go")).unwrap_or_default();
+    assert!(
+        on_disk.starts_with("package greeting\n") && on_disk.contains("\"hola\""),
+        "{on_disk}"
+    );
+}
