@@ -13,6 +13,7 @@ pub mod approval;
 mod find_symbol;
 pub mod journal;
 mod list_files;
+pub mod revisions;
 mod run_command;
 mod search_text;
 pub mod symbols;
@@ -28,7 +29,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::project::{BoundaryError, Project};
+use crate::project::{BoundaryError, Project, ProjectPath};
 use approval::{Approver, Decision, NobodyToAsk, Request};
 use journal::{ApprovalOutcome, ApprovalRecord, ApprovalSource, Effect, Journal};
 
@@ -269,6 +270,9 @@ pub struct Toolbox {
     journal: Mutex<Journal>,
     /// Standing approvals the person granted in this session.
     standing: Mutex<Standing>,
+    /// The revision of each file the model has read: what its patches are held to (see
+    /// [`revisions`]).
+    revisions: Mutex<revisions::Revisions>,
 }
 
 /// Standing approvals: the person answered `a` at a question.
@@ -341,7 +345,20 @@ impl Toolbox {
             symbols: symbols::SymbolIndex::new(),
             journal: Mutex::default(),
             standing: Mutex::default(),
+            revisions: Mutex::default(),
         }
+    }
+
+    /// Records that the model was shown lines of `path` read from `bytes` (the whole
+    /// file, as read), and how; a later patch to it is held to this revision.
+    pub fn record_read(&self, path: &ProjectPath, bytes: &[u8], how: impl Into<String>) {
+        lock(&self.revisions).record_bytes(path, bytes, how);
+    }
+
+    /// The revisions the model has read, for apply_patch's precondition and for displays
+    /// of what the model has seen.
+    pub fn revisions(&self) -> MutexGuard<'_, revisions::Revisions> {
+        lock(&self.revisions)
     }
 
     /// Asks whether a write or an execution may go ahead: a standing approval of the

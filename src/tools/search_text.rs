@@ -13,16 +13,23 @@
 //! costs what a parallel `rg` costs, and the walk runs at most a bounded number of files
 //! ahead of the point where the budget ran out.
 //! Each file is opened through the project boundary before it is read.
+//!
+//! The lines it shows are reads the model's patches are held to (see
+//! [`super::revisions`]): every file whose matching lines are printed gets its revision
+//! recorded, hashed from the very bytes that were searched (see [`Tee`]).
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
-use std::sync::{Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::journal::content_hash;
+use super::revisions::MAX_HASHED_BYTES;
 use super::text::clip_line;
 use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args, walk};
 use crate::project::{Project, ProjectPath};
@@ -46,7 +53,21 @@ struct Args {
 
 fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
     let args: Args = parse_args(SPEC.name, args)?;
-    search_text(&toolbox.project, &toolbox.budgets, &args.pattern)
+    let (text, shown) = search(&toolbox.project, &toolbox.budgets, &args.pattern)?;
+    if !shown.is_empty() {
+        let pattern: String = args.pattern.chars().take(60).collect();
+        let ellipsis = if pattern.len() < args.pattern.len() {
+            "..."
+        } else {
+            ""
+        };
+        let how = format!("search_text `{pattern}{ellipsis}`");
+        let mut revisions = toolbox.revisions();
+        for (path, hash) in shown {
+            revisions.record(&path, hash.to_string(), how.clone());
+        }
+    }
+    Ok(text)
 }
 
 /// One matching line.
@@ -54,6 +75,9 @@ struct Hit {
     path: ProjectPath,
     line: u64,
     text: String,
+    /// The content hash of the whole file as it was searched; `None` when the file was
+    /// too large to keep, or could not be read to its end.
+    revision: Option<Arc<str>>,
 }
 
 /// Files searched one at a time, in order, before the search goes parallel. A pattern
@@ -77,6 +101,18 @@ pub fn search_text(
     budgets: &Budgets,
     pattern: &str,
 ) -> Result<String, ToolError> {
+    search(project, budgets, pattern).map(|(text, _)| text)
+}
+
+/// Each file whose lines a search shows, with the content hash of the bytes searched.
+type Shown = Vec<(ProjectPath, Arc<str>)>;
+
+/// The search, and the revision of every file whose lines it shows (in output order).
+fn search(
+    project: &Project,
+    budgets: &Budgets,
+    pattern: &str,
+) -> Result<(String, Shown), ToolError> {
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(pattern)
@@ -93,8 +129,9 @@ pub fn search_text(
     let mut files = walk::files(project, walk::builder(project).build());
     let mut hits: Vec<Hit> = Vec::new();
     let mut searcher = job.searcher();
+    let mut kept = Vec::new();
     for path in files.by_ref().take(SEQUENTIAL_FILES) {
-        job.search(&mut searcher, &path, &mut hits);
+        job.search(&mut searcher, &path, &mut hits, &mut kept);
         if hits.len() >= job.wanted {
             break;
         }
@@ -104,18 +141,53 @@ pub fn search_text(
     }
 
     if hits.is_empty() {
-        return Ok("No matches found.".to_owned());
+        return Ok(("No matches found.".to_owned(), Vec::new()));
     }
     let mut out = String::new();
+    let mut shown: Shown = Vec::new();
     for hit in hits.iter().take(limit) {
         out.push_str(&format!("{}:{}:{}\n", hit.path, hit.line, hit.text));
+        if let Some(revision) = &hit.revision
+            && shown.last().is_none_or(|(path, _)| *path != hit.path)
+        {
+            shown.push((hit.path.clone(), Arc::clone(revision)));
+        }
     }
     if hits.len() > limit {
         out.push_str(&format!(
             "[truncated to {limit} matches; narrow the pattern]\n"
         ));
     }
-    Ok(out)
+    Ok((out, shown))
+}
+
+/// Passes a file's bytes to the searcher and keeps a copy of everything read (up to
+/// [`MAX_HASHED_BYTES`]), so a file with matches is hashed from exactly the bytes that
+/// were searched, not from a second read that could see a newer version: the searcher
+/// reads one open file from start to stop, the rest is then read through the same
+/// handle, and the hash covers that one pass. (A writer racing that pass can still tear
+/// it, as with any read; the lines shown then come from the same torn bytes that were
+/// hashed, so any later change is still caught.) Copying costs a memcpy per byte read;
+/// the buffer is reused from file to file.
+struct Tee<'b, R> {
+    inner: R,
+    copy: &'b mut Vec<u8>,
+    overflowed: bool,
+}
+
+impl<R: Read> Read for Tee<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if !self.overflowed {
+            if self.copy.len() + n > MAX_HASHED_BYTES {
+                self.overflowed = true;
+                self.copy.clear();
+            } else {
+                self.copy.extend_from_slice(&buf[..n]);
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// One search: what to look for, where, and how much of it to keep.
@@ -137,21 +209,46 @@ impl Job<'_> {
             .build()
     }
 
-    /// Appends the matches of one file to `hits`, stopping once `hits` holds `wanted`.
-    fn search(&self, searcher: &mut Searcher, path: &ProjectPath, hits: &mut Vec<Hit>) {
+    /// Appends the matches of one file to `hits`, stopping once `hits` holds `wanted`,
+    /// and marks them with the file's revision. `kept` is a reusable buffer.
+    fn search(
+        &self,
+        searcher: &mut Searcher,
+        path: &ProjectPath,
+        hits: &mut Vec<Hit>,
+        kept: &mut Vec<u8>,
+    ) {
         // A file that vanished or cannot be read is skipped, as ripgrep skips it.
         let Ok(file) = self.project.open_walked_file(path) else {
             return;
         };
+        kept.clear();
+        let mut tee = Tee {
+            inner: file,
+            copy: kept,
+            overflowed: false,
+        };
+        let first = hits.len();
         let mut sink = Collect {
             path,
-            hits,
+            hits: &mut *hits,
             wanted: self.wanted,
             max_line_chars: self.max_line_chars,
         };
         // A read error part-way through a file is skipped too, as ripgrep does after
-        // reporting it; the matches found before it stand.
-        let _ = searcher.search_file(&self.matcher, &file, &mut sink);
+        // reporting it; the matches found before it stand (without a revision).
+        let _ = searcher.search_reader(&self.matcher, &mut tee, &mut sink);
+        if hits.len() > first {
+            // The searcher may stop early (per-file cap, budget, a NUL byte): read the
+            // rest through the same handle so the hash covers the whole file.
+            let complete = std::io::copy(&mut tee, &mut std::io::sink()).is_ok();
+            if complete && !tee.overflowed {
+                let revision: Arc<str> = content_hash(tee.copy).into();
+                for hit in &mut hits[first..] {
+                    hit.revision = Some(Arc::clone(&revision));
+                }
+            }
+        }
     }
 }
 
@@ -190,6 +287,7 @@ fn search_in_parallel(
         for _ in 0..threads {
             scope.spawn(|| {
                 let mut searcher = job.searcher();
+                let mut kept = Vec::new();
                 loop {
                     let next = receiver
                         .lock()
@@ -203,7 +301,7 @@ fn search_in_parallel(
                         if done.load(AtomicOrdering::Relaxed) || found.len() >= job.wanted {
                             break;
                         }
-                        job.search(&mut searcher, path, &mut found);
+                        job.search(&mut searcher, path, &mut found, &mut kept);
                     }
                     let mut ordered = ordered.lock().unwrap_or_else(PoisonError::into_inner);
                     ordered.pending.insert(number, found);
@@ -256,6 +354,7 @@ impl Sink for Collect<'_> {
             path: self.path.clone(),
             line: mat.line_number().unwrap_or(0),
             text: clip_line(line, self.max_line_chars),
+            revision: None,
         });
         Ok(self.hits.len() < self.wanted)
     }

@@ -2,17 +2,23 @@
 //!
 //! This is the only tool that shows file content in bulk, so it is where the budget bites:
 //! a span wider than `max_slice_lines` is refused outright (not trimmed, so the model learns
-//! the rule), every line is clipped to `max_line_chars`, and the file is streamed so memory
-//! use does not depend on its size, even for a single enormous line.
+//! the rule), every line is clipped to `max_line_chars`, and a large file is streamed so
+//! memory use does not depend on its size, even for a single enormous line.
+//!
+//! It is also a read the model's patches are held to (see [`super::revisions`]): a file up
+//! to [`MAX_HASHED_BYTES`] is read whole, once, hashed, and the lines are cut from those
+//! same bytes, so the recorded revision is exactly the content the lines came from.
 
 use std::io::{BufRead, BufReader, Read};
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::journal::content_hash;
+use super::revisions::MAX_HASHED_BYTES;
 use super::text::clip_line;
 use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args};
-use crate::project::{BoundaryError, Project};
+use crate::project::{BoundaryError, Project, ProjectPath};
 
 /// The registry entry.
 pub static SPEC: ToolSpec = ToolSpec {
@@ -39,13 +45,18 @@ struct Args {
 
 fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
     let args: Args = parse_args(SPEC.name, args)?;
-    view_slice(
+    let viewed = read_slice(
         &toolbox.project,
         &toolbox.budgets,
         &args.path,
         args.start,
         args.end,
-    )
+    )?;
+    if let Some(hash) = viewed.hash {
+        let how = format!("view_slice {}-{}", viewed.first, viewed.last);
+        toolbox.revisions().record(&viewed.path, hash, how);
+    }
+    Ok(viewed.text)
 }
 
 /// Reads lines `start..=end` of `path`, formatted `%5d | text`, one per line.
@@ -56,6 +67,31 @@ pub fn view_slice(
     start: i64,
     end: i64,
 ) -> Result<String, ToolError> {
+    read_slice(project, budgets, path, start, end).map(|viewed| viewed.text)
+}
+
+/// What one view showed, and of which revision.
+struct Viewed {
+    /// The numbered lines.
+    text: String,
+    /// The file.
+    path: ProjectPath,
+    /// The first line shown.
+    first: u64,
+    /// The last line shown.
+    last: u64,
+    /// The content hash of the whole file the lines were cut from; `None` for a file
+    /// larger than [`MAX_HASHED_BYTES`], which is streamed instead.
+    hash: Option<String>,
+}
+
+fn read_slice(
+    project: &Project,
+    budgets: &Budgets,
+    path: &str,
+    start: i64,
+    end: i64,
+) -> Result<Viewed, ToolError> {
     let refuse = |msg: String| Err(ToolError::Refused(msg));
     if start < 1 {
         return refuse(format!(
@@ -78,10 +114,53 @@ pub fn view_slice(
     if path.is_in_git_dir() || project.resolves_into_git_dir(&path) {
         return Err(BoundaryError::GitDir(path.to_string()).into());
     }
-    let file = project.open_named_file(&path)?;
+    let mut file = project.open_named_file(&path)?;
     let (start, end) = (start as u64, end as u64);
+    let fault = |e: std::io::Error| ToolError::Fault(format!("reading `{path}`: {e}"));
 
-    let mut lines = LineReader::new(file, budgets.max_line_chars);
+    // A file up to the limit is read whole, hashed, and sliced from the same bytes. The
+    // size is only a hint (the file may grow meanwhile), so the read itself is bounded: a
+    // file that turns out larger is streamed on from where the read stopped, unrecorded.
+    let small = file
+        .metadata()
+        .is_ok_and(|meta| meta.len() <= MAX_HASHED_BYTES as u64);
+    let (text, last, hash) = if small {
+        let mut bytes = Vec::new();
+        (&mut file)
+            .take(MAX_HASHED_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(fault)?;
+        if bytes.len() <= MAX_HASHED_BYTES {
+            let (text, last) = render(&bytes[..], &path, budgets, start, end)?;
+            (text, last, Some(content_hash(&bytes)))
+        } else {
+            let (text, last) = render(bytes.as_slice().chain(file), &path, budgets, start, end)?;
+            (text, last, None)
+        }
+    } else {
+        let (text, last) = render(file, &path, budgets, start, end)?;
+        (text, last, None)
+    };
+    Ok(Viewed {
+        text,
+        path,
+        first: start,
+        last,
+        hash,
+    })
+}
+
+/// Cuts lines `start..=end` out of `reader`, numbered and clipped; returns them and the
+/// number of the last line shown.
+fn render(
+    reader: impl Read,
+    path: &ProjectPath,
+    budgets: &Budgets,
+    start: u64,
+    end: u64,
+) -> Result<(String, u64), ToolError> {
+    let refuse = |msg: String| Err(ToolError::Refused(msg));
+    let mut lines = LineReader::new(reader, budgets.max_line_chars);
     let fault = |e: std::io::Error| ToolError::Fault(format!("reading `{path}`: {e}"));
     let binary = || {
         Err(ToolError::Refused(format!(
@@ -107,7 +186,7 @@ pub fn view_slice(
             clip_line(line, budgets.max_line_chars)
         ));
         if number == end {
-            return Ok(out);
+            return Ok((out, number));
         }
     }
     if number < start {
@@ -116,7 +195,7 @@ pub fn view_slice(
             "`{path}` has {number} {noun}; start {start} is past the end of the file"
         ));
     }
-    Ok(out)
+    Ok((out, number))
 }
 
 /// Streams lines out of a reader, keeping at most a fixed prefix of each one, so a file
