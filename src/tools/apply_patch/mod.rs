@@ -9,11 +9,16 @@
 //!    unambiguous, and writes a canonical git patch;
 //! 4. [`memory`] has libgit2 apply that patch to an in-memory tree: every post-image exists
 //!    before anything is written;
-//! 5. the person sees the exact patch that will be applied and answers;
-//! 6. [`write`] re-checks that no file changed meanwhile, then writes all files or none.
+//! 5. [`conflict`]: every target the model has read must still be the revision it read
+//!    (the proposal-time precondition); otherwise nothing is asked or written and the
+//!    model is shown the current lines;
+//! 6. the person sees the exact patch that will be applied and answers;
+//! 7. [`write`] re-checks that no file changed meanwhile (the write-time precondition),
+//!    then writes all files or none, and the written content becomes the model's revision.
 //!
 //! Refusals go back to the model as text saying what to fix, and "Nothing was changed."
 
+mod conflict;
 mod memory;
 mod parse;
 mod repair;
@@ -76,11 +81,33 @@ pub struct Prepared {
     pub summary: String,
     /// The writes.
     pub changes: Vec<Change>,
+    /// Where the hunks apply in each existing file: (first line, line count), 1-based,
+    /// in the content the patch was prepared against (shown in a conflict message).
+    pub regions: Vec<(ProjectPath, Vec<(usize, usize)>)>,
 }
 
-/// Prepares, asks about, and applies a patch.
+/// Prepares, checks against the revisions the model read, asks about, and applies a
+/// patch.
 pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
-    let prepared = prepare(&toolbox.project, diff)?;
+    let prepared = match prepare(&toolbox.project, diff) {
+        Ok(prepared) => prepared,
+        // A patch that does not fit a file the model read may not fit because the file
+        // changed since: then the conflict, with the current lines, is the useful answer.
+        Err(refusal) => {
+            return Err(match conflict::stale_unprepared(toolbox, diff) {
+                Some(conflict) => ToolError::Refused(conflict.report(toolbox)),
+                None => refusal,
+            });
+        }
+    };
+    // The proposal-time precondition: after this, every `before` of a file the model read
+    // is the revision it read, so commit's comparison with `before` checks that revision
+    // again at the moment of writing.
+    if let Some(conflict) =
+        conflict::stale_at_proposal(toolbox, &prepared.changes, &prepared.regions)
+    {
+        return Err(ToolError::Refused(conflict.report(toolbox)));
+    }
     let files: Vec<String> = prepared
         .changes
         .iter()
@@ -119,26 +146,34 @@ pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
     }
     match result {
         Ok(()) => {
-            toolbox.journal_effect(Effect::Wrote {
-                files: prepared
-                    .changes
-                    .iter()
-                    .map(|c| FileChange {
-                        path: c.path.to_string(),
-                        before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
-                        after: c.after.as_deref().map(content_hash),
-                    })
-                    .collect(),
-            });
+            let files: Vec<FileChange> = prepared
+                .changes
+                .iter()
+                .map(|c| FileChange {
+                    path: c.path.to_string(),
+                    before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
+                    after: c.after.as_deref().map(content_hash),
+                })
+                .collect();
+            // The model knows what it wrote: that is its revision of each file now.
+            {
+                let mut revisions = toolbox.revisions();
+                for (change, file) in prepared.changes.iter().zip(&files) {
+                    match &file.after {
+                        Some(hash) => {
+                            revisions.record(&change.path, hash.clone(), "your own apply_patch");
+                        }
+                        None => revisions.forget(change.path.as_str()),
+                    }
+                }
+            }
+            toolbox.journal_effect(Effect::Wrote { files });
             Ok(format!("Applied:\n{}", prepared.summary))
         }
-        Err(e @ CommitError::Stale(_)) => {
-            if let CommitError::Stale(path) = &e {
-                toolbox.journal_effect(Effect::Conflict {
-                    files: vec![path.clone()],
-                });
-            }
-            Err(ToolError::Refused(e.to_string()))
+        Err(CommitError::Stale(paths)) => {
+            let conflict =
+                conflict::stale_at_write(toolbox, &prepared.changes, &prepared.regions, &paths);
+            Err(ToolError::Refused(conflict.report(toolbox)))
         }
         Err(e) => Err(ToolError::Fault(e.to_string())),
     }
@@ -200,6 +235,7 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
     let mut patch = Vec::new();
     let mut summary = String::new();
     let mut problems = Vec::new();
+    let mut regions = Vec::new();
     for (file, (old, new)) in files.iter().zip(&checked) {
         let current = match old {
             Some(path) => read_current(project, path).map_err(|e| refuse(e.to_string()))?,
@@ -254,6 +290,9 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
         ) {
             Ok(resolved) => {
                 patch.extend_from_slice(&resolved.text);
+                if let Some(old) = old {
+                    regions.push((old.clone(), conflict::hunk_ranges(&resolved.text)));
+                }
                 if let Some(new) = new {
                     let base = current.as_ref().map_or(0o644, |(_, mode)| *mode);
                     let mode = match file.new_mode {
@@ -315,6 +354,7 @@ pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
         patch,
         summary,
         changes,
+        regions,
     })
 }
 

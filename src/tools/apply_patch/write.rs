@@ -87,11 +87,13 @@ impl Store for Project {
 /// Why nothing (or nothing lasting) was written.
 #[derive(Debug, thiserror::Error)]
 pub enum CommitError {
-    /// A file changed on disk after the patch was computed.
+    /// Files changed on disk after the patch was computed (every one of them, in patch
+    /// order), so nothing was written.
     #[error(
-        "`{0}` changed on disk after the patch was prepared (while waiting for approval); nothing was written. Read it again and send a new patch"
+        "{} changed on disk after the patch was prepared (while waiting for approval); nothing was written. Read it again and send a new patch",
+        .0.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
     )]
-    Stale(String),
+    Stale(Vec<String>),
     /// A write failed; the files already written were restored.
     #[error("writing `{path}` failed ({source}); every file was put back as it was")]
     RolledBack {
@@ -112,15 +114,23 @@ pub enum CommitError {
     },
 }
 
-/// Writes every change, or none of them.
+/// Writes every change, or none of them. The write-time precondition comes first: every
+/// target must still hold exactly `before` (for a file the model read, apply_patch has
+/// already checked that `before` is the revision it read); if any does not, all the
+/// changed ones are named and nothing is written.
 pub fn commit(store: &impl Store, changes: &[Change]) -> Result<(), CommitError> {
-    for change in changes {
-        let now = store
-            .read(&change.path)
-            .map_err(|_| CommitError::Stale(change.path.to_string()))?;
-        if now.as_deref() != change.before.as_ref().map(|(bytes, _)| bytes.as_slice()) {
-            return Err(CommitError::Stale(change.path.to_string()));
-        }
+    let stale: Vec<String> = changes
+        .iter()
+        .filter(|change| {
+            // A file that cannot be read now cannot be shown to be unchanged.
+            store.read(&change.path).map_or(true, |now| {
+                now.as_deref() != change.before.as_ref().map(|(bytes, _)| bytes.as_slice())
+            })
+        })
+        .map(|change| change.path.to_string())
+        .collect();
+    if !stale.is_empty() {
+        return Err(CommitError::Stale(stale));
     }
     // Directories that do not exist yet: created by the writes, removed on rollback.
     let mut new_dirs: Vec<String> = Vec::new();
@@ -472,7 +482,7 @@ mod tests {
         std::fs::write(dir.path().join("b.txt"), "edited by hand\n").expect("write");
         let err = commit(&p, &changes(&p)).expect_err("stale");
         assert!(
-            matches!(err, CommitError::Stale(ref path) if path == "b.txt"),
+            matches!(err, CommitError::Stale(ref paths) if paths == &["b.txt"]),
             "{err}"
         );
         assert_eq!(
