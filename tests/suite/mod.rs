@@ -11,6 +11,7 @@ mod fake_ollama_selftest;
 mod ledger;
 mod live;
 mod oneshot;
+mod preconditions;
 mod read_tools;
 mod repl;
 mod run_command;
