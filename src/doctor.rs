@@ -24,7 +24,10 @@ use serde_json::Value;
 
 use crate::agent::{self, Agent, Model, Settings};
 use crate::cli::Exit;
-use crate::config::{self, Config, ConfigEnv, ConfigError, KEYS, Loaded, Source, Trust};
+use crate::config::{
+    self, Config, ConfigEnv, ConfigError, KEYS, Loaded, RemoteEndpoint, Source, Trust,
+};
+use crate::disclosure::{self, Route};
 use crate::ollama::wire::{ChatRequest, ModelDetails};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
@@ -170,20 +173,32 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv) -> Vec<Check> {
     };
     let config = &loaded.config;
 
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => checks.extend(runtime.block_on(server_checks(&loaded))),
-        Err(e) => checks.push(Check::fail(
+    let refused = disclosure::check_loaded(&loaded).is_err();
+    if refused {
+        // A session would not start, so the doctor does not contact that host either.
+        checks.push(Check::warn(
             "ollama",
-            format!("cannot start the async runtime to ask Ollama: {e}"),
-            "this is a problem of the machine (threads, file descriptors), not of the setup; try again",
-        )),
+            "skipped the server, model, tool-support and context checks: `remote_endpoint` refuses the endpoint, so the doctor does not contact it either",
+            "see the endpoint row below",
+        ));
+    } else {
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => checks.extend(runtime.block_on(server_checks(&loaded))),
+            Err(e) => checks.push(Check::fail(
+                "ollama",
+                format!("cannot start the async runtime to ask Ollama: {e}"),
+                "this is a problem of the machine (threads, file descriptors), not of the setup; try again",
+            )),
+        }
     }
     checks.push(endpoint_check(
         &config.endpoint,
         loaded.source_of("endpoint"),
+        config.remote_endpoint,
+        loaded.source_of("remote_endpoint"),
     ));
     match project {
         Some(project) => checks.extend(tools_checks(project, config)),
@@ -342,23 +357,56 @@ fn origin(source: &Source) -> String {
     }
 }
 
-/// Says whether code sent to the endpoint stays on this machine.
-fn endpoint_check(endpoint: &str, source: &Source) -> Check {
+/// Says whether code sent to the endpoint stays on this machine, and what
+/// `remote_endpoint` makes of it: ok when local, a warning when remote (each session
+/// announces it), a failure when remote and refused (no session would start).
+fn endpoint_check(
+    endpoint: &str,
+    source: &Source,
+    policy: RemoteEndpoint,
+    policy_source: &Source,
+) -> Check {
     let base = endpoint.strip_suffix("/api/chat").unwrap_or(endpoint);
-    if config::is_local(endpoint) {
-        Check::ok(
-            "endpoint",
-            format!("{base} is on this machine ({})", origin(source)),
-        )
-    } else {
-        Check::warn(
+    let policy_text = format!(
+        "`remote_endpoint` is {} ({})",
+        policy.as_str(),
+        origin(policy_source)
+    );
+    match (disclosure::route(endpoint), policy) {
+        (Route::Local, RemoteEndpoint::Warn) => Check::ok(
             "endpoint",
             format!(
-                "{base} ({}) is another host: every tool result, code slices included, is sent to it",
+                "{base} is on this machine ({}); {policy_text}: a remote one would be announced before the first request",
                 origin(source)
             ),
-            "use it only if you trust that host and the network to it (plain http); otherwise run Ollama here and unset OLLAMA_HOST or `endpoint`",
-        )
+        ),
+        (Route::Local, RemoteEndpoint::Refuse) => Check::ok(
+            "endpoint",
+            format!(
+                "{base} is on this machine ({}); {policy_text}: a remote one would be refused",
+                origin(source)
+            ),
+        ),
+        (Route::Remote { host }, RemoteEndpoint::Warn) => Check::warn(
+            "endpoint",
+            format!(
+                "{base} ({}) is another host: every tool result, code slices included, is sent to it; {policy_text}, so each session says so on stderr before its first request",
+                origin(source)
+            ),
+            format!(
+                "use it only if you trust {host} and the network to it (plain http); otherwise run Ollama here and unset OLLAMA_HOST or `endpoint`, or set `remote_endpoint` to \"refuse\" to forbid remote servers"
+            ),
+        ),
+        (Route::Remote { host }, RemoteEndpoint::Refuse) => Check::fail(
+            "endpoint",
+            format!(
+                "{base} ({}) is another host, and {policy_text}: metron will not start a session",
+                origin(source)
+            ),
+            format!(
+                "use an Ollama server on this machine (unset OLLAMA_HOST or `endpoint`), or set `remote_endpoint` to \"warn\" in your own config if you trust {host}"
+            ),
+        ),
     }
 }
 
@@ -959,16 +1007,65 @@ mod tests {
 
     #[test]
     fn a_remote_endpoint_is_a_warning() {
-        let local = endpoint_check("http://127.0.0.1:11434/api/chat", &Source::Default);
+        let warn = RemoteEndpoint::Warn;
+        let local = endpoint_check(
+            "http://127.0.0.1:11434/api/chat",
+            &Source::Default,
+            warn,
+            &Source::Default,
+        );
         assert_eq!(local.status, Status::Ok);
         assert!(local.measured.starts_with("http://127.0.0.1:11434 is on"));
+        assert!(
+            local
+                .measured
+                .contains("`remote_endpoint` is warn (built-in default)"),
+            "{local:?}"
+        );
         let remote = endpoint_check(
             "http://10.255.255.1:11434/api/chat",
             &Source::Env("OLLAMA_HOST"),
+            warn,
+            &Source::Default,
         );
         assert_eq!(remote.status, Status::Warn);
         assert!(remote.measured.contains("$OLLAMA_HOST"), "{remote:?}");
         assert!(remote.measured.contains("sent to it"), "{remote:?}");
+        assert!(remote.measured.contains("says so on stderr"), "{remote:?}");
+        let remedy = remote.remedy.unwrap_or_default();
+        assert!(remedy.contains("10.255.255.1:11434"), "{remedy}");
+        assert!(remedy.contains("\"refuse\""), "{remedy}");
+    }
+
+    #[test]
+    fn a_refused_remote_endpoint_fails() {
+        let refuse = RemoteEndpoint::Refuse;
+        let user = Source::File(PathBuf::from("home/.metron/config.json"));
+        let local = endpoint_check(
+            "http://localhost:11434/api/chat",
+            &Source::Default,
+            refuse,
+            &user,
+        );
+        assert_eq!(local.status, Status::Ok);
+        assert!(local.measured.contains("would be refused"), "{local:?}");
+        let remote = endpoint_check(
+            "http://gpu-box:11434/api/chat",
+            &Source::Env("OLLAMA_HOST"),
+            refuse,
+            &user,
+        );
+        assert_eq!(remote.status, Status::Fail);
+        assert!(
+            remote
+                .measured
+                .contains("`remote_endpoint` is refuse (from home/.metron/config.json)"),
+            "{remote:?}"
+        );
+        assert!(remote.measured.contains("will not start"), "{remote:?}");
+        let remedy = remote.remedy.unwrap_or_default();
+        assert!(remedy.contains("gpu-box:11434"), "{remedy}");
+        assert!(remedy.contains("your own config"), "{remedy}");
     }
 
     #[test]

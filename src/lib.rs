@@ -11,11 +11,13 @@
 //! - [`ollama`]: Ollama's chat API (wire types, the NDJSON stream, the HTTP client);
 //! - [`agent`]: the loop (model → tool call → policy → approval → execution → result),
 //!   the system prompt, and history compaction;
+//! - [`disclosure`]: whether code leaves the machine: the remote notice and `refuse`;
 //! - [`cli`]: the command line (`metron tool ...`), mapping results to exit codes.
 
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod disclosure;
 pub mod display;
 pub mod doctor;
 pub mod ollama;

@@ -79,21 +79,36 @@ fn split_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
 }
 
 /// True when the endpoint's host is this machine, so code sent to it stays here.
+///
+/// The host is read with the same URL parser the HTTP client uses, so it is the host the
+/// client would connect to (credentials, a fragment or a query cannot disguise it). Only
+/// `localhost` and loopback addresses count; anything else, including a name that happens
+/// to resolve to this machine, is treated as another host.
 pub fn is_local(endpoint: &str) -> bool {
-    let rest = endpoint
-        .split_once("://")
-        .map_or(endpoint, |(_, rest)| rest);
-    let authority = rest.split('/').next().unwrap_or("");
-    let host = match split_host_port(authority) {
-        Ok((host, _)) => host,
-        Err(_) => return false,
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host == "::1"
-        || host
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    host_of(endpoint).is_some_and(|host| {
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        bare.eq_ignore_ascii_case("localhost")
+            || bare
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
+}
+
+/// The host the client would connect to (IPv6 in brackets), without credentials or port.
+fn host_of(endpoint: &str) -> Option<String> {
+    let url = reqwest::Url::parse(endpoint).ok()?;
+    url.host_str().map(str::to_owned)
+}
+
+/// `host:port` of an endpoint, as the client would connect to it, without any credentials
+/// written into the URL; `None` when it is not a URL with a host.
+pub fn host_and_port(endpoint: &str) -> Option<String> {
+    let url = reqwest::Url::parse(endpoint).ok()?;
+    let host = url.host_str()?;
+    Some(match url.port_or_known_default() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    })
 }
 
 #[cfg(test)]
@@ -144,5 +159,24 @@ mod tests {
         assert!(is_local("http://[::1]:1/api/chat"));
         assert!(!is_local("http://10.0.0.5:11434/api/chat"));
         assert!(!is_local("https://example.com:443/api/chat"));
+        assert!(is_local("http://LOCALHOST:1/api/chat"));
+        assert!(is_local("http://user:pw@localhost:1/api/chat"));
+        assert!(!is_local("http://localhost@example.com:1/api/chat"));
+        assert!(!is_local("http://localhost.example.com:1/api/chat"));
+        assert!(!is_local("not a url"));
+    }
+
+    #[test]
+    fn host_and_port_is_what_the_client_connects_to() {
+        let cases = [
+            ("http://localhost:11434/api/chat", "localhost:11434"),
+            ("http://user:secret@gpu-box:9/api/chat", "gpu-box:9"),
+            ("http://[::1]:1/api/chat", "[::1]:1"),
+            ("https://Example.COM:443/x/api/chat", "example.com:443"),
+        ];
+        for (endpoint, want) in cases {
+            assert_eq!(host_and_port(endpoint).as_deref(), Some(want), "{endpoint}");
+        }
+        assert_eq!(host_and_port("nonsense"), None);
     }
 }

@@ -8,8 +8,13 @@
 //! Trust: a project's own `.metron.json` ships with the repository, so it may tune budgets
 //! and the model but may not widen authority. Its `auto_approve_patches` and
 //! `allowed_commands` are dropped with a warning (commands may be let through with
-//! `METRON_ALLOW_PROJECT_COMMANDS`). Everything here is pure: the environment is passed in
-//! as a [`ConfigEnv`], so tests never touch the process environment.
+//! `METRON_ALLOW_PROJECT_COMMANDS`), and its `endpoint` is accepted only when it names this
+//! machine. Its `remote_endpoint` may only be stricter: `refuse` applies, `warn` is the
+//! default anyway. The one exception to "files are not merged" serves the same rule: when a
+//! project file is the one read, the user's own `~/.metron/config.json` is still consulted
+//! for `remote_endpoint: "refuse"`, so that entering a repository never lifts a user's
+//! refusal of remote servers. Loading does I/O only to read those files: the environment is
+//! passed in as a [`ConfigEnv`], so tests never touch the process environment.
 
 mod endpoint;
 mod settings;
@@ -20,8 +25,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub use endpoint::{is_local, normalize_endpoint};
-pub use settings::{Config, KEYS, PRIVILEGED_KEYS, SettingValue};
+pub use endpoint::{host_and_port, is_local, normalize_endpoint};
+pub use settings::{Config, KEYS, PRIVILEGED_KEYS, RemoteEndpoint, SettingValue};
 
 /// The file name of a project's own config, at the project root.
 pub const PROJECT_FILE: &str = ".metron.json";
@@ -192,6 +197,11 @@ pub fn load(project_root: &Path, env: &ConfigEnv) -> Result<Loaded, ConfigError>
             source,
         })?;
         apply_file(&mut loaded, &file, &text, env)?;
+        if file.trust == Trust::Project
+            && let Some(user) = user_file(env)
+        {
+            keep_user_refusal(&mut loaded, &user);
+        }
         loaded.file = Some(file);
     }
     apply_env(&mut loaded, env)?;
@@ -215,12 +225,43 @@ fn find_file(project_root: &Path, env: &ConfigEnv) -> Option<ConfigFile> {
             trust: Trust::Project,
         });
     }
-    let base = env.metron_config_dir.as_ref().or(env.home.as_ref())?;
-    let user = base.join(".metron").join("config.json");
-    user.exists().then_some(ConfigFile {
-        path: user,
+    user_file(env).map(|path| ConfigFile {
+        path,
         trust: Trust::User,
     })
+}
+
+/// The user's own config file (`$METRON_CONFIG_DIR/.metron/config.json`, else
+/// `~/.metron/config.json`), when it exists.
+fn user_file(env: &ConfigEnv) -> Option<PathBuf> {
+    let base = env.metron_config_dir.as_ref().or(env.home.as_ref())?;
+    let user = base.join(".metron").join("config.json");
+    user.exists().then_some(user)
+}
+
+/// When a project file was read instead of the user's own file at `user`, keeps the user's
+/// `remote_endpoint: "refuse"`: a repository may not lift it, even by simply having a
+/// `.metron.json`. Only that one value is taken from the user's file; a user file that
+/// cannot be read or parsed is not in use, so it is passed over here as it is everywhere
+/// else while the project file wins.
+fn keep_user_refusal(loaded: &mut Loaded, user: &Path) {
+    if loaded.config.remote_endpoint == RemoteEndpoint::Refuse {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(user) else {
+        return;
+    };
+    let refuses = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v.get("remote_endpoint").cloned())
+        .and_then(|v| RemoteEndpoint::from_json(&v).ok())
+        == Some(RemoteEndpoint::Refuse);
+    if refuses {
+        loaded.config.remote_endpoint = RemoteEndpoint::Refuse;
+        loaded
+            .sources
+            .insert("remote_endpoint", Source::File(user.to_path_buf()));
+    }
 }
 
 /// Layers one file's text onto `loaded`. Separate from I/O so it can be tested on strings.

@@ -60,6 +60,42 @@ impl SettingValue for f64 {
     }
 }
 
+/// What metron does when `endpoint` is not on this machine (the `remote_endpoint` key).
+///
+/// Written in JSON as the string `"warn"` or `"refuse"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RemoteEndpoint {
+    /// Start, and say once per session, before the first request, that code will be sent
+    /// to that host.
+    #[default]
+    Warn,
+    /// Do not start: no request is ever sent to another host.
+    Refuse,
+}
+
+impl RemoteEndpoint {
+    /// The word used in JSON and in messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RemoteEndpoint::Warn => "warn",
+            RemoteEndpoint::Refuse => "refuse",
+        }
+    }
+}
+
+impl SettingValue for RemoteEndpoint {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        match value.as_str() {
+            Some("warn") => Ok(RemoteEndpoint::Warn),
+            Some("refuse") => Ok(RemoteEndpoint::Refuse),
+            _ => Err(format!("must be \"warn\" or \"refuse\", got {value}")),
+        }
+    }
+    fn to_json(&self) -> Value {
+        Value::from(self.as_str())
+    }
+}
+
 impl SettingValue for Vec<String> {
     fn from_json(value: &Value) -> Result<Self, String> {
         let err = || "must be a list of strings".to_owned();
@@ -119,6 +155,9 @@ macro_rules! settings {
 settings! {
     /// Ollama chat endpoint, path included.
     endpoint: String = "http://localhost:11434/api/chat".to_owned();
+    /// When `endpoint` is another machine: `warn` (say so on stderr before the first
+    /// request) or `refuse` (do not start). A project's file may only make this stricter.
+    remote_endpoint: RemoteEndpoint = RemoteEndpoint::Warn;
     /// Model name to request.
     model: String = "qwen2.5-coder:32b".to_owned();
     /// Seconds of silence before a model call is abandoned (an idle watchdog).
@@ -165,6 +204,13 @@ settings! {
 
 /// Keys a project's own `.metron.json` may not set, because they widen what metron may do
 /// without asking. See `config::load`.
+///
+/// `remote_endpoint` is deliberately not here: its only values are the default (`warn`)
+/// and the stricter `refuse`, so a project can use it to forbid remote routes but never to
+/// allow one. A project file saying `warn` changes nothing: it is the default, and when the
+/// user's own config file says `refuse`, that refusal still holds (see `config::load`).
+/// Likewise `endpoint` is not here, because a project's value is accepted only when it names
+/// this machine.
 pub const PRIVILEGED_KEYS: &[&str] = &[
     "auto_approve_patches",
     "allowed_commands",

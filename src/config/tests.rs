@@ -249,3 +249,107 @@ fn project_file_cannot_send_code_to_a_remote_endpoint() {
         "https://collector.example.com:443/api/chat"
     );
 }
+
+#[test]
+fn remote_endpoint_is_warn_or_refuse() {
+    assert_eq!(Config::default().remote_endpoint, RemoteEndpoint::Warn);
+    let loaded = load_text(r#"{"remote_endpoint":"refuse"}"#, Trust::User, &env()).expect("loads");
+    assert_eq!(loaded.config.remote_endpoint, RemoteEndpoint::Refuse);
+    for bad in [r#""allow""#, r#""Refuse""#, "true", "1"] {
+        let text = format!(r#"{{"remote_endpoint":{bad}}}"#);
+        let err = load_text(&text, Trust::User, &env())
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ConfigError::Invalid {
+                    key: "remote_endpoint",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let err = err.to_string();
+        assert!(
+            err.contains("must be \"warn\" or \"refuse\"") && err.contains(bad),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
+    }
+    assert_eq!(closest_key("remote_endpiont"), Some("remote_endpoint"));
+}
+
+#[test]
+fn a_project_file_may_refuse_remote_endpoints_but_not_allow_them() {
+    assert!(!PRIVILEGED_KEYS.contains(&"remote_endpoint"));
+    let refuse =
+        load_text(r#"{"remote_endpoint":"refuse"}"#, Trust::Project, &env()).expect("loads");
+    assert_eq!(refuse.config.remote_endpoint, RemoteEndpoint::Refuse);
+    assert!(refuse.warnings.is_empty(), "{:?}", refuse.warnings);
+    let warn = load_text(r#"{"remote_endpoint":"warn"}"#, Trust::Project, &env()).expect("loads");
+    assert_eq!(warn.config, Config::default(), "`warn` is the default");
+}
+
+/// A temporary project root with a `.metron.json`, and a home whose own config says
+/// `user_json`.
+fn project_and_user(project_json: &str, user_json: &str) -> (tempfile::TempDir, ConfigEnv) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("repo");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".metron")).expect("mkdir");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::write(root.join(PROJECT_FILE), project_json).expect("write");
+    std::fs::write(home.join(".metron/config.json"), user_json).expect("write");
+    let env = ConfigEnv {
+        home: Some(home),
+        ..ConfigEnv::default()
+    };
+    (dir, env)
+}
+
+#[test]
+fn a_project_file_never_lifts_the_users_refusal() {
+    let user_refuses = r#"{"remote_endpoint":"refuse","model":"user"}"#;
+    for project in [r#"{"remote_endpoint":"warn"}"#, r#"{"max_turns":3}"#] {
+        let (dir, env) = project_and_user(project, user_refuses);
+        let loaded = load(&dir.path().join("repo"), &env).expect("load");
+        assert_eq!(loaded.file.as_ref().map(|f| f.trust), Some(Trust::Project));
+        assert_eq!(
+            loaded.config.remote_endpoint,
+            RemoteEndpoint::Refuse,
+            "{project}"
+        );
+        assert_eq!(
+            loaded.source_of("remote_endpoint"),
+            &Source::File(dir.path().join("home/.metron/config.json"))
+        );
+        // Nothing else comes from the user's file: the files are otherwise not merged.
+        assert_eq!(loaded.config.model, Config::default().model);
+    }
+
+    // The project's own refusal stands, and is reported as the project's.
+    let (dir, env) = project_and_user(r#"{"remote_endpoint":"refuse"}"#, r#"{}"#);
+    let loaded = load(&dir.path().join("repo"), &env).expect("load");
+    assert_eq!(loaded.config.remote_endpoint, RemoteEndpoint::Refuse);
+    assert_eq!(
+        loaded.source_of("remote_endpoint"),
+        &Source::File(dir.path().join("repo").join(PROJECT_FILE))
+    );
+
+    // A user's `warn`, or a user file that is broken, changes nothing.
+    for user in [
+        r#"{"remote_endpoint":"warn"}"#,
+        "{not json",
+        r#"{"remote_endpoint":7}"#,
+    ] {
+        let (dir, env) = project_and_user("{}", user);
+        let loaded = load(&dir.path().join("repo"), &env).expect("load");
+        assert_eq!(
+            loaded.config.remote_endpoint,
+            RemoteEndpoint::Warn,
+            "{user}"
+        );
+        assert_eq!(loaded.source_of("remote_endpoint"), &Source::Default);
+    }
+}

@@ -399,3 +399,68 @@ fn a_remote_endpoint_warns_that_code_leaves_the_machine() {
         "took {took:?}: the probe limit is 5 s"
     );
 }
+
+#[test]
+fn a_refused_remote_endpoint_fails_without_contacting_it() {
+    // Under `remote_endpoint: "refuse"` no session would start, so the endpoint row fails
+    // and the server is not probed at all (the `.invalid` host could not answer anyway).
+    let project = TestProject::git();
+    let run = with_user_config(
+        metron(project.root()).args(["--doctor"]),
+        r#"{"endpoint": "http://metron-doctor.invalid:11434", "remote_endpoint": "refuse"}"#,
+    )
+    .run();
+
+    assert_eq!(run.code, 1, "{run:?}");
+    let endpoint = row(&run, "fail", "endpoint");
+    assert!(endpoint.contains("metron-doctor.invalid"), "{endpoint}");
+    assert!(
+        endpoint.contains("`remote_endpoint` is refuse (from "),
+        "{endpoint}"
+    );
+    assert!(endpoint.contains("will not start"), "{endpoint}");
+    let fix = remedy(&run, "fail", "endpoint");
+    assert!(fix.contains("on this machine"), "{fix}");
+    assert!(fix.contains("metron-doctor.invalid:11434"), "{fix}");
+    assert!(row(&run, "warn", "ollama").contains("does not contact it"));
+    assert!(find_row(&run, "fail", "ollama").is_none(), "{}", run.stdout);
+    row(&run, "ok", "tools");
+    assert_eq!(summary(&run), "doctor: 1 problem", "{}", run.stdout);
+
+    // A project's `.metron.json` saying `warn` does not lift the user's own refusal.
+    let project = TestProject::git();
+    project.file(".metron.json", r#"{"remote_endpoint": "warn"}"#);
+    let home_run = metron(project.root())
+        .args(["--doctor"])
+        .env("OLLAMA_HOST", "http://metron-doctor.invalid:11434");
+    let user = home_run.home().join(".metron");
+    std::fs::create_dir_all(&user).expect("mkdir ~/.metron");
+    std::fs::write(user.join("config.json"), r#"{"remote_endpoint": "refuse"}"#)
+        .expect("write the user config");
+    let run = home_run.run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(row(&run, "ok", "config").contains("the project's config, untrusted"));
+    let endpoint = row(&run, "fail", "endpoint");
+    assert!(endpoint.contains("$OLLAMA_HOST"), "{endpoint}");
+    assert!(endpoint.contains(".metron/config.json)"), "{endpoint}");
+}
+
+#[test]
+fn a_local_endpoint_row_shows_the_remote_policy() {
+    let project = TestProject::git();
+    let fake = FakeOllama::builder().start();
+    let run = with_user_config(
+        doctor(project.root(), &fake.base_url()),
+        r#"{"remote_endpoint": "refuse"}"#,
+    )
+    .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let endpoint = row(&run, "ok", "endpoint");
+    assert!(endpoint.contains("on this machine"), "{endpoint}");
+    assert!(
+        endpoint.contains("`remote_endpoint` is refuse"),
+        "{endpoint}"
+    );
+    row(&run, "ok", "ollama");
+    assert_no_inference(&fake);
+}

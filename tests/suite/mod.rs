@@ -5,6 +5,7 @@ mod apply_patch;
 mod boundary;
 mod cli;
 mod common;
+mod disclosure;
 mod doctor;
 mod fake_ollama;
 mod fake_ollama_selftest;

@@ -1,0 +1,239 @@
+//! Where code goes: the route to the model endpoint, and what metron says or refuses
+//! because of it.
+//!
+//! Every tool result (file slices, search results, command output) is sent to the model
+//! endpoint. When that endpoint is this machine the code stays here; when it is another
+//! host, the session says so once, before its first request ([`notice`]), or does not start
+//! at all when the configuration says `remote_endpoint: "refuse"` ([`check`]).
+//!
+//! "This machine" means what [`config::is_local`] recognises: `localhost` and loopback
+//! addresses. A host name that happens to resolve to this machine counts as another host
+//! (the check never resolves names), and an SSH tunnel to a remote server on a local port
+//! looks local (nothing here can see through it).
+//!
+//! Everything here is pure: it decides and words, and the session prints.
+
+use crate::config::{self, Config, Loaded, RemoteEndpoint, Source};
+
+/// Where requests to the model go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// To this machine.
+    Local,
+    /// To another host.
+    Remote {
+        /// `host:port`, as the client connects to it, without any credentials in the URL.
+        host: String,
+    },
+}
+
+/// The route to a normalised endpoint (see [`config::normalize_endpoint`]).
+pub fn route(endpoint: &str) -> Route {
+    if config::is_local(endpoint) {
+        return Route::Local;
+    }
+    let host = config::host_and_port(endpoint).unwrap_or_else(|| fallback_host(endpoint));
+    Route::Remote { host }
+}
+
+/// The authority of something that is not a URL the client can parse, minus credentials
+/// (such an endpoint never works, but it must still be named without leaking a password).
+fn fallback_host(endpoint: &str) -> String {
+    let rest = endpoint
+        .split_once("://")
+        .map_or(endpoint, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+        .to_owned()
+}
+
+/// The route of `config`'s endpoint, or the reason the session must not start: the
+/// endpoint is another host and `remote_endpoint` is `refuse`. The message is one line,
+/// without the `metron: ` prefix.
+pub fn check(config: &Config) -> Result<Route, String> {
+    decide(config, None)
+}
+
+/// [`check`], with the message also saying where the endpoint and the refusal came from
+/// (which file or environment variable).
+pub fn check_loaded(loaded: &Loaded) -> Result<Route, String> {
+    decide(
+        &loaded.config,
+        Some((
+            loaded.source_of("endpoint"),
+            loaded.source_of("remote_endpoint"),
+        )),
+    )
+}
+
+fn decide(config: &Config, sources: Option<(&Source, &Source)>) -> Result<Route, String> {
+    let route = route(&config.endpoint);
+    match (&route, config.remote_endpoint) {
+        (Route::Remote { host }, RemoteEndpoint::Refuse) => Err(refusal(host, sources)),
+        _ => Ok(route),
+    }
+}
+
+fn refusal(host: &str, sources: Option<(&Source, &Source)>) -> String {
+    let host = visible(host);
+    let (endpoint_from, refuse_from) = match sources {
+        Some((endpoint, refuse)) => (format!(" (from {endpoint})"), format!(" (from {refuse})")),
+        None => (String::new(), String::new()),
+    };
+    format!(
+        "refusing to send code to {host}{endpoint_from}, which is not this machine: `remote_endpoint` is \"refuse\"{refuse_from}; \
+         use an Ollama server on this machine (unset OLLAMA_HOST or `endpoint`), \
+         or set `remote_endpoint` to \"warn\" in your own config (~/.metron/config.json) if you trust {host}"
+    )
+}
+
+/// The one line printed on stderr before the first request of a session whose endpoint is
+/// `host`, another machine. No colour, no newline at the end.
+pub fn notice(host: &str) -> String {
+    format!(
+        "metron: note: code the tools read (file slices, search results, command output) will be sent to {}, which is not this machine",
+        visible(host)
+    )
+}
+
+/// `text` with control characters escaped, so a configured host name cannot drive the
+/// terminal or break the one line into several.
+fn visible(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn config(endpoint: &str, policy: RemoteEndpoint) -> Config {
+        Config {
+            endpoint: config::normalize_endpoint(endpoint).expect("a usable endpoint"),
+            remote_endpoint: policy,
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn routes() {
+        assert_eq!(route(&Config::default().endpoint), Route::Local);
+        for local in [
+            "localhost:9",
+            "127.0.0.1",
+            "0.0.0.0",
+            "[::1]:1",
+            "127.0.0.2",
+        ] {
+            let endpoint = config::normalize_endpoint(local).expect("usable");
+            assert_eq!(route(&endpoint), Route::Local, "{local}");
+        }
+        let remote = |raw: &str| route(&config::normalize_endpoint(raw).expect("usable"));
+        assert_eq!(
+            remote("gpu-box"),
+            Route::Remote {
+                host: "gpu-box:11434".to_owned()
+            }
+        );
+        assert_eq!(
+            remote("http://10.0.0.5:8080/ollama"),
+            Route::Remote {
+                host: "10.0.0.5:8080".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn credentials_are_never_part_of_the_host() {
+        assert_eq!(
+            route("http://me:hunter2@gpu-box:11434/api/chat"),
+            Route::Remote {
+                host: "gpu-box:11434".to_owned()
+            }
+        );
+        assert_eq!(fallback_host("http://me:hunter2@gpu box:1/x"), "gpu box:1");
+        assert_eq!(fallback_host("weird"), "weird");
+    }
+
+    #[test]
+    fn only_remote_under_refuse_is_refused() {
+        assert_eq!(
+            check(&config("localhost", RemoteEndpoint::Refuse)),
+            Ok(Route::Local)
+        );
+        assert_eq!(
+            check(&config("gpu-box:9", RemoteEndpoint::Warn)),
+            Ok(Route::Remote {
+                host: "gpu-box:9".to_owned()
+            })
+        );
+        let refused = check(&config("gpu-box:9", RemoteEndpoint::Refuse)).unwrap_err();
+        assert!(refused.contains("gpu-box:9"), "{refused}");
+        assert!(
+            refused.contains("`remote_endpoint` is \"refuse\""),
+            "{refused}"
+        );
+        assert!(refused.contains("unset OLLAMA_HOST"), "{refused}");
+        assert!(refused.contains("your own config"), "{refused}");
+        assert!(!refused.contains('\n'), "{refused}");
+        assert!(!refused.starts_with("metron:"), "{refused}");
+    }
+
+    #[test]
+    fn check_loaded_names_the_sources() {
+        let mut loaded = Loaded {
+            config: config("gpu-box:9", RemoteEndpoint::Warn),
+            file: None,
+            sources: [("endpoint", Source::Env("OLLAMA_HOST"))]
+                .into_iter()
+                .collect(),
+            warnings: Vec::new(),
+        };
+        assert_eq!(
+            check_loaded(&loaded),
+            Ok(Route::Remote {
+                host: "gpu-box:9".to_owned()
+            })
+        );
+        loaded.config.remote_endpoint = RemoteEndpoint::Refuse;
+        loaded.sources.insert(
+            "remote_endpoint",
+            Source::File(PathBuf::from("home/.metron/config.json")),
+        );
+        let refused = check_loaded(&loaded).unwrap_err();
+        assert!(
+            refused.contains("gpu-box:9 (from $OLLAMA_HOST)"),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("\"refuse\" (from home/.metron/config.json)"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn the_notice_is_one_plain_line() {
+        let line = notice("gpu-box:11434");
+        assert_eq!(
+            line,
+            "metron: note: code the tools read (file slices, search results, command output) will be sent to gpu-box:11434, which is not this machine"
+        );
+        let hostile = notice("evil\n\x1b[2Jhost:1");
+        assert!(
+            !hostile.contains('\n') && !hostile.contains('\x1b'),
+            "{hostile:?}"
+        );
+        assert!(hostile.contains("evil\\n\\u{1b}[2Jhost:1"), "{hostile:?}");
+    }
+}
