@@ -3,6 +3,7 @@
 mod agent;
 mod apply_patch;
 mod boundary;
+mod boundary_eval;
 mod cli;
 mod common;
 mod disclosure;
