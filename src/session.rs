@@ -34,6 +34,12 @@ pub struct Session {
 /// returned (2 for configuration problems).
 pub fn start(approver: Box<dyn Approver>, mode: Mode) -> Result<Session, Exit> {
     let (project, loaded) = startup()?;
+    // A remote endpoint receives every tool result: refuse it when the user's config says
+    // so, and otherwise say so once, before the first request.
+    let route = crate::disclosure::check_loaded(&loaded).map_err(|message| {
+        error(message);
+        Exit::Usage
+    })?;
     let config = &loaded.config;
     let mut policy = Policy::from_config(config);
     if mode == Mode::OneShot {
@@ -51,6 +57,9 @@ pub fn start(approver: Box<dyn Approver>, mode: Mode) -> Result<Session, Exit> {
         Exit::Usage
     })?;
     let agent = Agent::new(client, toolbox, Settings::from_config(config));
+    if let crate::disclosure::Route::Remote { host } = &route {
+        eprintln!("{}", crate::disclosure::notice(host));
+    }
     Ok(Session { loaded, agent })
 }
 

@@ -9,7 +9,7 @@ use super::common::{Run, TestProject, metron, skip};
 use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, text};
 use super::repl::{
     GREET_GO, GREET_HOLA, PATIENCE, exit_on_a_terminal, greet_patch, greet_project, greet_session,
-    on_a_terminal, script_available, user_config,
+    on_a_terminal, script_available,
 };
 
 fn json_run(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
