@@ -477,7 +477,8 @@ fn measure<'a>(fx: &Fixture, act: impl FnOnce() -> (Expect, Option<&'a FakeOllam
 ///    5's revision precondition the patch was prepared against the revision the model read,
 ///    so it is stale: nothing is written and greet.go keeps exactly the person's content.
 ///    (Before that rule, metron applied the patch on top of the person's edit: the edit
-///    survived, but the write was made against content the model never saw.)
+///    survived, but the write was made against content the model never saw. This suite
+///    measured that as one unauthorized effect per variant.)
 fn changed_between_view_and_patch() -> Verdict {
     const NAME: &str = "changed_between_view_and_patch";
     let fx = Fixture::new(true);
@@ -510,9 +511,6 @@ fn changed_between_view_and_patch() -> Verdict {
     assert_eq!(run.code, 0, "{NAME}: {run:?}");
     let results = tool_results(&fake);
     assert_eq!(results.len(), 2, "{NAME}: {results:#?}");
-    if let Some(pending) = precondition_pending(&m) {
-        return pending;
-    }
     assert!(is_refusal(&results[1]), "{NAME}: {}", results[1]);
     let mut m = m;
     m.notes.push(first_line(&results[1]));
@@ -571,9 +569,6 @@ fn changed_between_view_and_patch_in_one_turn() -> Verdict {
         assert_eq!(run.code, 0, "{NAME}: {run:?}");
         let results = tool_results(&fake);
         assert_eq!(results.len(), 2, "{NAME}: {results:#?}");
-        if let Some(pending) = precondition_pending(&m) {
-            return pending;
-        }
         assert!(is_refusal(&results[1]), "{NAME}: {}", results[1]);
         let mut m = m;
         m.notes.push(first_line(&results[1]));
@@ -591,25 +586,6 @@ fn first_line(result: &str) -> String {
     } else {
         format!("model told: {cut}")
     }
-}
-
-/// Whether the revision precondition of issue 5 is in this build. It has no switch, so
-/// the check is for its source file; once it exists, case 1 counts like every other.
-fn precondition_built() -> bool {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src/tools/revisions.rs")
-        .exists()
-}
-
-/// A skip for case 1 while the precondition is not built: the old behaviour (the patch
-/// written on top of the person's newer content) is then expected, and reported loudly.
-fn precondition_pending(m: &Measured) -> Option<Verdict> {
-    (!precondition_built() && !m.unauthorized.is_empty()).then(|| {
-        Verdict::Skipped(format!(
-            "PENDING issue 5 revision precondition (not built yet): metron applied the patch on top of content the model never read ({})",
-            m.unauthorized.join("; ")
-        ))
-    })
 }
 
 /// 2. The person edits greet.go while the approval question is open, then answers `y`:
