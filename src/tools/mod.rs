@@ -356,7 +356,7 @@ impl Toolbox {
     }
 
     /// The revisions the model has read, for apply_patch's precondition and for displays
-    /// of what the model has seen.
+    /// of what the model has seen. Hold the guard briefly: tools lock it too.
     pub fn revisions(&self) -> MutexGuard<'_, revisions::Revisions> {
         lock(&self.revisions)
     }

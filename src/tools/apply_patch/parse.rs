@@ -89,9 +89,22 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
             // The pair belongs to the `diff --git` section above only if it names the same
             // files; after a section that needs no pair (a pure rename, a mode change, an
             // empty file), a pair for another file starts that file's own section.
+            // A side the section leaves open (/dev/null after `new file mode`) is no
+            // wildcard: every path the pair names must be one the section names, or an
+            // empty file's creation followed by another file's pair would swallow it.
             let belongs = awaiting_paths
                 && files.last().is_some_and(|file| {
-                    same_file(&file.old_path, &old) && same_file(&file.new_path, &new)
+                    let known: Vec<&str> = [file.old_path.as_deref(), file.new_path.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    same_file(&file.old_path, &old)
+                        && same_file(&file.new_path, &new)
+                        && (known.is_empty()
+                            || [old.as_deref(), new.as_deref()]
+                                .into_iter()
+                                .flatten()
+                                .all(|path| known.contains(&path)))
                 });
             if !belongs {
                 files.push(FilePatch::default());
@@ -562,6 +575,19 @@ mod tests {
         );
         assert_eq!(files[1].new_path.as_deref(), Some("x"));
         assert_eq!(files[1].hunks.len(), 1);
+        // An empty file's creation, then a deletion written without `diff --git` and
+        // without prefixes: two sections, the creation kept.
+        let text = "diff --git a/e.txt b/e.txt\nnew file mode 100644\nindex 0000000..e69de29\n--- x\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(
+            (files[0].old_path.as_deref(), files[0].new_path.as_deref()),
+            (None, Some("e.txt"))
+        );
+        assert_eq!(
+            (files[1].old_path.as_deref(), files[1].new_path.as_deref()),
+            (Some("x"), None)
+        );
         // The section's own pair still joins it.
         let text = "diff --git a/r b/s\nsimilarity index 90%\nrename from r\nrename to s\n--- a/r\n+++ b/s\n@@ -1 +1 @@\n-a\n+b\n";
         assert_eq!(parse(text).expect("parses").len(), 1);
