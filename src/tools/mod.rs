@@ -352,7 +352,8 @@ impl Toolbox {
     /// Records that the model was shown lines of `path` read from `bytes` (the whole
     /// file, as read), and how; a later patch to it is held to this revision.
     pub fn record_read(&self, path: &ProjectPath, bytes: &[u8], how: impl Into<String>) {
-        lock(&self.revisions).record_bytes(path, bytes, how);
+        let key = revisions::key_for(&self.project, path);
+        lock(&self.revisions).record_bytes(&key, bytes, how);
     }
 
     /// The revisions the model has read, for apply_patch's precondition and for displays

@@ -17,12 +17,31 @@
 use std::collections::HashMap;
 
 use super::journal::content_hash;
-use crate::project::ProjectPath;
+use crate::project::{Project, ProjectPath};
 
 /// Largest file whose revision a read records. Recording means holding the whole file in
 /// memory while it is read (view_slice otherwise streams); a source file the model patches
 /// is far smaller, and apply_patch reads whole files anyway.
 pub const MAX_HASHED_BYTES: usize = 8 << 20;
+
+/// The path a revision of `path` is kept under: the file's real path beneath the root,
+/// with symlinks followed. apply_patch only writes real paths (it refuses to write
+/// through a symlink), so a file the model read through a symlink in the tree must be
+/// held to that revision under its real name, or a patch to the real name would only be
+/// held to its content when proposed. A path that cannot be resolved, or resolves outside
+/// the root, is kept under its own name.
+pub fn key_for(project: &Project, path: &ProjectPath) -> ProjectPath {
+    let root = project.root();
+    let (Ok(real_root), Ok(real)) = (root.canonicalize(), root.join(path.as_str()).canonicalize())
+    else {
+        return path.clone();
+    };
+    real.strip_prefix(&real_root)
+        .ok()
+        .and_then(|relative| relative.to_str())
+        .and_then(|relative| project.resolve(relative).ok())
+        .unwrap_or_else(|| path.clone())
+}
 
 /// One file as the model last read it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::journal::content_hash;
-use super::revisions::MAX_HASHED_BYTES;
+use super::revisions::{self, MAX_HASHED_BYTES};
 use super::text::clip_line;
 use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args};
 use crate::project::{BoundaryError, Project, ProjectPath};
@@ -53,8 +53,13 @@ fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
         args.end,
     )?;
     if let Some(hash) = viewed.hash {
-        let how = format!("view_slice {}-{}", viewed.first, viewed.last);
-        toolbox.revisions().record(&viewed.path, hash, how);
+        let mut how = format!("view_slice {}-{}", viewed.first, viewed.last);
+        // Read through a symlink: kept under the real path, the one a patch names.
+        let key = revisions::key_for(&toolbox.project, &viewed.path);
+        if key != viewed.path {
+            how = format!("{how} of `{}`", viewed.path);
+        }
+        toolbox.revisions().record(&key, hash, how);
     }
     Ok(viewed.text)
 }

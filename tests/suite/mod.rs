@@ -16,5 +16,6 @@ mod oneshot;
 mod preconditions;
 mod read_tools;
 mod repl;
+mod review5;
 mod run_command;
 mod symbols;
