@@ -313,9 +313,12 @@ impl<M: Model> Agent<M> {
             report.prompt_tokens = reply.prompt_tokens;
             report.generated_tokens += reply.generated_tokens;
             report.model_time += reply.elapsed;
-            let first = reply.first_token.unwrap_or(reply.elapsed);
-            report.latency.first_token_ms += ledger::ms(first);
-            report.latency.generation_ms += ledger::ms(reply.elapsed.saturating_sub(first));
+            // Both parts in whole milliseconds of the reply's own `duration_ms`, so they add
+            // up to it (rounding each part separately loses up to a millisecond per reply).
+            let first = ledger::ms(reply.first_token.unwrap_or(reply.elapsed));
+            let total = ledger::ms(reply.elapsed);
+            report.latency.first_token_ms += first.min(total);
+            report.latency.generation_ms += total.saturating_sub(first);
             if report.first_token.is_none() {
                 report.first_token = reply.first_token;
             }

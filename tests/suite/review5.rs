@@ -1,6 +1,15 @@
 //! Review of the authority-and-evidence work (issue 5): cases found missing by review.
 
-use metron::tools::approval::ApproveAll;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use metron::agent::{Agent, Event, Observer, Settings};
+use metron::config::Config;
+use metron::ollama::wire::{ChatRequest, FunctionCall, ToolCall};
+use metron::ollama::{Delta, OllamaError, Reply};
+use metron::tools::approval::{ApproveAll, Approver};
 use metron::tools::{Budgets, ToolError, Toolbox};
 use serde_json::json;
 
@@ -52,4 +61,197 @@ fn a_file_read_through_a_symlink_is_held_to_that_revision_under_its_real_name() 
         other => panic!("expected a conflict, got {other:?}"),
     }
     assert_eq!(read(&p, "src/real.txt"), theirs, "the other edit is kept");
+}
+
+// ---------------------------------------------------------------------------------------
+// The agent loop's events, against a scripted model
+// ---------------------------------------------------------------------------------------
+
+/// A model that answers from a script; `None` never answers (a hung request).
+struct Scripted(Mutex<VecDeque<Option<Result<Reply, OllamaError>>>>);
+
+impl Scripted {
+    fn new(replies: Vec<Option<Result<Reply, OllamaError>>>) -> Scripted {
+        Scripted(Mutex::new(replies.into()))
+    }
+}
+
+impl metron::agent::Model for Scripted {
+    fn chat(
+        &self,
+        _request: &ChatRequest<'_>,
+        _on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> impl Future<Output = Result<Reply, OllamaError>> {
+        let next = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()
+            .flatten();
+        async move {
+            match next {
+                Some(reply) => reply,
+                None => std::future::pending().await,
+            }
+        }
+    }
+}
+
+fn reply(
+    content: &str,
+    calls: Vec<(&str, serde_json::Value)>,
+) -> Option<Result<Reply, OllamaError>> {
+    Some(Ok(Reply {
+        content: content.to_owned(),
+        thinking: String::new(),
+        tool_calls: calls
+            .into_iter()
+            .enumerate()
+            .map(|(index, (name, arguments))| ToolCall {
+                id: format!("call_{index}"),
+                function: FunctionCall {
+                    index,
+                    name: name.to_owned(),
+                    arguments,
+                },
+            })
+            .collect(),
+        prompt_tokens: 100,
+        generated_tokens: 10,
+        done_reason: Some("stop".to_owned()),
+        // Sub-millisecond parts, as real replies have.
+        first_token: Some(Duration::from_micros(1_600)),
+        elapsed: Duration::from_micros(3_200),
+    }))
+}
+
+fn model_error() -> Option<Result<Reply, OllamaError>> {
+    Some(Err(OllamaError::Protocol("the stream broke".to_owned())))
+}
+
+#[derive(Default)]
+struct Events(Vec<Event>);
+
+impl Observer for Events {
+    fn event(&mut self, event: &Event) {
+        self.0.push(event.clone());
+    }
+}
+
+impl Events {
+    fn kinds(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|e| {
+                serde_json::to_value(e).expect("serialises")["type"]
+                    .as_str()
+                    .unwrap_or("?")
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    fn turn_ends(&self) -> Vec<&'static str> {
+        self.0
+            .iter()
+            .filter_map(|e| match e {
+                Event::TurnEnd { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn scripted_agent(
+    p: &TestProject,
+    replies: Vec<Option<Result<Reply, OllamaError>>>,
+    approver: Box<dyn Approver>,
+    max_turns: u64,
+) -> Agent<Scripted> {
+    let config = Config {
+        max_turns,
+        ..Config::default()
+    };
+    let toolbox = p.toolbox(Budgets::default()).with_approver(approver);
+    Agent::new(
+        Scripted::new(replies),
+        toolbox,
+        Settings::from_config(&config),
+    )
+}
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(future)
+}
+
+fn view() -> (&'static str, serde_json::Value) {
+    ("view_slice", json!({"path": "a.txt", "start": 1, "end": 2}))
+}
+
+#[test]
+fn model_time_is_first_token_plus_generation_to_the_millisecond() {
+    let p = TestProject::git();
+    p.file("a.txt", lines(3));
+    let mut agent = scripted_agent(
+        &p,
+        vec![reply("", vec![view()]), reply("done", vec![])],
+        Box::new(ApproveAll),
+        5,
+    );
+    let mut events = Events::default();
+    let report = block_on(agent.turn("look", &mut events)).expect("the turn succeeds");
+    let replies: u64 = events
+        .0
+        .iter()
+        .filter_map(|e| match e {
+            Event::ModelReply { duration_ms, .. } => Some(*duration_ms),
+            _ => None,
+        })
+        .sum();
+    let latency = report.latency;
+    assert_eq!(
+        latency.first_token_ms + latency.generation_ms,
+        replies,
+        "the turn's model time is the sum of its replies' durations: {latency:?}"
+    );
+}
+
+#[test]
+fn turn_end_appears_exactly_once_on_every_path() {
+    let p = TestProject::git();
+    p.file("a.txt", lines(3));
+    let run = |replies, max_turns| {
+        let mut agent = scripted_agent(&p, replies, Box::new(ApproveAll), max_turns);
+        let mut events = Events::default();
+        let _ = block_on(agent.turn("go", &mut events));
+        agent.interrupted(&mut events); // a late Ctrl-C after the turn ended adds nothing
+        events.turn_ends()
+    };
+    assert_eq!(run(vec![reply("done", vec![])], 5), ["ok"]);
+    assert_eq!(run(vec![model_error()], 5), ["error"]);
+    assert_eq!(
+        run(vec![reply("", vec![view()]), model_error()], 5),
+        ["error"]
+    );
+    assert_eq!(
+        run(vec![reply("", vec![view()]), reply("", vec![view()])], 2),
+        ["max_turns"]
+    );
+    // Interrupted while waiting for the model: first round, and after a tool ran.
+    for replies in [vec![None], vec![reply("", vec![view()]), None]] {
+        let mut agent = scripted_agent(&p, replies, Box::new(ApproveAll), 5);
+        let mut events = Events::default();
+        block_on(async {
+            let turn = agent.turn("go", &mut events);
+            let cut = tokio::time::timeout(Duration::from_millis(50), turn).await;
+            assert!(cut.is_err(), "the turn must still be waiting");
+        });
+        agent.interrupted(&mut events);
+        agent.interrupted(&mut events);
+        assert_eq!(events.turn_ends(), ["interrupted"], "{:?}", events.kinds());
+    }
 }
