@@ -451,7 +451,7 @@ impl<M: Model> Agent<M> {
         });
         let (text, outcome) = match policy {
             Err((_, refusal)) => (refusal, "refused"),
-            Ok(()) => match self.toolbox.call(name, call.function.arguments.clone()) {
+            Ok(()) => match self.call_tool(name, call.function.arguments.clone()) {
                 Ok(text) if text.is_empty() => ("(no output)".to_owned(), "ok"),
                 Ok(text) => (text, "ok"),
                 Err(ToolError::BadArguments(text)) => (text, "error"),
@@ -490,6 +490,21 @@ impl<M: Model> Agent<M> {
             reported_bytes: text.len(),
         });
         (text, waited)
+    }
+
+    /// Runs a tool; a panic inside it (a bug) becomes a fault for this call, so the call
+    /// still gets its result, approval and effect events, and its ledger entry, from what
+    /// the journal recorded before the panic, and the session goes on.
+    fn call_tool(&self, name: &str, arguments: Value) -> Result<String, ToolError> {
+        let run = std::panic::AssertUnwindSafe(|| self.toolbox.call(name, arguments));
+        std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            Err(ToolError::Fault(format!("internal error in metron: {why}")))
+        })
     }
 
     /// The refusal for a call to a tool that was not advertised.

@@ -9,7 +9,7 @@ use metron::agent::{Agent, Event, Observer, Settings};
 use metron::config::Config;
 use metron::ollama::wire::{ChatRequest, FunctionCall, ToolCall};
 use metron::ollama::{Delta, OllamaError, Reply};
-use metron::tools::approval::{ApproveAll, Approver};
+use metron::tools::approval::{ApproveAll, Approver, Decision, Request};
 use metron::tools::{Budgets, ToolError, Toolbox};
 use serde_json::json;
 
@@ -254,4 +254,61 @@ fn turn_end_appears_exactly_once_on_every_path() {
         agent.interrupted(&mut events);
         assert_eq!(events.turn_ends(), ["interrupted"], "{:?}", events.kinds());
     }
+}
+
+/// An approver with a bug: it panics while asking.
+#[derive(Debug)]
+struct Panics;
+
+impl Approver for Panics {
+    fn decide(&self, _request: &Request<'_>) -> Decision {
+        panic!("the approver broke");
+    }
+}
+
+#[test]
+fn a_tool_that_panics_still_gets_every_event_and_the_turn_goes_on() {
+    let p = TestProject::git();
+    p.file("a.txt", lines(3));
+    let mut agent = scripted_agent(
+        &p,
+        vec![
+            reply(
+                "",
+                vec![("apply_patch", json!({"diff": top_patch("a.txt")}))],
+            ),
+            reply("could not patch", vec![]),
+        ],
+        Box::new(Panics),
+        5,
+    );
+    let mut events = Events::default();
+    let report = block_on(agent.turn("patch it", &mut events)).expect("the turn goes on");
+    assert_eq!(report.answer, "could not patch");
+    assert_eq!(
+        events.kinds(),
+        [
+            "turn_start",
+            "model_reply",
+            "tool_proposed",
+            "decision",
+            "tool_result",
+            "model_reply",
+            "turn_end"
+        ]
+    );
+    let result = events.0.iter().find_map(|e| match e {
+        Event::ToolResult { outcome, .. } => Some(*outcome),
+        _ => None,
+    });
+    assert_eq!(result, Some("fault"));
+    assert_eq!(read(&p, "a.txt"), lines(3), "nothing was written");
+    let entry = &agent.ledger().entries()[0];
+    assert_eq!(entry.outcome, "fault");
+    assert!(entry.effects.is_empty(), "{entry:?}");
+    assert!(
+        entry.reported.contains("apply_patch failed"),
+        "{}",
+        entry.reported
+    );
 }

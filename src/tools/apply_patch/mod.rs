@@ -141,33 +141,38 @@ pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
         }
     }
     let result = commit(&toolbox.project, &prepared.changes);
+    // The write is journaled first, before any other bookkeeping, so nothing that goes
+    // wrong afterwards can leave a write out of the ledger.
+    let written: Vec<FileChange> = match result {
+        Ok(()) => prepared
+            .changes
+            .iter()
+            .map(|c| FileChange {
+                path: c.path.to_string(),
+                before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
+                after: c.after.as_deref().map(content_hash),
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    if result.is_ok() {
+        toolbox.journal_effect(Effect::Wrote {
+            files: written.clone(),
+        });
+    }
     for change in &prepared.changes {
         toolbox.symbols.invalidate(&change.path);
     }
     match result {
         Ok(()) => {
-            let files: Vec<FileChange> = prepared
-                .changes
-                .iter()
-                .map(|c| FileChange {
-                    path: c.path.to_string(),
-                    before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
-                    after: c.after.as_deref().map(content_hash),
-                })
-                .collect();
             // The model knows what it wrote: that is its revision of each file now.
-            {
-                let mut revisions = toolbox.revisions();
-                for (change, file) in prepared.changes.iter().zip(&files) {
-                    match &file.after {
-                        Some(hash) => {
-                            revisions.record(&change.path, hash.clone(), "your own apply_patch");
-                        }
-                        None => revisions.forget(change.path.as_str()),
-                    }
+            let mut revisions = toolbox.revisions();
+            for (change, file) in prepared.changes.iter().zip(written) {
+                match file.after {
+                    Some(hash) => revisions.record(&change.path, hash, "your own apply_patch"),
+                    None => revisions.forget(change.path.as_str()),
                 }
             }
-            toolbox.journal_effect(Effect::Wrote { files });
             Ok(format!("Applied:\n{}", prepared.summary))
         }
         Err(CommitError::Stale(paths)) => {
