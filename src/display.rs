@@ -55,7 +55,7 @@ impl Display {
 
     /// Prints one event as a JSON line on stdout.
     pub fn print_event(&mut self, event: &Event) {
-        if let Ok(line) = serde_json::to_string(event) {
+        if let Some(line) = event_line(event) {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{line}");
             let _ = out.flush();
@@ -145,6 +145,29 @@ impl Observer for Display {
             terminal_safe(message)
         );
     }
+}
+
+/// One event as one JSON line, without its newline. serde_json escapes only the C0
+/// control characters; the C1 controls (U+0085 among them) and the line and paragraph
+/// separators U+2028 and U+2029 are escaped too, because common line splitters (Python's
+/// `str.splitlines`, JavaScript's line terminators) break lines at them, and a terminal
+/// would obey them. Outside strings JSON is ASCII, so every such character is inside a
+/// string, where `\uXXXX` means the same character.
+pub fn event_line(event: &Event) -> Option<String> {
+    let line = serde_json::to_string(event).ok()?;
+    let escape = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    if !line.chars().any(escape) {
+        return Some(line);
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    for c in line.chars() {
+        if escape(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
 }
 
 /// "Waiting for the model" on stderr, with the seconds elapsed, until the first token.
@@ -319,6 +342,34 @@ mod tests {
         let lines = footer(&full, 16384);
         assert!(lines[0].starts_with("[14000 prompt / 0 generated tokens · 1 tool call] [model"));
         assert!(lines[1].contains("85% of num_ctx"), "{lines:?}");
+    }
+
+    #[test]
+    fn an_event_is_one_line_for_every_line_splitter() {
+        let event = Event::ToolProposed {
+            turn: 1,
+            call_id: "call_0".into(),
+            tool: "view_slice".into(),
+            arguments: serde_json::json!({
+                "path": "a\nb\r\u{1b}[2J\u{85}c\u{2028}d\u{2029}e\u{202e}f"
+            }),
+        };
+        let line = event_line(&event).expect("serialises");
+        // Python's str.splitlines() and JavaScript's line terminators split on these too.
+        let breaks = |c: char| {
+            matches!(
+                c,
+                '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}'
+                    ..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+            )
+        };
+        assert!(!line.chars().any(breaks), "{line:?}");
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        let back: serde_json::Value = serde_json::from_str(&line).expect("valid JSON");
+        assert_eq!(
+            back["arguments"]["path"],
+            "a\nb\r\u{1b}[2J\u{85}c\u{2028}d\u{2029}e\u{202e}f"
+        );
     }
 
     #[test]
