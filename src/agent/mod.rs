@@ -282,6 +282,7 @@ impl<M: Model> Agent<M> {
         observer: &mut dyn Observer,
     ) -> Result<TurnReport, TurnError> {
         let turn = self.ledger.start_turn(line);
+        self.toolbox.start_turn();
         observer.event(&Event::TurnStart {
             turn,
             prompt: line.to_owned(),
@@ -420,7 +421,14 @@ impl<M: Model> Agent<M> {
             arguments: call.function.arguments.clone(),
         });
         let key = (name.to_owned(), call.function.arguments.to_string());
-        let policy = if !self.offered.iter().any(|spec| spec.name == name) {
+        let policy = if self.toolbox.turn_cancelled() {
+            Err((
+                "the user interrupted the turn".to_owned(),
+                format!(
+                    "Not run: the user interrupted this turn (Ctrl-C at an approval question) before this {name} call, so nothing was done."
+                ),
+            ))
+        } else if !self.offered.iter().any(|spec| spec.name == name) {
             let rule = match self.withdrawn.iter().find(|w| w.name == name) {
                 Some(w) => format!("not offered in this session: {}", w.reason),
                 None => "no such tool".to_owned(),

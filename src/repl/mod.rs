@@ -190,7 +190,7 @@ impl Approver for AskThroughInput {
                         rustix::process::Signal::INT,
                     );
                 }
-                Decision::Declined
+                Decision::Interrupted
             }
         }
     }

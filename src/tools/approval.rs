@@ -56,6 +56,9 @@ pub enum Decision {
     ApprovedForSession,
     /// The person said no (or pressed Return, or closed the input).
     Declined,
+    /// The person pressed Ctrl-C at the question: no, and the turn is cancelled, so no
+    /// other call of it may run (see [`super::Toolbox::turn_cancelled`]).
+    Interrupted,
     /// Nobody can answer (not a terminal, and `--yes` not given); the text says how to
     /// allow it.
     Unanswerable(String),

@@ -25,6 +25,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -273,6 +274,8 @@ pub struct Toolbox {
     /// The revision of each file the model has read: what its patches are held to (see
     /// [`revisions`]).
     revisions: Mutex<revisions::Revisions>,
+    /// The person pressed Ctrl-C at a question of the current turn.
+    cancelled: AtomicBool,
 }
 
 /// Standing approvals: the person answered `a` at a question.
@@ -346,6 +349,7 @@ impl Toolbox {
             journal: Mutex::default(),
             standing: Mutex::default(),
             revisions: Mutex::default(),
+            cancelled: AtomicBool::new(false),
         }
     }
 
@@ -365,7 +369,7 @@ impl Toolbox {
     /// Asks whether a write or an execution may go ahead: a standing approval of the
     /// session answers first, otherwise the approver. The decision, who made it and how
     /// long it took are journaled. `ApprovedForSession` comes back as `Approved` (the
-    /// grant is kept here).
+    /// grant is kept here), and `Interrupted` as `Declined` (the turn is marked cancelled).
     pub fn ask(&self, request: &Request<'_>) -> Decision {
         let covered = lock(&self.standing).covering(request);
         if let Some(scope) = covered {
@@ -387,7 +391,7 @@ impl Toolbox {
                 ApprovalOutcome::YesForSession,
                 Some(request.standing_scope()),
             ),
-            Decision::Declined => (ApprovalOutcome::No, None),
+            Decision::Declined | Decision::Interrupted => (ApprovalOutcome::No, None),
             Decision::Unanswerable(_) => (ApprovalOutcome::Unanswerable, None),
         };
         if matches!(decision, Decision::Approved | Decision::ApprovedForSession) {
@@ -401,8 +405,24 @@ impl Toolbox {
         });
         match decision {
             Decision::ApprovedForSession => Decision::Approved,
+            Decision::Interrupted => {
+                self.cancelled.store(true, Ordering::SeqCst);
+                Decision::Declined
+            }
             other => other,
         }
+    }
+
+    /// A new turn starts: no question of it has been interrupted yet.
+    pub fn start_turn(&self) {
+        self.cancelled.store(false, Ordering::SeqCst);
+    }
+
+    /// The person pressed Ctrl-C at a question of this turn: the turn is being cancelled,
+    /// so the calls left in the model's reply must not run (a standing approval would
+    /// otherwise let one through without asking).
+    pub fn turn_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
     }
 
     /// Journals an approval given by policy rather than by a question (for example

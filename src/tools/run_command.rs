@@ -147,7 +147,7 @@ pub fn run_command(
         prefix: &prefix,
     }) {
         Decision::Approved | Decision::ApprovedForSession => {}
-        Decision::Declined => {
+        Decision::Declined | Decision::Interrupted => {
             return Err(ToolError::Refused(format!(
                 "The user declined to run `{typed}`. Do not retry it; explain what you wanted to check and ask how to proceed."
             )));

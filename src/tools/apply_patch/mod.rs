@@ -128,7 +128,7 @@ pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
         };
         match toolbox.ask(&request) {
             Decision::Approved | Decision::ApprovedForSession => {}
-            Decision::Declined => {
+            Decision::Declined | Decision::Interrupted => {
                 return Err(ToolError::Refused(
                     "The user declined this patch; nothing was changed. Do not send it again: explain what you wanted to change and why, and ask how to proceed.".to_owned(),
                 ));
