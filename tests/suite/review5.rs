@@ -379,3 +379,46 @@ fn ctrl_c_at_a_question_stops_the_calls_left_in_the_reply() {
         run.stdout
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Standing patch approvals stay on the files approved
+// ---------------------------------------------------------------------------------------
+
+/// Answers `a` to the first question and counts every question after it (declining).
+#[derive(Debug, Default)]
+struct AThenCount(Mutex<usize>);
+
+impl Approver for AThenCount {
+    fn decide(&self, _request: &Request<'_>) -> Decision {
+        let mut asked = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *asked += 1;
+        if *asked == 1 {
+            Decision::ApprovedForSession
+        } else {
+            Decision::Declined
+        }
+    }
+}
+
+#[test]
+fn a_standing_patch_approval_does_not_cover_a_same_named_file_elsewhere_or_a_rename() {
+    let p = TestProject::git();
+    p.file("src/a.txt", lines(3));
+    p.file("lib/a.txt", lines(3));
+    let toolbox = p
+        .toolbox(Budgets::default())
+        .with_approver(Box::new(AThenCount::default()));
+    toolbox
+        .call("apply_patch", json!({"diff": top_patch("src/a.txt")}))
+        .expect("approved with a");
+    let create = "--- /dev/null\n+++ b/other/a.txt\n@@ -0,0 +1 @@\n+new\n";
+    let rename = "diff --git a/src/a.txt b/lib/b.txt\nsimilarity index 100%\nrename from src/a.txt\nrename to lib/b.txt\n";
+    for diff in [top_patch("lib/a.txt"), create.to_owned(), rename.to_owned()] {
+        match toolbox.call("apply_patch", json!({ "diff": diff })) {
+            Err(ToolError::Refused(text)) => assert!(text.contains("declined"), "{text}"),
+            other => panic!("expected the question (declined), got {other:?}"),
+        }
+    }
+    assert_eq!(read(&p, "lib/a.txt"), lines(3));
+    assert!(!p.path("other/a.txt").exists() && !p.path("lib/b.txt").exists());
+}
