@@ -20,8 +20,6 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::agent::{self, Agent, Model, Settings};
 use crate::cli::Exit;
 use crate::config::{
@@ -530,7 +528,7 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
 
     // What the loaded copy runs with is a detail; it never fails the doctor.
     let loaded_context = match deadline.next() {
-        Some(limit) => loaded_context(client.base_url(), model, limit).await,
+        Some(limit) => loaded_context(&client, model, limit).await,
         None => None,
     };
     checks.push(context_check(
@@ -743,33 +741,8 @@ fn context_check(
 
 /// The context window the running copy of `model` was loaded with (`/api/ps`), if it is
 /// loaded and the server says. Best effort: any failure is `None`.
-async fn loaded_context(base_url: &str, model: &str, limit: Duration) -> Option<u64> {
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .connect_timeout(limit)
-        .build()
-        .ok()?;
-    let url = format!("{base_url}/api/ps");
-    let work = async {
-        let response = http.get(&url).send().await.ok()?;
-        if !response.status().is_success() {
-            return None;
-        }
-        response.json::<Value>().await.ok()
-    };
-    let body = tokio::time::timeout(limit, work).await.ok()??;
-    let running: Vec<(String, Option<u64>)> = body
-        .get("models")?
-        .as_array()?
-        .iter()
-        .filter_map(|m| {
-            let name = m.get("name").or_else(|| m.get("model"))?.as_str()?;
-            Some((
-                name.to_owned(),
-                m.get("context_length").and_then(Value::as_u64),
-            ))
-        })
-        .collect();
+async fn loaded_context(client: &Client, model: &str, limit: Duration) -> Option<u64> {
+    let running = client.running(limit).await.ok()?;
     let names: Vec<String> = running.iter().map(|(name, _)| name.clone()).collect();
     let found = installed_as(model, &names)?;
     running

@@ -173,6 +173,31 @@ impl Client {
             .unwrap_or_default())
     }
 
+    /// `GET /api/ps`: the loaded models, each with the context window it was loaded with
+    /// when the server says (v0.10 and later).
+    pub async fn running(
+        &self,
+        limit: Duration,
+    ) -> Result<Vec<(String, Option<u64>)>, OllamaError> {
+        let body = self.get_json("/api/ps", limit).await?;
+        Ok(body
+            .get("models")
+            .and_then(Value::as_array)
+            .map(|models| {
+                models
+                    .iter()
+                    .filter_map(|m| {
+                        let name = m.get("name").or_else(|| m.get("model"))?.as_str()?;
+                        Some((
+                            name.to_owned(),
+                            m.get("context_length").and_then(Value::as_u64),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
     /// `POST /api/show`: what the server knows about `model`.
     pub async fn show(&self, model: &str, limit: Duration) -> Result<ModelDetails, OllamaError> {
         let url = format!("{}/api/show", self.base_url);
