@@ -217,7 +217,7 @@ fn read_args(args: Option<&str>) -> Result<Value, String> {
 
 /// Writes a tool's text to stdout with a final newline. A closed pipe (`| head`) is not an
 /// error: the reader got what it wanted.
-fn print_text(text: &str, exit: Exit) -> Exit {
+pub(crate) fn print_text(text: &str, exit: Exit) -> Exit {
     let mut stdout = std::io::stdout().lock();
     let newline = if text.ends_with('\n') { "" } else { "\n" };
     match write!(stdout, "{text}{newline}").and_then(|()| stdout.flush()) {

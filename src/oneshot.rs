@@ -10,11 +10,11 @@
 //! Exit codes: 0 an answer, 1 the turn failed (model unreachable, model error, an empty
 //! answer, max turns exceeded), 2 usage or configuration error, 130 interrupted.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 
 use crate::agent::Event;
 use crate::agent::ledger::Withheld;
-use crate::cli::{Exit, error};
+use crate::cli::{Exit, error, print_text};
 use crate::config::{KEYS, Source, is_local};
 use crate::display::{Display, footer, terminal_safe};
 use crate::session::{self, Interrupts, Mode, Outcome, Session};
@@ -38,18 +38,7 @@ pub fn run(prompt: &str, yes: bool, json: bool) -> Exit {
         Ok(session) => session,
         Err(exit) => return exit,
     };
-    let runtime = match session::runtime() {
-        Ok(runtime) => runtime,
-        Err(exit) => return exit,
-    };
-    runtime.block_on(async {
-        let mut interrupts = match Interrupts::listen() {
-            Ok(interrupts) => interrupts,
-            Err(e) => {
-                error(format!("cannot listen for Ctrl-C: {e}"));
-                return Exit::Failure;
-            }
-        };
+    session::block_on(async |interrupts: &mut Interrupts| {
         let num_ctx = session.loaded.config.num_ctx;
         let mut display = Display::new(false, &session.loaded.config.model);
         if json {
@@ -57,7 +46,7 @@ pub fn run(prompt: &str, yes: bool, json: bool) -> Exit {
             display.print_event(&session_start(&session));
         }
         let agent = &mut session.agent;
-        match session::drive_turn(agent, &prompt, &mut display, &mut interrupts).await {
+        match session::drive_turn(agent, &prompt, &mut display, interrupts).await {
             Outcome::Interrupted => {
                 error("interrupted");
                 Exit::Interrupted
@@ -136,21 +125,11 @@ fn read_prompt(arg: &str) -> Result<String, String> {
     Ok(prompt)
 }
 
-/// Prints the answer with a final newline. A closed pipe is not an error.
+/// Prints the answer (made safe when stdout is a terminal) with a final newline.
 fn print_answer(answer: &str) -> Exit {
-    let answer = if std::io::stdout().is_terminal() {
-        terminal_safe(answer)
+    if std::io::stdout().is_terminal() {
+        print_text(&terminal_safe(answer), Exit::Success)
     } else {
-        answer.into()
-    };
-    let newline = if answer.ends_with('\n') { "" } else { "\n" };
-    let mut out = std::io::stdout().lock();
-    match write!(out, "{answer}{newline}").and_then(|()| out.flush()) {
-        Ok(()) => Exit::Success,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Success,
-        Err(e) => {
-            error(format!("cannot write to stdout: {e}"));
-            Exit::Failure
-        }
+        print_text(answer, Exit::Success)
     }
 }

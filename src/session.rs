@@ -141,13 +141,27 @@ pub async fn drive_turn(
     outcome
 }
 
-/// A current-thread runtime: metron does one thing at a time, and tools run inline.
-pub fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
-    tokio::runtime::Builder::new_current_thread()
+/// Runs `work` on a current-thread runtime (metron does one thing at a time, and tools
+/// run inline) with Ctrl-C already being listened for; a failure to set either up is
+/// reported and exits 1.
+pub fn block_on(work: impl AsyncFnOnce(&mut Interrupts) -> Exit) -> Exit {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| {
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
             error(format!("cannot start the async runtime: {e}"));
-            Exit::Failure
-        })
+            return Exit::Failure;
+        }
+    };
+    runtime.block_on(async {
+        match Interrupts::listen() {
+            Ok(mut interrupts) => work(&mut interrupts).await,
+            Err(e) => {
+                error(format!("cannot listen for Ctrl-C: {e}"));
+                Exit::Failure
+            }
+        }
+    })
 }

@@ -43,20 +43,9 @@ pub fn run(yes: bool) -> Exit {
         Ok(session) => session,
         Err(exit) => return exit,
     };
-    let runtime = match session::runtime() {
-        Ok(runtime) => runtime,
-        Err(exit) => return exit,
-    };
     print_banner(&session);
     let prompt = if terminal { PROMPT } else { "" };
-    runtime.block_on(async {
-        let mut interrupts = match Interrupts::listen() {
-            Ok(interrupts) => interrupts,
-            Err(e) => {
-                error(format!("cannot listen for Ctrl-C: {e}"));
-                return Exit::Failure;
-            }
-        };
+    session::block_on(async |interrupts: &mut Interrupts| {
         loop {
             let line = tokio::select! {
                 biased;
@@ -74,7 +63,7 @@ pub fn run(yes: bool) -> Exit {
             match Command::parse(&line) {
                 Ok(Some(Command::Exit)) => return Exit::Success,
                 Ok(Some(command)) => run_command(command, &mut session),
-                Ok(None) => turn(&mut session, &line, &mut interrupts).await,
+                Ok(None) => turn(&mut session, &line, interrupts).await,
                 Err(message) => eprintln!("{message}"),
             }
         }
