@@ -273,19 +273,22 @@ impl Project {
     /// of [`ProjectPath::is_in_git_dir`] cannot see that. A path that cannot be resolved is
     /// not in `.git/` as far as this check goes; opening it fails on its own.
     pub fn resolves_into_git_dir(&self, path: &ProjectPath) -> bool {
-        let (Ok(root), Ok(real)) = (
-            self.root.canonicalize(),
-            self.root.join(path.as_path()).canonicalize(),
-        ) else {
-            return false;
-        };
-        real.strip_prefix(&root).is_ok_and(|relative| {
+        self.real_relative(path).is_some_and(|relative| {
             relative.components().any(|part| {
                 part.as_os_str()
                     .to_str()
                     .is_some_and(|part| part.eq_ignore_ascii_case(".git"))
             })
         })
+    }
+
+    /// Where `path` really is, relative to the real root, once every symlink on the way
+    /// is followed; `None` when it does not exist or lies outside the root. One answer
+    /// for every check that must see through links (the `.git` check, revision keys).
+    pub fn real_relative(&self, path: &ProjectPath) -> Option<PathBuf> {
+        let root = self.root.canonicalize().ok()?;
+        let real = self.root.join(path.as_path()).canonicalize().ok()?;
+        real.strip_prefix(&root).ok().map(Path::to_path_buf)
     }
 
     /// Metadata of a path beneath the root, without following a final symlink.

@@ -31,15 +31,9 @@ pub const MAX_HASHED_BYTES: usize = 8 << 20;
 /// held to its content when proposed. A path that cannot be resolved, or resolves outside
 /// the root, is kept under its own name.
 pub fn key_for(project: &Project, path: &ProjectPath) -> ProjectPath {
-    let root = project.root();
-    let (Ok(real_root), Ok(real)) = (root.canonicalize(), root.join(path.as_str()).canonicalize())
-    else {
-        return path.clone();
-    };
-    real.strip_prefix(&real_root)
-        .ok()
-        .and_then(|relative| relative.to_str())
-        .and_then(|relative| project.resolve(relative).ok())
+    project
+        .real_relative(path)
+        .and_then(|relative| project.resolve(relative.to_str()?).ok())
         .unwrap_or_else(|| path.clone())
 }
 
