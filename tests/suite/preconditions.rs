@@ -15,21 +15,21 @@ use serde_json::json;
 use super::common::*;
 
 /// Twelve numbered lines, so a change at the top and one at the bottom are far apart.
-fn lines(n: usize) -> String {
+pub(super) fn lines(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
 }
 
 /// Changes `line 2` to `LINE 2`: a hunk near the top of a file made by [`lines`].
-fn top_patch(path: &str) -> String {
+pub(super) fn top_patch(path: &str) -> String {
     format!("--- a/{path}\n+++ b/{path}\n@@ -1,3 +1,3 @@\n line 1\n-line 2\n+LINE 2\n line 3\n")
 }
 
-fn toolbox(p: &TestProject) -> Toolbox {
+pub(super) fn toolbox(p: &TestProject) -> Toolbox {
     p.toolbox(Budgets::default())
         .with_approver(Box::new(ApproveAll))
 }
 
-fn read(p: &TestProject, rel: &str) -> String {
+pub(super) fn read(p: &TestProject, rel: &str) -> String {
     std::fs::read_to_string(p.path(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
 }
 

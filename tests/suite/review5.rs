@@ -10,27 +10,11 @@ use metron::config::Config;
 use metron::ollama::wire::{ChatRequest, FunctionCall, ToolCall};
 use metron::ollama::{Delta, OllamaError, Reply};
 use metron::tools::approval::{ApproveAll, Approver, Decision, Request};
-use metron::tools::{Budgets, ToolError, Toolbox};
+use metron::tools::{Budgets, ToolError};
 use serde_json::json;
 
 use super::common::*;
-
-fn lines(n: usize) -> String {
-    (1..=n).map(|i| format!("line {i}\n")).collect()
-}
-
-fn top_patch(path: &str) -> String {
-    format!("--- a/{path}\n+++ b/{path}\n@@ -1,3 +1,3 @@\n line 1\n-line 2\n+LINE 2\n line 3\n")
-}
-
-fn toolbox(p: &TestProject) -> Toolbox {
-    p.toolbox(Budgets::default())
-        .with_approver(Box::new(ApproveAll))
-}
-
-fn read(p: &TestProject, rel: &str) -> String {
-    std::fs::read_to_string(p.path(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
-}
+use super::preconditions::{lines, read, toolbox, top_patch};
 
 /// The model reads a file through a symlink in the tree and patches it under its real
 /// name (apply_patch refuses to write through symlinks, so that is the only way): the
