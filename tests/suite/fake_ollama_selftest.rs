@@ -378,7 +378,7 @@ fn hang_does_not_delay_dropping_the_server() {
     let started = Instant::now();
     drop(fake);
     assert!(
-        started.elapsed() < Duration::from_millis(500),
+        started.elapsed() < Duration::from_secs(2),
         "drop took {:?}",
         started.elapsed()
     );
@@ -598,7 +598,7 @@ fn dropping_the_server_is_prompt_with_idle_and_delayed_connections() {
     let started = Instant::now();
     drop(fake);
     assert!(
-        started.elapsed() < Duration::from_millis(500),
+        started.elapsed() < Duration::from_secs(2),
         "drop took {:?}",
         started.elapsed()
     );

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::cache::{FileEntry, Query, Visit, Worker};
 use super::lang::Lang;
@@ -25,6 +25,12 @@ const CHUNK_FILES: usize = 32;
 
 /// Most threads a lookup uses.
 const MAX_THREADS: usize = 4;
+
+/// How far past the finished prefix a chunk may be handed out, in chunks. Without a
+/// bound, one thread stalled on an early chunk (descheduled on a busy machine) lets the
+/// others parse the whole tree before the answer settles; with it, a capped lookup
+/// parses at most this many chunks beyond the one that settles it, whatever the load.
+const LOOKAHEAD_CHUNKS: usize = 2 * MAX_THREADS;
 
 /// The session's symbol index. Shared by reference; lookups take an internal lock, so
 /// they run one at a time (each one uses several threads itself).
@@ -218,6 +224,8 @@ fn merge_file_list(files: &mut Vec<FileEntry>, walked: Vec<(ProjectPath, Lang)>)
 struct Progress<I> {
     /// The chunks not yet handed out, in path order.
     chunks: I,
+    /// How many chunks have been handed out.
+    handed_out: usize,
     /// Results of finished chunks, by chunk index.
     done: Vec<Option<ChunkResult>>,
     /// Every chunk before this one is finished.
@@ -227,6 +235,17 @@ struct Progress<I> {
     /// Set when the finished prefix settles the answer, or on an error.
     stop: bool,
     error: Option<SymbolError>,
+}
+
+/// Runs its closure when dropped during a panic.
+struct OnUnwind<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for OnUnwind<F> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            (self.0)();
+        }
+    }
 }
 
 #[derive(Default)]
@@ -248,23 +267,41 @@ fn visit_in_order(
     let chunk_count = files.len().div_ceil(CHUNK_FILES);
     let progress = Mutex::new(Progress {
         chunks: files.chunks_mut(CHUNK_FILES).enumerate(),
+        handed_out: 0,
         done: (0..chunk_count).map(|_| None).collect(),
         prefix: 0,
         prefix_defs: 0,
         stop: false,
         error: None,
     });
+    // Signalled whenever the finished prefix grows or the visit stops, for threads
+    // waiting at the edge of the look-ahead window.
+    let advanced = Condvar::new();
     let lock = || progress.lock().unwrap_or_else(PoisonError::into_inner);
 
     let run = |worker: &mut Worker| {
+        // A thread that panics mid-chunk never finishes it; without this the others
+        // would wait at the window's edge for ever instead of letting the panic surface.
+        let _unblock = OnUnwind(|| {
+            lock().stop = true;
+            advanced.notify_all();
+        });
         loop {
             let (index, chunk) = {
                 let mut shared = lock();
+                while !shared.stop && shared.handed_out >= shared.prefix + LOOKAHEAD_CHUNKS {
+                    shared = advanced
+                        .wait(shared)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
                 if shared.stop {
                     return;
                 }
                 match shared.chunks.next() {
-                    Some(next) => next,
+                    Some(next) => {
+                        shared.handed_out += 1;
+                        next
+                    }
                     None => return,
                 }
             };
@@ -285,6 +322,7 @@ fn visit_in_order(
             if let Some(e) = error {
                 shared.error = Some(e);
                 shared.stop = true;
+                advanced.notify_all();
                 return;
             }
             if let Some(slot) = shared.done.get_mut(index) {
@@ -298,6 +336,7 @@ fn visit_in_order(
             if shared.prefix_defs > limit {
                 shared.stop = true;
             }
+            advanced.notify_all();
         }
     };
 
