@@ -75,6 +75,23 @@ impl Display {
         }
     }
 
+    /// Before a tool line: stops the spinner, ends the streamed line, and shows on stderr
+    /// the text of this round that was held back (one-shot mode keeps stdout for the
+    /// answer).
+    fn show_round_text(&mut self) {
+        self.spinner.borrow_mut().stop();
+        self.finish_line();
+        let said = std::mem::take(&mut self.round_text);
+        if !said.trim().is_empty() {
+            let said = if std::io::stderr().is_terminal() {
+                terminal_safe(&said)
+            } else {
+                Cow::Borrowed(said.as_str())
+            };
+            eprintln!("{}", said.trim_end_matches('\n'));
+        }
+    }
+
     /// Prints text on stdout, made safe for a terminal when it is one.
     pub fn print(&mut self, text: &str) {
         if text.is_empty() {
@@ -117,18 +134,20 @@ impl Observer for Display {
         self.spinner.borrow_mut().stop();
     }
 
+    fn calls_from_text(&mut self, count: usize) {
+        self.show_round_text();
+        let calls = if count == 1 {
+            "a tool call"
+        } else {
+            "tool calls"
+        };
+        eprintln!(
+            "[the model wrote {calls} as text; metron treats it as a request, checked like any other]"
+        );
+    }
+
     fn tool_started(&mut self, call: &ToolCall) {
-        self.spinner.borrow_mut().stop();
-        self.finish_line();
-        let said = std::mem::take(&mut self.round_text);
-        if !said.trim().is_empty() {
-            let said = if std::io::stderr().is_terminal() {
-                terminal_safe(&said)
-            } else {
-                Cow::Borrowed(said.as_str())
-            };
-            eprintln!("{}", said.trim_end_matches('\n'));
-        }
+        self.show_round_text();
         eprintln!("[executing: {}]", terminal_safe(&call.function.name));
     }
 

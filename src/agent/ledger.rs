@@ -21,6 +21,10 @@ use super::history::{History, REDACTED_SLICE};
 use crate::ollama::wire::Role;
 use crate::tools::journal::{ApprovalRecord, Effect, FileChange};
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// One event, as printed by `--json`: one JSON object per line, `type` first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -67,6 +71,10 @@ pub enum Event {
         duration_ms: u64,
         /// Why generation stopped.
         done_reason: Option<String>,
+        /// Of `tool_calls`, how many the model wrote as reply text (`<tool_call>` blocks
+        /// or bare JSON) and metron recovered. Omitted when none.
+        #[serde(skip_serializing_if = "is_zero")]
+        calls_from_text: usize,
     },
     /// The model asked for a tool.
     ToolProposed {

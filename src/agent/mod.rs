@@ -18,6 +18,7 @@
 pub mod history;
 pub mod ledger;
 pub mod prompt;
+pub mod text_calls;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -65,6 +66,8 @@ pub trait Observer {
     fn model_call_finished(&mut self) {}
     /// A tool call is about to run (`[executing: TOOL]`).
     fn tool_started(&mut self, _call: &ToolCall) {}
+    /// The model wrote `count` tool calls as reply text; they are run as calls.
+    fn calls_from_text(&mut self, _count: usize) {}
     /// A tool hit an environment fault (the model is told too).
     fn tool_fault(&mut self, _call: &ToolCall, _message: &str) {}
     /// A ledger event (printed as JSON Lines by `--json`).
@@ -324,7 +327,18 @@ impl<M: Model> Agent<M> {
                 report.first_token = reply.first_token;
             }
             report.hit_output_limit |= reply.done_reason.as_deref() == Some("length");
+            let mut content = reply.content;
             let mut calls = reply.tool_calls;
+            let mut calls_from_text = 0;
+            if calls.is_empty()
+                && let Some(recovered) =
+                    text_calls::recover(&content, |name| crate::tools::spec(name).is_some())
+            {
+                calls_from_text = recovered.calls.len();
+                calls = recovered.calls;
+                content = recovered.text;
+                observer.calls_from_text(calls_from_text);
+            }
             self.history.make_ids_unique(&mut calls);
             observer.event(&Event::ModelReply {
                 turn,
@@ -335,14 +349,15 @@ impl<M: Model> Agent<M> {
                 first_token_ms: reply.first_token.map(ledger::ms),
                 duration_ms: ledger::ms(reply.elapsed),
                 done_reason: reply.done_reason.clone(),
+                calls_from_text,
             });
             self.history.push(Message {
                 thinking: (!reply.thinking.is_empty()).then_some(reply.thinking),
                 tool_calls: calls.iter().map(sendable_call).collect(),
-                ..Message::new(Role::Assistant, reply.content.clone())
+                ..Message::new(Role::Assistant, content.clone())
             });
             if calls.is_empty() {
-                report.answer = reply.content;
+                report.answer = content;
                 report.compaction = self.compact();
                 self.open_turn = None;
                 self.end_turn(turn, "ok", &report, None, observer);

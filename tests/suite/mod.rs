@@ -19,3 +19,4 @@ mod repl;
 mod review5;
 mod run_command;
 mod symbols;
+mod text_calls;

@@ -1,0 +1,206 @@
+//! Tool calls a model wrote into its reply text instead of sending them as calls.
+//!
+//! Small local models often do this: Hermes-style `<tool_call>{...}</tool_call>` blocks,
+//! or a reply that is nothing but `{"name": ..., "arguments": {...}}` (Llama 3.1 writes
+//! `parameters`), sometimes inside a code fence. Ollama passes such text through as
+//! content, and without recovery the turn ends with JSON as the "answer".
+//!
+//! Recovery is deliberately narrow: tagged blocks must all parse, and untagged JSON must
+//! be the whole reply and name a tool metron has. A recovered call is a proposal like any
+//! other: the same policy and approval stand between it and any effect.
+
+use serde_json::{Map, Value};
+
+use crate::ollama::wire::{FunctionCall, ToolCall, normalize_arguments};
+
+const OPEN_TAG: &str = "<tool_call>";
+const CLOSE_TAG: &str = "</tool_call>";
+
+/// Calls found in a reply's text, and the text left once they are taken out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    /// The calls, in the order written, with ids `text_N` (made unique by the caller).
+    pub calls: Vec<ToolCall>,
+    /// The reply text around the calls, trimmed.
+    pub text: String,
+}
+
+/// Finds tool calls written as text in `content`, or `None` when the reply is an answer.
+/// `is_tool` says whether a name belongs to a tool metron has; untagged JSON must name
+/// one, so an answer that merely shows some JSON is left alone.
+pub fn recover(content: &str, is_tool: impl Fn(&str) -> bool) -> Option<Recovered> {
+    if content.contains(OPEN_TAG) {
+        return tagged(content);
+    }
+    let json = unfenced(content.trim());
+    let calls = match serde_json::from_str::<Value>(json).ok()? {
+        Value::Array(items) => items.iter().map(call_of).collect::<Option<Vec<_>>>()?,
+        object @ Value::Object(_) => vec![call_of(&object)?],
+        _ => return None,
+    };
+    if calls.is_empty() || !calls.iter().all(|(name, _)| is_tool(name)) {
+        return None;
+    }
+    Some(Recovered {
+        calls: numbered(calls),
+        text: String::new(),
+    })
+}
+
+/// Every `<tool_call>` block; a missing closing tag at the very end is tolerated (models
+/// stop generating right after the JSON).
+fn tagged(content: &str) -> Option<Recovered> {
+    let mut calls = Vec::new();
+    let mut text = String::new();
+    let mut rest = content;
+    while let Some(start) = rest.find(OPEN_TAG) {
+        text.push_str(&rest[..start]);
+        let body_and_after = &rest[start + OPEN_TAG.len()..];
+        let (body, after) = match body_and_after.find(CLOSE_TAG) {
+            Some(end) => (
+                &body_and_after[..end],
+                &body_and_after[end + CLOSE_TAG.len()..],
+            ),
+            None => (body_and_after, ""),
+        };
+        let value = serde_json::from_str::<Value>(unfenced(body.trim())).ok()?;
+        calls.push(call_of(&value)?);
+        rest = after;
+    }
+    text.push_str(rest);
+    Some(Recovered {
+        calls: numbered(calls),
+        text: text.trim().to_owned(),
+    })
+}
+
+/// The inside of a reply that is one fenced code block (```` ```json ```` or plain), or
+/// the reply itself.
+fn unfenced(text: &str) -> &str {
+    let Some(inner) = text.strip_prefix("```").and_then(|t| t.strip_suffix("```")) else {
+        return text;
+    };
+    // Drop the info string (`json`) on the opening line.
+    match inner.split_once('\n') {
+        Some((info, body)) if !info.trim_start().starts_with(['{', '[']) => body.trim(),
+        _ => inner.trim(),
+    }
+}
+
+/// `{"name", "arguments" | "parameters"}`, or the same wrapped as `{"function": {...}}`.
+fn call_of(value: &Value) -> Option<(String, Value)> {
+    let object = value.as_object()?;
+    let object = match object.get("function") {
+        Some(Value::Object(inner)) => inner,
+        _ => object,
+    };
+    let name = object.get("name")?.as_str()?.trim();
+    if name.is_empty() {
+        return None;
+    }
+    let arguments = object
+        .get("arguments")
+        .or_else(|| object.get("parameters"))
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
+    Some((name.to_owned(), normalize_arguments(arguments)))
+}
+
+fn numbered(calls: Vec<(String, Value)>) -> Vec<ToolCall> {
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(index, (name, arguments))| ToolCall {
+            id: format!("text_{index}"),
+            function: FunctionCall {
+                index,
+                name,
+                arguments,
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn known(name: &str) -> bool {
+        ["view_slice", "find_symbol"].contains(&name)
+    }
+
+    fn names_and_args(recovered: &Recovered) -> Vec<(&str, &Value)> {
+        recovered
+            .calls
+            .iter()
+            .map(|c| (c.function.name.as_str(), &c.function.arguments))
+            .collect()
+    }
+
+    #[test]
+    fn hermes_tags_with_text_around_them() {
+        let reply = "Let me look.\n<tool_call>\n{\"name\": \"find_symbol\", \"arguments\": {\"name\": \"Greet\"}}\n</tool_call>\n<tool_call>{\"name\": \"view_slice\", \"arguments\": \"{\\\"path\\\": \\\"a.go\\\"}\"}</tool_call>";
+        let got = recover(reply, known).expect("recovered");
+        assert_eq!(
+            names_and_args(&got),
+            [
+                ("find_symbol", &json!({"name": "Greet"})),
+                ("view_slice", &json!({"path": "a.go"})),
+            ]
+        );
+        assert_eq!(got.text, "Let me look.");
+        assert_eq!(got.calls[1].id, "text_1");
+        assert_eq!(got.calls[1].function.index, 1);
+    }
+
+    #[test]
+    fn an_unclosed_last_tag_still_counts_and_tags_accept_any_name() {
+        let got = recover("<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}", known)
+            .expect("recovered");
+        // Unknown names are for policy to refuse, which tells the model so.
+        assert_eq!(names_and_args(&got), [("rm_rf", &json!({}))]);
+    }
+
+    #[test]
+    fn a_broken_tagged_block_recovers_nothing() {
+        let reply = "<tool_call>{\"name\": \"view_slice\"}</tool_call><tool_call>{oops</tool_call>";
+        assert_eq!(recover(reply, known), None);
+    }
+
+    #[test]
+    fn bare_json_fenced_or_not_with_parameters_or_function_wrapper() {
+        for reply in [
+            "{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}",
+            "  {\"name\": \"view_slice\", \"parameters\": {\"path\": \"a.go\"}}\n",
+            "```json\n{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}\n```",
+            "```\n{\"type\": \"function\", \"function\": {\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}}\n```",
+            "[{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}]",
+        ] {
+            let got = recover(reply, known).unwrap_or_else(|| panic!("{reply}"));
+            assert_eq!(
+                names_and_args(&got),
+                [("view_slice", &json!({"path": "a.go"}))],
+                "{reply}"
+            );
+            assert_eq!(got.text, "", "{reply}");
+        }
+    }
+
+    #[test]
+    fn answers_are_left_alone() {
+        for reply in [
+            "Greet returns \"hello\".",
+            "",
+            "{\"name\": \"Ada\", \"arguments\": {}}",
+            "Call it like this: {\"name\": \"view_slice\", \"arguments\": {}}",
+            "[]",
+            "{\"name\": \"\", \"arguments\": {}}",
+            "[{\"name\": \"view_slice\"}, {\"name\": \"Ada\"}]",
+            "```json\n{\"config\": true}\n```",
+        ] {
+            assert_eq!(recover(reply, known), None, "{reply}");
+        }
+    }
+}

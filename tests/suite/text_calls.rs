@@ -1,0 +1,131 @@
+//! Tool calls written as reply text (fault 11 of the Ollama notes), through the real
+//! binary: they are recovered into proper calls, pass the same policy and approval as
+//! any other, and history carries them as calls so the next request is well formed.
+
+use serde_json::{Value, json};
+
+use super::common::{Run, TestProject, metron};
+use super::fake_ollama::{FakeOllama, Reply, answer, done, text};
+use super::repl::{GREET_GO, greet_patch, greet_project, tool_messages};
+
+fn oneshot_json(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
+    let run = metron(p.root())
+        .args(["-p", "where is Greet?", "--json"])
+        .args(extra)
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    let events = run
+        .stdout
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}\n{run:?}"))
+        })
+        .collect();
+    (run, events)
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// A streamed reply whose text is `pieces`, with no `tool_calls` anywhere.
+fn said(pieces: &[&str]) -> Reply {
+    let mut chunks: Vec<_> = pieces.iter().map(|p| text(p)).collect();
+    chunks.push(done(200, 30));
+    Reply::Stream(chunks)
+}
+
+#[test]
+fn a_tagged_call_split_across_chunks_runs_and_history_carries_it_as_a_call() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        said(&[
+            "Let me look.\n<tool_",
+            "call>\n{\"name\": \"find_symbol\", \"arguments\": {\"symbol\": ",
+            "\"Greet\"}}\n</tool_call>",
+        ]),
+        answer("Greet is in greet.go at line 4.", 300, 9),
+    ]);
+    let (run, events) = oneshot_json(&p, &fake, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("[the model wrote a tool call as text; metron treats it as a request"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("[executing: find_symbol]"), "{run:?}");
+
+    let replies = of_type(&events, "model_reply");
+    assert_eq!(replies[0]["tool_calls"], 1, "{replies:#?}");
+    assert_eq!(replies[0]["calls_from_text"], 1, "{replies:#?}");
+    assert!(replies[1].get("calls_from_text").is_none(), "{replies:#?}");
+    let proposed = of_type(&events, "tool_proposed");
+    assert_eq!(proposed[0]["tool"], "find_symbol");
+    assert_eq!(proposed[0]["arguments"], json!({"symbol": "Greet"}));
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results.len(), 1, "{events:#?}");
+
+    // The second request: the assistant message holds the call (and only the prose
+    // around it), and the tool result answers that call's id.
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2);
+    let assistant = &bodies[1]["messages"][2];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["content"], "Let me look.");
+    let calls = assistant["tool_calls"].as_array().expect("tool_calls");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["function"]["name"], "find_symbol");
+    let tools = tool_messages(&bodies[1]);
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0]["tool_name"], "find_symbol");
+    assert_eq!(tools[0]["tool_call_id"], calls[0]["id"]);
+    assert!(
+        tools[0]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("greet.go:4")),
+        "{tools:#?}"
+    );
+}
+
+#[test]
+fn a_patch_written_as_bare_json_still_needs_approval() {
+    let p = greet_project();
+    let patch = json!({"name": "apply_patch", "arguments": {"diff": greet_patch()}});
+    let fenced = format!("```json\n{patch}\n```");
+    let fake = FakeOllama::start(vec![
+        said(&[&fenced]),
+        answer("The patch needs --yes.", 300, 9),
+    ]);
+    let (run, events) = oneshot_json(&p, &fake, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO,
+        "nothing written without --yes"
+    );
+    assert_eq!(of_type(&events, "model_reply")[0]["calls_from_text"], 1);
+    assert!(of_type(&events, "effect").is_empty(), "{events:#?}");
+    let bodies = fake.chat_bodies();
+    let tools = tool_messages(&bodies[1]);
+    let result = tools[0]["content"].as_str().unwrap_or_default();
+    assert!(result.starts_with("Not applied:"), "{result}");
+}
+
+#[test]
+fn prose_that_shows_json_is_an_answer_not_a_call() {
+    let p = TestProject::git();
+    p.file("greet.go", GREET_GO);
+    let shown = "Use this shape: {\"name\": \"find_symbol\", \"arguments\": {\"symbol\": \"X\"}}";
+    for reply in [shown, "{\"name\": \"Ada\", \"arguments\": {\"age\": 36}}"] {
+        let fake = FakeOllama::start(vec![said(&[reply])]);
+        let (run, events) = oneshot_json(&p, &fake, &[]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(of_type(&events, "tool_proposed").is_empty(), "{events:#?}");
+        assert!(!run.stderr.contains("as text"), "{run:?}");
+        let end = of_type(&events, "turn_end");
+        assert_eq!(end[0]["status"], "ok", "{end:#?}");
+        assert_eq!(end[0]["answer"], reply, "{end:#?}");
+        assert_eq!(fake.chat_bodies().len(), 1);
+    }
+}
