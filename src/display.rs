@@ -289,7 +289,12 @@ pub fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
             "warning: the model's answer was empty (Ollama drops a tool call it cannot parse); rephrase the request, or try another model".to_owned(),
         );
     }
-    if num_ctx > 0 && report.prompt_tokens * 10 > num_ctx * 8 {
+    if let Some(cut) = report.prompt_truncated {
+        lines.push(format!(
+            "warning: Ollama probably cut the prompt to fit num_ctx ({} tokens): metron sent at least {} tokens and Ollama evaluated {}, so the model may have lost its instructions and tools; /reset, or raise num_ctx",
+            cut.num_ctx, cut.estimated_tokens, cut.evaluated_tokens
+        ));
+    } else if num_ctx > 0 && report.prompt_tokens * 10 > num_ctx * 8 {
         lines.push(format!(
             "warning: the prompt is at {}% of num_ctx ({num_ctx} tokens); the next turn starts losing room: /reset, or raise num_ctx",
             report.prompt_tokens * 100 / num_ctx

@@ -75,6 +75,9 @@ pub enum Event {
         /// or bare JSON) and metron recovered. Omitted when none.
         #[serde(skip_serializing_if = "is_zero")]
         calls_from_text: usize,
+        /// Present when Ollama probably cut the prompt to fit `num_ctx`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        prompt_truncated: Option<super::PromptCut>,
     },
     /// The model asked for a tool.
     ToolProposed {

@@ -19,6 +19,7 @@ pub mod history;
 pub mod ledger;
 pub mod prompt;
 pub mod text_calls;
+pub mod truncation;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -33,6 +34,7 @@ use crate::tools::{ToolError, ToolSpec, Toolbox};
 
 pub use history::{Compaction, History, REDACTED_SLICE};
 pub use ledger::{Entry, Event, Latency, Ledger, PolicyDecision};
+pub use truncation::PromptCut;
 
 /// Anything that answers chat requests: the real [`Client`], or a scripted model in tests
 /// and benches.
@@ -162,6 +164,9 @@ pub struct TurnReport {
     pub hit_output_limit: bool,
     /// Where the time went: first tokens, generation, tools, the person's approvals.
     pub latency: Latency,
+    /// The last round trip of this turn whose prompt Ollama probably cut to fit
+    /// `num_ctx` (silently: the model may have lost its instructions and tools).
+    pub prompt_truncated: Option<PromptCut>,
 }
 
 /// A tool the model may not call in this session, and why.
@@ -300,6 +305,7 @@ impl<M: Model> Agent<M> {
         let mut report = TurnReport::default();
         let mut seen_calls: HashMap<(String, String), u32> = HashMap::new();
         for round in 1..=self.settings.max_turns {
+            let sent_bytes = self.history.carried_bytes() + self.schema_bytes();
             let reply = match self.ask_model(observer).await {
                 Ok(reply) => reply,
                 Err(error) => {
@@ -327,6 +333,14 @@ impl<M: Model> Agent<M> {
                 report.first_token = reply.first_token;
             }
             report.hit_output_limit |= reply.done_reason.as_deref() == Some("length");
+            let prompt_truncated = truncation::suspect(
+                sent_bytes,
+                reply.prompt_tokens,
+                self.settings.options.num_ctx,
+            );
+            if prompt_truncated.is_some() {
+                report.prompt_truncated = prompt_truncated;
+            }
             let mut content = reply.content;
             let mut calls = reply.tool_calls;
             let mut calls_from_text = 0;
@@ -350,6 +364,7 @@ impl<M: Model> Agent<M> {
                 duration_ms: ledger::ms(reply.elapsed),
                 done_reason: reply.done_reason.clone(),
                 calls_from_text,
+                prompt_truncated,
             });
             self.history.push(Message {
                 thinking: (!reply.thinking.is_empty()).then_some(reply.thinking),

@@ -1,19 +1,28 @@
-//! Tool calls written as reply text (fault 11 of the Ollama notes), through the real
-//! binary: they are recovered into proper calls, pass the same policy and approval as
-//! any other, and history carries them as calls so the next request is well formed.
+//! What small models and Ollama do wrong, through the real binary.
+//!
+//! Tool calls written as reply text (fault 11 of the Ollama notes) are recovered into
+//! proper calls, pass the same policy and approval as any other, and history carries them
+//! as calls so the next request is well formed. A prompt Ollama silently cut to fit
+//! `num_ctx` (fault 9) is noticed and reported.
 
 use serde_json::{Value, json};
 
+use super::common::Metron;
 use super::common::{Run, TestProject, metron};
 use super::fake_ollama::{FakeOllama, Reply, answer, done, text};
 use super::repl::{GREET_GO, greet_patch, greet_project, tool_messages};
 
 fn oneshot_json(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
-    let run = metron(p.root())
-        .args(["-p", "where is Greet?", "--json"])
-        .args(extra)
-        .env("OLLAMA_HOST", fake.base_url())
-        .run();
+    json_lines(
+        metron(p.root())
+            .args(["-p", "where is Greet?", "--json"])
+            .args(extra)
+            .env("OLLAMA_HOST", fake.base_url())
+            .run(),
+    )
+}
+
+fn json_lines(run: Run) -> (Run, Vec<Value>) {
     let events = run
         .stdout
         .lines()
@@ -127,5 +136,81 @@ fn prose_that_shows_json_is_an_answer_not_a_call() {
         assert_eq!(end[0]["status"], "ok", "{end:#?}");
         assert_eq!(end[0]["answer"], reply, "{end:#?}");
         assert_eq!(fake.chat_bodies().len(), 1);
+    }
+}
+
+/// `metron -p PROMPT --json` with `num_ctx` set in the user's config, against a model that
+/// reports `evaluated` prompt tokens.
+fn with_window(num_ctx: u64, prompt: &str, evaluated: u64) -> (Run, Vec<Value>) {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("An answer.", evaluated, 4)]);
+    let m = configured(&p, num_ctx);
+    json_lines(
+        m.args(["-p", prompt, "--json"])
+            .env("OLLAMA_HOST", fake.base_url())
+            .run(),
+    )
+}
+
+fn configured(p: &TestProject, num_ctx: u64) -> Metron {
+    let m = metron(p.root());
+    let user_file = m.home().join(".metron").join("config.json");
+    std::fs::create_dir_all(user_file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&user_file, format!("{{\"num_ctx\": {num_ctx}}}")).expect("write config");
+    m
+}
+
+#[test]
+fn a_prompt_longer_than_the_window_is_reported_as_cut() {
+    // 12,000 bytes of prompt alone is over 2,048 tokens at any real tokenizer's rate;
+    // Ollama answers 200 and says it evaluated exactly the window.
+    let prompt = "explain this log line by line\n".repeat(400);
+    let (run, events) = with_window(2048, &prompt, 2048);
+    assert_eq!(run.code, 0, "{run:?}");
+    let reply = of_type(&events, "model_reply")[0];
+    let cut = &reply["prompt_truncated"];
+    assert_eq!(cut["num_ctx"], 2048, "{reply:#}");
+    assert_eq!(cut["evaluated_tokens"], 2048, "{reply:#}");
+    assert!(
+        cut["estimated_tokens"].as_u64().is_some_and(|t| t > 2400),
+        "{reply:#}"
+    );
+    assert!(
+        run.stderr.contains(
+            "warning: Ollama probably cut the prompt to fit num_ctx (2048 tokens): metron sent at least"
+        ) && run.stderr.contains("/reset, or raise num_ctx"),
+        "{run:?}"
+    );
+    // The 80% warning would only repeat it.
+    assert!(
+        !run.stderr
+            .contains("of num_ctx (2048 tokens); the next turn"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_half_window_count_for_a_bigger_prompt_is_reported_as_cut() {
+    // About 3,400 tokens at the least fits a 4,096 window, but newer servers cut a prompt
+    // they cannot keep whole to half the window and report num_ctx / 2 + 2.
+    let prompt = "x".repeat(15_000);
+    let (run, events) = with_window(4096, &prompt, 2050);
+    assert_eq!(run.code, 0, "{run:?}");
+    let reply = of_type(&events, "model_reply")[0];
+    assert_eq!(
+        reply["prompt_truncated"]["evaluated_tokens"], 2050,
+        "{reply:#}"
+    );
+    assert!(run.stderr.contains("probably cut the prompt"), "{run:?}");
+}
+
+#[test]
+fn ordinary_counts_raise_no_suspicion() {
+    for (prompt, evaluated) in [("x".repeat(15_000), 3900), ("where is Greet?".into(), 2050)] {
+        let (run, events) = with_window(4096, &prompt, evaluated);
+        assert_eq!(run.code, 0, "{run:?}");
+        let reply = of_type(&events, "model_reply")[0];
+        assert!(reply.get("prompt_truncated").is_none(), "{reply:#}");
+        assert!(!run.stderr.contains("probably cut"), "{run:?}");
     }
 }
