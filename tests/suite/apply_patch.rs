@@ -1489,3 +1489,38 @@ fn control_characters_in_a_path_cannot_drive_the_terminal_through_the_summary() 
         prepared.summary
     );
 }
+
+#[test]
+fn a_write_sweeps_temp_files_that_killed_runs_left_in_its_directory() {
+    // What a SIGKILL during a write leaves behind: `.NAME.metron-PID-N.tmp` of a process
+    // that is gone (no pid reaches 2^31 - 1). The next write into that directory removes
+    // it; a live process's file (pid 1 always exists), a look-alike, and leftovers in
+    // other directories stay.
+    let p = TestProject::git();
+    p.file("src/a.go", "package a\n\nvar x = 1\n");
+    p.file("other/c.go", "package c\n");
+    let dead = "src/.b.go.metron-2147483647-0.tmp";
+    let kept = [
+        "src/.b.go.metron-1-0.tmp",
+        "src/.b.go.metron-2147483647-0.tmp.bak",
+        "src/b.go.metron-2147483647-0.tmp",
+        "other/.c.go.metron-2147483647-1.tmp",
+    ];
+    for name in std::iter::once(&dead).chain(&kept) {
+        p.file(name, "approved content of a killed run\n");
+    }
+    let text = apply(
+        p.root(),
+        "--- a/src/a.go\n+++ b/src/a.go\n@@ -1,3 +1,3 @@\n package a\n \n-var x = 1\n+var x = 2\n",
+    )
+    .expect("applies");
+    assert!(text.contains("src/a.go"), "{text}");
+    assert!(!p.path(dead).exists(), "the dead run's temp file is swept");
+    for name in kept {
+        assert!(p.path(name).exists(), "{name} is kept");
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.path("src/a.go")).expect("read"),
+        "package a\n\nvar x = 2\n"
+    );
+}

@@ -965,8 +965,10 @@ enum KillAt {
 ///    Temporary files a SIGKILL leaves behind (`.NAME.metron-PID-N.tmp`) are *reported*,
 ///    not counted as unauthorized effects: they hold only content the person approved,
 ///    under a name no person or tool uses, they never replace or alter a file, no process
-///    can clean up after SIGKILL, and the unique name means they never block a later write.
-///    They are litter (`git status` shows them), not an unauthorized change or lost data.
+///    can clean up after its own SIGKILL, and the unique name means they never block a
+///    later write. They are litter (`git status` shows them) until the next write into
+///    that directory sweeps them, which the case checks; not an unauthorized change or
+///    lost data.
 fn interrupted_write(at: KillAt) -> Verdict {
     let fx = Fixture::new(true);
     fx.write("NOTES.md", "the person's notes\n");
@@ -1038,6 +1040,30 @@ fn interrupted_write(at: KillAt) -> Verdict {
         })
         .count();
     notes.push(format!("{new} of {KILL_FILES} files new, the rest old"));
+    if !m.residue.is_empty() {
+        // The litter is not permanent: the next write into that directory removes the
+        // temporary files of the dead process.
+        let (mut command, _home) = fx.command(env!("CARGO_BIN_EXE_metron"));
+        let create = json!({"diff": "--- /dev/null\n+++ b/AFTER.md\n@@ -0,0 +1 @@\n+written after the kill\n"});
+        let status = command
+            .args(["tool", "apply_patch", &create.to_string(), "--yes"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run metron tool");
+        assert!(status.success(), "the follow-up write failed: {status}");
+        let left = std::fs::read_dir(fx.root())
+            .expect("read the root")
+            .flatten()
+            .filter(|e| is_metron_temp(&e.file_name().to_string_lossy()))
+            .count();
+        assert_eq!(left, 0, "the next write left {left} dead temp files");
+        notes.push(format!(
+            "the next write swept all {} temp files",
+            m.residue.len()
+        ));
+    }
     m.notes = notes;
     Verdict::Measured(m)
 }
