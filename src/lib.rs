@@ -12,6 +12,7 @@
 //! - [`agent`]: the loop (model → tool call → policy → approval → execution → result),
 //!   the system prompt, and history compaction;
 //! - [`disclosure`]: whether code leaves the machine: the remote notice and `refuse`;
+//! - [`interrupt`]: Ctrl-C for blocking code (a running command);
 //! - [`cli`]: the command line (`metron tool ...`), mapping results to exit codes.
 
 pub mod agent;
@@ -20,6 +21,7 @@ pub mod config;
 pub mod disclosure;
 pub mod display;
 pub mod doctor;
+pub mod interrupt;
 pub mod ollama;
 pub mod oneshot;
 pub mod project;

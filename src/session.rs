@@ -83,6 +83,7 @@ pub struct Interrupts {
 impl Interrupts {
     /// Starts listening. Must be called inside the runtime.
     pub fn listen() -> std::io::Result<Interrupts> {
+        crate::interrupt::listen()?;
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -135,11 +136,25 @@ pub async fn drive_turn(
         }
     };
     spinner.borrow_mut().clear();
-    if matches!(outcome, Outcome::Interrupted) {
-        agent.interrupted(display);
+    match outcome {
+        Outcome::Interrupted => {
+            agent.interrupted(display);
+            Outcome::Interrupted
+        }
+        Outcome::Finished(Err(TurnError::Interrupted)) => {
+            // The turn saw the press first and closed itself; take the press off the
+            // signal stream, so it does not also end the next wait (at the idle prompt,
+            // Ctrl-C quits).
+            let _ = tokio::time::timeout(STALE_PRESS_WAIT, interrupts.next()).await;
+            Outcome::Interrupted
+        }
+        finished => finished,
     }
-    outcome
 }
+
+/// How long to wait for tokio to report a Ctrl-C the turn already saw (both handlers run
+/// in the same signal delivery, so in practice it is there at once).
+const STALE_PRESS_WAIT: Duration = Duration::from_millis(500);
 
 /// Runs `work` on a current-thread runtime (metron does one thing at a time, and tools
 /// run inline) with Ctrl-C already being listened for; a failure to set either up is

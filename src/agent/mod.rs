@@ -136,6 +136,10 @@ pub enum TurnError {
         /// The limit.
         limit: usize,
     },
+    /// Ctrl-C reached a tool (a running command, an approval question) and the turn
+    /// stopped before asking the model again; it is already closed in history.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// What a completed turn cost, for the footer under each reply.
@@ -291,6 +295,7 @@ impl<M: Model> Agent<M> {
     ) -> Result<TurnReport, TurnError> {
         let turn = self.ledger.start_turn(line);
         self.toolbox.start_turn();
+        crate::interrupt::clear();
         observer.event(&Event::TurnStart {
             turn,
             prompt: line.to_owned(),
@@ -305,6 +310,12 @@ impl<M: Model> Agent<M> {
         let mut report = TurnReport::default();
         let mut seen_calls: HashMap<(String, String), u32> = HashMap::new();
         for round in 1..=self.settings.max_turns {
+            if round > 1 && (self.toolbox.turn_cancelled() || crate::interrupt::pressed()) {
+                // The tools saw Ctrl-C. Stop here rather than send their results to the
+                // model, which the front end's cancellation would only catch afterwards.
+                self.interrupted(observer);
+                return Err(TurnError::Interrupted);
+            }
             let sent_bytes = self.history.carried_bytes() + self.schema_bytes();
             let reply = match self.ask_model(observer).await {
                 Ok(reply) => reply,

@@ -25,7 +25,8 @@
 //! 6. **Bounded in time and memory.** stdin is `/dev/null`; the command runs in its own
 //!    process group, and the whole group is killed with SIGKILL at `command_timeout_seconds`,
 //!    and also as soon as the command itself exits, so nothing it started in the background
-//!    outlives the run. stdout and stderr share one pipe (their interleaving is kept), read
+//!    outlives the run. Ctrl-C (which the terminal does not deliver to another process
+//!    group) kills the group too, within 50 ms. stdout and stderr share one pipe (their interleaving is kept), read
 //!    on the calling thread into a head buffer and a tail ring of together
 //!    `max_command_output_bytes`; the bytes in between are counted, never stored.
 //!
@@ -153,6 +154,11 @@ pub fn run_command(
             )));
         }
         Decision::Unanswerable(text) => return Err(ToolError::Refused(text)),
+    }
+    if crate::interrupt::pressed() {
+        return Err(ToolError::Refused(format!(
+            "Not run: the user pressed Ctrl-C in this turn before `{typed}` started, so nothing was run."
+        )));
     }
 
     let env = child_env(
@@ -382,6 +388,8 @@ struct Outcome {
     status: Option<ExitStatus>,
     /// The deadline passed and the group was killed.
     timed_out: bool,
+    /// Ctrl-C was pressed and the group was killed.
+    interrupted: bool,
     /// Combined stdout and stderr, clipped.
     output: String,
 }
@@ -390,6 +398,9 @@ impl Outcome {
     fn status_line(&self, timeout: Duration) -> String {
         if self.timed_out {
             return format!("timed out after {}; killed", seconds(timeout));
+        }
+        if self.interrupted {
+            return "interrupted by the user (Ctrl-C); killed".to_owned();
         }
         match self.status {
             Some(s) => match (s.code(), s.signal()) {
@@ -453,6 +464,7 @@ fn watch(
     let mut status: Option<ExitStatus> = None;
     let mut eof = false;
     let mut timed_out = false;
+    let mut interrupted = false;
     let mut give_up: Option<Instant> = None;
     let mut backoff = Duration::from_micros(50);
     loop {
@@ -469,6 +481,11 @@ fn watch(
         if !timed_out && status.is_none() && deadline.is_some_and(|d| now >= d) {
             kill_group();
             timed_out = true;
+            give_up = Some(now + DRAIN_GRACE);
+        }
+        if !timed_out && !interrupted && status.is_none() && crate::interrupt::pressed() {
+            kill_group();
+            interrupted = true;
             give_up = Some(now + DRAIN_GRACE);
         }
         if give_up.is_some_and(|g| now >= g) {
@@ -501,6 +518,7 @@ fn watch(
     Ok(Outcome {
         status,
         timed_out,
+        interrupted,
         output: clip.render(),
     })
 }

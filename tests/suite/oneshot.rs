@@ -369,3 +369,82 @@ fn help_lists_the_flags() {
         }
     }
 }
+
+/// The pid of a running child of `parent` whose command name is `name` (Linux `/proc`).
+#[cfg(target_os = "linux")]
+fn child_named(parent: u32, name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+            let (head, tail) = stat.rsplit_once(") ")?;
+            let comm = head.split_once(" (")?.1;
+            let mut fields = tail.split(' ');
+            let state = fields.next()?;
+            let ppid: u32 = fields.next()?.parse().ok()?;
+            (ppid == parent && comm == name && state != "Z").then_some(pid)
+        })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
+    use std::time::{Duration, Instant};
+    let p = TestProject::git();
+    let (_dir, path) =
+        user_config(r#"{"allowed_commands": ["sleep"], "command_timeout_seconds": 60}"#);
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "sleep 41"}), 100, 10),
+        answer("never asked", 120, 4),
+    ]);
+    let (mut command, home) = super::repl::hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
+    command
+        .args(["--yes", "-p", "wait a while", "--json"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &path);
+    let mut live = Live::start(command, home);
+    let deadline = Instant::now() + PATIENCE;
+    let sleeper = loop {
+        if let Some(pid) = child_named(live.pid(), "sleep") {
+            break pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the command never started: {}",
+            live.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    live.close_stdin();
+    let pressed = Instant::now();
+    live.interrupt();
+    let run = live.finish();
+    let took = pressed.elapsed();
+    assert_eq!(run.code, 130, "{run:?}");
+    // Not the 60 s timeout: the press reached the command.
+    assert!(took < Duration::from_secs(10), "took {took:?}: {run:?}");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{sleeper}")).exists(),
+        "sleep (pid {sleeper}) survived"
+    );
+    let effect = run
+        .stdout
+        .lines()
+        .find(|l| l.contains(r#""type":"effect""#))
+        .unwrap_or_else(|| panic!("no effect event: {run:?}"));
+    assert!(
+        effect.contains("interrupted by the user (Ctrl-C); killed"),
+        "{effect}"
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains(r#""status":"interrupted""#)),
+        "{run:?}"
+    );
+    assert_eq!(fake.chat_bodies().len(), 1, "the model is not asked again");
+}

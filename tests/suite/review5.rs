@@ -362,6 +362,8 @@ fn ctrl_c_at_a_question_stops_the_calls_left_in_the_reply() {
         "the standing approval ran a call after the person cancelled the turn\n{}",
         run.stdout
     );
+    // The refusals are not sent on to the model: the turn stops where it was cancelled.
+    assert_eq!(fake.chat_bodies().len(), 3, "{}", run.stdout);
 }
 
 // ---------------------------------------------------------------------------------------
