@@ -800,6 +800,7 @@ mod tests {
         let outcome = |status: Option<ExitStatus>, timed_out| Outcome {
             status,
             timed_out,
+            interrupted: false,
             output: String::new(),
         };
         let t = Duration::from_secs(120);
@@ -818,6 +819,14 @@ mod tests {
         assert_eq!(
             outcome(Some(ExitStatus::from_raw(9)), true).status_line(t),
             "timed out after 120 s; killed"
+        );
+        let pressed = Outcome {
+            interrupted: true,
+            ..outcome(Some(ExitStatus::from_raw(9)), false)
+        };
+        assert_eq!(
+            pressed.status_line(t),
+            "interrupted by the user (Ctrl-C); killed"
         );
         assert_eq!(seconds(Duration::from_millis(500)), "0.5 s");
     }
