@@ -25,6 +25,9 @@ pub struct History {
     messages: Vec<Message>,
     system_prompt: String,
     dropped: usize,
+    /// The sum of [`Message::carried_bytes`], kept up to date so asking it costs nothing
+    /// on every round trip (serialising tool arguments to measure them does).
+    carried: usize,
 }
 
 /// What one compaction did, for `/history` and the ledger of later work.
@@ -41,11 +44,14 @@ pub struct Compaction {
 impl History {
     /// A history holding only `system_prompt`.
     pub fn new(system_prompt: &str) -> History {
-        History {
+        let mut history = History {
             messages: vec![Message::new(Role::System, system_prompt)],
             system_prompt: system_prompt.to_owned(),
             dropped: 0,
-        }
+            carried: 0,
+        };
+        history.recount();
+        history
     }
 
     /// Every message, system prompt first: exactly what the next request carries.
@@ -65,6 +71,7 @@ impl History {
 
     /// Appends a message.
     pub fn push(&mut self, message: Message) {
+        self.carried += message.carried_bytes();
         self.messages.push(message);
     }
 
@@ -72,6 +79,7 @@ impl History {
     /// tool ran). The system prompt is never removed.
     pub fn truncate(&mut self, len: usize) {
         self.messages.truncate(len.max(1));
+        self.recount();
     }
 
     /// Clears the conversation, keeping the system prompt.
@@ -79,6 +87,7 @@ impl History {
         self.messages.truncate(1);
         self.dropped = 0;
         self.messages[0].content.clone_from(&self.system_prompt);
+        self.recount();
     }
 
     /// Renames any of `calls` whose id an earlier message already carries. Ids only have
@@ -107,7 +116,12 @@ impl History {
 
     /// Bytes of text carried on every request (the sum over all messages).
     pub fn carried_bytes(&self) -> usize {
-        self.messages.iter().map(Message::carried_bytes).sum()
+        self.carried
+    }
+
+    /// Recomputes [`History::carried_bytes`] after messages were removed or changed.
+    fn recount(&mut self) {
+        self.carried = self.messages.iter().map(Message::carried_bytes).sum();
     }
 
     /// Messages trimmed from the front since the session (or the last reset) began.
@@ -136,6 +150,7 @@ impl History {
             }
         }
         report.messages_dropped = self.trim(max_messages);
+        self.recount();
         report
     }
 
@@ -190,6 +205,28 @@ mod tests {
         });
         history.push(Message::tool_result(&c, slice));
         history.push(Message::new(Role::Assistant, format!("a{n}")));
+    }
+
+    #[test]
+    fn the_kept_byte_count_matches_a_recount_after_every_change() {
+        let mut h = History::new("system");
+        let recount =
+            |h: &History| -> usize { h.messages().iter().map(Message::carried_bytes).sum() };
+        assert_eq!(h.carried_bytes(), recount(&h));
+        for n in 0..3 {
+            exchange(&mut h, n, &"s".repeat(500));
+        }
+        assert_eq!(h.carried_bytes(), recount(&h));
+        let done = h.compact(100, 4);
+        assert!(
+            done.slices_redacted > 0 && done.messages_dropped > 0,
+            "{done:?}"
+        );
+        assert_eq!(h.carried_bytes(), recount(&h));
+        h.truncate(2);
+        assert_eq!(h.carried_bytes(), recount(&h));
+        h.reset();
+        assert_eq!(h.carried_bytes(), "system".len());
     }
 
     #[test]
