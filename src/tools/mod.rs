@@ -496,13 +496,88 @@ pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result
             "{tool}: arguments must be a JSON object, got {args}"
         )));
     }
-    serde_json::from_value(args).map_err(|e| ToolError::BadArguments(format!("{tool}: {e}")))
+    match T::deserialize(&args) {
+        Ok(parsed) => Ok(parsed),
+        Err(e) => match coerce_to_schema(tool, &args) {
+            Some(fixed) => T::deserialize(&fixed).ok(),
+            None => None,
+        }
+        .ok_or_else(|| ToolError::BadArguments(format!("{tool}: {e}"))),
+    }
+}
+
+/// Arguments with values of the wrong JSON type converted where the meaning is plain:
+/// `"10"` for an integer, `10` for a string. Small models do this often (Ollama does
+/// not check arguments against the schema), and a refusal would cost a round trip for
+/// nothing. `None` when nothing could be converted.
+fn coerce_to_schema(tool: &str, args: &Value) -> Option<Value> {
+    let schema: Value = serde_json::from_str(spec(tool)?.parameters).ok()?;
+    let properties = schema.get("properties")?.as_object()?;
+    let mut fixed = args.as_object()?.clone();
+    let mut changed = false;
+    for (name, value) in &mut fixed {
+        let wanted = properties.get(name).and_then(|p| p.get("type"));
+        let converted = match (wanted.and_then(Value::as_str), &*value) {
+            (Some("integer"), Value::String(text)) => {
+                text.trim().parse::<i64>().ok().map(Value::from)
+            }
+            (Some("string"), Value::Number(number)) => Some(Value::String(number.to_string())),
+            _ => None,
+        };
+        if let Some(converted) = converted {
+            *value = converted;
+            changed = true;
+        }
+    }
+    changed.then_some(Value::Object(fixed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn arguments_of_the_wrong_json_type_are_converted_when_the_meaning_is_plain() {
+        #[derive(Debug, serde::Deserialize, PartialEq)]
+        struct Slice {
+            path: String,
+            start: i64,
+            end: i64,
+        }
+        let parsed: Slice = parse_args(
+            "view_slice",
+            serde_json::json!({"path": "a.go", "start": " 3", "end": "9"}),
+        )
+        .expect("converted");
+        assert_eq!(
+            parsed,
+            Slice {
+                path: "a.go".into(),
+                start: 3,
+                end: 9
+            }
+        );
+        #[derive(Debug, serde::Deserialize)]
+        struct Symbol {
+            symbol: String,
+        }
+        let parsed: Symbol =
+            parse_args("find_symbol", serde_json::json!({"symbol": 404})).expect("converted");
+        assert_eq!(parsed.symbol, "404");
+        // Not plain: the original complaint stands.
+        for args in [
+            serde_json::json!({"path": "a.go", "start": "three", "end": 9}),
+            serde_json::json!({"path": "a.go", "start": 1.5, "end": 9}),
+            serde_json::json!({"path": ["a.go"], "start": 1, "end": 9}),
+        ] {
+            let err = parse_args::<Slice>("view_slice", args.clone())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(err.starts_with("view_slice: invalid type"), "{args}: {err}");
+        }
+    }
 
     /// Answers from a script and counts the questions.
     #[derive(Debug)]

@@ -214,3 +214,26 @@ fn ordinary_counts_raise_no_suspicion() {
         assert!(!run.stderr.contains("probably cut"), "{run:?}");
     }
 }
+
+#[test]
+fn numbers_written_as_strings_are_taken_as_numbers() {
+    // Fault 14: Ollama does not check arguments against the schema.
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        super::fake_ollama::call(
+            "view_slice",
+            json!({"path": "greet.go", "start": "4", "end": "5"}),
+            100,
+            10,
+        ),
+        answer("It returns hello.", 200, 5),
+    ]);
+    let (run, _events) = oneshot_json(&p, &fake, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let tools = tool_messages(&fake.chat_bodies()[1]);
+    let result = tools[0]["content"].as_str().unwrap_or_default();
+    assert!(
+        result.contains("func Greet() string {") && result.contains("return \"hello\""),
+        "{result}"
+    );
+}
