@@ -19,6 +19,7 @@ pub mod history;
 pub mod ledger;
 pub mod prompt;
 pub mod text_calls;
+pub mod think_tags;
 pub mod truncation;
 
 use std::collections::HashMap;
@@ -353,6 +354,13 @@ impl<M: Model> Agent<M> {
                 report.prompt_truncated = prompt_truncated;
             }
             let mut content = reply.content;
+            let mut thinking = reply.thinking;
+            if let Some((reasoning, rest)) = think_tags::split(&content) {
+                if thinking.is_empty() {
+                    thinking = reasoning.to_owned();
+                }
+                content = rest.to_owned();
+            }
             let mut calls = reply.tool_calls;
             let mut calls_from_text = 0;
             if calls.is_empty()
@@ -378,7 +386,7 @@ impl<M: Model> Agent<M> {
                 prompt_truncated,
             });
             self.history.push(Message {
-                thinking: (!reply.thinking.is_empty()).then_some(reply.thinking),
+                thinking: (!thinking.is_empty()).then_some(thinking),
                 tool_calls: calls.iter().map(sendable_call).collect(),
                 ..Message::new(Role::Assistant, content.clone())
             });

@@ -3,7 +3,8 @@
 //! Tool calls written as reply text (fault 11 of the Ollama notes) are recovered into
 //! proper calls, pass the same policy and approval as any other, and history carries them
 //! as calls so the next request is well formed. A prompt Ollama silently cut to fit
-//! `num_ctx` (fault 9) is noticed and reported.
+//! `num_ctx` (fault 9) is noticed and reported. Numbers sent as strings (14) and a
+//! `<think>` block in the text (15) are taken for what they mean.
 
 use serde_json::{Value, json};
 
@@ -235,5 +236,33 @@ fn numbers_written_as_strings_are_taken_as_numbers() {
     assert!(
         result.contains("func Greet() string {") && result.contains("return \"hello\""),
         "{result}"
+    );
+}
+
+#[test]
+fn a_think_block_in_the_text_is_reasoning_not_answer() {
+    // Fault 15: older servers leave `<think>...</think>` at the head of the content.
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        said(&[
+            "<think>\nFind it first.\n</think>\n",
+            "<tool_call>{\"name\": \"find_symbol\", \"arguments\": {\"symbol\": \"Greet\"}}</tool_call>",
+        ]),
+        said(&["<think>Found it.</think>\n\nGreet is in greet.go at line 4."]),
+    ]);
+    let run = metron(p.root())
+        .args(["-p", "where is Greet?"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Greet is in greet.go at line 4.\n");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2, "the call after the block was found");
+    let assistant = &bodies[1]["messages"][2];
+    assert_eq!(assistant["thinking"], "Find it first.", "{assistant:#}");
+    assert_eq!(assistant["content"], "", "{assistant:#}");
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["name"],
+        "find_symbol"
     );
 }
