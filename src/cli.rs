@@ -177,9 +177,19 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
     let toolbox = Toolbox::new(project, Budgets::from_config(&loaded.config))
         .with_policy(policy)
         .with_approver(approval::for_this_process(yes));
-    match toolbox.call(name, args) {
-        Ok(text) => print_text(&text, Exit::Success),
-        Err(ToolError::Refused(text)) => print_text(&text, Exit::Failure),
+    // A command or a write listens for Ctrl-C itself once it starts (so it is never torn
+    // halfway); a press then shows in the exit status.
+    let result = toolbox.call(name, args);
+    let interrupted = |exit| {
+        if crate::interrupt::pressed() {
+            Exit::Interrupted
+        } else {
+            exit
+        }
+    };
+    match result {
+        Ok(text) => print_text(&text, interrupted(Exit::Success)),
+        Err(ToolError::Refused(text)) => print_text(&text, interrupted(Exit::Failure)),
         Err(ToolError::BadArguments(text)) => {
             error(text);
             Exit::Usage

@@ -5,33 +5,46 @@
 //! would keep Ctrl-C waiting for `command_timeout_seconds`. [`listen`] installs a second
 //! SIGINT handler (beside tokio's: both see every press) that raises a flag a blocking
 //! loop can poll; the turn is still cancelled through tokio once the tool returns.
+//!
+//! The front ends listen from the start. The two tools that must not be torn halfway
+//! (a command, whose process group would outlive a killed metron, and a write) also
+//! start listening just before they begin, which covers `metron tool`: a press at its
+//! approval question still ends metron at once, since nothing has happened yet.
 
-use std::sync::Arc;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
-static PRESSED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+/// The flag, once a handler raises it; an installation error is kept and repeated.
+static PRESSED: OnceLock<Result<Arc<AtomicBool>, String>> = OnceLock::new();
 
-/// Starts raising the flag on SIGINT. Called once by the interactive front ends; in
-/// `metron tool` and in library use nothing listens, and [`pressed`] stays false.
+/// Starts raising the flag on SIGINT (once per process; later calls only report how
+/// the first went). From then on Ctrl-C no longer ends the process by itself: the code
+/// that installed it must notice [`pressed`].
 pub fn listen() -> std::io::Result<()> {
-    let flag = PRESSED.get_or_init(|| Arc::new(AtomicBool::new(false)));
-    #[cfg(unix)]
-    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(flag))?;
-    Ok(())
+    let installed = PRESSED.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        #[cfg(unix)]
+        signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&flag))
+            .map_err(|e| e.to_string())?;
+        Ok(flag)
+    });
+    match installed {
+        Ok(_) => Ok(()),
+        Err(e) => Err(std::io::Error::other(e.clone())),
+    }
 }
 
 /// Forgets earlier presses: each turn starts with this, so only a Ctrl-C pressed during
 /// the turn stops its tools.
 pub fn clear() {
-    if let Some(flag) = PRESSED.get() {
+    if let Some(Ok(flag)) = PRESSED.get() {
         flag.store(false, Ordering::SeqCst);
     }
 }
 
-/// Whether Ctrl-C was pressed since the last [`clear`].
+/// Whether Ctrl-C was pressed since the last [`clear`] (false while nothing listens).
 pub fn pressed() -> bool {
     PRESSED
         .get()
-        .is_some_and(|flag| flag.load(Ordering::SeqCst))
+        .is_some_and(|installed| installed.as_ref().is_ok_and(|f| f.load(Ordering::SeqCst)))
 }

@@ -136,18 +136,18 @@ pub async fn drive_turn(
         }
     };
     spinner.borrow_mut().clear();
+    if matches!(outcome, Outcome::Interrupted) {
+        agent.interrupted(display);
+        return Outcome::Interrupted;
+    }
+    if crate::interrupt::pressed() {
+        // A tool saw the press before this loop did (and the turn closed itself): take
+        // it off the signal stream, so it does not also end the next wait (at the idle
+        // prompt, Ctrl-C quits).
+        let _ = tokio::time::timeout(STALE_PRESS_WAIT, interrupts.next()).await;
+    }
     match outcome {
-        Outcome::Interrupted => {
-            agent.interrupted(display);
-            Outcome::Interrupted
-        }
-        Outcome::Finished(Err(TurnError::Interrupted)) => {
-            // The turn saw the press first and closed itself; take the press off the
-            // signal stream, so it does not also end the next wait (at the idle prompt,
-            // Ctrl-C quits).
-            let _ = tokio::time::timeout(STALE_PRESS_WAIT, interrupts.next()).await;
-            Outcome::Interrupted
-        }
+        Outcome::Finished(Err(TurnError::Interrupted)) => Outcome::Interrupted,
         finished => finished,
     }
 }

@@ -311,7 +311,7 @@ impl<M: Model> Agent<M> {
         let mut report = TurnReport::default();
         let mut seen_calls: HashMap<(String, String), u32> = HashMap::new();
         for round in 1..=self.settings.max_turns {
-            if round > 1 && (self.toolbox.turn_cancelled() || crate::interrupt::pressed()) {
+            if round > 1 && self.cancelled_by_user() {
                 // The tools saw Ctrl-C. Stop here rather than send their results to the
                 // model, which the front end's cancellation would only catch afterwards.
                 self.interrupted(observer);
@@ -363,9 +363,15 @@ impl<M: Model> Agent<M> {
             }
             let mut calls = reply.tool_calls;
             let mut calls_from_text = 0;
+            // A reply cut at max_output_tokens, or still inside an unclosed `<think>`,
+            // holds drafts, not requests.
+            let complete = reply.done_reason.as_deref() != Some("length")
+                && !content.trim_start().starts_with("<think>");
             if calls.is_empty()
-                && let Some(recovered) =
-                    text_calls::recover(&content, |name| crate::tools::spec(name).is_some())
+                && complete
+                && let Some(recovered) = text_calls::recover(&content, |name| {
+                    self.offered.iter().any(|spec| spec.name == name)
+                })
             {
                 calls_from_text = recovered.calls.len();
                 calls = recovered.calls;
@@ -413,6 +419,10 @@ impl<M: Model> Agent<M> {
                 }
             }
         }
+        if self.cancelled_by_user() {
+            self.interrupted(observer);
+            return Err(TurnError::Interrupted);
+        }
         let limit = self.settings.max_turns;
         let error = TurnError::MaxTurns { limit };
         self.close_turn_early(
@@ -433,6 +443,13 @@ impl<M: Model> Agent<M> {
             "interrupted",
             None,
         );
+    }
+
+    /// Ctrl-C reached this turn's tools: at an approval question, or while a command
+    /// ran. The calls left in the reply must not run (a standing approval or `--yes`
+    /// would otherwise let them through), and nothing more goes to the model.
+    fn cancelled_by_user(&self) -> bool {
+        self.toolbox.turn_cancelled() || crate::interrupt::pressed()
     }
 
     async fn ask_model(&self, observer: &mut dyn Observer) -> Result<Reply, OllamaError> {
@@ -470,11 +487,11 @@ impl<M: Model> Agent<M> {
             arguments: call.function.arguments.clone(),
         });
         let key = (name.to_owned(), call.function.arguments.to_string());
-        let policy = if self.toolbox.turn_cancelled() {
+        let policy = if self.cancelled_by_user() {
             Err((
                 "the user interrupted the turn".to_owned(),
                 format!(
-                    "Not run: the user interrupted this turn (Ctrl-C at an approval question) before this {name} call, so nothing was done."
+                    "Not run: the user pressed Ctrl-C in this turn before this {name} call, so nothing was done."
                 ),
             ))
         } else if !self.offered.iter().any(|spec| spec.name == name) {

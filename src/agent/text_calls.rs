@@ -5,9 +5,11 @@
 //! `parameters`), sometimes inside a code fence. Ollama passes such text through as
 //! content, and without recovery the turn ends with JSON as the "answer".
 //!
-//! Recovery is deliberately narrow: tagged blocks must all parse, and untagged JSON must
-//! be the whole reply and name a tool metron has. A recovered call is a proposal like any
-//! other: the same policy and approval stand between it and any effect.
+//! Recovery is deliberately narrow, since a model may also *quote* such text (from a file
+//! or a command's output): tagged blocks must end the reply, outside any code fence, and
+//! all parse; untagged JSON must be the whole reply; and every name must be a tool
+//! offered in this session. A recovered call is a proposal like any other: the same
+//! policy and approval stand between it and any effect.
 
 use serde_json::{Map, Value};
 
@@ -26,36 +28,44 @@ pub struct Recovered {
 }
 
 /// Finds tool calls written as text in `content`, or `None` when the reply is an answer.
-/// `is_tool` says whether a name belongs to a tool metron has; untagged JSON must name
+/// `offered` says whether a name is a tool offered in this session; every call must name
 /// one, so an answer that merely shows some JSON is left alone.
-pub fn recover(content: &str, is_tool: impl Fn(&str) -> bool) -> Option<Recovered> {
-    if content.contains(OPEN_TAG) {
-        return tagged(content);
-    }
-    let json = unfenced(content.trim());
-    let calls = match serde_json::from_str::<Value>(json).ok()? {
-        Value::Array(items) => items.iter().map(call_of).collect::<Option<Vec<_>>>()?,
-        object @ Value::Object(_) => vec![call_of(&object)?],
-        _ => return None,
+pub fn recover(content: &str, offered: impl Fn(&str) -> bool) -> Option<Recovered> {
+    let recovered = if content.contains(OPEN_TAG) {
+        tagged(content)?
+    } else {
+        let json = unfenced(content.trim());
+        let calls = match serde_json::from_str::<Value>(json).ok()? {
+            Value::Array(items) => items.iter().map(call_of).collect::<Option<Vec<_>>>()?,
+            object @ Value::Object(_) => vec![call_of(&object)?],
+            _ => return None,
+        };
+        Recovered {
+            calls: numbered(calls),
+            text: String::new(),
+        }
     };
-    if calls.is_empty() || !calls.iter().all(|(name, _)| is_tool(name)) {
-        return None;
-    }
-    Some(Recovered {
-        calls: numbered(calls),
-        text: String::new(),
-    })
+    let all_offered = recovered
+        .calls
+        .iter()
+        .all(|call| offered(&call.function.name));
+    (!recovered.calls.is_empty() && all_offered).then_some(recovered)
 }
 
-/// Every `<tool_call>` block; a missing closing tag at the very end is tolerated (models
-/// stop generating right after the JSON).
+/// The `<tool_call>` blocks that end a reply, after its prose. A block the model only
+/// quotes (inside a code fence, or followed by more prose, as when it shows what a file
+/// or a command printed) is not a request, so then nothing is recovered. A missing
+/// closing tag at the very end is tolerated (models stop right after the JSON).
 fn tagged(content: &str) -> Option<Recovered> {
+    let start = content.find(OPEN_TAG)?;
+    let prose = &content[..start];
+    if prose.matches("```").count() % 2 == 1 {
+        return None;
+    }
     let mut calls = Vec::new();
-    let mut text = String::new();
-    let mut rest = content;
-    while let Some(start) = rest.find(OPEN_TAG) {
-        text.push_str(&rest[..start]);
-        let body_and_after = &rest[start + OPEN_TAG.len()..];
+    let mut rest = &content[start..];
+    while !rest.is_empty() {
+        let body_and_after = rest.strip_prefix(OPEN_TAG)?;
         let (body, after) = match body_and_after.find(CLOSE_TAG) {
             Some(end) => (
                 &body_and_after[..end],
@@ -65,12 +75,11 @@ fn tagged(content: &str) -> Option<Recovered> {
         };
         let value = serde_json::from_str::<Value>(unfenced(body.trim())).ok()?;
         calls.push(call_of(&value)?);
-        rest = after;
+        rest = after.trim_start();
     }
-    text.push_str(rest);
     Some(Recovered {
         calls: numbered(calls),
-        text: text.trim().to_owned(),
+        text: prose.trim().to_owned(),
     })
 }
 
@@ -156,11 +165,33 @@ mod tests {
     }
 
     #[test]
-    fn an_unclosed_last_tag_still_counts_and_tags_accept_any_name() {
-        let got = recover("<tool_call>{\"name\": \"rm_rf\", \"arguments\": {}}", known)
-            .expect("recovered");
-        // Unknown names are for policy to refuse, which tells the model so.
-        assert_eq!(names_and_args(&got), [("rm_rf", &json!({}))]);
+    fn an_unclosed_last_tag_still_counts() {
+        let got = recover(
+            "<tool_call>{\"name\": \"view_slice\", \"arguments\": {}}",
+            known,
+        )
+        .expect("recovered");
+        assert_eq!(names_and_args(&got), [("view_slice", &json!({}))]);
+    }
+
+    #[test]
+    fn quoted_blocks_and_tools_not_offered_recover_nothing() {
+        let call = "<tool_call>{\"name\": \"view_slice\", \"arguments\": {}}</tool_call>";
+        for reply in [
+            // Followed by more prose: the model is showing it, not asking.
+            format!("The file says:\n{call}\nwhich looks like an injection."),
+            // Inside a code fence.
+            format!("Output:\n```\n{call}\n```"),
+            format!("```\n{call}"),
+            // Not a tool offered in this session.
+            "<tool_call>{\"name\": \"run_command\", \"arguments\": {}}</tool_call>".to_owned(),
+            format!("{call}<tool_call>{{\"name\": \"rm_rf\"}}</tool_call>"),
+        ] {
+            assert_eq!(recover(&reply, known), None, "{reply}");
+        }
+        // A fence closed before the calls is fine.
+        let reply = format!("Like this:\n```go\nfunc Greet()\n```\n{call}");
+        assert!(recover(&reply, known).is_some());
     }
 
     #[test]

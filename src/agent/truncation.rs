@@ -11,7 +11,9 @@
 //! suspicion is raised only when the evidence is strong: the estimate alone is over
 //! `num_ctx` (the prompt cannot have fit), or the server reports the tell-tale count of a
 //! half-window cut while the estimate is well above it. Prompt caching, which can lower
-//! `prompt_eval_count` on later requests, does not produce that exact count.
+//! `prompt_eval_count` on later requests, is unlikely to land on that exact count. Five
+//! bytes per token is low for code and prose, not for every text: long runs of one
+//! repeated character can pack more bytes into a token.
 
 use serde::Serialize;
 

@@ -1494,20 +1494,24 @@ fn control_characters_in_a_path_cannot_drive_the_terminal_through_the_summary() 
 fn a_write_sweeps_temp_files_that_killed_runs_left_in_its_directory() {
     // What a SIGKILL during a write leaves behind: `.NAME.metron-PID-N.tmp` of a process
     // that is gone (no pid reaches 2^31 - 1). The next write into that directory removes
-    // it; a live process's file (pid 1 always exists), a look-alike, and leftovers in
-    // other directories stay.
+    // it once it is older than a minute; a live process's file (pid 1 always exists), a
+    // fresh one, look-alikes, and leftovers in other directories stay.
     let p = TestProject::git();
     p.file("src/a.go", "package a\n\nvar x = 1\n");
     p.file("other/c.go", "package c\n");
     let dead = "src/.b.go.metron-2147483647-0.tmp";
-    let kept = [
+    let kept_old = [
         "src/.b.go.metron-1-0.tmp",
         "src/.b.go.metron-2147483647-0.tmp.bak",
         "src/b.go.metron-2147483647-0.tmp",
         "other/.c.go.metron-2147483647-1.tmp",
     ];
-    for name in std::iter::once(&dead).chain(&kept) {
+    let fresh = "src/.b.go.metron-2147483647-7.tmp";
+    for name in std::iter::once(&dead).chain(&kept_old).chain([&fresh]) {
         p.file(name, "approved content of a killed run\n");
+    }
+    for name in std::iter::once(&dead).chain(&kept_old) {
+        age(&p.path(name), metron::project::temp_files::STALE_AFTER * 2);
     }
     let text = apply(
         p.root(),
@@ -1516,11 +1520,21 @@ fn a_write_sweeps_temp_files_that_killed_runs_left_in_its_directory() {
     .expect("applies");
     assert!(text.contains("src/a.go"), "{text}");
     assert!(!p.path(dead).exists(), "the dead run's temp file is swept");
-    for name in kept {
+    for name in kept_old.iter().chain([&fresh]) {
         assert!(p.path(name).exists(), "{name} is kept");
     }
     assert_eq!(
         std::fs::read_to_string(p.path("src/a.go")).expect("read"),
         "package a\n\nvar x = 2\n"
     );
+}
+
+/// Sets a file's modification time `by` into the past.
+fn age(path: &Path, by: std::time::Duration) {
+    let file = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    file.set_modified(std::time::SystemTime::now() - by)
+        .unwrap_or_else(|e| panic!("set the time of {}: {e}", path.display()));
 }

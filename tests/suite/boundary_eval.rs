@@ -1042,7 +1042,25 @@ fn interrupted_write(at: KillAt) -> Verdict {
     notes.push(format!("{new} of {KILL_FILES} files new, the rest old"));
     if !m.residue.is_empty() {
         // The litter is not permanent: the next write into that directory removes the
-        // temporary files of the dead process.
+        // temporary files of the dead process, once they are old enough that no metron
+        // could still be writing them (the test ages them rather than wait).
+        for entry in std::fs::read_dir(fx.root())
+            .expect("read the root")
+            .flatten()
+        {
+            if is_metron_temp(&entry.file_name().to_string_lossy()) {
+                std::fs::File::options()
+                    .write(true)
+                    .open(entry.path())
+                    .and_then(|f| {
+                        f.set_modified(
+                            std::time::SystemTime::now()
+                                - metron::project::temp_files::STALE_AFTER * 2,
+                        )
+                    })
+                    .expect("age a temp file");
+            }
+        }
         let (mut command, _home) = fx.command(env!("CARGO_BIN_EXE_metron"));
         let create = json!({"diff": "--- /dev/null\n+++ b/AFTER.md\n@@ -0,0 +1 @@\n+written after the kill\n"});
         let status = command

@@ -190,10 +190,11 @@ fn usage_errors_exit_2() {
         ("list_files", "null", "must be a JSON object"),
         ("list_files", r#""*.rs""#, "must be a JSON object"),
         ("search_text", "{}", "missing field `pattern`"),
-        ("search_text", r#"{"pattern":5}"#, "invalid type"),
+        // (A number for a string and "1" for an integer are converted: plain meaning.)
+        ("search_text", r#"{"pattern":true}"#, "invalid type"),
         (
             "view_slice",
-            r#"{"path":"src/main.rs","start":"1","end":2}"#,
+            r#"{"path":"src/main.rs","start":"one","end":2}"#,
             "invalid type",
         ),
         (
@@ -583,5 +584,47 @@ fn a_closed_stdout_is_not_an_error() {
         Some(0),
         "stderr: {}",
         String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_during_a_command_run_by_hand_kills_it_and_exits_130() {
+    use std::time::{Duration, Instant};
+    let p = TestProject::git();
+    let (mut command, home) = super::repl::hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
+    std::fs::create_dir_all(home.path().join(".metron")).expect("mkdir");
+    std::fs::write(
+        home.path().join(".metron").join("config.json"),
+        r#"{"allowed_commands": ["sleep"], "command_timeout_seconds": 60}"#,
+    )
+    .expect("write config");
+    command.args(["tool", "run_command", r#"{"command": "sleep 44"}"#, "--yes"]);
+    let live = super::repl::Live::start(command, home);
+    let deadline = Instant::now() + super::repl::PATIENCE;
+    let sleeper = loop {
+        if let Some(pid) = child_named(live.pid(), "sleep") {
+            break pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never started: {}",
+            live.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let pressed = Instant::now();
+    live.interrupt();
+    let run = live.finish();
+    assert!(pressed.elapsed() < Duration::from_secs(10), "{run:?}");
+    assert_eq!(run.code, 130, "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("$ sleep 44\ninterrupted by the user (Ctrl-C); killed\n"),
+        "{run:?}"
+    );
+    assert!(
+        !std::path::Path::new(&format!("/proc/{sleeper}")).exists(),
+        "sleep (pid {sleeper}) outlived metron"
     );
 }

@@ -491,3 +491,22 @@ pub mod alloc_meter {
         (result, usize::try_from(peak - start).unwrap_or(0))
     }
 }
+
+/// The pid of a running child of `parent` whose command name is `name` (Linux `/proc`).
+#[cfg(target_os = "linux")]
+pub fn child_named(parent: u32, name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+            let (head, tail) = stat.rsplit_once(") ")?;
+            let comm = head.split_once(" (")?.1;
+            let mut fields = tail.split(' ');
+            let state = fields.next()?;
+            let ppid: u32 = fields.next()?.parse().ok()?;
+            (ppid == parent && comm == name && state != "Z").then_some(pid)
+        })
+}

@@ -370,34 +370,22 @@ fn help_lists_the_flags() {
     }
 }
 
-/// The pid of a running child of `parent` whose command name is `name` (Linux `/proc`).
-#[cfg(target_os = "linux")]
-fn child_named(parent: u32, name: &str) -> Option<u32> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
-            let (head, tail) = stat.rsplit_once(") ")?;
-            let comm = head.split_once(" (")?.1;
-            let mut fields = tail.split(' ');
-            let state = fields.next()?;
-            let ppid: u32 = fields.next()?.parse().ok()?;
-            (ppid == parent && comm == name && state != "Z").then_some(pid)
-        })
-}
-
 #[cfg(target_os = "linux")]
 #[test]
 fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
     use std::time::{Duration, Instant};
-    let p = TestProject::git();
+    // The reply asks for a command and then a patch; `--yes` approves both.
+    let p = greet_project();
     let (_dir, path) =
         user_config(r#"{"allowed_commands": ["sleep"], "command_timeout_seconds": 60}"#);
     let fake = FakeOllama::start(vec![
-        call("run_command", json!({"command": "sleep 41"}), 100, 10),
+        Reply::Stream(vec![
+            super::fake_ollama::tool_calls(&[
+                ("run_command", json!({"command": "sleep 41"})),
+                ("apply_patch", json!({"diff": greet_patch()})),
+            ]),
+            super::fake_ollama::done(100, 10),
+        ]),
         answer("never asked", 120, 4),
     ]);
     let (mut command, home) = super::repl::hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
@@ -408,7 +396,7 @@ fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
     let mut live = Live::start(command, home);
     let deadline = Instant::now() + PATIENCE;
     let sleeper = loop {
-        if let Some(pid) = child_named(live.pid(), "sleep") {
+        if let Some(pid) = super::common::child_named(live.pid(), "sleep") {
             break pid;
         }
         assert!(
@@ -447,4 +435,14 @@ fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
         "{run:?}"
     );
     assert_eq!(fake.chat_bodies().len(), 1, "the model is not asked again");
+    // The press cancelled the rest of the reply: the patch was refused, not written.
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    assert!(
+        run.stdout
+            .contains(r#""rule":"the user interrupted the turn""#),
+        "{run:?}"
+    );
 }

@@ -1360,3 +1360,48 @@ fn on_a_terminal_ctrl_c_at_the_approval_question_declines_and_cancels_the_turn()
     );
     assert_eq!(content(last, 5), "and now?");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_during_a_command_cancels_the_turn_and_the_prompt_stays() {
+    // The command sees the press first; the session must not also take it as a Ctrl-C
+    // at the idle prompt (which quits).
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "sleep 43"}), 100, 10),
+        answer("Still here.", 120, 4),
+    ]);
+    let (mut command, home) = hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
+    let (_dir, path) =
+        user_config(r#"{"allowed_commands": ["sleep"], "command_timeout_seconds": 60}"#);
+    command
+        .arg("--yes")
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &path);
+    let mut live = Live::start(command, home);
+    live.send("wait a while\n");
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while super::common::child_named(live.pid(), "sleep").is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started: {}",
+            live.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    live.interrupt();
+    live.wait_stderr("[interrupted");
+    live.send("are you there?\n");
+    live.wait_stdout("Still here.", 1);
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2, "{run:?}");
+    let tools = tool_messages(&bodies[1]);
+    assert!(
+        tools[0]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("interrupted by the user (Ctrl-C); killed")),
+        "{tools:#?}"
+    );
+}

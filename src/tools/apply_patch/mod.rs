@@ -140,6 +140,14 @@ pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
             }
         }
     }
+    // From here Ctrl-C waits for the write to finish (a torn multi-file write is the one
+    // thing a press must not cause); a press that came before stops it.
+    let _ = crate::interrupt::listen();
+    if crate::interrupt::pressed() {
+        return Err(ToolError::Refused(
+            "Not applied: the user pressed Ctrl-C in this turn before the patch was written. Nothing was changed.".to_owned(),
+        ));
+    }
     let result = commit(&toolbox.project, &prepared.changes);
     // The write is journaled first, before any other bookkeeping, so nothing that goes
     // wrong afterwards can leave a write out of the ledger.

@@ -366,3 +366,26 @@ fn visit_in_order(
     }
     Ok((definitions, unreadable, visited))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::OnUnwind;
+
+    #[test]
+    fn the_unwind_guard_acts_only_during_a_panic() {
+        let ran = AtomicBool::new(false);
+        {
+            let _guard = OnUnwind(|| ran.store(true, Ordering::SeqCst));
+        }
+        assert!(!ran.load(Ordering::SeqCst), "no panic, no action");
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let _guard = OnUnwind(|| ran.store(true, Ordering::SeqCst));
+            panic!("a worker failed");
+        }));
+        assert!(result.is_err());
+        assert!(ran.load(Ordering::SeqCst), "the panic ran the action");
+    }
+}

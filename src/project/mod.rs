@@ -14,6 +14,8 @@
 //! Refusals are [`BoundaryError`]s whose text is written for the model: it names the path
 //! and the rule, so the model can correct itself.
 
+pub mod temp_files;
+
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -386,27 +388,23 @@ impl Project {
             }
             None => self.dir.try_clone().map_err(io_error)?,
         };
-        sweep_dead_temps(&dir);
-        // Unique per process and call, so a leftover from a crash never blocks a write.
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let serial = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // The name is shortened (at a character boundary) so the temporary name stays
-        // within the 255-byte limit on a name even when the target's name is near it.
-        let mut short = name.len().min(200);
-        while !name.is_char_boundary(short) {
-            short -= 1;
-        }
-        let temp = format!(
-            ".{}.metron-{}-{serial}.tmp",
-            &name[..short],
-            std::process::id()
-        );
-        let file = dir
-            .open_with(
+        temp_files::sweep(&dir);
+        // A fresh name cannot normally exist; if one does (a leftover under a serial this
+        // process reused by chance), the next serial is tried.
+        let mut attempts = 0;
+        let (file, temp) = loop {
+            let temp = temp_files::fresh_name(name);
+            match dir.open_with(
                 &temp,
                 cap_std::fs::OpenOptions::new().write(true).create_new(true),
-            )
-            .map_err(io_error)?;
+            ) {
+                Ok(file) => break (file, temp),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 8 => {
+                    attempts += 1;
+                }
+                Err(e) => return Err(io_error(e)),
+            }
+        };
         // From here on, dropping `staged` removes the temporary file.
         let staged = Staged {
             dir,
@@ -445,53 +443,6 @@ impl Project {
     pub fn exists(&self, path: &str) -> bool {
         self.dir.symlink_metadata(path).is_ok()
     }
-}
-
-/// Removes, from one directory, the temporary files of metron processes that no longer
-/// exist: a SIGKILL during a write leaves its staged `.NAME.metron-PID-N.tmp` behind, and
-/// no process can clean up after SIGKILL. The next write into the same directory does.
-/// A file whose process is alive (another metron still writing) or cannot be checked is
-/// left alone, as is everything not named exactly so.
-fn sweep_dead_temps(dir: &Dir) {
-    let Ok(entries) = dir.entries() else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(temp_file_pid) else {
-            continue;
-        };
-        if pid != std::process::id() && !process_exists(pid) {
-            let _ = dir.remove_file(&name);
-        }
-    }
-}
-
-/// The process id in a name metron gives a staged file, `.NAME.metron-PID-N.tmp`.
-fn temp_file_pid(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
-    let (_, tail) = rest.rsplit_once(".metron-")?;
-    let (pid, serial) = tail.split_once('-')?;
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(pid) || !digits(serial) {
-        return None;
-    }
-    pid.parse().ok()
-}
-
-/// Whether a process with this id exists. Unsure means yes (a process of another user
-/// answers "not permitted"), so only a definite "no such process" lets a file go.
-fn process_exists(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return true;
-    };
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
 }
 
 /// A file written to a temporary name beside its target and flushed, waiting to be
@@ -562,25 +513,6 @@ fn classify(path: &str, error: io::Error) -> BoundaryError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn temp_file_names_give_their_pid_and_nothing_else_does() {
-        assert_eq!(temp_file_pid(".greet.go.metron-1234-0.tmp"), Some(1234));
-        assert_eq!(temp_file_pid(".a.metron-b.metron-7-22.tmp"), Some(7));
-        for name in [
-            "greet.go.metron-1234-0.tmp",
-            ".greet.go.metron-1234-0.tmp.bak",
-            ".greet.go.metron-12x4-0.tmp",
-            ".greet.go.metron-1234.tmp",
-            ".greet.go.metron-1234-0-1.tmp",
-            ".greet.go.metron--0.tmp",
-            ".greet.go.metron-99999999999-0.tmp",
-        ] {
-            assert_eq!(temp_file_pid(name), None, "{name}");
-        }
-        assert!(process_exists(std::process::id()));
-        assert!(!process_exists(i32::MAX as u32));
-    }
 
     fn project() -> (tempfile::TempDir, Project) {
         let dir = tempfile::tempdir().expect("tempdir");
