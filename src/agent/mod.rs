@@ -486,7 +486,10 @@ impl<M: Model> Agent<M> {
             tool: name.to_owned(),
             arguments: call.function.arguments.clone(),
         });
-        let key = (name.to_owned(), call.function.arguments.to_string());
+        // `"10"` and `10` are the same call once the tool converts them.
+        let canonical = crate::tools::coerce_to_schema(name, &call.function.arguments);
+        let arguments = canonical.as_ref().unwrap_or(&call.function.arguments);
+        let key = (name.to_owned(), arguments.to_string());
         let policy = if self.cancelled_by_user() {
             Err((
                 "the user interrupted the turn".to_owned(),

@@ -510,7 +510,7 @@ pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result
 /// `"10"` for an integer, `10` for a string. Small models do this often (Ollama does
 /// not check arguments against the schema), and a refusal would cost a round trip for
 /// nothing. `None` when nothing could be converted.
-fn coerce_to_schema(tool: &str, args: &Value) -> Option<Value> {
+pub(crate) fn coerce_to_schema(tool: &str, args: &Value) -> Option<Value> {
     let schema: Value = serde_json::from_str(spec(tool)?.parameters).ok()?;
     let properties = schema.get("properties")?.as_object()?;
     let mut fixed = args.as_object()?.clone();

@@ -366,9 +366,11 @@ fn disabled_tools_are_neither_advertised_nor_run() {
 fn the_third_identical_call_in_a_turn_is_refused() {
     let project = greet_project();
     let same = json!({"path": "greet.go", "start": 1, "end": 2});
+    // The same call with numbers written as strings still counts as the same.
+    let as_strings = json!({"path": "greet.go", "start": "1", "end": "2"});
     let fake = FakeOllama::start(vec![
         call("view_slice", same.clone(), 10, 1),
-        call("view_slice", same.clone(), 10, 1),
+        call("view_slice", as_strings, 10, 1),
         call("view_slice", same, 10, 1),
         answer("done", 10, 1),
     ]);
