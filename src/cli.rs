@@ -177,8 +177,13 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
     let toolbox = Toolbox::new(project, Budgets::from_config(&loaded.config))
         .with_policy(policy)
         .with_approver(approval::for_this_process(yes));
-    // A command or a write listens for Ctrl-C itself once it starts (so it is never torn
-    // halfway); a press then shows in the exit status.
+    // Ctrl-C is caught, so it cannot kill metron halfway through a write or leave a
+    // command's process group running: the tool sees the press (a command is killed at
+    // once, a question is declined), finishes cleanly, and the exit status says so.
+    if let Err(e) = crate::interrupt::listen() {
+        error(format!("cannot listen for Ctrl-C: {e}"));
+        return Exit::Failure;
+    }
     let result = toolbox.call(name, args);
     let interrupted = |exit| {
         if crate::interrupt::pressed() {

@@ -6,10 +6,9 @@
 //! SIGINT handler (beside tokio's: both see every press) that raises a flag a blocking
 //! loop can poll; the turn is still cancelled through tokio once the tool returns.
 //!
-//! The front ends listen from the start. The two tools that must not be torn halfway
-//! (a command, whose process group would outlive a killed metron, and a write) also
-//! start listening just before they begin, which covers `metron tool`: a press at its
-//! approval question still ends metron at once, since nothing has happened yet.
+//! The front ends (the REPL, `-p`, `metron tool`) listen from the start; library code
+//! never installs a handler. Where nothing listens, [`pressed`] is always false and
+//! Ctrl-C keeps its default effect.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -145,6 +145,14 @@ impl Approver for AskOnTerminal {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "{question}");
         let _ = err.flush();
+        // Ctrl-C is caught (so a command or a write is never torn), which means it no
+        // longer ends metron at a question: wait for a line while watching for it.
+        while !line_ready() {
+            if crate::interrupt::pressed() {
+                let _ = writeln!(err);
+                return Decision::Interrupted;
+            }
+        }
         let mut answer = String::new();
         match std::io::stdin().lock().read_line(&mut answer) {
             Ok(0) | Err(_) => {
@@ -153,6 +161,24 @@ impl Approver for AskOnTerminal {
             }
             Ok(_) => decision_for(&answer, false),
         }
+    }
+}
+
+/// Waits up to a tenth of a second for stdin to have a line (a terminal in its usual
+/// line mode is readable once Enter is pressed) or to end. On an error it says yes, so
+/// the read that follows reports it.
+fn line_ready() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    let tenth = Timespec {
+        tv_sec: 0,
+        tv_nsec: 100_000_000,
+    };
+    match poll(&mut fds, Some(&tenth)) {
+        Ok(ready) => ready > 0,
+        Err(rustix::io::Errno::INTR) => false,
+        Err(_) => true,
     }
 }
 

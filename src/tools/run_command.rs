@@ -155,11 +155,6 @@ pub fn run_command(
         }
         Decision::Unanswerable(text) => return Err(ToolError::Refused(text)),
     }
-    crate::interrupt::listen().map_err(|e| {
-        ToolError::Fault(format!(
-            "cannot listen for Ctrl-C, so `{typed}` could not be stopped: {e}"
-        ))
-    })?;
     if crate::interrupt::pressed() {
         return Err(ToolError::Refused(format!(
             "Not run: the user pressed Ctrl-C in this turn before `{typed}` started, so nothing was run."

@@ -794,10 +794,48 @@ fn cli_on_a_terminal_asks_and_only_yes_runs() {
             shown.contains("Run this command? [y/N]"),
             "{answer:?}: {shown}"
         );
+        // The answer is typed ahead, so the terminal's echo of it may land anywhere in
+        // the output, even at the end of this line.
         assert!(
-            shown.contains("command: /") && shown.contains("/echo via tty\n"),
+            shown
+                .lines()
+                .any(|l| l.starts_with("command: /") && l.contains("/echo via tty")),
             "the question shows the absolute program: {shown}"
         );
         assert!(shown.contains(needle), "{answer:?}: {shown}");
     }
+}
+
+#[test]
+fn ctrl_c_at_the_cli_question_declines_and_exits_130() {
+    use super::repl::{Live, hermetic, script_available};
+    if !script_available() {
+        return skip(
+            "ctrl_c_at_the_cli_question_declines_and_exits_130",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    let inner = format!(
+        r#"'{}' tool run_command '{{"command":"echo never"}}'"#,
+        env!("CARGO_BIN_EXE_metron")
+    );
+    let (mut command, home) = hermetic("script", p.root());
+    write_user_config(home.path(), r#"{"allowed_commands": ["echo"]}"#);
+    command
+        .args(["-qec", &inner, "/dev/null"])
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1");
+    let mut live = Live::start(command, home);
+    live.wait_stdout("Run this command? [y/N]", 1);
+    // The Ctrl-C key: the terminal turns it into SIGINT, which metron catches.
+    live.send("\x03");
+    let run = live.finish();
+    let shown = run.stdout.replace('\r', "");
+    assert_eq!(run.code, 130, "{shown}");
+    assert!(
+        shown.contains("The user declined to run `echo never`."),
+        "{shown}"
+    );
+    assert!(!shown.contains("exit status"), "{shown}");
 }

@@ -140,9 +140,8 @@ pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
             }
         }
     }
-    // From here Ctrl-C waits for the write to finish (a torn multi-file write is the one
-    // thing a press must not cause); a press that came before stops it.
-    let _ = crate::interrupt::listen();
+    // Where Ctrl-C is caught (the REPL, -p, metron tool), a press during the write waits
+    // for it to finish; a press that came before stops it.
     if crate::interrupt::pressed() {
         return Err(ToolError::Refused(
             "Not applied: the user pressed Ctrl-C in this turn before the patch was written. Nothing was changed.".to_owned(),
