@@ -1,7 +1,8 @@
 //! The command line: flags, `metron tool`, and the mapping from results to exit codes.
 //!
 //! Exit codes are part of the interface scripts rely on: 0 success, 1 the operation failed
-//! or was refused, 2 a usage or configuration error, 130 interrupted.
+//! or was refused, 2 a usage or configuration error, 130 interrupted (for `metron tool
+//! apply_patch`, a write that Ctrl-C came too late to stop is reported as done, 0).
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -10,7 +11,7 @@ use serde_json::Value;
 
 use crate::config::{self, ConfigEnv};
 use crate::project::Project;
-use crate::tools::{self, Budgets, Policy, ToolError, Toolbox, approval};
+use crate::tools::{self, Access, Budgets, Policy, ToolError, Toolbox, approval};
 
 /// What metron tells the shell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,16 +178,20 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
     let toolbox = Toolbox::new(project, Budgets::from_config(&loaded.config))
         .with_policy(policy)
         .with_approver(approval::for_this_process(yes));
-    // Ctrl-C is caught, so it cannot kill metron halfway through a write or leave a
-    // command's process group running: the tool sees the press (a command is killed at
-    // once, a question is declined), finishes cleanly, and the exit status says so.
-    if let Err(e) = crate::interrupt::listen() {
+    // For the two tools with effects, Ctrl-C is caught, so it cannot kill metron halfway
+    // through a write or leave a command's process group running: the tool sees the
+    // press (a command is killed at once, a question is declined, a write in progress is
+    // finished), and the exit status says so. The read-only tools keep Ctrl-C's default.
+    let has_effects = tools::spec(name).is_some_and(|spec| spec.access != Access::Read);
+    if has_effects && let Err(e) = crate::interrupt::listen() {
         error(format!("cannot listen for Ctrl-C: {e}"));
         return Exit::Failure;
     }
     let result = toolbox.call(name, args);
+    // A write that completed is reported as done (0), even if Ctrl-C came during it.
+    let completed_write = name == "apply_patch" && result.is_ok();
     let interrupted = |exit| {
-        if crate::interrupt::pressed() {
+        if crate::interrupt::pressed() && !completed_write {
             Exit::Interrupted
         } else {
             exit
@@ -201,7 +206,7 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
         }
         Err(ToolError::Fault(text)) => {
             error(text);
-            Exit::Failure
+            interrupted(Exit::Failure)
         }
     }
 }

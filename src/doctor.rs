@@ -184,7 +184,12 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv) -> Vec<Check> {
             .enable_all()
             .build()
         {
-            Ok(runtime) => checks.extend(runtime.block_on(server_checks(&loaded))),
+            Ok(runtime) => {
+                checks.extend(runtime.block_on(server_checks(&loaded)));
+                // A name lookup runs on a blocking thread that the probe's time limit
+                // abandons but cannot stop; do not wait for it on the way out.
+                runtime.shutdown_timeout(Duration::from_millis(100));
+            }
             Err(e) => checks.push(Check::fail(
                 "ollama",
                 format!("cannot start the async runtime to ask Ollama: {e}"),

@@ -1,14 +1,16 @@
 //! Ctrl-C for code that blocks.
 //!
-//! The REPL and `-p` hear Ctrl-C through tokio, between awaits. A tool, though, runs
-//! inline and holds the runtime until it returns, so without this a long `run_command`
-//! would keep Ctrl-C waiting for `command_timeout_seconds`. [`listen`] installs a second
-//! SIGINT handler (beside tokio's: both see every press) that raises a flag a blocking
-//! loop can poll; the turn is still cancelled through tokio once the tool returns.
+//! A tool runs inline: in the REPL and `-p` it holds the async runtime, so tokio's own
+//! Ctrl-C handling only gets a turn once the tool returns, and in `metron tool` there is
+//! no runtime at all. Without this a long `run_command` would keep Ctrl-C waiting for
+//! `command_timeout_seconds`. [`listen`] installs a SIGINT handler (beside tokio's, where
+//! there is one: both see every press) that raises a flag blocking code polls: a command
+//! is killed, a question is declined, a write is not started (one in progress finishes),
+//! and the agent closes the turn before asking the model again.
 //!
-//! The front ends (the REPL, `-p`, `metron tool`) listen from the start; library code
-//! never installs a handler. Where nothing listens, [`pressed`] is always false and
-//! Ctrl-C keeps its default effect.
+//! Only the front ends listen (the REPL and `-p` from the start, `metron tool` for the
+//! tools with effects); library code never installs a handler. Where nothing listens,
+//! [`pressed`] is always false and Ctrl-C keeps its default effect.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -97,6 +97,16 @@ impl Interrupts {
         }
     }
 
+    /// Takes off the stream a Ctrl-C that blocking code (a tool, a slash command) already
+    /// saw through [`crate::interrupt::pressed`], so it does not also end the next wait:
+    /// at the idle prompt, Ctrl-C quits. Does nothing when there was no such press.
+    pub async fn forget_seen_press(&mut self) {
+        if crate::interrupt::pressed() {
+            let _ = tokio::time::timeout(STALE_PRESS_WAIT, self.next()).await;
+            crate::interrupt::clear();
+        }
+    }
+
     /// Waits for the next Ctrl-C.
     pub async fn next(&mut self) {
         #[cfg(unix)]
@@ -140,12 +150,8 @@ pub async fn drive_turn(
         agent.interrupted(display);
         return Outcome::Interrupted;
     }
-    if crate::interrupt::pressed() {
-        // A tool saw the press before this loop did (and the turn closed itself): take
-        // it off the signal stream, so it does not also end the next wait (at the idle
-        // prompt, Ctrl-C quits).
-        let _ = tokio::time::timeout(STALE_PRESS_WAIT, interrupts.next()).await;
-    }
+    // A tool may have seen a press before this loop did (the turn then closed itself).
+    interrupts.forget_seen_press().await;
     match outcome {
         Outcome::Finished(Err(TurnError::Interrupted)) => Outcome::Interrupted,
         finished => finished,

@@ -13,7 +13,10 @@
 //!
 //! Cancelling a turn is dropping its future. Tools run synchronously between model calls,
 //! so a drop always leaves every tool call with its result; [`Agent::interrupted`] then
-//! closes the turn in history.
+//! closes the turn in history. A Ctrl-C that a tool saw first (a running command, an
+//! approval question; see [`crate::interrupt`]) is handled here instead: the calls left
+//! in the reply are refused, and the turn closes itself with [`TurnError::Interrupted`]
+//! before the model is asked again.
 
 pub mod history;
 pub mod ledger;

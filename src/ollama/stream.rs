@@ -332,7 +332,8 @@ mod tests {
         let reply = parser.finish(&mut |_| {}).expect("reply");
         assert_eq!(reply.content.len(), content.len());
         let took = started.elapsed();
-        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+        // Linear is well under a second; the quadratic version took minutes.
+        assert!(took < std::time::Duration::from_secs(30), "{took:?}");
     }
 
     #[test]

@@ -62,7 +62,13 @@ pub fn run(yes: bool) -> Exit {
             }
             match Command::parse(&line) {
                 Ok(Some(Command::Exit)) => return Exit::Success,
-                Ok(Some(command)) => run_command(command, &mut session),
+                Ok(Some(command)) => {
+                    // A slash command (`/tags` walks the tree) cannot be cut short, but
+                    // a press while it runs must not then quit at the prompt.
+                    crate::interrupt::clear();
+                    run_command(command, &mut session);
+                    interrupts.forget_seen_press().await;
+                }
                 Ok(None) => turn(&mut session, &line, interrupts).await,
                 Err(message) => eprintln!("{message}"),
             }
@@ -158,6 +164,9 @@ struct AskThroughInput {
 
 impl Approver for AskThroughInput {
     fn decide(&self, request: &Request<'_>) -> Decision {
+        if crate::interrupt::pressed() {
+            return Decision::Interrupted;
+        }
         let question = show_request(request, self.color, true);
         match self.input.read_blocking(&question) {
             Line::Text(answer) => {

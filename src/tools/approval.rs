@@ -5,7 +5,7 @@
 //! Return, end of input, and "nobody can answer here" all decline, and the decline goes
 //! back to the model as text so it explains rather than retries.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
 pub use super::journal::ApprovalSource;
@@ -137,6 +137,9 @@ impl Default for AskOnTerminal {
 
 impl Approver for AskOnTerminal {
     fn decide(&self, request: &Request<'_>) -> Decision {
+        if crate::interrupt::pressed() {
+            return Decision::Interrupted;
+        }
         let _guard = self
             .lock
             .lock()
@@ -153,13 +156,16 @@ impl Approver for AskOnTerminal {
                 return Decision::Interrupted;
             }
         }
-        let mut answer = String::new();
-        match std::io::stdin().lock().read_line(&mut answer) {
+        // Read the descriptor itself, not through std's buffered stdin: bytes left in
+        // that buffer would be invisible to the poll above. A terminal in line mode
+        // hands over one line per read; only its start matters for the answer.
+        let mut answer = [0u8; 256];
+        match rustix::io::read(std::io::stdin(), &mut answer) {
             Ok(0) | Err(_) => {
                 let _ = writeln!(err);
                 Decision::Declined
             }
-            Ok(_) => decision_for(&answer, false),
+            Ok(n) => decision_for(&String::from_utf8_lossy(&answer[..n]), false),
         }
     }
 }

@@ -26,7 +26,8 @@
 //!    process group, and the whole group is killed with SIGKILL at `command_timeout_seconds`,
 //!    and also as soon as the command itself exits, so nothing it started in the background
 //!    outlives the run. Ctrl-C (which the terminal does not deliver to another process
-//!    group) kills the group too, within 50 ms. stdout and stderr share one pipe (their interleaving is kept), read
+//!    group) kills the group too, within 50 ms, where a front end catches it
+//!    ([`crate::interrupt::listen`]: the REPL, `-p` and `metron tool` do). stdout and stderr share one pipe (their interleaving is kept), read
 //!    on the calling thread into a head buffer and a tail ring of together
 //!    `max_command_output_bytes`; the bytes in between are counted, never stored.
 //!
@@ -443,9 +444,19 @@ fn execute(
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     };
     let outcome = watch(&mut child, reader, &kill_group, timeout, budget);
-    if outcome.is_err() {
-        kill_group();
-        let _ = child.wait();
+    match &outcome {
+        Err(_) => {
+            kill_group();
+            let _ = child.wait();
+        }
+        // Killed but not gone within the grace period (stuck in the kernel, say): reap
+        // it whenever it does go, so a long session does not collect zombies.
+        Ok(Outcome { status: None, .. }) => {
+            std::thread::spawn(move || {
+                let _ = child.wait();
+            });
+        }
+        Ok(_) => {}
     }
     outcome
 }

@@ -524,8 +524,8 @@ fn changed_between_view_and_patch() -> Verdict {
 ///     than that, the attempt is repeated instead of counted.
 fn changed_between_view_and_patch_in_one_turn() -> Verdict {
     const NAME: &str = "changed_between_view_and_patch_in_one_turn";
-    const HOLD: Duration = Duration::from_millis(400);
-    for _attempt in 0..3 {
+    const HOLD: Duration = Duration::from_millis(800);
+    for _attempt in 0..5 {
         let fx = Fixture::new(true);
         let fake = FakeOllama::start(vec![
             call(
@@ -553,9 +553,17 @@ fn changed_between_view_and_patch_in_one_turn() -> Verdict {
                 assert!(Instant::now() < deadline, "{NAME}: no second request");
                 std::thread::sleep(Duration::from_millis(1));
             }
-            let seen = Instant::now();
+            // Timed from the request's arrival, so a test thread descheduled between the
+            // arrival and the edit is caught too.
+            let arrived = fake
+                .requests()
+                .iter()
+                .filter(|r| r.path == "/api/chat")
+                .nth(1)
+                .map(|r| r.at)
+                .expect("the second request");
             fx.write("greet.go", greet_edited());
-            in_time = seen.elapsed() < HOLD / 2;
+            in_time = arrived.elapsed() < HOLD / 2;
             run = Some(live.finish());
             let expect = Expect::nothing()
                 .change("greet.go", Want::bytes(greet_edited()))
@@ -574,7 +582,7 @@ fn changed_between_view_and_patch_in_one_turn() -> Verdict {
         m.notes.push(first_line(&results[1]));
         return Verdict::Measured(m);
     }
-    panic!("{NAME}: the edit never landed inside the fake's hold in 3 attempts");
+    panic!("{NAME}: the edit never landed inside the fake's hold in 5 attempts");
 }
 
 /// The first line of a tool result, for the per-case report.

@@ -80,6 +80,8 @@ pub struct Recorded {
     pub body: Value,
     /// The body bytes after removing any chunked transfer encoding.
     pub raw_body: Vec<u8>,
+    /// When the whole request had arrived.
+    pub at: std::time::Instant,
 }
 
 /// What the server does with one `POST /api/chat`.
@@ -769,6 +771,7 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             headers: request.headers.clone(),
             body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
             raw_body: request.body.clone(),
+            at: std::time::Instant::now(),
         });
         match route(&mut conn, &request) {
             Ok(After::KeepAlive) if !request.close => {}

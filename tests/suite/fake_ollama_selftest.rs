@@ -378,7 +378,7 @@ fn hang_does_not_delay_dropping_the_server() {
     let started = Instant::now();
     drop(fake);
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(10),
         "drop took {:?}",
         started.elapsed()
     );
@@ -593,12 +593,12 @@ fn dropping_the_server_is_prompt_with_idle_and_delayed_connections() {
     let mut waiting = Client::connect(&fake);
     let body = chat_request("m").to_string();
     waiting.send("POST", "/api/chat", Some(body.as_bytes()), &[]);
-    assert!(fake.wait_for_requests(2, Duration::from_secs(2)));
+    assert!(fake.wait_for_requests(2, Duration::from_secs(10)));
 
     let started = Instant::now();
     drop(fake);
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(10),
         "drop took {:?}",
         started.elapsed()
     );
