@@ -753,60 +753,39 @@ fn cli_credentials_in_metrons_environment_do_not_reach_the_command() {
 #[cfg(target_os = "linux")]
 #[test]
 fn cli_on_a_terminal_asks_and_only_yes_runs() {
-    // util-linux `script` gives metron a pseudo-terminal on stdin; the answer is typed ahead.
-    let has_script = std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_script {
+    // util-linux `script` gives metron a pseudo-terminal; the answer is typed once the
+    // question is on screen (typed ahead, the terminal's echo could land anywhere).
+    use super::repl::{Live, hermetic, script_available};
+    if !script_available() {
         return skip(
             "cli_on_a_terminal_asks_and_only_yes_runs",
             "util-linux `script` is not installed",
         );
     }
     let p = TestProject::git();
-    let home = tempfile::Builder::new()
-        .prefix("metron-home-")
-        .tempdir()
-        .expect("temp HOME");
-    write_user_config(home.path(), r#"{"allowed_commands": ["echo"]}"#);
-    let metron_bin = env!("CARGO_BIN_EXE_metron");
-    let inner = format!(r#"{metron_bin} tool run_command '{{"command":"echo via tty"}}'"#);
+    let inner = format!(
+        r#"'{}' tool run_command '{{"command":"echo via tty"}}'"#,
+        env!("CARGO_BIN_EXE_metron")
+    );
     for (answer, code, needle) in [
-        ("y\n", 0, "$ echo via tty\nexit status 0\nvia tty\n"),
-        ("n\n", 1, "The user declined to run `echo via tty`."),
-        ("\n", 1, "The user declined to run `echo via tty`."),
+        ("y\r", 0, "$ echo via tty\nexit status 0\nvia tty\n"),
+        ("n\r", 1, "The user declined to run `echo via tty`."),
+        ("\r", 1, "The user declined to run `echo via tty`."),
     ] {
-        let mut child = std::process::Command::new("script")
+        let (mut command, home) = hermetic("script", p.root());
+        write_user_config(home.path(), r#"{"allowed_commands": ["echo"]}"#);
+        command
             .args(["-qec", &inner, "/dev/null"])
-            .current_dir(p.root())
-            .env("HOME", home.path())
-            .env("METRON_CONFIG_DIR", home.path())
-            .env_remove("METRON_CONFIG")
-            .env_remove("METRON_ALLOW_PROJECT_COMMANDS")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn script");
-        {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("stdin");
-            stdin.write_all(answer.as_bytes()).expect("type the answer");
-        }
-        let output = child.wait_with_output().expect("wait");
-        let shown = String::from_utf8_lossy(&output.stdout).replace('\r', "");
-        assert_eq!(output.status.code(), Some(code), "{answer:?}: {shown}");
+            .env("TERM", "xterm")
+            .env("NO_COLOR", "1");
+        let mut live = Live::start(command, home);
+        live.wait_stdout("Run this command? [y/N]", 1);
+        live.send(answer);
+        let run = live.finish();
+        let shown = run.stdout.replace('\r', "");
+        assert_eq!(run.code, code, "{answer:?}: {shown}");
         assert!(
-            shown.contains("Run this command? [y/N]"),
-            "{answer:?}: {shown}"
-        );
-        // The answer is typed ahead, so the terminal's echo of it may land anywhere in
-        // the output, even at the end of this line.
-        assert!(
-            shown
-                .lines()
-                .any(|l| l.starts_with("command: /") && l.contains("/echo via tty")),
+            shown.contains("command: /") && shown.contains("/echo via tty\n"),
             "the question shows the absolute program: {shown}"
         );
         assert!(shown.contains(needle), "{answer:?}: {shown}");
