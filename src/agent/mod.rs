@@ -369,7 +369,7 @@ impl<M: Model> Agent<M> {
             // A reply cut at max_output_tokens, or still inside an unclosed `<think>`,
             // holds drafts, not requests.
             let complete = reply.done_reason.as_deref() != Some("length")
-                && !content.trim_start().starts_with("<think>");
+                && !think_tags::starts_unclosed(&content);
             if calls.is_empty()
                 && complete
                 && let Some(recovered) = text_calls::recover(&content, |name| {

@@ -16,6 +16,12 @@ pub fn split(content: &str) -> Option<(&str, &str)> {
     Some((reasoning.trim(), rest.trim_start()))
 }
 
+/// Whether `content` opens a `<think>` block it never closes (a reply cut short while
+/// reasoning): everything in it is a draft.
+pub fn starts_unclosed(content: &str) -> bool {
+    content.trim_start().starts_with(OPEN) && split(content).is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -27,6 +33,13 @@ mod tests {
             Some(("The user wants Greet.", "Greet is in greet.go."))
         );
         assert_eq!(split("  <think></think>answer"), Some(("", "answer")));
+    }
+
+    #[test]
+    fn an_unclosed_block_is_told_apart() {
+        assert!(starts_unclosed("  <think>still going"));
+        assert!(!starts_unclosed("<think>done</think>answer"));
+        assert!(!starts_unclosed("answer <think>"));
     }
 
     #[test]
