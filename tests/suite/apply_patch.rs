@@ -1528,13 +1528,3 @@ fn a_write_sweeps_temp_files_that_killed_runs_left_in_its_directory() {
         "package a\n\nvar x = 2\n"
     );
 }
-
-/// Sets a file's modification time `by` into the past.
-fn age(path: &Path, by: std::time::Duration) {
-    let file = std::fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
-    file.set_modified(std::time::SystemTime::now() - by)
-        .unwrap_or_else(|e| panic!("set the time of {}: {e}", path.display()));
-}

@@ -942,19 +942,7 @@ fn kill_new(i: usize) -> String {
 
 /// A temporary file a write leaves when metron is killed: `.NAME.metron-PID-SERIAL.tmp`.
 fn is_metron_temp(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix('.') else {
-        return false;
-    };
-    let Some(rest) = rest.strip_suffix(".tmp") else {
-        return false;
-    };
-    let Some((_, tail)) = rest.rsplit_once(".metron-") else {
-        return false;
-    };
-    let mut parts = tail.split('-');
-    let digits =
-        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    digits(parts.next()) && digits(parts.next()) && parts.next().is_none()
+    metron::project::temp_files::parse(name).is_some()
 }
 
 /// When the interrupted-write case kills metron.
@@ -1057,16 +1045,7 @@ fn interrupted_write(at: KillAt) -> Verdict {
             .flatten()
         {
             if is_metron_temp(&entry.file_name().to_string_lossy()) {
-                std::fs::File::options()
-                    .write(true)
-                    .open(entry.path())
-                    .and_then(|f| {
-                        f.set_modified(
-                            std::time::SystemTime::now()
-                                - metron::project::temp_files::STALE_AFTER * 2,
-                        )
-                    })
-                    .expect("age a temp file");
+                super::common::age(&entry.path(), metron::project::temp_files::STALE_AFTER * 2);
             }
         }
         let (mut command, _home) = fx.command(env!("CARGO_BIN_EXE_metron"));
@@ -1325,11 +1304,7 @@ fn ctrl_c_during_a_command_with_a_patch_queued() -> Verdict {
             .args(["--yes", "-p", "wait, then patch"])
             .env("OLLAMA_HOST", fake.base_url());
         let live = Live::start(command, home);
-        let deadline = Instant::now() + PATIENCE;
-        while super::common::child_named(live.pid(), "sleep").is_none() {
-            assert!(Instant::now() < deadline, "the command never started");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        live.wait_for_child("sleep");
         live.interrupt();
         run = Some(live.finish());
         (Expect::nothing(), Some(&fake))

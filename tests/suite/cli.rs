@@ -601,18 +601,7 @@ fn ctrl_c_during_a_command_run_by_hand_kills_it_and_exits_130() {
     .expect("write config");
     command.args(["tool", "run_command", r#"{"command": "sleep 44"}"#, "--yes"]);
     let live = super::repl::Live::start(command, home);
-    let deadline = Instant::now() + super::repl::PATIENCE;
-    let sleeper = loop {
-        if let Some(pid) = child_named(live.pid(), "sleep") {
-            break pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "never started: {}",
-            live.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let sleeper = live.wait_for_child("sleep");
     let pressed = Instant::now();
     live.interrupt();
     let run = live.finish();

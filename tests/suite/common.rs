@@ -510,3 +510,35 @@ pub fn child_named(parent: u32, name: &str) -> Option<u32> {
             (ppid == parent && comm == name && state != "Z").then_some(pid)
         })
 }
+
+/// A run of `metron -p --json` with its stdout parsed: one event per line, each must be
+/// JSON.
+pub fn json_events(run: Run) -> (Run, Vec<serde_json::Value>) {
+    let events = run
+        .stdout
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}\n{run:?}"))
+        })
+        .collect();
+    (run, events)
+}
+
+/// The events of one `type`, in order.
+pub fn events_of_type<'a>(
+    events: &'a [serde_json::Value],
+    kind: &str,
+) -> Vec<&'a serde_json::Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// Sets a file's modification time `by` into the past.
+pub fn age(path: &Path, by: std::time::Duration) {
+    let file = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    file.set_modified(std::time::SystemTime::now() - by)
+        .unwrap_or_else(|e| panic!("set the time of {}: {e}", path.display()));
+}

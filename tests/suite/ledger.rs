@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use metron::tools::journal::content_hash;
 
-use super::common::{Run, TestProject, metron, skip};
+use super::common::{Run, TestProject, events_of_type, json_events, metron, skip};
 use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, text};
 use super::repl::{
     GREET_GO, GREET_HOLA, PATIENCE, exit_on_a_terminal, greet_patch, greet_project, greet_session,
@@ -13,20 +13,13 @@ use super::repl::{
 };
 
 fn json_run(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
-    let run = metron(p.root())
-        .args(["-p", "make Greet return \"hola\"", "--json"])
-        .args(extra)
-        .env("OLLAMA_HOST", fake.base_url())
-        .run();
-    let events = run
-        .stdout
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}\n{run:?}"))
-        })
-        .collect();
-    (run, events)
+    json_events(
+        metron(p.root())
+            .args(["-p", "make Greet return \"hola\"", "--json"])
+            .args(extra)
+            .env("OLLAMA_HOST", fake.base_url())
+            .run(),
+    )
 }
 
 fn types(events: &[Value]) -> Vec<&str> {
@@ -34,10 +27,6 @@ fn types(events: &[Value]) -> Vec<&str> {
         .iter()
         .map(|e| e["type"].as_str().unwrap_or("?"))
         .collect()
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 #[test]
@@ -77,7 +66,7 @@ fn json_events_trace_every_stage_and_the_hashes_match_the_files() {
             "tool_result"
         ]
     );
-    assert_eq!(of_type(&events, "model_reply").len(), 4);
+    assert_eq!(events_of_type(&events, "model_reply").len(), 4);
     let start = &events[0];
     assert_eq!(start["model"], "qwen2.5-coder:32b");
     assert_eq!(start["endpoint_local"], true);
@@ -87,10 +76,10 @@ fn json_events_trace_every_stage_and_the_hashes_match_the_files() {
             .as_array()
             .is_some_and(|w| w.iter().any(|t| t["name"] == "run_command"))
     );
-    let approval = of_type(&events, "approval")[0];
+    let approval = events_of_type(&events, "approval")[0];
     assert_eq!(approval["by"], "--yes");
     assert_eq!(approval["answer"], "yes");
-    let effect = of_type(&events, "effect")[0];
+    let effect = events_of_type(&events, "effect")[0];
     assert_eq!(effect["kind"], "wrote");
     assert_eq!(effect["files"][0]["path"], "greet.go");
     assert_eq!(
@@ -101,7 +90,7 @@ fn json_events_trace_every_stage_and_the_hashes_match_the_files() {
         effect["files"][0]["after"],
         content_hash(GREET_HOLA.as_bytes())
     );
-    let end = of_type(&events, "turn_end")[0];
+    let end = events_of_type(&events, "turn_end")[0];
     assert_eq!(end["status"], "ok");
     assert_eq!(end["answer"], "Greet now returns \"hola\".");
     assert_eq!(end["tool_calls"], 3);
@@ -112,12 +101,12 @@ fn json_events_trace_every_stage_and_the_hashes_match_the_files() {
         assert!(end["latency"][key].is_u64(), "{key}: {end}");
     }
     // Every event of a call names the same id as its proposal.
-    let ids: Vec<&str> = of_type(&events, "tool_proposed")
+    let ids: Vec<&str> = events_of_type(&events, "tool_proposed")
         .iter()
         .filter_map(|e| e["call_id"].as_str())
         .collect();
     for kind in ["decision", "tool_result"] {
-        let theirs: Vec<&str> = of_type(&events, kind)
+        let theirs: Vec<&str> = events_of_type(&events, kind)
             .iter()
             .filter_map(|e| e["call_id"].as_str())
             .collect();
@@ -131,11 +120,11 @@ fn a_refused_patch_is_never_shown_as_done() {
     let fake = FakeOllama::start(greet_session("I could not apply it."));
     let (run, events) = json_run(&p, &fake, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(of_type(&events, "effect").is_empty(), "{events:#?}");
-    let approval = of_type(&events, "approval")[0];
+    assert!(events_of_type(&events, "effect").is_empty(), "{events:#?}");
+    let approval = events_of_type(&events, "approval")[0];
     assert_eq!(approval["by"], "nobody to ask");
     assert_eq!(approval["answer"], "refused (nobody to ask)");
-    let results = of_type(&events, "tool_result");
+    let results = events_of_type(&events, "tool_result");
     assert_eq!(results[2]["tool"], "apply_patch");
     assert_eq!(results[2]["outcome"], "refused");
     assert_eq!(
@@ -158,7 +147,7 @@ fn policy_refusals_name_their_rule() {
     ]);
     let (run, events) = json_run(&p, &fake, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    let decisions: Vec<(bool, String)> = of_type(&events, "decision")
+    let decisions: Vec<(bool, String)> = events_of_type(&events, "decision")
         .iter()
         .map(|d| {
             (

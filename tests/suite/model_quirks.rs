@@ -8,35 +8,18 @@
 
 use serde_json::{Value, json};
 
-use super::common::Metron;
-use super::common::{Run, TestProject, metron};
+use super::common::{Metron, Run, TestProject, events_of_type, json_events, metron};
 use super::fake_ollama::{FakeOllama, Reply, answer, done, text};
 use super::repl::{GREET_GO, greet_patch, greet_project, tool_messages};
 
 fn oneshot_json(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
-    json_lines(
+    json_events(
         metron(p.root())
             .args(["-p", "where is Greet?", "--json"])
             .args(extra)
             .env("OLLAMA_HOST", fake.base_url())
             .run(),
     )
-}
-
-fn json_lines(run: Run) -> (Run, Vec<Value>) {
-    let events = run
-        .stdout
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}\n{run:?}"))
-        })
-        .collect();
-    (run, events)
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 /// A streamed reply whose text is `pieces`, with no `tool_calls` anywhere.
@@ -66,14 +49,14 @@ fn a_tagged_call_split_across_chunks_runs_and_history_carries_it_as_a_call() {
     );
     assert!(run.stderr.contains("[executing: find_symbol]"), "{run:?}");
 
-    let replies = of_type(&events, "model_reply");
+    let replies = events_of_type(&events, "model_reply");
     assert_eq!(replies[0]["tool_calls"], 1, "{replies:#?}");
     assert_eq!(replies[0]["calls_from_text"], 1, "{replies:#?}");
     assert!(replies[1].get("calls_from_text").is_none(), "{replies:#?}");
-    let proposed = of_type(&events, "tool_proposed");
+    let proposed = events_of_type(&events, "tool_proposed");
     assert_eq!(proposed[0]["tool"], "find_symbol");
     assert_eq!(proposed[0]["arguments"], json!({"symbol": "Greet"}));
-    let results = of_type(&events, "tool_result");
+    let results = events_of_type(&events, "tool_result");
     assert_eq!(results.len(), 1, "{events:#?}");
 
     // The second request: the assistant message holds the call (and only the prose
@@ -114,8 +97,11 @@ fn a_patch_written_as_bare_json_still_needs_approval() {
         GREET_GO,
         "nothing written without --yes"
     );
-    assert_eq!(of_type(&events, "model_reply")[0]["calls_from_text"], 1);
-    assert!(of_type(&events, "effect").is_empty(), "{events:#?}");
+    assert_eq!(
+        events_of_type(&events, "model_reply")[0]["calls_from_text"],
+        1
+    );
+    assert!(events_of_type(&events, "effect").is_empty(), "{events:#?}");
     let bodies = fake.chat_bodies();
     let tools = tool_messages(&bodies[1]);
     let result = tools[0]["content"].as_str().unwrap_or_default();
@@ -131,9 +117,12 @@ fn prose_that_shows_json_is_an_answer_not_a_call() {
         let fake = FakeOllama::start(vec![said(&[reply])]);
         let (run, events) = oneshot_json(&p, &fake, &[]);
         assert_eq!(run.code, 0, "{run:?}");
-        assert!(of_type(&events, "tool_proposed").is_empty(), "{events:#?}");
+        assert!(
+            events_of_type(&events, "tool_proposed").is_empty(),
+            "{events:#?}"
+        );
         assert!(!run.stderr.contains("as text"), "{run:?}");
-        let end = of_type(&events, "turn_end");
+        let end = events_of_type(&events, "turn_end");
         assert_eq!(end[0]["status"], "ok", "{end:#?}");
         assert_eq!(end[0]["answer"], reply, "{end:#?}");
         assert_eq!(fake.chat_bodies().len(), 1);
@@ -146,7 +135,7 @@ fn with_window(num_ctx: u64, prompt: &str, evaluated: u64) -> (Run, Vec<Value>) 
     let p = TestProject::git();
     let fake = FakeOllama::start(vec![answer("An answer.", evaluated, 4)]);
     let m = configured(&p, num_ctx);
-    json_lines(
+    json_events(
         m.args(["-p", prompt, "--json"])
             .env("OLLAMA_HOST", fake.base_url())
             .run(),
@@ -168,7 +157,7 @@ fn a_prompt_longer_than_the_window_is_reported_as_cut() {
     let prompt = "explain this log line by line\n".repeat(400);
     let (run, events) = with_window(2048, &prompt, 2048);
     assert_eq!(run.code, 0, "{run:?}");
-    let reply = of_type(&events, "model_reply")[0];
+    let reply = events_of_type(&events, "model_reply")[0];
     let cut = &reply["prompt_truncated"];
     assert_eq!(cut["num_ctx"], 2048, "{reply:#}");
     assert_eq!(cut["evaluated_tokens"], 2048, "{reply:#}");
@@ -197,7 +186,7 @@ fn a_half_window_count_for_a_bigger_prompt_is_reported_as_cut() {
     let prompt = "x".repeat(15_000);
     let (run, events) = with_window(4096, &prompt, 2050);
     assert_eq!(run.code, 0, "{run:?}");
-    let reply = of_type(&events, "model_reply")[0];
+    let reply = events_of_type(&events, "model_reply")[0];
     assert_eq!(
         reply["prompt_truncated"]["evaluated_tokens"], 2050,
         "{reply:#}"
@@ -210,7 +199,7 @@ fn ordinary_counts_raise_no_suspicion() {
     for (prompt, evaluated) in [("x".repeat(15_000), 3900), ("where is Greet?".into(), 2050)] {
         let (run, events) = with_window(4096, &prompt, evaluated);
         assert_eq!(run.code, 0, "{run:?}");
-        let reply = of_type(&events, "model_reply")[0];
+        let reply = events_of_type(&events, "model_reply")[0];
         assert!(reply.get("prompt_truncated").is_none(), "{reply:#}");
         assert!(!run.stderr.contains("probably cut"), "{run:?}");
     }

@@ -394,18 +394,7 @@ fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
         .env("OLLAMA_HOST", fake.base_url())
         .env("METRON_CONFIG", &path);
     let mut live = Live::start(command, home);
-    let deadline = Instant::now() + PATIENCE;
-    let sleeper = loop {
-        if let Some(pid) = super::common::child_named(live.pid(), "sleep") {
-            break pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the command never started: {}",
-            live.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let sleeper = live.wait_for_child("sleep");
     live.close_stdin();
     let pressed = Instant::now();
     live.interrupt();

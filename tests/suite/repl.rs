@@ -228,6 +228,24 @@ impl Live {
         self.stdin = None;
     }
 
+    /// Waits until the child has a running child process named `name` (a command it
+    /// started) and returns that process's pid.
+    #[cfg(target_os = "linux")]
+    pub(super) fn wait_for_child(&self, name: &str) -> u32 {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(pid) = super::common::child_named(self.pid(), name) {
+                return pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name} never started: {}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Sends SIGINT, as Ctrl-C at a terminal would.
     pub(super) fn interrupt(&self) {
         let pid = libc::pid_t::try_from(self.pid()).expect("pid fits pid_t");
@@ -1380,15 +1398,7 @@ fn ctrl_c_during_a_command_cancels_the_turn_and_the_prompt_stays() {
         .env("METRON_CONFIG", &path);
     let mut live = Live::start(command, home);
     live.send("wait a while\n");
-    let deadline = std::time::Instant::now() + PATIENCE;
-    while super::common::child_named(live.pid(), "sleep").is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started: {}",
-            live.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    live.wait_for_child("sleep");
     live.interrupt();
     live.wait_stderr("[interrupted");
     live.send("are you there?\n");

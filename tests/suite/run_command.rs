@@ -750,36 +750,44 @@ fn cli_credentials_in_metrons_environment_do_not_reach_the_command() {
     );
 }
 
+/// `metron tool run_command` for `command` on a pseudo-terminal (util-linux `script`),
+/// with `echo` allowed, once its question is on screen.
+fn cli_command_at_its_question(p: &TestProject, command: &str) -> super::repl::Live {
+    use super::repl::{Live, hermetic};
+    let inner = format!(
+        r#"'{}' tool run_command '{}'"#,
+        env!("CARGO_BIN_EXE_metron"),
+        json!({ "command": command })
+    );
+    let (mut script, home) = hermetic("script", p.root());
+    write_user_config(home.path(), r#"{"allowed_commands": ["echo"]}"#);
+    script
+        .args(["-qec", &inner, "/dev/null"])
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1");
+    let live = Live::start(script, home);
+    live.wait_stdout("Run this command? [y/N]", 1);
+    live
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn cli_on_a_terminal_asks_and_only_yes_runs() {
-    // util-linux `script` gives metron a pseudo-terminal; the answer is typed once the
-    // question is on screen (typed ahead, the terminal's echo could land anywhere).
-    use super::repl::{Live, hermetic, script_available};
-    if !script_available() {
+    // The answer is typed once the question is on screen (typed ahead, the terminal's
+    // echo could land anywhere).
+    if !super::repl::script_available() {
         return skip(
             "cli_on_a_terminal_asks_and_only_yes_runs",
             "util-linux `script` is not installed",
         );
     }
     let p = TestProject::git();
-    let inner = format!(
-        r#"'{}' tool run_command '{{"command":"echo via tty"}}'"#,
-        env!("CARGO_BIN_EXE_metron")
-    );
     for (answer, code, needle) in [
         ("y\r", 0, "$ echo via tty\nexit status 0\nvia tty\n"),
         ("n\r", 1, "The user declined to run `echo via tty`."),
         ("\r", 1, "The user declined to run `echo via tty`."),
     ] {
-        let (mut command, home) = hermetic("script", p.root());
-        write_user_config(home.path(), r#"{"allowed_commands": ["echo"]}"#);
-        command
-            .args(["-qec", &inner, "/dev/null"])
-            .env("TERM", "xterm")
-            .env("NO_COLOR", "1");
-        let mut live = Live::start(command, home);
-        live.wait_stdout("Run this command? [y/N]", 1);
+        let mut live = cli_command_at_its_question(&p, "echo via tty");
         live.send(answer);
         let run = live.finish();
         let shown = run.stdout.replace('\r', "");
@@ -794,26 +802,14 @@ fn cli_on_a_terminal_asks_and_only_yes_runs() {
 
 #[test]
 fn ctrl_c_at_the_cli_question_declines_and_exits_130() {
-    use super::repl::{Live, hermetic, script_available};
-    if !script_available() {
+    if !super::repl::script_available() {
         return skip(
             "ctrl_c_at_the_cli_question_declines_and_exits_130",
             "util-linux `script` is not installed",
         );
     }
     let p = TestProject::git();
-    let inner = format!(
-        r#"'{}' tool run_command '{{"command":"echo never"}}'"#,
-        env!("CARGO_BIN_EXE_metron")
-    );
-    let (mut command, home) = hermetic("script", p.root());
-    write_user_config(home.path(), r#"{"allowed_commands": ["echo"]}"#);
-    command
-        .args(["-qec", &inner, "/dev/null"])
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
-    let mut live = Live::start(command, home);
-    live.wait_stdout("Run this command? [y/N]", 1);
+    let mut live = cli_command_at_its_question(&p, "echo never");
     // The Ctrl-C key: the terminal turns it into SIGINT, which metron catches.
     live.send("\x03");
     let run = live.finish();
