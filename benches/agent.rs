@@ -43,13 +43,15 @@
 //! cargo bench --bench agent -- --warm-up-time 1 --measurement-time 3
 //! ```
 
+mod support;
+
 use std::cell::Cell;
 use std::hint::black_box;
 use std::path::Path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use criterion::{BatchSize, Criterion};
+use criterion::BatchSize;
 use metron::agent::{Agent, History, Model, Observer, Settings, prompt};
 use metron::config::Config;
 use metron::ollama::wire::{ChatRequest, FunctionCall, Message, Role, ToolCall};
@@ -69,10 +71,7 @@ const PRIMING_TURNS: usize = 10;
 const MODEL: &str = "qwen2.5-coder:32b";
 
 fn main() {
-    let mut c = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
+    let mut c = support::criterion(Duration::from_secs(3));
 
     let dir = tempfile::Builder::new()
         .prefix("metron-bench-agent-")

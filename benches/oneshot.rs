@@ -36,14 +36,14 @@
 //! cargo bench --bench oneshot -- --warm-up-time 1 --measurement-time 5
 //! ```
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use criterion::Criterion;
 use serde_json::json;
 
 /// The question asked on every run.
@@ -52,16 +52,13 @@ const QUESTION: &str = "Where does the server map errors to status codes?";
 const MODEL: &str = "qwen2.5-coder:32b";
 
 fn main() {
-    let Some(binary) = metron_binary() else {
+    let Some(binary) = support::metron_binary() else {
         eprintln!(
             "SKIP oneshot bench: no release metron binary next to this bench; run `cargo build --release` first"
         );
         return;
     };
-    let mut c = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5))
-        .configure_from_args();
+    let mut c = support::criterion(Duration::from_secs(5));
 
     let dir = tempfile::Builder::new()
         .prefix("metron-bench-oneshot-")
@@ -71,7 +68,7 @@ fn main() {
     let config_dir = dir.path().join("config");
     std::fs::create_dir_all(&repo).expect("create the repo dir");
     std::fs::create_dir_all(&config_dir).expect("create the config dir");
-    git_init(&repo);
+    support::git_init(&repo);
 
     let (body, answer) = answer_stream();
     let server = FakeServer::start(body);
@@ -354,31 +351,4 @@ fn serve(stream: TcpStream, answer: &[u8], last: &Mutex<Option<Vec<u8>>>) -> std
     }
     stream.flush()?;
     stream.shutdown(Shutdown::Write)
-}
-
-/// The release binary `cargo bench` builds beside this bench.
-fn metron_binary() -> Option<PathBuf> {
-    let from_cargo = option_env!("CARGO_BIN_EXE_metron").map(PathBuf::from);
-    let next_to_bench = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.join("metron")));
-    from_cargo
-        .into_iter()
-        .chain(next_to_bench)
-        .find(|path| path.is_file())
-}
-
-/// `git init`, or a bare `.git` marker when git is missing (the project only needs to be
-/// recognised as a work tree).
-fn git_init(root: &Path) {
-    let ran = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(root)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stdin(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ran {
-        std::fs::create_dir_all(root.join(".git")).expect("create .git");
-    }
 }

@@ -17,12 +17,14 @@
 //! cargo bench --bench patch -- --warm-up-time 1 --measurement-time 5
 //! ```
 
+mod support;
+
 use std::hint::black_box;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use criterion::{BatchSize, Criterion};
+use criterion::BatchSize;
 use metron::project::Project;
 use metron::tools::approval::ApproveAll;
 use metron::tools::{Budgets, Toolbox};
@@ -30,16 +32,13 @@ use serde_json::json;
 
 /// The files the patch changes: (path in the project, source in this crate).
 const FILES: [(&str, &str); 3] = [
-    ("src/project.rs", "src/project.rs"),
+    ("src/project.rs", "src/project/mod.rs"),
     ("src/cli.rs", "src/cli.rs"),
     ("src/tools/mod.rs", "src/tools/mod.rs"),
 ];
 
 fn main() {
-    let mut c = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5))
-        .configure_from_args();
+    let mut c = support::criterion(Duration::from_secs(5));
 
     let dir = tempfile::Builder::new()
         .prefix("metron-bench-patch-")
@@ -47,7 +46,7 @@ fn main() {
         .expect("temp dir");
     let root = dir.path().join("repo");
     std::fs::create_dir_all(&root).expect("create the repo dir");
-    let git = git_init(&root);
+    let git = support::git_init(&root);
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let originals: Vec<(String, Vec<u8>)> = FILES
         .iter()
@@ -131,22 +130,6 @@ fn main() {
     }
     group.finish();
     c.final_summary();
-}
-
-/// `git init` in `root`, or just a `.git` directory (all metron needs) when git is
-/// missing; returns whether git can be run.
-fn git_init(root: &Path) -> bool {
-    let ran = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(root)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stdin(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ran {
-        std::fs::create_dir_all(root.join(".git")).expect("create .git");
-    }
-    ran
 }
 
 /// Puts the files back as they were.

@@ -27,6 +27,8 @@
 //! METRON_BENCH_TREE=path/to/tree cargo bench --bench tools -- --warm-up-time 1 --measurement-time 3
 //! ```
 
+mod support;
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -49,10 +51,7 @@ struct Tree {
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
+    let mut c = support::criterion(Duration::from_secs(3));
 
     let generated = generate_tree();
     let trees = std::iter::once(Tree::new(
@@ -68,7 +67,7 @@ fn main() {
     if !rg {
         eprintln!("SKIP rg benches: rg (ripgrep) is not installed");
     }
-    let binary = metron_binary();
+    let binary = support::metron_binary();
     if binary.is_none() {
         eprintln!("SKIP metron process bench: no release metron binary next to this bench");
     }
@@ -302,18 +301,6 @@ fn rg_available() -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
-}
-
-/// The `metron` binary `cargo bench` built alongside this bench (release profile).
-fn metron_binary() -> Option<PathBuf> {
-    let from_cargo = option_env!("CARGO_BIN_EXE_metron").map(PathBuf::from);
-    let next_to_bench = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.join("metron")));
-    from_cargo
-        .into_iter()
-        .chain(next_to_bench)
-        .find(|path| path.is_file())
 }
 
 /// A git project of about 3,000 Go and Rust files in 40 packages, plus an ignored
