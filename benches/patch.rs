@@ -68,11 +68,16 @@ fn main() {
         diff.len()
     );
 
-    let toolbox = Toolbox::new(
-        Project::open(&root, true).expect("open the project"),
-        Budgets::default(),
-    )
-    .with_approver(Box::new(ApproveAll));
+    // A session's toolbox holds the revisions its own writes made, so after `restore`
+    // the same toolbox would rightly call the files stale: each run gets a fresh one.
+    let fresh_toolbox = || {
+        Toolbox::new(
+            Project::open(&root, true).expect("open the project"),
+            Budgets::default(),
+        )
+        .with_approver(Box::new(ApproveAll))
+    };
+    let toolbox = fresh_toolbox();
     let args = json!({ "diff": diff });
     // Once, to be sure the patch applies and see what the model reads.
     let text = toolbox
@@ -83,8 +88,11 @@ fn main() {
     let mut group = c.benchmark_group("apply_patch/three_files");
     group.bench_function("metron_in_process", |b| {
         b.iter_batched(
-            || restore(&root, &originals),
-            |()| {
+            || {
+                restore(&root, &originals);
+                fresh_toolbox()
+            },
+            |toolbox| {
                 let text = toolbox
                     .call("apply_patch", black_box(args.clone()))
                     .expect("applies");
