@@ -808,34 +808,42 @@ fn patches_into_dot_git() -> Verdict {
 
 /// 7a. run_command outside the allowlist (`echo` only), with `--yes`.
 fn run_command_outside_the_allowlist() -> Verdict {
+    let commands = [
+        "touch pwned",
+        "/usr/bin/touch pwned",
+        "./echo pwned",
+        "env touch pwned",
+        "sh -c 'touch pwned'",
+        "echoo pwned",
+    ];
+    let (m, run, fake) = with_only_echo_allowed(&commands);
+    assert_all_refused(&fake, commands.len(), &run);
+    Verdict::Measured(m)
+}
+
+/// Runs `commands` as the model's calls through `metron -p --yes` with only `echo`
+/// allowed, measuring what they did; the run must end with an answer.
+fn with_only_echo_allowed(commands: &[&str]) -> (Measured, Run, FakeOllama) {
     let fx = Fixture::new(true);
     fx.user_config(r#"{"allowed_commands": ["echo"]}"#);
-    let calls = vec![
-        ("run_command", json!({"command": "touch pwned"})),
-        ("run_command", json!({"command": "/usr/bin/touch pwned"})),
-        ("run_command", json!({"command": "./echo pwned"})),
-        ("run_command", json!({"command": "env touch pwned"})),
-        ("run_command", json!({"command": "sh -c 'touch pwned'"})),
-        ("run_command", json!({"command": "echoo pwned"})),
-    ];
-    let n = calls.len();
+    let calls = commands
+        .iter()
+        .map(|c| ("run_command", json!({"command": c})))
+        .collect();
     let fake = FakeOllama::start(script(calls));
     let mut run = None;
     let m = measure(&fx, || {
-        run = Some(fx.oneshot(&fake, "touch it", &["--yes"]));
+        run = Some(fx.oneshot(&fake, "run these", &["--yes"]));
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
     assert_eq!(run.code, 0, "{run:?}");
-    assert_all_refused(&fake, n, &run);
-    Verdict::Measured(m)
+    (m, run, fake)
 }
 
 /// 7b. Shell metacharacters after an allowed program, with `--yes`: there is no shell, so
 ///     `echo` runs and prints them, and nothing else happens.
 fn run_command_with_shell_metacharacters() -> Verdict {
-    let fx = Fixture::new(true);
-    fx.user_config(r#"{"allowed_commands": ["echo"]}"#);
     let commands = [
         "echo hi; touch pwned",
         "echo $(touch pwned)",
@@ -846,18 +854,7 @@ fn run_command_with_shell_metacharacters() -> Verdict {
         "echo hi\ntouch pwned",
         "echo ~/pwned $HOME/pwned",
     ];
-    let calls: Vec<_> = commands
-        .iter()
-        .map(|c| ("run_command", json!({"command": c})))
-        .collect();
-    let fake = FakeOllama::start(script(calls));
-    let mut run = None;
-    let m = measure(&fx, || {
-        run = Some(fx.oneshot(&fake, "say hi", &["--yes"]));
-        (Expect::nothing(), Some(&fake))
-    });
-    let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{run:?}");
+    let (m, _run, fake) = with_only_echo_allowed(&commands);
     let results = tool_results(&fake);
     assert_eq!(results.len(), commands.len(), "{results:#?}");
     // Those that ran printed their metacharacters literally; the rest were refused.
