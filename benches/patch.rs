@@ -25,8 +25,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use criterion::BatchSize;
+use metron::authority::approval::ApproveAll;
 use metron::project::Project;
-use metron::tools::approval::ApproveAll;
 use metron::tools::{Budgets, Toolbox};
 use serde_json::json;
 
@@ -105,7 +105,7 @@ fn main() {
     restore(&root, &originals);
     group.bench_function("metron_prepare_only", |b| {
         b.iter(|| {
-            let prepared = metron::tools::apply_patch::prepare(&toolbox.project, black_box(&diff))
+            let prepared = metron::tools::apply_patch::prepare(toolbox.project(), black_box(&diff))
                 .expect("prepares");
             black_box(prepared)
         });

@@ -36,7 +36,8 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkGroup, Criterion, measurement::WallTime};
 use metron::project::Project;
-use metron::tools::{Budgets, Toolbox, list_files, search_text, view_slice};
+use metron::testing::{list_files, search_text, view_slice};
+use metron::tools::{Budgets, Toolbox};
 use serde_json::json;
 
 /// One tree to measure, and what to ask of it.

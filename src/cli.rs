@@ -4,33 +4,15 @@
 //! or was refused, 2 a usage or configuration error, 130 interrupted (for `metron tool
 //! apply_patch`, a write that Ctrl-C came too late to stop is reported as done, 0).
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
-use crate::config::{self, ConfigEnv};
-use crate::project::Project;
-use crate::tools::{self, Access, Budgets, Policy, ToolError, Toolbox, approval};
-
-/// What metron tells the shell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    /// It worked (a tool produced a result, including "No matches found.").
-    Success = 0,
-    /// It ran and failed, or was refused.
-    Failure = 1,
-    /// The command line or the configuration is wrong.
-    Usage = 2,
-    /// Ctrl-C.
-    Interrupted = 130,
-}
-
-impl From<Exit> for std::process::ExitCode {
-    fn from(exit: Exit) -> Self {
-        std::process::ExitCode::from(exit as u8)
-    }
-}
+use crate::authority::CancelToken;
+use crate::frontend::ask::{self, AskOnTerminal};
+use crate::frontend::{Exit, error, print_text, startup};
+use crate::tools::{self, Access, Budgets, Policy, ToolError, Toolbox};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -117,40 +99,14 @@ pub fn main() -> std::process::ExitCode {
     exit.into()
 }
 
-/// Prints an error line in the one format metron uses.
-pub(crate) fn error(message: impl std::fmt::Display) {
-    eprintln!("metron: {message}");
-}
-
-/// Loads the project and configuration, printing warnings; `Err` carries the exit code.
-pub(crate) fn startup() -> Result<(Project, config::Loaded), Exit> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        error(format!("cannot read the working directory: {e}"));
-        Exit::Failure
-    })?;
-    let project = Project::discover(&cwd).map_err(|e| {
-        error(format!("cannot open the project at {}: {e}", cwd.display()));
-        Exit::Failure
-    })?;
-    let loaded = config::load(project.root(), &ConfigEnv::from_process()).map_err(|e| {
-        error(e);
-        Exit::Usage
-    })?;
-    for warning in &loaded.warnings {
-        error(format!("warning: {warning}"));
-    }
-    Ok((project, loaded))
-}
-
 fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
-    if tools::spec(name).is_none() {
-        let names: Vec<_> = tools::REGISTRY.iter().map(|s| s.name).collect();
+    let Some(spec) = tools::spec(name) else {
         error(format!(
             "there is no tool `{name}`; the tools are {}",
-            names.join(", ")
+            tools::names().join(", ")
         ));
         return Exit::Usage;
-    }
+    };
     let args = match read_args(args) {
         Ok(args) => args,
         Err(message) => {
@@ -175,23 +131,28 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
         auto_approve_patches: false,
         ..Policy::from_config(&loaded.config)
     };
+    let cancel = CancelToken::new();
+    let terminal = std::io::stdin().is_terminal().then(|| {
+        Box::new(AskOnTerminal::new(cancel.clone())) as Box<dyn crate::authority::Approver>
+    });
     let toolbox = Toolbox::new(project, Budgets::from_config(&loaded.config))
         .with_policy(policy)
-        .with_approver(approval::for_this_process(yes));
-    // For the two tools with effects, Ctrl-C is caught, so it cannot kill metron halfway
+        .with_approver(ask::approver(yes, terminal))
+        .with_cancel(cancel.clone());
+    // For the tools with effects, Ctrl-C is caught, so it cannot kill metron halfway
     // through a write or leave a command's process group running: the tool sees the
     // press (a command is killed at once, a question is declined, a write in progress is
     // finished), and the exit status says so. The read-only tools keep Ctrl-C's default.
-    let has_effects = tools::spec(name).is_some_and(|spec| spec.access != Access::Read);
-    if has_effects && let Err(e) = crate::interrupt::listen() {
+    let has_effects = spec.access != Access::Read;
+    if has_effects && let Err(e) = crate::frontend::ctrl_c::forward_to(&cancel) {
         error(format!("cannot listen for Ctrl-C: {e}"));
         return Exit::Failure;
     }
     let result = toolbox.call(name, args);
     // A write that completed is reported as done (0), even if Ctrl-C came during it.
-    let completed_write = name == "apply_patch" && result.is_ok();
+    let completed_write = spec.access == Access::Write && result.is_ok();
     let interrupted = |exit| {
-        if crate::interrupt::pressed() && !completed_write {
+        if cancel.is_cancelled() && !completed_write {
             Exit::Interrupted
         } else {
             exit
@@ -233,19 +194,4 @@ fn read_args(args: Option<&str>) -> Result<Value, String> {
         return Err(format!("the arguments must be a JSON object, got {value}"));
     }
     Ok(value)
-}
-
-/// Writes a tool's text to stdout with a final newline. A closed pipe (`| head`) is not an
-/// error: the reader got what it wanted.
-pub(crate) fn print_text(text: &str, exit: Exit) -> Exit {
-    let mut stdout = std::io::stdout().lock();
-    let newline = if text.ends_with('\n') { "" } else { "\n" };
-    match write!(stdout, "{text}{newline}").and_then(|()| stdout.flush()) {
-        Ok(()) => exit,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit,
-        Err(e) => {
-            error(format!("cannot write to stdout: {e}"));
-            Exit::Failure
-        }
-    }
 }

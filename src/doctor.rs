@@ -21,15 +21,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::agent::{self, Agent, Model, Settings};
-use crate::cli::Exit;
+use crate::authority::policy::Withheld;
 use crate::config::{
     self, Config, ConfigEnv, ConfigError, KEYS, Loaded, RemoteEndpoint, Source, Trust,
 };
 use crate::disclosure::{self, Route};
+use crate::frontend::Exit;
 use crate::ollama::wire::{ChatRequest, ModelDetails};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
-use crate::tools::{Budgets, Policy, Toolbox};
+use crate::tools::{Access, Budgets, Policy, Toolbox};
 
 /// The longest one request to Ollama may take, connection included.
 pub const PROBE_LIMIT: Duration = Duration::from_secs(5);
@@ -135,7 +136,7 @@ pub fn run() -> Exit {
         // `metron --doctor | head` got what it wanted; the exit status still tells.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
         Err(e) => {
-            crate::cli::error(format!("cannot write to stdout: {e}"));
+            crate::frontend::error(format!("cannot write to stdout: {e}"));
             return Exit::Failure;
         }
     }
@@ -159,7 +160,11 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv) -> Vec<Check> {
     let config_root = project
         .as_ref()
         .map_or_else(|| PathBuf::from("."), |p| p.root().to_path_buf());
-    let loaded = match config::load(&config_root, env) {
+    let loaded = config::load(&config_root, env).and_then(|loaded| {
+        config::check_tool_names(&loaded, &crate::tools::names())?;
+        Ok(loaded)
+    });
+    let loaded = match loaded {
         Ok(loaded) => {
             checks.extend(config_checks(&loaded));
             loaded
@@ -803,16 +808,17 @@ fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
         ));
     }
     for withdrawn in agent.withdrawn() {
-        checks.push(withdrawn_check(withdrawn.name, &withdrawn.reason));
+        let access = crate::tools::spec(withdrawn.name).map(|spec| spec.access);
+        checks.push(withdrawn_check(withdrawn.name, access, &withdrawn.reason));
     }
     checks
 }
 
-/// One withdrawn tool. Withholding a tool never fails the doctor: run_command is off
-/// until commands are allowed and `disabled_tools` is the user's choice, so those are ok;
-/// anything else (apply_patch outside git) is a warning.
-fn withdrawn_check(name: &str, reason: &str) -> Check {
-    let by_choice = name == "run_command" || reason.contains("disabled_tools");
+/// One withdrawn tool. Withholding a tool never fails the doctor: a tool that executes is
+/// off until the user allows commands, and `disabled_tools` is the user's choice, so those
+/// are ok; anything else (apply_patch outside git) is a warning.
+fn withdrawn_check(name: &str, access: Option<Access>, reason: &Withheld) -> Check {
+    let by_choice = reason.by_choice() || access == Some(Access::Execute);
     Check {
         status: if by_choice { Status::Ok } else { Status::Warn },
         name: "tools",
@@ -1085,16 +1091,27 @@ mod tests {
 
     #[test]
     fn withdrawn_tools_never_fail() {
+        let unavailable = |why: &str| Withheld::Unavailable(why.to_owned());
         assert_eq!(
-            withdrawn_check("run_command", "no allowed_commands").status,
+            withdrawn_check(
+                "run_command",
+                Some(Access::Execute),
+                &unavailable("no allowed_commands")
+            )
+            .status,
             Status::Ok
         );
         assert_eq!(
-            withdrawn_check("search_text", "listed in `disabled_tools`").status,
+            withdrawn_check("search_text", Some(Access::Read), &Withheld::Disabled).status,
             Status::Ok
         );
         assert_eq!(
-            withdrawn_check("apply_patch", "not a git work tree").status,
+            withdrawn_check(
+                "apply_patch",
+                Some(Access::Write),
+                &unavailable("not a git work tree")
+            )
+            .status,
             Status::Warn
         );
     }

@@ -16,16 +16,18 @@
 //! - [`cli`]: the command line (`metron tool ...`), mapping results to exit codes.
 
 pub mod agent;
+pub mod authority;
 pub mod cli;
 pub mod config;
 pub mod disclosure;
 pub mod display;
 pub mod doctor;
-pub mod interrupt;
+pub mod frontend;
 pub mod ollama;
 pub mod oneshot;
 pub mod project;
 pub mod repl;
-pub mod session;
+#[doc(hidden)]
+pub mod testing;
 pub mod tools;
 pub mod version;

@@ -14,11 +14,10 @@ use std::io::{IsTerminal, Read};
 
 use crate::agent::Event;
 use crate::agent::ledger::Withheld;
-use crate::cli::{Exit, error, print_text};
 use crate::config::{KEYS, Source, is_local};
 use crate::display::{Display, footer, terminal_safe};
-use crate::session::{self, Interrupts, Mode, Outcome, Session};
-use crate::tools::approval::{ApproveAll, Approver, NobodyToAsk};
+use crate::frontend::session::{self, Mode, Outcome, Session};
+use crate::frontend::{Exit, ask, error, print_text};
 
 /// Runs one request and returns the exit code.
 pub fn run(prompt: &str, yes: bool, json: bool) -> Exit {
@@ -29,16 +28,12 @@ pub fn run(prompt: &str, yes: bool, json: bool) -> Exit {
             return Exit::Usage;
         }
     };
-    let approver: Box<dyn Approver> = if yes {
-        Box::new(ApproveAll)
-    } else {
-        Box::new(NobodyToAsk)
-    };
-    let mut session = match session::start(approver, Mode::OneShot) {
+    // Nobody is asked in one-shot mode: only --yes approves.
+    let mut session = match session::start(Mode::OneShot, |_| ask::approver(yes, None)) {
         Ok(session) => session,
         Err(exit) => return exit,
     };
-    session::block_on(async |interrupts: &mut Interrupts| {
+    session::block_on(async || {
         let num_ctx = session.loaded.config.num_ctx;
         let mut display = Display::new(false, &session.loaded.config.model);
         if json {
@@ -46,7 +41,7 @@ pub fn run(prompt: &str, yes: bool, json: bool) -> Exit {
             display.print_event(&session_start(&session));
         }
         let agent = &mut session.agent;
-        match session::drive_turn(agent, &prompt, &mut display, interrupts).await {
+        match session::drive_turn(agent, &prompt, &mut display).await {
             Outcome::Interrupted => {
                 error("interrupted");
                 Exit::Interrupted
@@ -99,7 +94,7 @@ fn session_start(session: &Session) -> Event {
             .iter()
             .map(|w| Withheld {
                 name: w.name.to_owned(),
-                reason: w.reason.clone(),
+                reason: w.reason.to_string(),
             })
             .collect(),
     }

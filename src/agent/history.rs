@@ -16,9 +16,6 @@ use super::prompt::DROPPED_NOTE;
 /// The placeholder a purged file slice is replaced with.
 pub const REDACTED_SLICE: &str = "[File slice redacted after turn completion]";
 
-/// The tool whose output is purged after a turn.
-const SLICE_TOOL: &str = "view_slice";
-
 /// The messages of a session. The first is always the system prompt.
 #[derive(Debug, Clone)]
 pub struct History {
@@ -135,7 +132,11 @@ impl History {
         let mut report = Compaction::default();
         for message in &mut self.messages[1..] {
             if message.role == Role::Tool
-                && message.tool_name.as_deref() == Some(SLICE_TOOL)
+                && message
+                    .tool_name
+                    .as_deref()
+                    .and_then(crate::tools::spec)
+                    .is_some_and(|spec| spec.purged_after_turn)
                 && message.content.len() > threshold_bytes
                 && message.content != REDACTED_SLICE
             {

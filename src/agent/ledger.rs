@@ -18,8 +18,62 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::history::{History, REDACTED_SLICE};
+use crate::authority::journal::{ApprovalRecord, Effect, FileChange};
+use crate::authority::policy::Rule;
 use crate::ollama::wire::Role;
-use crate::tools::journal::{ApprovalRecord, Effect, FileChange};
+use crate::tools::text::one_line;
+
+/// How a call ended, as the model's result was classed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// The tool produced its result.
+    Ok,
+    /// Policy, the person or the tool itself refused (the model can act on the text).
+    Refused,
+    /// The arguments did not fit the schema.
+    Error,
+    /// The environment failed.
+    Fault,
+}
+
+impl CallOutcome {
+    /// The word shown in `/ledger` and `--json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::Refused => "refused",
+            CallOutcome::Error => "error",
+            CallOutcome::Fault => "fault",
+        }
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// With an answer.
+    Ok,
+    /// The model failed.
+    Error,
+    /// `max_turns` round trips without an answer.
+    MaxTurns,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+impl TurnStatus {
+    /// The word shown in `/ledger` and `--json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Ok => "ok",
+            TurnStatus::Error => "error",
+            TurnStatus::MaxTurns => "max_turns",
+            TurnStatus::Interrupted => "interrupted",
+        }
+    }
+}
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -97,7 +151,8 @@ pub enum Event {
         /// True when the tool runs (it may still ask the person, or refuse by itself).
         allowed: bool,
         /// The rule that decided.
-        rule: String,
+        #[serde(serialize_with = "as_text")]
+        rule: Rule,
     },
     /// A write or an execution was approved or refused.
     Approval {
@@ -139,7 +194,7 @@ pub enum Event {
         /// The tool.
         tool: String,
         /// `ok`, `refused`, `error` or `fault`.
-        outcome: &'static str,
+        outcome: CallOutcome,
         /// Bytes of text the model received.
         bytes: usize,
     },
@@ -148,7 +203,7 @@ pub enum Event {
         /// The turn.
         turn: u32,
         /// `ok`, `error`, `max_turns` or `interrupted`.
-        status: &'static str,
+        status: TurnStatus,
         /// The answer, when there is one.
         #[serde(skip_serializing_if = "Option::is_none")]
         answer: Option<String>,
@@ -203,6 +258,14 @@ pub struct Latency {
     pub approval_ms: u64,
 }
 
+/// Serialises a value by its `Display` text (the policy rule is a sentence in `--json`).
+fn as_text<T: std::fmt::Display, S: serde::Serializer>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
 /// Milliseconds, saturating.
 pub fn ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
@@ -214,7 +277,7 @@ pub struct PolicyDecision {
     /// True when the tool ran.
     pub allowed: bool,
     /// The rule.
-    pub rule: String,
+    pub rule: Rule,
 }
 
 /// One tool call, through every stage.
@@ -235,7 +298,7 @@ pub struct Entry {
     /// What happened.
     pub effects: Vec<Effect>,
     /// `ok`, `refused`, `error` or `fault`.
-    pub outcome: &'static str,
+    pub outcome: CallOutcome,
     /// The first line of what the model was told.
     pub reported: String,
     /// Bytes the model was told.
@@ -250,7 +313,7 @@ pub struct TurnRecord {
     /// The person's line.
     pub prompt: String,
     /// How it ended, once it has.
-    pub status: Option<&'static str>,
+    pub status: Option<TurnStatus>,
 }
 
 /// The session's ledger.
@@ -273,7 +336,7 @@ impl Ledger {
     }
 
     /// Records how the current turn ended.
-    pub fn end_turn(&mut self, status: &'static str) {
+    pub fn end_turn(&mut self, status: TurnStatus) {
         if let Some(turn) = self.turns.last_mut() {
             turn.status.get_or_insert(status);
         }
@@ -301,7 +364,7 @@ impl Ledger {
                 "turn {}: {} [{}]",
                 turn.turn,
                 one_line(&turn.prompt, 80),
-                turn.status.unwrap_or("running")
+                turn.status.map_or("running", TurnStatus::as_str)
             );
             for (i, entry) in self
                 .entries
@@ -328,25 +391,12 @@ impl Ledger {
         let mut text = String::new();
         let mut shown = 0;
         for entry in &self.entries {
-            if entry.outcome != "ok" || entry.policy.rule != "offered" {
+            if entry.outcome != CallOutcome::Ok || entry.policy.rule != Rule::Offered {
                 continue;
             }
-            let what = match entry.tool.as_str() {
-                "view_slice" => format!(
-                    "file {} lines {}-{}",
-                    arg(&entry.arguments, "path"),
-                    arg(&entry.arguments, "start"),
-                    arg(&entry.arguments, "end")
-                ),
-                "search_text" => format!("search for {}", arg(&entry.arguments, "pattern")),
-                "find_symbol" => format!("definitions of {}", arg(&entry.arguments, "symbol")),
-                "list_files" => match entry.arguments.get("pattern") {
-                    Some(_) => format!("file list {}", arg(&entry.arguments, "pattern")),
-                    None => "file list".to_owned(),
-                },
-                "apply_patch" => "the result of a patch".to_owned(),
-                "run_command" => format!("output of `{}`", arg(&entry.arguments, "command")),
-                other => other.to_owned(),
+            let what = match crate::tools::spec(&entry.tool) {
+                Some(spec) => (spec.shown)(&entry.arguments),
+                None => entry.tool.clone(),
             };
             let state = carried_state(history, &entry.call_id);
             let _ = writeln!(
@@ -383,25 +433,11 @@ fn carried_state(history: &History, call_id: &str) -> &'static str {
     }
 }
 
-fn arg(arguments: &Value, key: &str) -> String {
-    match arguments.get(key) {
-        Some(Value::String(s)) => format!("`{}`", one_line(s, 60)),
-        Some(other) => other.to_string(),
-        None => "?".to_owned(),
-    }
-}
-
 fn render_entry(text: &mut String, n: usize, entry: &Entry) {
-    let arguments = match entry.tool.as_str() {
-        "apply_patch" => format!(
-            "(diff of {} bytes)",
-            entry
-                .arguments
-                .get("diff")
-                .and_then(Value::as_str)
-                .map_or(0, str::len)
-        ),
-        _ => one_line(&entry.arguments.to_string(), 80),
+    let spec = crate::tools::spec(&entry.tool);
+    let arguments = match spec.and_then(|spec| spec.ledger_arguments) {
+        Some(describe) => describe(&entry.arguments),
+        None => one_line(&entry.arguments.to_string(), 80),
     };
     let _ = writeln!(text, "  {n}. {} {arguments}", entry.tool);
     let policy = if entry.policy.allowed {
@@ -427,13 +463,14 @@ fn render_entry(text: &mut String, n: usize, entry: &Entry) {
     for effect in &entry.effects {
         let _ = writeln!(text, "     effect: {}", describe_effect(effect));
     }
-    if entry.effects.is_empty() && matches!(entry.tool.as_str(), "apply_patch" | "run_command") {
+    let has_effects = spec.is_some_and(|spec| spec.access != crate::tools::Access::Read);
+    if entry.effects.is_empty() && has_effects {
         text.push_str("     effect: none (nothing was written or run)\n");
     }
     let _ = writeln!(
         text,
         "     reported ({}, {} bytes): {}",
-        entry.outcome,
+        entry.outcome.as_str(),
         entry.reported_bytes,
         one_line(&entry.reported, 90)
     );
@@ -534,14 +571,4 @@ pub fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event {
         waited_ms: ms(approval.waited),
         scope: approval.scope.clone(),
     }
-}
-
-/// The first line of `text`, at most `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let line = text.lines().next().unwrap_or("");
-    let mut out: String = line.chars().take(max).collect();
-    if out.len() < line.len() || text.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
 }

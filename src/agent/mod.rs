@@ -11,12 +11,13 @@
 //! text so it can recover. Only model failures (unreachable, mid-stream error, silence)
 //! and running out of round trips end a turn with an error.
 //!
-//! Cancelling a turn is dropping its future. Tools run synchronously between model calls,
-//! so a drop always leaves every tool call with its result; [`Agent::interrupted`] then
-//! closes the turn in history. A Ctrl-C that a tool saw first (a running command, an
-//! approval question; see [`crate::interrupt`]) is handled here instead: the calls left
-//! in the reply are refused, and the turn closes itself with [`TurnError::Interrupted`]
-//! before the model is asked again.
+//! Tools run off the async thread (`spawn_blocking`), so the runtime stays free while a
+//! command runs or a question waits: the front end keeps drawing its indicator. Ctrl-C is
+//! the session's [`CancelToken`](crate::authority::CancelToken): a running command is
+//! killed, a question declined, a write not started; the calls left in the reply are
+//! refused by policy, a model request in flight is abandoned, and the turn closes itself
+//! with [`TurnError::Interrupted`] before the model is asked again. Dropping the turn's
+//! future also cancels it between awaits; [`Agent::interrupted`] then closes the turn.
 
 pub mod history;
 pub mod ledger;
@@ -25,19 +26,21 @@ pub mod text_calls;
 pub mod think_tags;
 pub mod truncation;
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::authority::policy::{CallPolicy, Rule, Withheld};
 use crate::config::Config;
 use crate::ollama::wire::{ChatRequest, Message, Options, Role, ToolCall};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::tools::{ToolError, ToolSpec, Toolbox};
 
+pub use crate::authority::policy::Withdrawn;
 pub use history::{Compaction, History, REDACTED_SLICE};
-pub use ledger::{Entry, Event, Latency, Ledger, PolicyDecision};
+pub use ledger::{CallOutcome, Entry, Event, Latency, Ledger, PolicyDecision, TurnStatus};
 pub use truncation::PromptCut;
 
 /// Anything that answers chat requests: the real [`Client`], or a scripted model in tests
@@ -177,27 +180,15 @@ pub struct TurnReport {
     pub prompt_truncated: Option<PromptCut>,
 }
 
-/// A tool the model may not call in this session, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Withdrawn {
-    /// The tool's name.
-    pub name: &'static str,
-    /// Why it is withheld.
-    pub reason: String,
-}
-
-/// How many identical calls one turn may make before the next is refused.
-const IDENTICAL_CALLS_ALLOWED: u32 = 2;
-
 /// A conversation with a model, over one project's tools.
 #[derive(Debug)]
 pub struct Agent<M> {
     model: M,
-    toolbox: Toolbox,
+    toolbox: Arc<Toolbox>,
     settings: Settings,
     history: History,
     offered: Vec<&'static ToolSpec>,
-    withdrawn: Vec<Withdrawn>,
+    policy: CallPolicy,
     tool_definitions: Option<Box<RawValue>>,
     open_turn: Option<OpenTurn>,
     ledger: Ledger,
@@ -223,9 +214,9 @@ impl<M: Model> Agent<M> {
         let mut withdrawn = Vec::new();
         for (spec, available) in toolbox.availability() {
             let reason = if settings.disabled_tools.iter().any(|d| d == spec.name) {
-                Err("listed in `disabled_tools`".to_owned())
+                Err(Withheld::Disabled)
             } else {
-                available
+                available.map_err(Withheld::Unavailable)
             };
             match reason {
                 Ok(()) => offered.push(spec),
@@ -235,14 +226,15 @@ impl<M: Model> Agent<M> {
                 }),
             }
         }
+        let names = offered.iter().map(|spec| spec.name).collect();
         Agent {
             model,
             tool_definitions: prompt::raw_tool_definitions(&offered),
-            toolbox,
+            toolbox: Arc::new(toolbox),
             settings,
             history: History::new(prompt::SYSTEM_PROMPT),
             offered,
-            withdrawn,
+            policy: CallPolicy::new(names, withdrawn),
             open_turn: None,
             ledger: Ledger::default(),
         }
@@ -255,7 +247,7 @@ impl<M: Model> Agent<M> {
 
     /// The tools withheld, with the reason.
     pub fn withdrawn(&self) -> &[Withdrawn] {
-        &self.withdrawn
+        self.policy.withdrawn()
     }
 
     /// Bytes of the tool definitions sent with every request.
@@ -298,8 +290,9 @@ impl<M: Model> Agent<M> {
         observer: &mut dyn Observer,
     ) -> Result<TurnReport, TurnError> {
         let turn = self.ledger.start_turn(line);
-        self.toolbox.start_turn();
-        crate::interrupt::clear();
+        self.toolbox.authority().start_turn();
+        self.policy.start_turn();
+        let cancel = self.toolbox.authority().cancel_token().clone();
         observer.event(&Event::TurnStart {
             turn,
             prompt: line.to_owned(),
@@ -312,7 +305,6 @@ impl<M: Model> Agent<M> {
         });
         self.history.push(Message::new(Role::User, line));
         let mut report = TurnReport::default();
-        let mut seen_calls: HashMap<(String, String), u32> = HashMap::new();
         for round in 1..=self.settings.max_turns {
             if round > 1 && self.cancelled_by_user() {
                 // The tools saw Ctrl-C. Stop here rather than send their results to the
@@ -321,14 +313,25 @@ impl<M: Model> Agent<M> {
                 return Err(TurnError::Interrupted);
             }
             let sent_bytes = self.history.carried_bytes() + self.schema_bytes();
-            let reply = match self.ask_model(observer).await {
-                Ok(reply) => reply,
-                Err(error) => {
+            // Ctrl-C abandons a request in flight; the turn closes itself below.
+            let reply = tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                reply = self.ask_model(observer) => Some(reply),
+            };
+            let reply = match reply {
+                None => {
+                    observer.model_call_finished();
+                    self.interrupted(observer);
+                    return Err(TurnError::Interrupted);
+                }
+                Some(Ok(reply)) => reply,
+                Some(Err(error)) => {
                     let message = error.to_string();
                     self.close_turn_early(
                         &format!("(the turn failed: {message})"),
                         observer,
-                        "error",
+                        TurnStatus::Error,
                         Some(message),
                     );
                     return Err(TurnError::Model(error));
@@ -403,13 +406,13 @@ impl<M: Model> Agent<M> {
                 report.answer = content;
                 report.compaction = self.compact();
                 self.open_turn = None;
-                self.end_turn(turn, "ok", &report, None, observer);
+                self.end_turn(turn, TurnStatus::Ok, &report, None, observer);
                 return Ok(report);
             }
             for call in &calls {
                 observer.tool_started(call);
                 let started = Instant::now();
-                let (text, approval_wait) = self.run_call(turn, call, &mut seen_calls, observer);
+                let (text, approval_wait) = self.run_call(turn, call, observer).await;
                 let spent = started.elapsed();
                 report.latency.approval_ms += ledger::ms(approval_wait);
                 report.latency.tools_ms += ledger::ms(spent.saturating_sub(approval_wait));
@@ -431,7 +434,7 @@ impl<M: Model> Agent<M> {
         self.close_turn_early(
             &format!("(stopped: max turns exceeded after {limit} round trips)"),
             observer,
-            "max_turns",
+            TurnStatus::MaxTurns,
             Some(error.to_string()),
         );
         Err(error)
@@ -443,7 +446,7 @@ impl<M: Model> Agent<M> {
         self.close_turn_early(
             "(interrupted by the user before answering)",
             observer,
-            "interrupted",
+            TurnStatus::Interrupted,
             None,
         );
     }
@@ -452,7 +455,7 @@ impl<M: Model> Agent<M> {
     /// ran. The calls left in the reply must not run (a standing approval or `--yes`
     /// would otherwise let them through), and nothing more goes to the model.
     fn cancelled_by_user(&self) -> bool {
-        self.toolbox.turn_cancelled() || crate::interrupt::pressed()
+        self.toolbox.authority().turn_cancelled()
     }
 
     async fn ask_model(&self, observer: &mut dyn Observer) -> Result<Reply, OllamaError> {
@@ -474,11 +477,10 @@ impl<M: Model> Agent<M> {
 
     /// Policy, then execution: the text the model gets back for one call, and how long
     /// the person took to approve it. Every stage goes into the ledger and out as events.
-    fn run_call(
+    async fn run_call(
         &mut self,
         turn: u32,
         call: &ToolCall,
-        seen: &mut HashMap<(String, String), u32>,
         observer: &mut dyn Observer,
     ) -> (String, Duration) {
         let name = call.function.name.as_str();
@@ -492,57 +494,32 @@ impl<M: Model> Agent<M> {
         // `"10"` and `10` are the same call once the tool converts them.
         let canonical = crate::tools::coerce_to_schema(name, &call.function.arguments);
         let arguments = canonical.as_ref().unwrap_or(&call.function.arguments);
-        let key = (name.to_owned(), arguments.to_string());
-        let policy = if self.cancelled_by_user() {
-            Err((
-                "the user interrupted the turn".to_owned(),
-                format!(
-                    "Not run: the user pressed Ctrl-C in this turn before this {name} call, so nothing was done."
-                ),
-            ))
-        } else if !self.offered.iter().any(|spec| spec.name == name) {
-            let rule = match self.withdrawn.iter().find(|w| w.name == name) {
-                Some(w) => format!("not offered in this session: {}", w.reason),
-                None => "no such tool".to_owned(),
-            };
-            Err((rule, self.not_offered(name)))
-        } else {
-            let count = seen.entry(key).or_insert(0);
-            *count += 1;
-            if *count > IDENTICAL_CALLS_ALLOWED {
-                Err((
-                    format!("identical call number {count} in one turn"),
-                    format!(
-                        "Refused: you already called {name} with exactly these arguments {IDENTICAL_CALLS_ALLOWED} times in this turn, and the result will not change. Use what you have, or try different arguments."
-                    ),
-                ))
-            } else {
-                Ok(())
-            }
+        let cancelled = self.cancelled_by_user();
+        let policy = self.policy.check(name, &arguments.to_string(), cancelled);
+        let rule = match &policy {
+            Ok(()) => Rule::Offered,
+            Err(refusal) => refusal.rule.clone(),
         };
-        let (allowed, rule) = match &policy {
-            Ok(()) => (true, "offered".to_owned()),
-            Err((rule, _)) => (false, rule.clone()),
-        };
+        let allowed = rule.allows();
         observer.event(&Event::Decision {
             call_id: call_id.clone(),
             allowed,
             rule: rule.clone(),
         });
         let (text, outcome) = match policy {
-            Err((_, refusal)) => (refusal, "refused"),
-            Ok(()) => match self.call_tool(name, call.function.arguments.clone()) {
-                Ok(text) if text.is_empty() => ("(no output)".to_owned(), "ok"),
-                Ok(text) => (text, "ok"),
-                Err(ToolError::BadArguments(text)) => (text, "error"),
-                Err(ToolError::Refused(text)) => (text, "refused"),
+            Err(refusal) => (refusal.text, CallOutcome::Refused),
+            Ok(()) => match self.call_tool(name, call.function.arguments.clone()).await {
+                Ok(text) if text.is_empty() => ("(no output)".to_owned(), CallOutcome::Ok),
+                Ok(text) => (text, CallOutcome::Ok),
+                Err(ToolError::BadArguments(text)) => (text, CallOutcome::Error),
+                Err(ToolError::Refused(text)) => (text, CallOutcome::Refused),
                 Err(ToolError::Fault(text)) => {
                     observer.tool_fault(call, &text);
-                    (format!("{name} failed: {text}"), "fault")
+                    (format!("{name} failed: {text}"), CallOutcome::Fault)
                 }
             },
         };
-        let journal = self.toolbox.take_journal();
+        let journal = self.toolbox.authority().take_journal();
         let mut waited = Duration::ZERO;
         for approval in &journal.approvals {
             waited += approval.waited;
@@ -572,32 +549,29 @@ impl<M: Model> Agent<M> {
         (text, waited)
     }
 
-    /// Runs a tool; a panic inside it (a bug) becomes a fault for this call, so the call
-    /// still gets its result, approval and effect events, and its ledger entry, from what
-    /// the journal recorded before the panic, and the session goes on.
-    fn call_tool(&self, name: &str, arguments: Value) -> Result<String, ToolError> {
-        let run = std::panic::AssertUnwindSafe(|| self.toolbox.call(name, arguments));
-        std::panic::catch_unwind(run).unwrap_or_else(|panic| {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(ToolError::Fault(format!("internal error in metron: {why}")))
-        })
-    }
-
-    /// The refusal for a call to a tool that was not advertised.
-    fn not_offered(&self, name: &str) -> String {
-        let offered: Vec<_> = self.offered.iter().map(|s| s.name).collect();
-        let why = self.withdrawn.iter().find(|w| w.name == name).map_or_else(
-            || format!("there is no tool named `{name}`"),
-            |w| format!("`{name}` is not available in this session ({})", w.reason),
-        );
-        format!(
-            "Refused: {why}. Do not call it again. The tools you can call are: {}.",
-            offered.join(", ")
-        )
+    /// Runs a tool off the async thread, so the runtime stays free while it works (the
+    /// front end keeps drawing, Ctrl-C is seen). A panic inside it (a bug) becomes a fault
+    /// for this call, so the call still gets its result, approval and effect events, and
+    /// its ledger entry, from what the journal recorded before the panic, and the session
+    /// goes on.
+    async fn call_tool(&self, name: &str, arguments: Value) -> Result<String, ToolError> {
+        let toolbox = Arc::clone(&self.toolbox);
+        let name = name.to_owned();
+        let task = tokio::task::spawn_blocking(move || toolbox.call(&name, arguments));
+        match task.await {
+            Ok(result) => result,
+            Err(error) => {
+                let why = match error.try_into_panic() {
+                    Ok(panic) => panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".to_owned()),
+                    Err(error) => error.to_string(),
+                };
+                Err(ToolError::Fault(format!("internal error in metron: {why}")))
+            }
+        }
     }
 
     /// Ends a turn that produced no answer. When no tool ran, the turn is undone (the
@@ -607,7 +581,7 @@ impl<M: Model> Agent<M> {
         &mut self,
         note: &str,
         observer: &mut dyn Observer,
-        status: &'static str,
+        status: TurnStatus,
         error: Option<String>,
     ) {
         let Some(open) = self.open_turn.take() else {
@@ -626,7 +600,7 @@ impl<M: Model> Agent<M> {
     fn end_turn(
         &mut self,
         turn: u32,
-        status: &'static str,
+        status: TurnStatus,
         report: &TurnReport,
         error: Option<String>,
         observer: &mut dyn Observer,
@@ -635,7 +609,7 @@ impl<M: Model> Agent<M> {
         observer.event(&Event::TurnEnd {
             turn,
             status,
-            answer: (status == "ok").then(|| report.answer.clone()),
+            answer: (status == TurnStatus::Ok).then(|| report.answer.clone()),
             error,
             prompt_tokens: report.prompt_tokens,
             generated_tokens: report.generated_tokens,
@@ -665,6 +639,6 @@ fn sendable_call(call: &ToolCall) -> ToolCall {
 impl<M> Agent<M> {
     /// Drops the symbol index, so the next find_symbol rebuilds it (`/tags`).
     pub fn rebuild_symbols(&self) {
-        self.toolbox.symbols.clear();
+        self.toolbox.symbols().clear();
     }
 }

@@ -376,6 +376,24 @@ fn set(
     Ok(())
 }
 
+/// Checks that `disabled_tools` names only tools in `names` (the registry's; the front
+/// end passes them, so the settings do not depend on the tools).
+pub fn check_tool_names(loaded: &Loaded, names: &[&str]) -> Result<(), ConfigError> {
+    for name in &loaded.config.disabled_tools {
+        if !names.contains(&name.as_str()) {
+            return Err(ConfigError::Invalid {
+                key: "disabled_tools",
+                layer: loaded.source_of("disabled_tools").clone(),
+                message: format!(
+                    "names `{name}`, which is not a tool; the tools are {}",
+                    names.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Checks ranges the types alone cannot express.
 fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
     let config = &loaded.config;
@@ -410,15 +428,6 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
             "model",
             "must name a model, such as qwen2.5-coder:32b".to_owned(),
         ));
-    }
-    for name in &config.disabled_tools {
-        if !crate::tools::TOOL_NAMES.contains(&name.as_str()) {
-            let names = crate::tools::TOOL_NAMES.join(", ");
-            return Err(invalid(
-                "disabled_tools",
-                format!("names `{name}`, which is not a tool; the tools are {names}"),
-            ));
-        }
     }
     if let Some(name) = config
         .command_env_passthrough

@@ -104,7 +104,6 @@ fn invalid_values_are_named() {
         (r#"{"max_turns":0}"#, "max_turns"),
         (r#"{"max_slice_lines":-4}"#, "max_slice_lines"),
         (r#"{"list_max_entries":"10"}"#, "list_max_entries"),
-        (r#"{"disabled_tools":["grep"]}"#, "disabled_tools"),
         (r#"{"stream":"yes"}"#, "stream"),
         (r#"{"endpoint":"ftp://x"}"#, "endpoint"),
         (r#"{"temperature":-1}"#, "temperature"),
@@ -119,6 +118,22 @@ fn invalid_values_are_named() {
         assert!(err.contains(needle), "{text}: {err}");
         assert!(!err.contains('\n'), "one line: {err}");
     }
+}
+
+#[test]
+fn disabled_tools_must_name_tools() {
+    let names = ["view_slice", "run_command"];
+    let loaded = load_text(r#"{"disabled_tools":["grep"]}"#, Trust::User, &env())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = check_tool_names(&loaded, &names)
+        .map(|()| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(err.contains("disabled_tools"), "{err}");
+    assert!(err.contains("`grep`, which is not a tool"), "{err}");
+    assert!(err.contains("view_slice, run_command"), "{err}");
+    let fine = load_text(r#"{"disabled_tools":["run_command"]}"#, Trust::User, &env())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(check_tool_names(&fine, &names).is_ok());
 }
 
 #[test]

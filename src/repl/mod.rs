@@ -11,13 +11,12 @@ mod input;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use crate::cli::{Exit, error};
+use crate::authority::CancelToken;
+use crate::authority::approval::{Approver, Decision, Request, decision_for};
 use crate::display::{Display, footer};
-use crate::session::{self, Interrupts, Mode, Outcome, Session};
-use crate::tools::approval::{
-    ApproveAll, Approver, Decision, NobodyToAsk, Request, decision_for, show_request,
-    stderr_supports_color,
-};
+use crate::frontend::ask::{self, show_request, stderr_supports_color};
+use crate::frontend::session::{self, Mode, Outcome, Session};
+use crate::frontend::{Exit, error};
 
 pub use commands::{Command, HELP};
 pub use input::{Input, Line};
@@ -29,27 +28,31 @@ pub const PROMPT: &str = "metron > ";
 pub fn run(yes: bool) -> Exit {
     let terminal = std::io::stdin().is_terminal();
     let input = Arc::new(Input::spawn(terminal));
-    let approver: Box<dyn Approver> = if yes {
-        Box::new(ApproveAll)
-    } else if terminal {
+    let asker = |cancel: &CancelToken| -> Box<dyn Approver> {
         Box::new(AskThroughInput {
             input: Arc::clone(&input),
             color: stderr_supports_color(),
+            cancel: cancel.clone(),
         })
-    } else {
-        Box::new(NobodyToAsk)
     };
-    let mut session = match session::start(approver, Mode::Interactive) {
+    let started = session::start(Mode::Interactive, |cancel| {
+        ask::approver(yes, terminal.then(|| asker(cancel)))
+    });
+    let mut session = match started {
         Ok(session) => session,
         Err(exit) => return exit,
     };
     print_banner(&session);
     let prompt = if terminal { PROMPT } else { "" };
-    session::block_on(async |interrupts: &mut Interrupts| {
+    let cancel = session.cancel.clone();
+    session::block_on(async || {
         loop {
+            // A press that a turn or a slash command already acted on is not a press at
+            // the idle prompt (where Ctrl-C quits).
+            cancel.forget();
             let line = tokio::select! {
                 biased;
-                () = interrupts.next() => return Exit::Interrupted,
+                () = cancel.cancelled() => return Exit::Interrupted,
                 line = input.read(prompt) => line,
             };
             let line = match line {
@@ -62,14 +65,10 @@ pub fn run(yes: bool) -> Exit {
             }
             match Command::parse(&line) {
                 Ok(Some(Command::Exit)) => return Exit::Success,
-                Ok(Some(command)) => {
-                    // A slash command (`/tags` walks the tree) cannot be cut short, but
-                    // a press while it runs must not then quit at the prompt.
-                    crate::interrupt::clear();
-                    run_command(command, &mut session);
-                    interrupts.forget_seen_press().await;
-                }
-                Ok(None) => turn(&mut session, &line, interrupts).await,
+                // A slash command (`/tags` walks the tree) cannot be cut short; a press
+                // while it runs is forgotten before the next prompt.
+                Ok(Some(command)) => run_slash_command(command, &mut session),
+                Ok(None) => turn(&mut session, &line).await,
                 Err(message) => eprintln!("{message}"),
             }
         }
@@ -81,7 +80,7 @@ fn print_banner(session: &Session) {
     let config = &session.loaded;
     println!("=== metron (model: {}) ===", config.config.model);
     println!("Context-disciplined terminal coder. /help for commands, /exit to quit.");
-    let root = session.agent.toolbox().project.root();
+    let root = session.agent.toolbox().project().root();
     match &config.file {
         Some(file) => {
             let shown = file.path.strip_prefix(root).unwrap_or(&file.path);
@@ -92,7 +91,7 @@ fn print_banner(session: &Session) {
     println!();
 }
 
-fn run_command(command: Command, session: &mut Session) {
+fn run_slash_command(command: Command, session: &mut Session) {
     match command {
         Command::Help => println!("{HELP}"),
         Command::Config => print!("{}", commands::config_text(&session.loaded, &session.agent)),
@@ -107,7 +106,7 @@ fn run_command(command: Command, session: &mut Session) {
             session
                 .agent
                 .ledger()
-                .render(&session.agent.toolbox().standing_approvals())
+                .render(&session.agent.toolbox().authority().standing_approvals())
         ),
         Command::Context => print!(
             "{}",
@@ -124,8 +123,8 @@ fn rebuild_tags(session: &Session) {
     session.agent.rebuild_symbols();
     let started = std::time::Instant::now();
     match toolbox
-        .symbols
-        .lookup_with_stats(&toolbox.project, "metron_tags_probe", 1)
+        .symbols()
+        .lookup_with_stats(toolbox.project(), "metron_tags_probe", 1)
     {
         Ok((_, stats)) => println!(
             "symbol index rebuilt: {} Go and Rust files ({} ms); definitions are parsed on demand",
@@ -136,10 +135,10 @@ fn rebuild_tags(session: &Session) {
     }
 }
 
-async fn turn(session: &mut Session, line: &str, interrupts: &mut Interrupts) {
+async fn turn(session: &mut Session, line: &str) {
     let num_ctx = session.loaded.config.num_ctx;
     let mut display = Display::new(true, &session.loaded.config.model);
-    let outcome = session::drive_turn(&mut session.agent, line, &mut display, interrupts).await;
+    let outcome = session::drive_turn(&mut session.agent, line, &mut display).await;
     display.finish_line();
     match outcome {
         Outcome::Finished(Ok(report)) => {
@@ -155,16 +154,18 @@ async fn turn(session: &mut Session, line: &str, interrupts: &mut Interrupts) {
 }
 
 /// Asks approval questions through the REPL's line reader. Ctrl-C at a question declines
-/// and cancels the turn (by raising the same interrupt a Ctrl-C during a reply raises).
+/// and cancels the turn (by raising the session's cancel token, as a Ctrl-C during a
+/// reply does).
 #[derive(Debug)]
 struct AskThroughInput {
     input: Arc<Input>,
     color: bool,
+    cancel: CancelToken,
 }
 
 impl Approver for AskThroughInput {
     fn decide(&self, request: &Request<'_>) -> Decision {
-        if crate::interrupt::pressed() {
+        if self.cancel.is_cancelled() {
             return Decision::Interrupted;
         }
         let question = show_request(request, self.color, true);
@@ -181,13 +182,7 @@ impl Approver for AskThroughInput {
             }
             Line::Eof => Decision::Declined,
             Line::Interrupted => {
-                #[cfg(unix)]
-                {
-                    let _ = rustix::process::kill_process(
-                        rustix::process::getpid(),
-                        rustix::process::Signal::INT,
-                    );
-                }
+                self.cancel.cancel();
                 Decision::Interrupted
             }
         }

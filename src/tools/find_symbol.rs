@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::symbols::Lookup;
 use super::text::clip_line;
-use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
+use super::{Access, Run, ToolContext, ToolEnv, ToolError, ToolSpec, arg, parse_args};
 
 /// The registry entry.
 pub static SPEC: ToolSpec = ToolSpec {
@@ -21,7 +21,11 @@ pub static SPEC: ToolSpec = ToolSpec {
     access: Access::Read,
     scope: "Go and Rust files in the project tree",
     available: super::always_available,
-    run,
+    run: Run::Read(run),
+    purged_after_turn: false,
+    shown: |args| format!("definitions of {}", arg(args, "symbol")),
+    ledger_arguments: None,
+    schema: std::sync::OnceLock::new(),
 };
 
 #[derive(Deserialize)]
@@ -30,20 +34,20 @@ struct Args {
     symbol: String,
 }
 
-fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
     let args: Args = parse_args(SPEC.name, args)?;
-    find_symbol(toolbox, &args.symbol)
+    find_symbol(context.env, &args.symbol)
 }
 
 /// Looks up the definitions of `symbol` and formats them for the model.
-pub fn find_symbol(toolbox: &Toolbox, symbol: &str) -> Result<String, ToolError> {
-    let limit = toolbox.budgets.list_max_entries;
-    let lookup = toolbox.symbols.lookup(&toolbox.project, symbol, limit)?;
+fn find_symbol(env: &ToolEnv, symbol: &str) -> Result<String, ToolError> {
+    let limit = env.budgets.list_max_entries;
+    let lookup = env.symbols.lookup(&env.project, symbol, limit)?;
     Ok(format(
         &lookup,
         symbol.trim(),
         limit,
-        toolbox.budgets.max_line_chars,
+        env.budgets.max_line_chars,
     ))
 }
 

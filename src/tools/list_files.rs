@@ -14,7 +14,7 @@ use ignore::overrides::OverrideBuilder;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args, walk};
+use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args, walk};
 use crate::project::Project;
 
 /// The registry entry.
@@ -25,7 +25,14 @@ pub static SPEC: ToolSpec = ToolSpec {
     access: Access::Read,
     scope: "the project tree, gitignored files skipped",
     available: super::always_available,
-    run,
+    run: Run::Read(run),
+    purged_after_turn: false,
+    shown: |args| match args.get("pattern") {
+        Some(_) => format!("file list {}", arg(args, "pattern")),
+        None => "file list".to_owned(),
+    },
+    ledger_arguments: None,
+    schema: std::sync::OnceLock::new(),
 };
 
 #[derive(Deserialize)]
@@ -35,9 +42,13 @@ struct Args {
     pattern: Option<String>,
 }
 
-fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
     let args: Args = parse_args(SPEC.name, args)?;
-    list_files(&toolbox.project, &toolbox.budgets, args.pattern.as_deref())
+    list_files(
+        &context.env.project,
+        &context.env.budgets,
+        args.pattern.as_deref(),
+    )
 }
 
 /// Lists files beneath the root, sorted by path, at most `list_max_entries` of them.

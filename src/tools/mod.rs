@@ -1,62 +1,40 @@
 //! The tool surface: everything the model can do to the project, described in one registry.
 //!
-//! Each tool is one file with a [`ToolSpec`] (name, description, JSON schema, and what it
-//! may touch) and a function. [`REGISTRY`] lists them; adding a tool is one entry there plus
-//! its file. Tools receive a [`Toolbox`] (the project boundary plus the budgets) and return
-//! the exact text the model will read.
+//! Each tool is one file with a [`ToolSpec`]: its name, description and JSON schema, what
+//! it may touch, when it is available, how its call is carried out, and how the ledger and
+//! history describe it. [`REGISTRY`] lists them; adding a tool is one entry there plus its
+//! file (the README lists everything else a new tool may touch: nothing).
+//!
+//! A call runs through [`Toolbox::call`], the path every model call takes:
+//!
+//! - a **read** tool is one function of the [`ToolContext`];
+//! - a tool with **effects** is two-phase: `plan` does no effect and returns a
+//!   [`Proposal`] (the canonical diff with its preconditions, or the resolved argv);
+//!   [`Authority::authorize`] decides; `execute` carries out only an approved plan.
 //!
 //! Errors come in three kinds ([`ToolError`]): bad arguments, refusals and failures the
 //! model can correct (both go back to it as text), and faults of the environment.
 
 pub mod apply_patch;
-pub mod approval;
 mod find_symbol;
-pub mod journal;
-mod list_files;
-pub mod revisions;
-mod run_command;
-mod search_text;
+pub(crate) mod list_files;
+pub(crate) mod run_command;
+pub(crate) mod search_text;
 pub mod symbols;
 pub mod text;
-mod view_slice;
+pub(crate) mod view_slice;
 pub mod walk;
+
+use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
-
+use crate::authority::journal::Effect;
+use crate::authority::revisions::Revision;
+use crate::authority::{Approver, Authority, CancelToken, Verdict};
 use crate::config::Config;
 use crate::project::{BoundaryError, Project, ProjectPath};
-use approval::{Approver, Decision, NobodyToAsk, Request};
-use journal::{ApprovalOutcome, ApprovalRecord, ApprovalSource, Effect, Journal};
-
-/// Locks a mutex, carrying on after a panic elsewhere (the data is append-only records).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-pub use find_symbol::find_symbol;
-pub use list_files::list_files;
-pub use run_command::run_command;
-pub use search_text::search_text;
-pub use view_slice::view_slice;
-
-/// Every tool name metron knows, including tools that may be withheld at run time.
-/// `disabled_tools` is checked against this list.
-pub const TOOL_NAMES: [&str; 6] = [
-    "list_files",
-    "find_symbol",
-    "search_text",
-    "view_slice",
-    "apply_patch",
-    "run_command",
-];
 
 /// What a tool may touch. Shown to the person, and used to decide what needs approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +45,58 @@ pub enum Access {
     Write,
     /// Runs a program.
     Execute,
+}
+
+impl Access {
+    /// The word shown to the person.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::Execute => "execute",
+        }
+    }
+}
+
+/// How a tool's call is carried out.
+#[derive(Clone, Copy)]
+pub(crate) enum Run {
+    /// One call, no effect beyond reading.
+    Read(fn(&ToolContext<'_>, Value) -> Result<String, ToolError>),
+    /// Plan without effect, let authority decide, then execute the approved plan.
+    Effect {
+        /// Checks the arguments and works out exactly what would happen.
+        plan: fn(&ToolContext<'_>, Value) -> Result<Proposal, ToolError>,
+        /// Carries out an approved plan.
+        execute: fn(&ToolContext<'_>, Proposal) -> Result<String, ToolError>,
+    },
+}
+
+/// A planned effect, waiting for authority's verdict.
+#[derive(Debug)]
+pub(crate) enum Proposal {
+    /// A patch ready to write.
+    Patch(apply_patch::PatchPlan),
+    /// A command ready to run.
+    Command(run_command::CommandPlan),
+}
+
+impl Proposal {
+    /// What the person (or the approver standing in) is asked about.
+    fn request(&self) -> crate::authority::Request<'_> {
+        match self {
+            Proposal::Patch(plan) => plan.request(),
+            Proposal::Command(plan) => plan.request(),
+        }
+    }
+
+    /// What the model is told when the verdict is not a yes.
+    fn refused(&self, verdict: Verdict) -> ToolError {
+        match self {
+            Proposal::Patch(_) => apply_patch::refused(verdict),
+            Proposal::Command(plan) => plan.refused(verdict),
+        }
+    }
 }
 
 /// One tool, as the model and the person see it.
@@ -86,20 +116,18 @@ pub struct ToolSpec {
     pub scope: &'static str,
     /// Whether it can run in this session, or why not (then it is not offered to the
     /// model, and a call to it is refused with that reason).
-    pub available: fn(&Toolbox) -> Result<(), String>,
-    /// Runs it on already-parsed JSON arguments.
-    pub run: fn(&Toolbox, Value) -> Result<String, ToolError>,
-}
-
-impl Access {
-    /// The word shown to the person.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Access::Read => "read",
-            Access::Write => "write",
-            Access::Execute => "execute",
-        }
-    }
+    pub(crate) available: fn(&ToolEnv) -> Result<(), String>,
+    /// How a call is carried out.
+    pub(crate) run: Run,
+    /// Its results are dropped from history once their turn ends (file slices: the model
+    /// can read them again; carrying them costs every later request).
+    pub(crate) purged_after_turn: bool,
+    /// What a successful result showed the model, in words (`/context`).
+    pub(crate) shown: fn(&Value) -> String,
+    /// Its arguments in one line for `/ledger`; `None` prints the JSON.
+    pub(crate) ledger_arguments: Option<fn(&Value) -> String>,
+    /// The parsed schema (parsed once, on first use).
+    pub(crate) schema: OnceLock<Value>,
 }
 
 impl ToolSpec {
@@ -108,10 +136,9 @@ impl ToolSpec {
     /// metron for the model endpoint.
     pub fn capabilities(&self, toolbox: &Toolbox) -> String {
         let mut scope = self.scope.to_owned();
-        if self.access == Access::Execute && !toolbox.policy.allowed_commands.is_empty() {
-            let prefixes: Vec<String> = toolbox
-                .policy
-                .allowed_commands
+        let allowed = &toolbox.env.limits.allowed_commands;
+        if self.access == Access::Execute && !allowed.is_empty() {
+            let prefixes: Vec<String> = allowed
                 .iter()
                 .map(|p| format!("`{}`", p.split_whitespace().collect::<Vec<_>>().join(" ")))
                 .collect();
@@ -125,6 +152,12 @@ impl ToolSpec {
             "{}{asks}; {scope}; result sent to the model endpoint",
             self.access.as_str()
         )
+    }
+
+    /// The argument schema as JSON.
+    pub(crate) fn schema(&self) -> &Value {
+        self.schema
+            .get_or_init(|| serde_json::from_str(self.parameters).unwrap_or(Value::Null))
     }
 }
 
@@ -150,6 +183,21 @@ pub static REGISTRY: &[&ToolSpec] = &[
 /// Looks a tool up by name.
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     REGISTRY.iter().copied().find(|spec| spec.name == name)
+}
+
+/// Every tool name, in advertising order (what `disabled_tools` may name).
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|spec| spec.name).collect()
+}
+
+/// One argument of a call, for the ledger's descriptions: strings quoted and cut to one
+/// short line, anything else as JSON, `?` when missing.
+pub(crate) fn arg(arguments: &Value, key: &str) -> String {
+    match arguments.get(key) {
+        Some(Value::String(s)) => format!("`{}`", text::one_line(s, 60)),
+        Some(other) => other.to_string(),
+        None => "?".to_owned(),
+    }
 }
 
 /// Why a tool produced no result.
@@ -215,7 +263,7 @@ impl Default for Budgets {
 /// [`Config`]. Only trusted layers can widen these (see `config`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
-    /// Apply patches without asking.
+    /// Apply patches without asking (handed to authority).
     pub auto_approve_patches: bool,
     /// Argv prefixes run_command may execute; empty withdraws the tool.
     pub allowed_commands: Vec<String>,
@@ -248,92 +296,71 @@ impl Default for Policy {
 }
 
 /// The availability check of tools that can always run.
-pub(crate) fn always_available(_: &Toolbox) -> Result<(), String> {
+pub(crate) fn always_available(_: &ToolEnv) -> Result<(), String> {
     Ok(())
 }
 
-/// What every tool runs against: the project boundary, the budgets and policy, the
-/// person who approves changes, and the symbol index (which lives as long as the session,
-/// so repeated lookups are cheap).
+/// What the tools work with, fixed for the session: the project boundary, the budgets,
+/// the command limits, and the symbol index (whose cache lives as long as the session, so
+/// repeated lookups are cheap; it is never stale).
+#[derive(Debug)]
+pub struct ToolEnv {
+    /// The project and its boundary.
+    pub(crate) project: Project,
+    /// The budgets.
+    pub(crate) budgets: Budgets,
+    /// The limits on commands (the `auto_approve_patches` part of [`Policy`] belongs to
+    /// authority).
+    pub(crate) limits: Policy,
+    /// The in-process symbol index behind find_symbol.
+    pub(crate) symbols: symbols::SymbolIndex,
+}
+
+/// What one call sees: the environment, the session's revisions and journal (through
+/// authority), and the person's Ctrl-C.
+pub(crate) struct ToolContext<'a> {
+    pub(crate) env: &'a ToolEnv,
+    authority: &'a Authority,
+}
+
+impl ToolContext<'_> {
+    /// The session's Ctrl-C token (a running command polls it).
+    pub(crate) fn cancel_token(&self) -> &CancelToken {
+        self.authority.cancel_token()
+    }
+
+    /// Records an already computed revision under `key`.
+    pub(crate) fn record_revision(&self, key: &ProjectPath, hash: String, how: impl Into<String>) {
+        self.authority.record_revision(key, hash, how);
+    }
+
+    /// Forgets the revision of `path`.
+    pub(crate) fn forget_revision(&self, path: &str) {
+        self.authority.forget_revision(path);
+    }
+
+    /// The revision the model last read of `path`.
+    pub(crate) fn revision(&self, path: &str) -> Option<Revision> {
+        self.authority.revision(path)
+    }
+
+    /// Whether `current` is still what the model read of `path`.
+    pub(crate) fn is_current(&self, path: &str, current: Option<&[u8]>) -> Option<bool> {
+        self.authority.is_current(path, current)
+    }
+
+    /// Journals an effect the moment it happened.
+    pub(crate) fn journal_effect(&self, effect: Effect) {
+        self.authority.journal_effect(effect);
+    }
+}
+
+/// The tools of one session: the fixed environment plus the authority every call with an
+/// effect answers to. [`Toolbox::call`] is the path a model's call takes.
 #[derive(Debug)]
 pub struct Toolbox {
-    /// The project and its boundary.
-    pub project: Project,
-    /// The budgets.
-    pub budgets: Budgets,
-    /// What may happen without asking, and the limits on commands.
-    pub policy: Policy,
-    /// Who says yes or no to writes and executions.
-    pub approver: Box<dyn Approver>,
-    /// The in-process symbol index behind find_symbol.
-    pub symbols: symbols::SymbolIndex,
-    /// What calls did since the agent last drained it (see [`journal`]).
-    journal: Mutex<Journal>,
-    /// Standing approvals the person granted in this session.
-    standing: Mutex<Standing>,
-    /// The revision of each file the model has read: what its patches are held to (see
-    /// [`revisions`]).
-    revisions: Mutex<revisions::Revisions>,
-    /// The person pressed Ctrl-C at a question of the current turn.
-    cancelled: AtomicBool,
-}
-
-/// Standing approvals: the person answered `a` at a question.
-#[derive(Debug, Default)]
-struct Standing {
-    /// Every file of every patch approved in this session.
-    approved_files: BTreeSet<String>,
-    /// `a` was answered at a patch question: patches touching only `approved_files` go
-    /// ahead without asking.
-    patches: bool,
-    /// `allowed_commands` entries approved with `a`.
-    command_prefixes: BTreeSet<String>,
-}
-
-impl Standing {
-    /// The scope of the standing approval that covers `request`, if one does.
-    fn covering(&self, request: &Request<'_>) -> Option<String> {
-        match request {
-            Request::Patch { files, .. } => (self.patches
-                && !files.is_empty()
-                && files.iter().all(|f| self.approved_files.contains(f)))
-            .then(|| request.standing_scope()),
-            Request::Command { prefix, .. } => self
-                .command_prefixes
-                .contains(*prefix)
-                .then(|| request.standing_scope()),
-        }
-    }
-
-    /// Records an approval, and a standing grant when the person answered `a`.
-    fn approved(&mut self, request: &Request<'_>, for_session: bool) {
-        match request {
-            Request::Patch { files, .. } => {
-                self.approved_files.extend(files.iter().cloned());
-                self.patches |= for_session;
-            }
-            Request::Command { prefix, .. } => {
-                if for_session {
-                    self.command_prefixes.insert((*prefix).to_owned());
-                }
-            }
-        }
-    }
-
-    fn scopes(&self) -> Vec<String> {
-        let mut scopes = Vec::new();
-        if self.patches {
-            let files: Vec<_> = self.approved_files.iter().map(String::as_str).collect();
-            scopes.push(format!(
-                "patches that touch only files already approved in this session (now: {})",
-                files.join(", ")
-            ));
-        }
-        for prefix in &self.command_prefixes {
-            scopes.push(format!("commands starting with `{prefix}`"));
-        }
-        scopes
-    }
+    env: ToolEnv,
+    authority: Authority,
 }
 
 impl Toolbox {
@@ -341,121 +368,63 @@ impl Toolbox {
     /// approve changes (so writes and executions fail closed until an approver is set).
     pub fn new(project: Project, budgets: Budgets) -> Toolbox {
         Toolbox {
-            project,
-            budgets,
-            policy: Policy::default(),
-            approver: Box::new(NobodyToAsk),
-            symbols: symbols::SymbolIndex::new(),
-            journal: Mutex::default(),
-            standing: Mutex::default(),
-            revisions: Mutex::default(),
-            cancelled: AtomicBool::new(false),
-        }
-    }
-
-    /// Records that the model was shown lines of `path` read from `bytes` (the whole
-    /// file, as read), and how; a later patch to it is held to this revision.
-    pub fn record_read(&self, path: &ProjectPath, bytes: &[u8], how: impl Into<String>) {
-        let key = revisions::key_for(&self.project, path);
-        lock(&self.revisions).record_bytes(&key, bytes, how);
-    }
-
-    /// The revisions the model has read, for apply_patch's precondition and for displays
-    /// of what the model has seen. Hold the guard briefly: tools lock it too.
-    pub fn revisions(&self) -> MutexGuard<'_, revisions::Revisions> {
-        lock(&self.revisions)
-    }
-
-    /// Asks whether a write or an execution may go ahead: a standing approval of the
-    /// session answers first, otherwise the approver. The decision, who made it and how
-    /// long it took are journaled. `ApprovedForSession` comes back as `Approved` (the
-    /// grant is kept here), and `Interrupted` as `Declined` (the turn is marked cancelled).
-    pub fn ask(&self, request: &Request<'_>) -> Decision {
-        let covered = lock(&self.standing).covering(request);
-        if let Some(scope) = covered {
-            lock(&self.standing).approved(request, false);
-            self.journal_approval(ApprovalRecord {
-                source: ApprovalSource::Standing,
-                outcome: ApprovalOutcome::Yes,
-                waited: Duration::ZERO,
-                scope: Some(scope),
-            });
-            return Decision::Approved;
-        }
-        let started = Instant::now();
-        let decision = self.approver.decide(request);
-        let waited = started.elapsed();
-        let (outcome, scope) = match &decision {
-            Decision::Approved => (ApprovalOutcome::Yes, None),
-            Decision::ApprovedForSession => (
-                ApprovalOutcome::YesForSession,
-                Some(request.standing_scope()),
+            env: ToolEnv {
+                project,
+                budgets,
+                limits: Policy::default(),
+                symbols: symbols::SymbolIndex::new(),
+            },
+            authority: Authority::new(
+                Box::new(crate::authority::approval::NobodyToAsk),
+                false,
+                CancelToken::new(),
             ),
-            Decision::Declined | Decision::Interrupted => (ApprovalOutcome::No, None),
-            Decision::Unanswerable(_) => (ApprovalOutcome::Unanswerable, None),
-        };
-        if matches!(decision, Decision::Approved | Decision::ApprovedForSession) {
-            lock(&self.standing).approved(request, decision == Decision::ApprovedForSession);
-        }
-        self.journal_approval(ApprovalRecord {
-            source: self.approver.source(),
-            outcome,
-            waited,
-            scope,
-        });
-        match decision {
-            Decision::ApprovedForSession => Decision::Approved,
-            Decision::Interrupted => {
-                self.cancelled.store(true, Ordering::SeqCst);
-                Decision::Declined
-            }
-            other => other,
         }
     }
 
-    /// A new turn starts: no question of it has been interrupted yet.
-    pub fn start_turn(&self) {
-        self.cancelled.store(false, Ordering::SeqCst);
-    }
-
-    /// The person pressed Ctrl-C at a question of this turn: the turn is being cancelled,
-    /// so the calls left in the model's reply must not run (a standing approval would
-    /// otherwise let one through without asking).
-    pub fn turn_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::SeqCst)
-    }
-
-    /// Journals an approval given by policy rather than by a question (for example
-    /// `auto_approve_patches` from the user's trusted config).
-    pub fn journal_approval(&self, record: ApprovalRecord) {
-        lock(&self.journal).approvals.push(record);
-    }
-
-    /// Journals an effect (a write, a command run, a conflict).
-    pub fn journal_effect(&self, effect: Effect) {
-        lock(&self.journal).effects.push(effect);
-    }
-
-    /// Takes everything journaled since the last call.
-    pub fn take_journal(&self) -> Journal {
-        std::mem::take(&mut *lock(&self.journal))
-    }
-
-    /// The standing approvals granted in this session, in words (for `/ledger`).
-    pub fn standing_approvals(&self) -> Vec<String> {
-        lock(&self.standing).scopes()
-    }
-
-    /// Replaces the policy.
+    /// Replaces the policy (before the session starts).
     pub fn with_policy(mut self, policy: Policy) -> Toolbox {
-        self.policy = policy;
+        let auto = policy.auto_approve_patches;
+        self.env.limits = policy;
+        self.authority = self.authority.rebuilt(None, Some(auto), None);
         self
     }
 
-    /// Replaces the approver.
+    /// Replaces the approver (before the session starts).
     pub fn with_approver(mut self, approver: Box<dyn Approver>) -> Toolbox {
-        self.approver = approver;
+        self.authority = self.authority.rebuilt(Some(approver), None, None);
         self
+    }
+
+    /// Uses `cancel` as the session's Ctrl-C (the front end raises it).
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Toolbox {
+        self.authority = self.authority.rebuilt(None, None, Some(cancel));
+        self
+    }
+
+    /// The project and its boundary.
+    pub fn project(&self) -> &Project {
+        &self.env.project
+    }
+
+    /// The budgets.
+    pub fn budgets(&self) -> &Budgets {
+        &self.env.budgets
+    }
+
+    /// The command limits and the policy this toolbox was given.
+    pub fn limits(&self) -> &Policy {
+        &self.env.limits
+    }
+
+    /// The session's symbol index.
+    pub fn symbols(&self) -> &symbols::SymbolIndex {
+        &self.env.symbols
+    }
+
+    /// The session's authority (grants, revisions, journal, Ctrl-C).
+    pub fn authority(&self) -> &Authority {
+        &self.authority
     }
 
     /// The tools that can run in this session, in advertising order, and those that
@@ -463,24 +432,61 @@ impl Toolbox {
     pub fn availability(&self) -> Vec<(&'static ToolSpec, Result<(), String>)> {
         REGISTRY
             .iter()
-            .map(|&spec| (spec, (spec.available)(self)))
+            .map(|&spec| (spec, (spec.available)(&self.env)))
             .collect()
     }
 
-    /// Runs the named tool on JSON arguments, exactly as a model's call would.
+    /// Runs the named tool on JSON arguments, exactly as a model's call would: a read
+    /// tool runs; a tool with effects plans, authority decides, and only an approved plan
+    /// is executed.
     pub fn call(&self, name: &str, args: Value) -> Result<String, ToolError> {
         let spec = spec(name).ok_or_else(|| {
             ToolError::BadArguments(format!(
                 "there is no tool `{name}`; the tools are {}",
-                REGISTRY
-                    .iter()
-                    .map(|s| s.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                names().join(", ")
             ))
         })?;
-        (spec.available)(self).map_err(ToolError::Refused)?;
-        (spec.run)(self, args)
+        (spec.available)(&self.env).map_err(ToolError::Refused)?;
+        let context = self.context();
+        match spec.run {
+            Run::Read(run) => run(&context, args),
+            Run::Effect { plan, execute } => {
+                let proposal = plan(&context, args)?;
+                self.authorized(&context, proposal, execute)
+            }
+        }
+    }
+
+    fn context(&self) -> ToolContext<'_> {
+        ToolContext {
+            env: &self.env,
+            authority: &self.authority,
+        }
+    }
+
+    /// Holds a plan up to authority and executes it only when approved.
+    fn authorized(
+        &self,
+        context: &ToolContext<'_>,
+        proposal: Proposal,
+        execute: fn(&ToolContext<'_>, Proposal) -> Result<String, ToolError>,
+    ) -> Result<String, ToolError> {
+        match self.authority.authorize(&proposal.request()) {
+            Verdict::Approved => execute(context, proposal),
+            verdict => Err(proposal.refused(verdict)),
+        }
+    }
+
+    /// run_command's whole path (plan, authority, execute) with `parent_env` standing for
+    /// metron's own environment, so tests can control PATH and the variables passed on.
+    pub(crate) fn run_command_with_env(
+        &self,
+        command: &str,
+        parent_env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Result<String, ToolError> {
+        let context = self.context();
+        let plan = run_command::plan_command(&self.env, command, parent_env)?;
+        self.authorized(&context, Proposal::Command(plan), run_command::execute)
     }
 }
 
@@ -511,8 +517,7 @@ pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result
 /// not check arguments against the schema), and a refusal would cost a round trip for
 /// nothing. `None` when nothing could be converted.
 pub(crate) fn coerce_to_schema(tool: &str, args: &Value) -> Option<Value> {
-    let schema: Value = serde_json::from_str(spec(tool)?.parameters).ok()?;
-    let properties = schema.get("properties")?.as_object()?;
+    let properties = spec(tool)?.schema().get("properties")?.as_object()?;
     let mut fixed = args.as_object()?.clone();
     let mut changed = false;
     for (name, value) in &mut fixed {
@@ -535,7 +540,6 @@ pub(crate) fn coerce_to_schema(tool: &str, args: &Value) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn arguments_of_the_wrong_json_type_are_converted_when_the_meaning_is_plain() {
@@ -579,87 +583,89 @@ mod tests {
         }
     }
 
-    /// Answers from a script and counts the questions.
-    #[derive(Debug)]
-    struct Scripted {
-        answers: Mutex<Vec<Decision>>,
-        asked: AtomicUsize,
-    }
-
-    impl Approver for Scripted {
-        fn decide(&self, _request: &Request<'_>) -> Decision {
-            self.asked.fetch_add(1, Ordering::SeqCst);
-            lock(&self.answers).remove(0)
+    /// A value of the JSON type a schema property names.
+    fn sample(property: &Value) -> Value {
+        match property.get("type").and_then(Value::as_str) {
+            Some("integer") => Value::from(1),
+            Some("boolean") => Value::from(false),
+            _ => Value::from("x"),
         }
     }
 
-    fn toolbox(answers: Vec<Decision>) -> (Toolbox, tempfile::TempDir) {
+    /// Each hand-written schema agrees with the argument struct its tool parses: every
+    /// property is accepted with its type, every required one is required, and nothing
+    /// else is accepted. Checked through [`Toolbox::call`], the model's path.
+    #[test]
+    fn every_schema_agrees_with_its_argument_struct() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let project = Project::open(dir.path(), true).unwrap_or_else(|e| panic!("{e}"));
-        let toolbox = Toolbox::new(project, Budgets::default()).with_approver(Box::new(Scripted {
-            answers: Mutex::new(answers),
-            asked: AtomicUsize::new(0),
-        }));
-        (toolbox, dir)
-    }
-
-    fn patch<'a>(files: &'a [String]) -> Request<'a> {
-        Request::Patch {
-            summary: "",
-            diff: b"",
-            files,
+        let toolbox = Toolbox::new(project, Budgets::default()).with_policy(Policy {
+            allowed_commands: vec!["metron-no-such-program".to_owned()],
+            ..Policy::default()
+        });
+        let is_bad_arguments = |name: &str, args: Value| {
+            matches!(toolbox.call(name, args), Err(ToolError::BadArguments(_)))
+        };
+        for spec in REGISTRY {
+            let schema = spec.schema();
+            assert_eq!(
+                schema.get("type"),
+                Some(&Value::from("object")),
+                "{}",
+                spec.name
+            );
+            let properties = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .unwrap_or_else(|| panic!("{}: no properties", spec.name));
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            for name in &required {
+                assert!(properties.contains_key(*name), "{}: {name}", spec.name);
+            }
+            let full: serde_json::Map<String, Value> = properties
+                .iter()
+                .map(|(name, property)| (name.clone(), sample(property)))
+                .collect();
+            assert!(
+                !is_bad_arguments(spec.name, Value::Object(full.clone())),
+                "{}: the schema's own properties are refused",
+                spec.name
+            );
+            for name in &required {
+                let mut missing = full.clone();
+                missing.remove(*name);
+                assert!(
+                    is_bad_arguments(spec.name, Value::Object(missing)),
+                    "{}: `{name}` is required by the schema but not by the struct",
+                    spec.name
+                );
+            }
+            let mut extra = full.clone();
+            extra.insert("metron_unknown".to_owned(), Value::from(1));
+            assert!(
+                is_bad_arguments(spec.name, Value::Object(extra)),
+                "{}: an argument outside the schema is accepted",
+                spec.name
+            );
         }
     }
 
     #[test]
-    fn a_standing_patch_approval_covers_only_files_already_approved() {
-        let (toolbox, _dir) = toolbox(vec![
-            Decision::Approved,
-            Decision::ApprovedForSession,
-            Decision::Declined,
-        ]);
-        let a = vec!["a.go".to_owned()];
-        let b = vec!["b.go".to_owned()];
-        let ab = vec!["a.go".to_owned(), "b.go".to_owned()];
-        let c = vec!["a.go".to_owned(), "c.go".to_owned()];
-        assert_eq!(toolbox.ask(&patch(&a)), Decision::Approved);
-        assert_eq!(toolbox.ask(&patch(&b)), Decision::Approved); // `a`: standing from now on
-        assert_eq!(toolbox.ask(&patch(&ab)), Decision::Approved); // not asked
-        assert_eq!(toolbox.ask(&patch(&c)), Decision::Declined); // c.go is new: asked
-        let journal = toolbox.take_journal();
-        let sources: Vec<_> = journal
-            .approvals
-            .iter()
-            .map(|r| (r.source, r.outcome))
-            .collect();
+    fn names_come_from_the_registry() {
         assert_eq!(
-            sources,
+            names(),
             [
-                (ApprovalSource::Person, ApprovalOutcome::Yes),
-                (ApprovalSource::Person, ApprovalOutcome::YesForSession),
-                (ApprovalSource::Standing, ApprovalOutcome::Yes),
-                (ApprovalSource::Person, ApprovalOutcome::No),
+                "list_files",
+                "find_symbol",
+                "search_text",
+                "view_slice",
+                "apply_patch",
+                "run_command"
             ]
-        );
-        assert_eq!(toolbox.standing_approvals().len(), 1);
-    }
-
-    #[test]
-    fn a_standing_command_approval_covers_exactly_its_prefix() {
-        let (toolbox, _dir) = toolbox(vec![Decision::ApprovedForSession, Decision::Declined]);
-        let argv = vec!["/usr/bin/go".to_owned(), "test".to_owned()];
-        let ask = |prefix: &str| {
-            toolbox.ask(&Request::Command {
-                argv: &argv,
-                prefix,
-            })
-        };
-        assert_eq!(ask("go test"), Decision::Approved);
-        assert_eq!(ask("go test"), Decision::Approved); // standing
-        assert_eq!(ask("go vet"), Decision::Declined); // another prefix: asked
-        assert_eq!(
-            toolbox.standing_approvals(),
-            ["commands starting with `go test`"]
         );
     }
 }

@@ -27,7 +27,7 @@
 //!    and also as soon as the command itself exits, so nothing it started in the background
 //!    outlives the run. Ctrl-C (which the terminal does not deliver to another process
 //!    group) kills the group too, within 50 ms, where a front end catches it
-//!    ([`crate::interrupt::listen`]: the REPL, `-p` and `metron tool` do). stdout and stderr share one pipe (their interleaving is kept), read
+//!    (the session's [`CancelToken`], which the REPL, `-p` and `metron tool` raise). stdout and stderr share one pipe (their interleaving is kept), read
 //!    on the calling thread into a head buffer and a tail ring of together
 //!    `max_command_output_bytes`; the bytes in between are counted, never stored.
 //!
@@ -55,9 +55,9 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::approval::{Decision, Request};
-use super::journal::Effect;
-use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
+use super::{Access, Proposal, Run, ToolContext, ToolEnv, ToolError, ToolSpec, arg, parse_args};
+use crate::authority::journal::Effect;
+use crate::authority::{CancelToken, Request, Verdict};
 
 /// The registry entry.
 pub static SPEC: ToolSpec = ToolSpec {
@@ -67,7 +67,11 @@ pub static SPEC: ToolSpec = ToolSpec {
     access: Access::Execute,
     scope: "programs on PATH outside the project, matching allowed_commands",
     available,
-    run,
+    run: Run::Effect { plan, execute },
+    purged_after_turn: false,
+    shown: |args| format!("output of `{}`", arg(args, "command")),
+    ledger_arguments: None,
+    schema: std::sync::OnceLock::new(),
 };
 
 /// Variables copied from metron's own environment into every command's (when set), besides
@@ -102,38 +106,78 @@ struct Args {
     command: String,
 }
 
-fn available(toolbox: &Toolbox) -> Result<(), String> {
-    if toolbox.policy.allowed_commands.is_empty() {
+fn available(env: &ToolEnv) -> Result<(), String> {
+    if env.limits.allowed_commands.is_empty() {
         Err("run_command is off: no `allowed_commands` are configured (the user can list argv prefixes such as \"go test\" in their own config)".to_owned())
     } else {
         Ok(())
     }
 }
 
-fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
     let args: Args = parse_args(SPEC.name, args)?;
     let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    run_command(toolbox, &args.command, &env)
+    plan_command(context.env, &args.command, &env).map(Proposal::Command)
 }
 
-/// Runs `command` as the model asked for it, with `parent_env` standing for metron's own
-/// environment (the source of PATH and of every variable passed on), and returns the text
-/// the model reads. Refusals (not allowed, not found, declined) are [`ToolError::Refused`];
-/// the command's own failure is an `Ok` text with its exit status.
-pub fn run_command(
-    toolbox: &Toolbox,
+/// A command ready to run: what the person approves is exactly what runs.
+#[derive(Debug)]
+pub(crate) struct CommandPlan {
+    /// The command as the model typed it, tokens joined by single spaces.
+    typed: String,
+    /// The absolute program, then the arguments.
+    argv: Vec<String>,
+    /// The `allowed_commands` entry that admitted it.
+    prefix: String,
+    /// The program to execute.
+    program: PathBuf,
+    /// Where it runs: the project root, resolved.
+    root: PathBuf,
+    /// Its whole environment.
+    env: Vec<(OsString, OsString)>,
+}
+
+impl CommandPlan {
+    /// The question about this command.
+    pub(crate) fn request(&self) -> Request<'_> {
+        Request::Command {
+            argv: &self.argv,
+            prefix: &self.prefix,
+        }
+    }
+
+    /// What the model is told when the command is not approved.
+    pub(crate) fn refused(&self, verdict: Verdict) -> ToolError {
+        let typed = &self.typed;
+        ToolError::Refused(match verdict {
+            Verdict::Approved | Verdict::Declined => format!(
+                "The user declined to run `{typed}`. Do not retry it; explain what you wanted to check and ask how to proceed."
+            ),
+            Verdict::Unanswerable(text) => text,
+            Verdict::Cancelled => format!(
+                "Not run: the user pressed Ctrl-C in this turn before `{typed}` started, so nothing was run."
+            ),
+        })
+    }
+}
+
+/// Checks `command` against the allowlist and resolves its program, with `parent_env`
+/// standing for metron's own environment (the source of PATH and of every variable
+/// passed on). No effect: nothing runs.
+pub(crate) fn plan_command(
+    env: &ToolEnv,
     command: &str,
     parent_env: &[(OsString, OsString)],
-) -> Result<String, ToolError> {
-    let policy = &toolbox.policy;
+) -> Result<CommandPlan, ToolError> {
+    let policy = &env.limits;
     let tokens: Vec<&str> = command.split_whitespace().collect();
     let (name, args, prefix) = check_command(&tokens, &policy.allowed_commands)?;
     let typed = tokens.join(" ");
 
-    let root = toolbox.project.root().canonicalize().map_err(|e| {
+    let root = env.project.root().canonicalize().map_err(|e| {
         ToolError::Fault(format!(
             "cannot resolve the project root {}: {e}",
-            toolbox.project.root().display()
+            env.project.root().display()
         ))
     })?;
     let path_var = lookup(parent_env, "PATH");
@@ -144,47 +188,50 @@ pub fn run_command(
     let argv: Vec<String> = std::iter::once(program.display.clone())
         .chain(args.iter().map(|t| (*t).to_owned()))
         .collect();
-    match toolbox.ask(&Request::Command {
-        argv: &argv,
-        prefix: &prefix,
-    }) {
-        Decision::Approved | Decision::ApprovedForSession => {}
-        Decision::Declined | Decision::Interrupted => {
-            return Err(ToolError::Refused(format!(
-                "The user declined to run `{typed}`. Do not retry it; explain what you wanted to check and ask how to proceed."
-            )));
-        }
-        Decision::Unanswerable(text) => return Err(ToolError::Refused(text)),
-    }
-    if crate::interrupt::pressed() {
-        return Err(ToolError::Refused(format!(
-            "Not run: the user pressed Ctrl-C in this turn before `{typed}` started, so nothing was run."
-        )));
-    }
-
-    let env = child_env(
+    let child_env = child_env(
         parent_env,
         &policy.command_env_passthrough,
         &search.joined(),
     );
-    let mut child_command = std::process::Command::new(&program.path);
+    Ok(CommandPlan {
+        typed,
+        argv,
+        prefix,
+        program: program.path,
+        root,
+        env: child_env,
+    })
+}
+
+/// Runs an approved command and returns the text the model reads. The command's own
+/// failure is an `Ok` text with its exit status.
+pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, ToolError> {
+    let Proposal::Command(plan) = proposal else {
+        return Err(ToolError::Fault(
+            "internal error in metron: run_command was handed another tool's plan".to_owned(),
+        ));
+    };
+    let policy = &context.env.limits;
+    let typed = &plan.typed;
+    let mut child_command = std::process::Command::new(&plan.program);
     child_command
-        .args(args)
-        .current_dir(&root)
+        .args(&plan.argv[1..])
+        .current_dir(&plan.root)
         .env_clear()
-        .envs(env)
+        .envs(plan.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .process_group(0);
     let started = std::time::Instant::now();
-    let outcome = execute(
+    let outcome = spawn_and_watch(
         child_command,
         policy.command_timeout,
         policy.max_command_output_bytes,
+        context.cancel_token(),
     )
     .map_err(|e| ToolError::Fault(format!("cannot run `{typed}`: {e}")))?;
     let status = outcome.status_line(policy.command_timeout);
-    toolbox.journal_effect(Effect::Ran {
-        argv: argv.clone(),
+    context.journal_effect(Effect::Ran {
+        argv: plan.argv.clone(),
         status: status.clone(),
         duration: started.elapsed(),
     });
@@ -426,10 +473,11 @@ fn seconds(d: Duration) -> String {
 /// Spawns `command` with stdout and stderr on one pipe, reads it until end of file while
 /// enforcing `timeout`, and kills the process group when the command exits or times out
 /// (or when anything here fails, so no error leaves it running).
-fn execute(
+fn spawn_and_watch(
     mut command: std::process::Command,
     timeout: Duration,
     budget: usize,
+    cancel: &CancelToken,
 ) -> std::io::Result<Outcome> {
     let (reader, writer) = std::io::pipe()?;
     command.stdout(writer.try_clone()?).stderr(writer);
@@ -443,7 +491,7 @@ fn execute(
         // ESRCH (the group is already gone) is the usual, harmless answer.
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     };
-    let outcome = watch(&mut child, reader, &kill_group, timeout, budget);
+    let outcome = watch(&mut child, reader, &kill_group, timeout, budget, cancel);
     match &outcome {
         Err(_) => {
             kill_group();
@@ -468,6 +516,7 @@ fn watch(
     kill_group: &dyn Fn(),
     timeout: Duration,
     budget: usize,
+    cancel: &CancelToken,
 ) -> std::io::Result<Outcome> {
     let deadline = Instant::now().checked_add(timeout);
     let mut clip = Clip::new(budget);
@@ -494,7 +543,7 @@ fn watch(
             timed_out = true;
             give_up = Some(now + DRAIN_GRACE);
         }
-        if !timed_out && !interrupted && status.is_none() && crate::interrupt::pressed() {
+        if !timed_out && !interrupted && status.is_none() && cancel.is_cancelled() {
             kill_group();
             interrupted = true;
             give_up = Some(now + DRAIN_GRACE);

@@ -15,7 +15,7 @@
 //! Each file is opened through the project boundary before it is read.
 //!
 //! The lines it shows are reads the model's patches are held to (see
-//! [`super::revisions`]): every file whose matching lines are printed gets its revision
+//! [`crate::authority::revisions`]): every file whose matching lines are printed gets its revision
 //! recorded, hashed from the very bytes that were searched (see [`Tee`]).
 
 use std::collections::BTreeMap;
@@ -28,10 +28,10 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::journal::content_hash;
-use super::revisions::MAX_HASHED_BYTES;
 use super::text::clip_line;
-use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args, walk};
+use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args, walk};
+use crate::authority::journal::content_hash;
+use crate::authority::revisions::MAX_HASHED_BYTES;
 use crate::project::{Project, ProjectPath};
 
 /// The registry entry.
@@ -42,7 +42,11 @@ pub static SPEC: ToolSpec = ToolSpec {
     access: Access::Read,
     scope: "the project tree, gitignored files skipped",
     available: super::always_available,
-    run,
+    run: Run::Read(run),
+    purged_after_turn: false,
+    shown: |args| format!("search for {}", arg(args, "pattern")),
+    ledger_arguments: None,
+    schema: std::sync::OnceLock::new(),
 };
 
 #[derive(Deserialize)]
@@ -51,9 +55,9 @@ struct Args {
     pattern: String,
 }
 
-fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
     let args: Args = parse_args(SPEC.name, args)?;
-    let (text, shown) = search(&toolbox.project, &toolbox.budgets, &args.pattern)?;
+    let (text, shown) = search(&context.env.project, &context.env.budgets, &args.pattern)?;
     if !shown.is_empty() {
         let pattern: String = args.pattern.chars().take(60).collect();
         let ellipsis = if pattern.len() < args.pattern.len() {
@@ -62,9 +66,8 @@ fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
             ""
         };
         let how = format!("search_text `{pattern}{ellipsis}`");
-        let mut revisions = toolbox.revisions();
         for (path, hash) in shown {
-            revisions.record(&path, hash.to_string(), how.clone());
+            context.record_revision(&path, hash.to_string(), how.clone());
         }
     }
     Ok(text)

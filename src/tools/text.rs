@@ -25,6 +25,16 @@ pub fn clip_line(line: &[u8], max_chars: usize) -> String {
     }
 }
 
+/// The first line of `text`, at most `max` characters.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(max).collect();
+    if out.len() < line.len() || text.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

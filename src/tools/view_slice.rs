@@ -5,7 +5,7 @@
 //! the rule), every line is clipped to `max_line_chars`, and a large file is streamed so
 //! memory use does not depend on its size, even for a single enormous line.
 //!
-//! It is also a read the model's patches are held to (see [`super::revisions`]): a file up
+//! It is also a read the model's patches are held to (see [`crate::authority::revisions`]): a file up
 //! to [`MAX_HASHED_BYTES`] is read whole, once, hashed, and the lines are cut from those
 //! same bytes, so the recorded revision is exactly the content the lines came from.
 
@@ -14,10 +14,10 @@ use std::io::{BufRead, BufReader, Read};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::journal::content_hash;
-use super::revisions::{self, MAX_HASHED_BYTES};
 use super::text::clip_line;
-use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args};
+use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args};
+use crate::authority::journal::content_hash;
+use crate::authority::revisions::{self, MAX_HASHED_BYTES};
 use crate::project::{BoundaryError, Project, ProjectPath};
 
 /// The registry entry.
@@ -28,7 +28,18 @@ pub static SPEC: ToolSpec = ToolSpec {
     access: Access::Read,
     scope: "files named beneath the project root, not .git/",
     available: super::always_available,
-    run,
+    run: Run::Read(run),
+    purged_after_turn: true,
+    shown: |args| {
+        format!(
+            "file {} lines {}-{}",
+            arg(args, "path"),
+            arg(args, "start"),
+            arg(args, "end")
+        )
+    },
+    ledger_arguments: None,
+    schema: std::sync::OnceLock::new(),
 };
 
 /// How much of a file is inspected for a NUL byte before it is called binary (git and
@@ -43,11 +54,11 @@ struct Args {
     end: i64,
 }
 
-fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
+fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
     let args: Args = parse_args(SPEC.name, args)?;
     let viewed = read_slice(
-        &toolbox.project,
-        &toolbox.budgets,
+        &context.env.project,
+        &context.env.budgets,
         &args.path,
         args.start,
         args.end,
@@ -55,11 +66,11 @@ fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
     if let Some(hash) = viewed.hash {
         let mut how = format!("view_slice {}-{}", viewed.first, viewed.last);
         // Read through a symlink: kept under the real path, the one a patch names.
-        let key = revisions::key_for(&toolbox.project, &viewed.path);
+        let key = revisions::key_for(&context.env.project, &viewed.path);
         if key != viewed.path {
             how = format!("{how} of `{}`", viewed.path);
         }
-        toolbox.revisions().record(&key, hash, how);
+        context.record_revision(&key, hash, how);
     }
     Ok(viewed.text)
 }

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use metron::agent::{Agent, Observer, REDACTED_SLICE, Settings, TurnError, TurnReport};
+use metron::authority::approval::ApproveAll;
 use metron::config::Config;
 use metron::ollama::wire::ToolCall;
 use metron::ollama::{Client, Delta, OllamaError};
-use metron::tools::approval::ApproveAll;
 use metron::tools::{Budgets, Policy};
 
 use super::common::TestProject;

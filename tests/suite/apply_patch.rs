@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use metron::authority::approval::{ApproveAll, Approver, Decision, Request};
 use metron::project::Project;
-use metron::tools::approval::{ApproveAll, Approver, Decision, Request};
 use metron::tools::{Budgets, Policy, ToolError, Toolbox};
 use serde_json::json;
 

@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use metron::project::{BoundaryError, Project};
-use metron::tools::{Budgets, ToolError, list_files, search_text, view_slice};
+use metron::testing::{list_files, search_text, view_slice};
+use metron::tools::{Budgets, ToolError};
 
 use super::common::*;
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use metron::tools::journal::content_hash;
+use metron::authority::journal::content_hash;
 
 use super::common::{Run, TestProject, events_of_type, json_events, metron, skip};
 use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, text};

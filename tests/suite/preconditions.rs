@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use metron::tools::approval::{ApproveAll, Approver, Decision, Request};
-use metron::tools::journal::Effect;
+use metron::authority::approval::{ApproveAll, Approver, Decision, Request};
+use metron::authority::journal::Effect;
 use metron::tools::{Budgets, ToolError, Toolbox};
 use serde_json::json;
 
@@ -44,6 +44,7 @@ fn refusal(result: Result<String, ToolError>) -> String {
 /// The files of every conflict journaled since the last drain.
 fn conflicts(toolbox: &Toolbox) -> Vec<Vec<String>> {
     toolbox
+        .authority()
         .take_journal()
         .effects
         .into_iter()
@@ -56,6 +57,7 @@ fn conflicts(toolbox: &Toolbox) -> Vec<Vec<String>> {
 
 fn wrote_anything(toolbox: &Toolbox) -> bool {
     toolbox
+        .authority()
         .take_journal()
         .effects
         .iter()
@@ -358,7 +360,7 @@ fn one_stale_file_stops_a_multi_file_patch() {
     assert_eq!(read(&p, "b.txt"), theirs);
     assert_eq!(read(&p, "c.txt"), lines(12));
     assert!(!p.path("d.txt").exists());
-    let journal = toolbox.take_journal();
+    let journal = toolbox.authority().take_journal();
     assert!(
         journal
             .effects
@@ -438,6 +440,6 @@ fn a_proposal_time_conflict_asks_nobody() {
         .expect("view");
     p.file("a.txt", lines(13));
     refusal(toolbox.call("apply_patch", json!({"diff": top_patch("a.txt")})));
-    let journal = toolbox.take_journal();
+    let journal = toolbox.authority().take_journal();
     assert!(journal.approvals.is_empty(), "{journal:?}");
 }

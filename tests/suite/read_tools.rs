@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use metron::project::Project;
+use metron::testing::{list_files, search_text, view_slice};
 use metron::tools::text::{CLIP_MARKER, clip_line};
-use metron::tools::{Budgets, ToolError, list_files, search_text, view_slice};
+use metron::tools::{Budgets, ToolError};
 
 use super::common::*;
 

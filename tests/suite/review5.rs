@@ -6,10 +6,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use metron::agent::{Agent, Event, Observer, Settings};
+use metron::authority::approval::{ApproveAll, Approver, Decision, Request};
 use metron::config::Config;
 use metron::ollama::wire::{ChatRequest, FunctionCall, ToolCall};
 use metron::ollama::{Delta, OllamaError, Reply};
-use metron::tools::approval::{ApproveAll, Approver, Decision, Request};
 use metron::tools::{Budgets, ToolError};
 use serde_json::json;
 
@@ -139,7 +139,7 @@ impl Events {
         self.0
             .iter()
             .filter_map(|e| match e {
-                Event::TurnEnd { status, .. } => Some(*status),
+                Event::TurnEnd { status, .. } => Some(status.as_str()),
                 _ => None,
             })
             .collect()
@@ -282,13 +282,13 @@ fn a_tool_that_panics_still_gets_every_event_and_the_turn_goes_on() {
         ]
     );
     let result = events.0.iter().find_map(|e| match e {
-        Event::ToolResult { outcome, .. } => Some(*outcome),
+        Event::ToolResult { outcome, .. } => Some(outcome.as_str()),
         _ => None,
     });
     assert_eq!(result, Some("fault"));
     assert_eq!(read(&p, "a.txt"), lines(3), "nothing was written");
     let entry = &agent.ledger().entries()[0];
-    assert_eq!(entry.outcome, "fault");
+    assert_eq!(entry.outcome.as_str(), "fault");
     assert!(entry.effects.is_empty(), "{entry:?}");
     assert!(
         entry.reported.contains("apply_patch failed"),

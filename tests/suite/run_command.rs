@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use metron::tools::approval::{Approver, Decision, Request};
-use metron::tools::{Budgets, Policy, ToolError, Toolbox, run_command};
+use metron::authority::approval::{Approver, Decision, Request};
+use metron::testing::run_command;
+use metron::tools::{Budgets, Policy, ToolError, Toolbox};
 use serde_json::json;
 
 use super::common::*;

@@ -507,8 +507,8 @@ fn a_settled_tree_still_sees_every_change() {
     );
     let again = f
         .toolbox
-        .symbols
-        .lookup_with_stats(&f.toolbox.project, "Beta", 10);
+        .symbols()
+        .lookup_with_stats(f.toolbox.project(), "Beta", 10);
     let Ok((found, stats)) = again else {
         panic!("{again:?}");
     };
@@ -562,13 +562,13 @@ fn a_settled_tree_still_sees_every_change() {
 fn invalidate_and_clear_forget_without_breaking_answers() {
     let f = Fixture::new(&[("a.rs", "fn one() {}\n")]);
     assert_eq!(f.lines("one"), ["one [function] -> a.rs:1"]);
-    assert_eq!(f.toolbox.symbols.parsed_files(), 1);
-    let path = f.toolbox.project.resolve("a.rs").expect("resolve");
-    f.toolbox.symbols.invalidate(&path);
-    assert_eq!(f.toolbox.symbols.parsed_files(), 0);
+    assert_eq!(f.toolbox.symbols().parsed_files(), 1);
+    let path = f.toolbox.project().resolve("a.rs").expect("resolve");
+    f.toolbox.symbols().invalidate(&path);
+    assert_eq!(f.toolbox.symbols().parsed_files(), 0);
     assert_eq!(f.lines("one"), ["one [function] -> a.rs:1"]);
-    f.toolbox.symbols.clear();
-    assert_eq!(f.toolbox.symbols.parsed_files(), 0);
+    f.toolbox.symbols().clear();
+    assert_eq!(f.toolbox.symbols().parsed_files(), 0);
     assert_eq!(f.lines("one"), ["one [function] -> a.rs:1"]);
 }
 
@@ -633,7 +633,7 @@ fn early_stop_leaves_later_files_unparsed_yet_correct() {
         .collect();
     let f = Fixture::with_budget(&borrowed, 3);
     assert_eq!(f.lines("Common").len(), 4);
-    let parsed = f.toolbox.symbols.parsed_files();
+    let parsed = f.toolbox.symbols().parsed_files();
     assert!(
         (32..=256).contains(&parsed),
         "{parsed} files parsed for a capped answer"

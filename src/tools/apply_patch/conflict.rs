@@ -2,7 +2,7 @@
 //! against, and a conflict tells the model what is there now.
 //!
 //! A patch is prepared against, for each target the model has read (view_slice, the lines
-//! search_text showed), the revision it read (see [`crate::tools::revisions`]); for a
+//! search_text showed), the revision it read (see [`crate::authority::revisions`]); for a
 //! target it has not read, the content when the patch was proposed. It is checked twice:
 //! when proposed, before anyone is asked ([`stale_at_proposal`]), and when written, after
 //! the person said yes ([`super::commit`] compares every target with the content the patch
@@ -16,10 +16,10 @@ use std::fmt::Write as _;
 
 use super::parse::{self, HunkLine};
 use super::{Change, checked_path, read_current};
+use crate::authority::journal::{Effect, content_hash};
 use crate::project::ProjectPath;
-use crate::tools::journal::Effect;
 use crate::tools::text::clip_line;
-use crate::tools::{Budgets, Toolbox};
+use crate::tools::{Budgets, ToolContext};
 
 /// Lines of context shown around each place a patch applies.
 const CONTEXT: usize = 3;
@@ -62,22 +62,21 @@ pub struct Conflict {
 
 /// The proposal-time check of a prepared patch: every change whose file the model has read
 /// must start from that revision (`before` absent means it was deleted since).
-pub fn stale_at_proposal(
-    toolbox: &Toolbox,
+pub(crate) fn stale_at_proposal(
+    context: &ToolContext<'_>,
     changes: &[Change],
     regions: &[(ProjectPath, Vec<(usize, usize)>)],
 ) -> Option<Conflict> {
-    let revisions = toolbox.revisions();
     let files: Vec<Stale> = changes
         .iter()
         .filter_map(|change| {
             let now = change.before.as_ref().map(|(bytes, _)| bytes.as_slice());
-            if revisions.is_current(change.path.as_str(), now)? {
+            if context.is_current(change.path.as_str(), now)? {
                 return None;
             }
             Some(Stale {
                 path: change.path.clone(),
-                read: revisions.get(change.path.as_str()).map(|r| r.how.clone()),
+                read: context.revision(change.path.as_str()).map(|r| r.how),
                 now: now.map(<[u8]>::to_vec),
                 creates: false,
                 ranges: ranges_of(regions, &change.path),
@@ -93,11 +92,11 @@ pub fn stale_at_proposal(
 /// For a patch that could not be prepared: whether a target changed since the model read
 /// it (then the mismatch is most likely that change, and the model needs the current
 /// lines, not a complaint about its context lines), or a file it creates exists now.
-pub fn stale_unprepared(toolbox: &Toolbox, diff: &str) -> Option<Conflict> {
+pub(crate) fn stale_unprepared(context: &ToolContext<'_>, diff: &str) -> Option<Conflict> {
     let sections = parse::parse(diff).ok()?;
     let mut files = Vec::new();
     for section in &sections {
-        let project = &toolbox.project;
+        let project = &context.env.project;
         let old = section
             .old_path
             .as_deref()
@@ -111,10 +110,7 @@ pub fn stale_unprepared(toolbox: &Toolbox, diff: &str) -> Option<Conflict> {
             (None, Some(new)) if section.old_path.is_none() => (new, true),
             _ => continue,
         };
-        let read = toolbox
-            .revisions()
-            .get(path.as_str())
-            .map(|r| r.how.clone());
+        let read = context.revision(path.as_str()).map(|r| r.how);
         if read.is_none() && !creates {
             continue;
         }
@@ -125,10 +121,7 @@ pub fn stale_unprepared(toolbox: &Toolbox, diff: &str) -> Option<Conflict> {
         let stale = if creates {
             now.is_some()
         } else {
-            toolbox
-                .revisions()
-                .is_current(path.as_str(), now.as_deref())
-                == Some(false)
+            context.is_current(path.as_str(), now.as_deref()) == Some(false)
         };
         if stale {
             files.push(Stale {
@@ -147,20 +140,19 @@ pub fn stale_unprepared(toolbox: &Toolbox, diff: &str) -> Option<Conflict> {
 }
 
 /// The write-time conflict: `paths` (from [`super::CommitError::Stale`]) as they are now.
-pub fn stale_at_write(
-    toolbox: &Toolbox,
+pub(crate) fn stale_at_write(
+    context: &ToolContext<'_>,
     changes: &[Change],
     regions: &[(ProjectPath, Vec<(usize, usize)>)],
     paths: &[String],
 ) -> Conflict {
-    let revisions = toolbox.revisions();
     let files = changes
         .iter()
         .filter(|change| paths.iter().any(|p| p == change.path.as_str()))
         .map(|change| Stale {
             path: change.path.clone(),
-            read: revisions.get(change.path.as_str()).map(|r| r.how.clone()),
-            now: read_current(&toolbox.project, &change.path)
+            read: context.revision(change.path.as_str()).map(|r| r.how),
+            now: read_current(&context.env.project, &change.path)
                 .ok()
                 .flatten()
                 .map(|(bytes, _)| bytes),
@@ -180,17 +172,20 @@ impl Conflict {
     /// what the revised patch will be prepared against; a deleted file is forgotten). A
     /// file whose lines did not fit the budget keeps its old revision, so a patch to it
     /// is refused again, with its lines, until the model has seen them.
-    pub fn report(self, toolbox: &Toolbox) -> String {
-        toolbox.journal_effect(Effect::Conflict {
+    pub(crate) fn report(self, context: &ToolContext<'_>) -> String {
+        context.journal_effect(Effect::Conflict {
             files: self.files.iter().map(|f| f.path.to_string()).collect(),
         });
-        let (message, shown) = self.message(&toolbox.budgets);
-        let mut revisions = toolbox.revisions();
+        let (message, shown) = self.message(&context.env.budgets);
         for (file, shown) in self.files.iter().zip(shown) {
             match (&file.now, shown) {
-                (None, _) => revisions.forget(file.path.as_str()),
+                (None, _) => context.forget_revision(file.path.as_str()),
                 (Some(bytes), true) => {
-                    revisions.record_bytes(&file.path, bytes, "an apply_patch conflict message");
+                    context.record_revision(
+                        &file.path,
+                        content_hash(bytes),
+                        "an apply_patch conflict message",
+                    );
                 }
                 (Some(_), false) => {}
             }

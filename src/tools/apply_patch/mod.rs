@@ -30,13 +30,9 @@ use std::fmt::Write as _;
 use serde::Deserialize;
 use serde_json::Value;
 
-use std::time::Duration;
-
-use super::approval::{Decision, Request};
-use super::journal::{
-    ApprovalOutcome, ApprovalRecord, ApprovalSource, Effect, FileChange, content_hash,
-};
-use super::{Access, ToolError, ToolSpec, Toolbox, parse_args};
+use super::{Access, Proposal, Run, ToolContext, ToolEnv, ToolError, ToolSpec, parse_args};
+use crate::authority::journal::{Effect, FileChange, content_hash};
+use crate::authority::{Request, Verdict};
 use crate::project::{BoundaryError, Project, ProjectPath};
 
 pub use memory::{PostImage, PreImage};
@@ -50,11 +46,20 @@ pub static SPEC: ToolSpec = ToolSpec {
     access: Access::Write,
     scope: "files beneath the project root, not .git/, only in a git work tree",
     available,
-    run,
+    run: Run::Effect { plan, execute },
+    purged_after_turn: false,
+    shown: |_| "the result of a patch".to_owned(),
+    ledger_arguments: Some(|args| {
+        format!(
+            "(diff of {} bytes)",
+            args.get("diff").and_then(Value::as_str).map_or(0, str::len)
+        )
+    }),
+    schema: std::sync::OnceLock::new(),
 };
 
-fn available(toolbox: &Toolbox) -> Result<(), String> {
-    if toolbox.project.is_git() {
+fn available(env: &ToolEnv) -> Result<(), String> {
+    if env.project.is_git() {
         Ok(())
     } else {
         Err("apply_patch is only available inside a git work tree, so every change can be reviewed and undone with git; run metron from inside a repository".to_owned())
@@ -65,11 +70,6 @@ fn available(toolbox: &Toolbox) -> Result<(), String> {
 #[serde(deny_unknown_fields)]
 struct Args {
     diff: String,
-}
-
-fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
-    let args: Args = parse_args(SPEC.name, args)?;
-    apply_patch(toolbox, &args.diff)
 }
 
 /// A patch ready to write: what the person is shown and what will be written.
@@ -86,16 +86,46 @@ pub struct Prepared {
     pub regions: Vec<(ProjectPath, Vec<(usize, usize)>)>,
 }
 
-/// Prepares, checks against the revisions the model read, asks about, and applies a
-/// patch.
-pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
-    let prepared = match prepare(&toolbox.project, diff) {
+/// A prepared patch that has passed the proposal-time precondition, with the files it
+/// touches (the scope of a standing approval).
+#[derive(Debug)]
+pub(crate) struct PatchPlan {
+    prepared: Prepared,
+    files: Vec<String>,
+}
+
+impl PatchPlan {
+    /// The question about this patch.
+    pub(crate) fn request(&self) -> Request<'_> {
+        Request::Patch {
+            summary: &self.prepared.summary,
+            diff: &self.prepared.patch,
+            files: &self.files,
+        }
+    }
+}
+
+/// What the model is told when a patch is not approved.
+pub(crate) fn refused(verdict: Verdict) -> ToolError {
+    ToolError::Refused(match verdict {
+        Verdict::Approved | Verdict::Declined => "The user declined this patch; nothing was changed. Do not send it again: explain what you wanted to change and why, and ask how to proceed.".to_owned(),
+        Verdict::Unanswerable(why) => format!("Not applied: {why}. Nothing was changed."),
+        // Where Ctrl-C is caught (the REPL, -p, metron tool), a press during the write
+        // waits for it to finish; a press that came before stops it.
+        Verdict::Cancelled => "Not applied: the user pressed Ctrl-C in this turn before the patch was written. Nothing was changed.".to_owned(),
+    })
+}
+
+/// Prepares the patch and checks it against the revisions the model read; no effect.
+fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
+    let args: Args = parse_args(SPEC.name, args)?;
+    let prepared = match prepare(&context.env.project, &args.diff) {
         Ok(prepared) => prepared,
         // A patch that does not fit a file the model read may not fit because the file
         // changed since: then the conflict, with the current lines, is the useful answer.
         Err(refusal) => {
-            return Err(match conflict::stale_unprepared(toolbox, diff) {
-                Some(conflict) => ToolError::Refused(conflict.report(toolbox)),
+            return Err(match conflict::stale_unprepared(context, &args.diff) {
+                Some(conflict) => ToolError::Refused(conflict.report(context)),
                 None => refusal,
             });
         }
@@ -104,50 +134,26 @@ pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
     // is the revision it read, so commit's comparison with `before` checks that revision
     // again at the moment of writing.
     if let Some(conflict) =
-        conflict::stale_at_proposal(toolbox, &prepared.changes, &prepared.regions)
+        conflict::stale_at_proposal(context, &prepared.changes, &prepared.regions)
     {
-        return Err(ToolError::Refused(conflict.report(toolbox)));
+        return Err(ToolError::Refused(conflict.report(context)));
     }
-    let files: Vec<String> = prepared
+    let files = prepared
         .changes
         .iter()
         .map(|c| c.path.to_string())
         .collect();
-    if toolbox.policy.auto_approve_patches {
-        toolbox.journal_approval(ApprovalRecord {
-            source: ApprovalSource::TrustedConfig,
-            outcome: ApprovalOutcome::Yes,
-            waited: Duration::ZERO,
-            scope: None,
-        });
-    } else {
-        let request = Request::Patch {
-            summary: &prepared.summary,
-            diff: &prepared.patch,
-            files: &files,
-        };
-        match toolbox.ask(&request) {
-            Decision::Approved | Decision::ApprovedForSession => {}
-            Decision::Declined | Decision::Interrupted => {
-                return Err(ToolError::Refused(
-                    "The user declined this patch; nothing was changed. Do not send it again: explain what you wanted to change and why, and ask how to proceed.".to_owned(),
-                ));
-            }
-            Decision::Unanswerable(why) => {
-                return Err(ToolError::Refused(format!(
-                    "Not applied: {why}. Nothing was changed."
-                )));
-            }
-        }
-    }
-    // Where Ctrl-C is caught (the REPL, -p, metron tool), a press during the write waits
-    // for it to finish; a press that came before stops it.
-    if crate::interrupt::pressed() {
-        return Err(ToolError::Refused(
-            "Not applied: the user pressed Ctrl-C in this turn before the patch was written. Nothing was changed.".to_owned(),
+    Ok(Proposal::Patch(PatchPlan { prepared, files }))
+}
+
+/// Writes an approved patch, all files or none, held to the write-time precondition.
+fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, ToolError> {
+    let Proposal::Patch(PatchPlan { prepared, .. }) = proposal else {
+        return Err(ToolError::Fault(
+            "internal error in metron: apply_patch was handed another tool's plan".to_owned(),
         ));
-    }
-    let result = commit(&toolbox.project, &prepared.changes);
+    };
+    let result = commit(&context.env.project, &prepared.changes);
     // The write is journaled first, before any other bookkeeping, so nothing that goes
     // wrong afterwards can leave a write out of the ledger.
     let written: Vec<FileChange> = match result {
@@ -163,29 +169,30 @@ pub fn apply_patch(toolbox: &Toolbox, diff: &str) -> Result<String, ToolError> {
         Err(_) => Vec::new(),
     };
     if result.is_ok() {
-        toolbox.journal_effect(Effect::Wrote {
+        context.journal_effect(Effect::Wrote {
             files: written.clone(),
         });
     }
     for change in &prepared.changes {
-        toolbox.symbols.invalidate(&change.path);
+        context.env.symbols.invalidate(&change.path);
     }
     match result {
         Ok(()) => {
             // The model knows what it wrote: that is its revision of each file now.
-            let mut revisions = toolbox.revisions();
             for (change, file) in prepared.changes.iter().zip(written) {
                 match file.after {
-                    Some(hash) => revisions.record(&change.path, hash, "your own apply_patch"),
-                    None => revisions.forget(change.path.as_str()),
+                    Some(hash) => {
+                        context.record_revision(&change.path, hash, "your own apply_patch");
+                    }
+                    None => context.forget_revision(change.path.as_str()),
                 }
             }
             Ok(format!("Applied:\n{}", prepared.summary))
         }
         Err(CommitError::Stale(paths)) => {
             let conflict =
-                conflict::stale_at_write(toolbox, &prepared.changes, &prepared.regions, &paths);
-            Err(ToolError::Refused(conflict.report(toolbox)))
+                conflict::stale_at_write(context, &prepared.changes, &prepared.regions, &paths);
+            Err(ToolError::Refused(conflict.report(context)))
         }
         Err(e) => Err(ToolError::Fault(e.to_string())),
     }

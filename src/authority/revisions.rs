@@ -56,6 +56,7 @@ pub struct Revisions {
 impl Revisions {
     /// Records that the model read `path` when its content was `bytes`, replacing any
     /// older revision (the model's latest read is what its next patch is based on).
+    #[cfg(test)]
     pub fn record_bytes(&mut self, path: &ProjectPath, bytes: &[u8], how: impl Into<String>) {
         self.record(path, content_hash(bytes), how);
     }

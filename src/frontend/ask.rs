@@ -1,143 +1,45 @@
-//! Asking the person before anything changes.
+//! Approval questions at the terminal: the front ends own the terminal, so the approvers
+//! that ask a person live here, and the authority layer only sees their [`Approver`]
+//! answers.
 //!
-//! Tools that write or execute describe what they are about to do as a [`Request`] and
-//! hand it to the session's [`Approver`]. Only an explicit yes approves: `n`, a bare
-//! Return, end of input, and "nobody can answer here" all decline, and the decline goes
-//! back to the model as text so it explains rather than retries.
+//! Every question shows exactly what will happen (the canonical diff, or the resolved
+//! argv), with control and bidirectional-format characters made visible, and only an
+//! explicit yes approves. Ctrl-C at a question declines and cancels the turn.
 
 use std::io::{IsTerminal, Write};
+
 use std::sync::Mutex;
 
-pub use super::journal::ApprovalSource;
-
-/// Something a tool wants to do, as shown to the person.
-#[derive(Debug)]
-pub enum Request<'a> {
-    /// Apply a patch.
-    Patch {
-        /// One line per file: what changes (`M src/a.go (+3 -1)`).
-        summary: &'a str,
-        /// The exact patch that will be applied, after repair.
-        diff: &'a [u8],
-        /// Every path the patch writes or removes (the scope of a standing approval).
-        files: &'a [String],
-    },
-    /// Run a program.
-    Command {
-        /// The program, resolved to an absolute path, then its arguments.
-        argv: &'a [String],
-        /// The `allowed_commands` entry that admitted it (the scope of a standing
-        /// approval).
-        prefix: &'a str,
-    },
-}
-
-impl Request<'_> {
-    /// What a standing approval for this request covers, in words.
-    pub fn standing_scope(&self) -> String {
-        match self {
-            Request::Patch { .. } => {
-                "patches that touch only files already approved in this session".to_owned()
-            }
-            Request::Command { prefix, .. } => {
-                format!("commands starting with `{prefix}` (allowlisted), in this session")
-            }
-        }
-    }
-}
-
-/// The person's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// Go ahead.
-    Approved,
-    /// Go ahead, and do not ask again in this session for requests of the same scope
-    /// (the person answered `a`; see [`Request::standing_scope`]).
-    ApprovedForSession,
-    /// The person said no (or pressed Return, or closed the input).
-    Declined,
-    /// The person pressed Ctrl-C at the question: no, and the turn is cancelled, so no
-    /// other call of it may run (see [`super::Toolbox::turn_cancelled`]).
-    Interrupted,
-    /// Nobody can answer (not a terminal, and `--yes` not given); the text says how to
-    /// allow it.
-    Unanswerable(String),
-}
-
-/// Decides whether a write or an execution may go ahead.
-pub trait Approver: Send + Sync + std::fmt::Debug {
-    /// Shows the request and returns the decision.
-    fn decide(&self, request: &Request<'_>) -> Decision;
-
-    /// Who decides, for the ledger.
-    fn source(&self) -> ApprovalSource {
-        ApprovalSource::Person
-    }
-}
-
-/// Approves everything: `--yes`, or `auto_approve_patches` from a trusted config.
-#[derive(Debug, Default)]
-pub struct ApproveAll;
-
-impl Approver for ApproveAll {
-    fn decide(&self, _request: &Request<'_>) -> Decision {
-        Decision::Approved
-    }
-
-    fn source(&self) -> ApprovalSource {
-        ApprovalSource::YesFlag
-    }
-}
-
-/// Declines everything because nobody can be asked; the default when stdin is not a
-/// terminal, so scripts fail closed.
-#[derive(Debug, Default)]
-pub struct NobodyToAsk;
-
-impl Approver for NobodyToAsk {
-    fn decide(&self, request: &Request<'_>) -> Decision {
-        let what = match request {
-            Request::Patch { .. } => "applying a patch",
-            Request::Command { .. } => "running a command",
-        };
-        Decision::Unanswerable(format!(
-            "{what} needs the user's approval, and nobody can answer here (one-shot mode, or input that is not a terminal); the user can rerun with --yes to allow it"
-        ))
-    }
-
-    fn source(&self) -> ApprovalSource {
-        ApprovalSource::Nobody
-    }
-}
+use crate::authority::CancelToken;
+use crate::authority::approval::{
+    ApproveAll, Approver, Decision, NobodyToAsk, Request, decision_for,
+};
 
 /// Asks on the terminal: the request on stderr, the answer read from stdin.
 #[derive(Debug)]
-pub struct AskOnTerminal {
+pub(crate) struct AskOnTerminal {
     /// Serialises questions, so two never interleave.
     lock: Mutex<()>,
+    /// The session's Ctrl-C: a press declines the question.
+    cancel: CancelToken,
     /// Colour the diff (stderr is a terminal that supports it, and NO_COLOR is unset).
     color: bool,
 }
 
 impl AskOnTerminal {
     /// An approver that asks the person at this terminal.
-    pub fn new() -> AskOnTerminal {
+    pub(crate) fn new(cancel: CancelToken) -> AskOnTerminal {
         AskOnTerminal {
             lock: Mutex::new(()),
+            cancel,
             color: stderr_supports_color(),
         }
     }
 }
 
-impl Default for AskOnTerminal {
-    fn default() -> Self {
-        AskOnTerminal::new()
-    }
-}
-
 impl Approver for AskOnTerminal {
     fn decide(&self, request: &Request<'_>) -> Decision {
-        if crate::interrupt::pressed() {
+        if self.cancel.is_cancelled() {
             return Decision::Interrupted;
         }
         let _guard = self
@@ -151,7 +53,7 @@ impl Approver for AskOnTerminal {
         // Ctrl-C is caught (so a command or a write is never torn), which means it no
         // longer ends metron at a question: wait for a line while watching for it.
         while !line_ready() {
-            if crate::interrupt::pressed() {
+            if self.cancel.is_cancelled() {
                 let _ = writeln!(err);
                 return Decision::Interrupted;
             }
@@ -191,7 +93,7 @@ fn line_ready() -> bool {
 /// Prints what a request would do on stderr and returns the question to ask about it.
 /// Shared by every approver that asks a person, so all questions look the same.
 /// `offer_standing` adds the `a` answer (a session-long approval of this scope).
-pub fn show_request(request: &Request<'_>, color: bool, offer_standing: bool) -> String {
+pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: bool) -> String {
     let mut err = std::io::stderr().lock();
     let question = match request {
         Request::Patch { summary, diff, .. } => {
@@ -216,30 +118,19 @@ pub fn show_request(request: &Request<'_>, color: bool, offer_standing: bool) ->
     }
 }
 
-/// Reads a typed answer: only an explicit yes approves; `a` approves for the session when
-/// that was offered.
-pub fn decision_for(answer: &str, offer_standing: bool) -> Decision {
-    match answer.trim() {
-        "y" | "Y" | "yes" | "Yes" | "YES" => Decision::Approved,
-        "a" | "A" if offer_standing => Decision::ApprovedForSession,
-        _ => Decision::Declined,
-    }
-}
-
-/// The approver for `metron tool` and one-shot runs: `--yes` approves everything; a
-/// terminal on stdin gets asked; anything else fails closed.
-pub fn for_this_process(yes: bool) -> Box<dyn Approver> {
+/// The session's approver, chosen in one place for every front end: `--yes` approves
+/// everything; a front end with a person at a terminal passes its way of asking; anything
+/// else fails closed (nobody can answer).
+pub(crate) fn approver(yes: bool, ask: Option<Box<dyn Approver>>) -> Box<dyn Approver> {
     if yes {
         Box::new(ApproveAll)
-    } else if std::io::stdin().is_terminal() {
-        Box::new(AskOnTerminal::new())
     } else {
-        Box::new(NobodyToAsk)
+        ask.unwrap_or_else(|| Box::new(NobodyToAsk))
     }
 }
 
 /// True when stderr is a terminal that understands colour and the user has not opted out.
-pub fn stderr_supports_color() -> bool {
+pub(crate) fn stderr_supports_color() -> bool {
     std::io::stderr().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::env::var("TERM").map_or(true, |t| t != "dumb")
@@ -248,7 +139,7 @@ pub fn stderr_supports_color() -> bool {
 /// The diff as shown: added lines green, removed red, hunk headers cyan, when colour is on.
 /// Control characters from the model's text are made visible so they cannot drive the
 /// terminal.
-pub fn render_diff(diff: &[u8], color: bool) -> Vec<u8> {
+pub(crate) fn render_diff(diff: &[u8], color: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(diff.len() + 64);
     for line in diff.split_inclusive(|&b| b == b'\n') {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
@@ -323,17 +214,5 @@ mod tests {
         assert!(shown.contains("\x1b[31m-a\x1b[0m"), "{shown:?}");
         assert!(shown.contains("\x1b[32m+b\x1b[0m"), "{shown:?}");
         assert!(shown.contains("\n ctx\n"), "{shown:?}");
-    }
-
-    #[test]
-    fn nobody_to_ask_declines_and_says_how_to_allow() {
-        let argv = vec!["/usr/bin/go".to_owned()];
-        match NobodyToAsk.decide(&Request::Command {
-            argv: &argv,
-            prefix: "go",
-        }) {
-            Decision::Unanswerable(text) => assert!(text.contains("--yes"), "{text}"),
-            other => panic!("expected Unanswerable, got {other:?}"),
-        }
     }
 }

@@ -1,0 +1,143 @@
+//! Asking the person before anything changes.
+//!
+//! Tools that write or execute describe what they are about to do as a [`Request`] and
+//! hand it to the session's [`Approver`]. Only an explicit yes approves: `n`, a bare
+//! Return, end of input, and "nobody can answer here" all decline, and the decline goes
+//! back to the model as text so it explains rather than retries.
+
+pub use super::journal::ApprovalSource;
+
+/// Something a tool wants to do, as shown to the person.
+#[derive(Debug)]
+pub enum Request<'a> {
+    /// Apply a patch.
+    Patch {
+        /// One line per file: what changes (`M src/a.go (+3 -1)`).
+        summary: &'a str,
+        /// The exact patch that will be applied, after repair.
+        diff: &'a [u8],
+        /// Every path the patch writes or removes (the scope of a standing approval).
+        files: &'a [String],
+    },
+    /// Run a program.
+    Command {
+        /// The program, resolved to an absolute path, then its arguments.
+        argv: &'a [String],
+        /// The `allowed_commands` entry that admitted it (the scope of a standing
+        /// approval).
+        prefix: &'a str,
+    },
+}
+
+impl Request<'_> {
+    /// What a standing approval for this request covers, in words.
+    pub fn standing_scope(&self) -> String {
+        match self {
+            Request::Patch { .. } => {
+                "patches that touch only files already approved in this session".to_owned()
+            }
+            Request::Command { prefix, .. } => {
+                format!("commands starting with `{prefix}` (allowlisted), in this session")
+            }
+        }
+    }
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Go ahead.
+    Approved,
+    /// Go ahead, and do not ask again in this session for requests of the same scope
+    /// (the person answered `a`; see [`Request::standing_scope`]).
+    ApprovedForSession,
+    /// The person said no (or pressed Return, or closed the input).
+    Declined,
+    /// The person pressed Ctrl-C at the question: no, and the turn is cancelled, so no
+    /// other call of it may run (see [`super::Authority::turn_cancelled`]).
+    Interrupted,
+    /// Nobody can answer (not a terminal, and `--yes` not given); the text says how to
+    /// allow it.
+    Unanswerable(String),
+}
+
+/// Decides whether a write or an execution may go ahead.
+pub trait Approver: Send + Sync + std::fmt::Debug {
+    /// Shows the request and returns the decision.
+    fn decide(&self, request: &Request<'_>) -> Decision;
+
+    /// Who decides, for the ledger.
+    fn source(&self) -> ApprovalSource {
+        ApprovalSource::Person
+    }
+}
+
+/// Approves everything: `--yes`, or `auto_approve_patches` from a trusted config.
+#[derive(Debug, Default)]
+pub struct ApproveAll;
+
+impl Approver for ApproveAll {
+    fn decide(&self, _request: &Request<'_>) -> Decision {
+        Decision::Approved
+    }
+
+    fn source(&self) -> ApprovalSource {
+        ApprovalSource::YesFlag
+    }
+}
+
+/// Declines everything because nobody can be asked; the default when stdin is not a
+/// terminal, so scripts fail closed.
+#[derive(Debug, Default)]
+pub struct NobodyToAsk;
+
+impl Approver for NobodyToAsk {
+    fn decide(&self, request: &Request<'_>) -> Decision {
+        let what = match request {
+            Request::Patch { .. } => "applying a patch",
+            Request::Command { .. } => "running a command",
+        };
+        Decision::Unanswerable(format!(
+            "{what} needs the user's approval, and nobody can answer here (one-shot mode, or input that is not a terminal); the user can rerun with --yes to allow it"
+        ))
+    }
+
+    fn source(&self) -> ApprovalSource {
+        ApprovalSource::Nobody
+    }
+}
+
+/// Reads a typed answer: only an explicit yes approves; `a` approves for the session when
+/// that was offered.
+pub fn decision_for(answer: &str, offer_standing: bool) -> Decision {
+    match answer.trim() {
+        "y" | "Y" | "yes" | "Yes" | "YES" => Decision::Approved,
+        "a" | "A" if offer_standing => Decision::ApprovedForSession,
+        _ => Decision::Declined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nobody_to_ask_declines_and_says_how_to_allow() {
+        let argv = vec!["/usr/bin/go".to_owned()];
+        match NobodyToAsk.decide(&Request::Command {
+            argv: &argv,
+            prefix: "go",
+        }) {
+            Decision::Unanswerable(text) => assert!(text.contains("--yes"), "{text}"),
+            other => panic!("expected Unanswerable, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_an_explicit_yes_approves() {
+        assert_eq!(decision_for("y\n", false), Decision::Approved);
+        assert_eq!(decision_for("a\n", true), Decision::ApprovedForSession);
+        assert_eq!(decision_for("a\n", false), Decision::Declined);
+        assert_eq!(decision_for("\n", true), Decision::Declined);
+    }
+}

@@ -1,0 +1,80 @@
+//! What the front ends share: exit codes, the one error format, loading the project and
+//! its configuration, printing a result, asking at the terminal, running a session, and
+//! turning Ctrl-C into the session's cancel token.
+//!
+//! The command line ([`crate::cli`]) dispatches to the REPL, one-shot mode, the doctor
+//! and `metron tool`; each of those builds on this module and none imports another, so
+//! dependencies run one way: front ends → frontend → agent → tools → authority → project.
+
+pub(crate) mod ask;
+pub(crate) mod ctrl_c;
+pub(crate) mod session;
+
+use std::io::Write;
+
+use crate::config::{self, ConfigEnv};
+use crate::project::Project;
+
+/// What metron tells the shell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It worked (a tool produced a result, including "No matches found.").
+    Success = 0,
+    /// It ran and failed, or was refused.
+    Failure = 1,
+    /// The command line or the configuration is wrong.
+    Usage = 2,
+    /// Ctrl-C.
+    Interrupted = 130,
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit as u8)
+    }
+}
+
+/// Prints an error line in the one format metron uses.
+pub(crate) fn error(message: impl std::fmt::Display) {
+    eprintln!("metron: {message}");
+}
+
+/// Loads the project and configuration, printing warnings; `Err` carries the exit code.
+pub(crate) fn startup() -> Result<(Project, config::Loaded), Exit> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        error(format!("cannot read the working directory: {e}"));
+        Exit::Failure
+    })?;
+    let project = Project::discover(&cwd).map_err(|e| {
+        error(format!("cannot open the project at {}: {e}", cwd.display()));
+        Exit::Failure
+    })?;
+    let loaded = config::load(project.root(), &ConfigEnv::from_process())
+        .and_then(|loaded| {
+            config::check_tool_names(&loaded, &crate::tools::names())?;
+            Ok(loaded)
+        })
+        .map_err(|e| {
+            error(e);
+            Exit::Usage
+        })?;
+    for warning in &loaded.warnings {
+        error(format!("warning: {warning}"));
+    }
+    Ok((project, loaded))
+}
+
+/// Writes a tool's text to stdout with a final newline. A closed pipe (`| head`) is not an
+/// error: the reader got what it wanted.
+pub(crate) fn print_text(text: &str, exit: Exit) -> Exit {
+    let mut stdout = std::io::stdout().lock();
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    match write!(stdout, "{text}{newline}").and_then(|()| stdout.flush()) {
+        Ok(()) => exit,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit,
+        Err(e) => {
+            error(format!("cannot write to stdout: {e}"));
+            Exit::Failure
+        }
+    }
+}

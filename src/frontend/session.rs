@@ -1,0 +1,136 @@
+//! Starting a session (project, configuration, Ctrl-C, tools, model client, agent) and
+//! running one turn of it with the waiting indicator. Shared by the REPL and one-shot
+//! mode.
+
+use std::time::Duration;
+
+use super::{Exit, error, startup};
+use crate::agent::{Agent, Settings, TurnError, TurnReport};
+use crate::authority::{Approver, CancelToken};
+use crate::config::Loaded;
+use crate::display::Display;
+use crate::ollama::Client;
+use crate::tools::{Budgets, Policy, Toolbox};
+
+/// How the session talks to the person, which decides what may happen without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// The REPL: `auto_approve_patches` from a trusted config applies.
+    Interactive,
+    /// `-p`: nobody can answer, so only `--yes` approves; `auto_approve_patches` never
+    /// bypasses this.
+    OneShot,
+}
+
+/// A started session.
+#[derive(Debug)]
+pub(crate) struct Session {
+    /// The configuration and where each value came from.
+    pub(crate) loaded: Loaded,
+    /// The agent, with its tools and model client.
+    pub(crate) agent: Agent<Client>,
+    /// The session's Ctrl-C (raised by every press from the start).
+    pub(crate) cancel: CancelToken,
+}
+
+/// Loads everything a session needs, with the approver `approver` builds around the
+/// session's Ctrl-C; on failure the error is printed and the exit code returned (2 for
+/// configuration problems).
+pub(crate) fn start(
+    mode: Mode,
+    approver: impl FnOnce(&CancelToken) -> Box<dyn Approver>,
+) -> Result<Session, Exit> {
+    let (project, loaded) = startup()?;
+    // A remote endpoint receives every tool result: refuse it when the user's config says
+    // so, and otherwise say so once, before the first request.
+    let route = crate::disclosure::check_loaded(&loaded).map_err(|message| {
+        error(message);
+        Exit::Usage
+    })?;
+    let config = &loaded.config;
+    let mut policy = Policy::from_config(config);
+    if mode == Mode::OneShot {
+        policy.auto_approve_patches = false;
+    }
+    let cancel = CancelToken::new();
+    if let Err(e) = super::ctrl_c::forward_to(&cancel) {
+        error(format!("cannot listen for Ctrl-C: {e}"));
+        return Err(Exit::Failure);
+    }
+    let toolbox = Toolbox::new(project, Budgets::from_config(config))
+        .with_policy(policy)
+        .with_approver(approver(&cancel))
+        .with_cancel(cancel.clone());
+    let client = Client::new(
+        &config.endpoint,
+        Duration::from_secs(config.timeout_seconds),
+    )
+    .map_err(|e| {
+        error(format!("{e} ({})", loaded.source_of("endpoint")));
+        Exit::Usage
+    })?;
+    let agent = Agent::new(client, toolbox, Settings::from_config(config));
+    if let crate::disclosure::Route::Remote { host } = &route {
+        eprintln!("{}", crate::disclosure::notice(host));
+    }
+    Ok(Session {
+        loaded,
+        agent,
+        cancel,
+    })
+}
+
+/// How a turn ended.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// It finished, with an answer or an error.
+    Finished(Result<TurnReport, TurnError>),
+    /// Ctrl-C: the turn was cancelled and closed in history.
+    Interrupted,
+}
+
+/// How often the waiting indicator is redrawn.
+const SPINNER_TICK: Duration = Duration::from_millis(120);
+
+/// Runs one turn, drawing the waiting indicator, until it finishes. Ctrl-C reaches the
+/// turn through the session's cancel token; the turn closes itself.
+pub(crate) async fn drive_turn(
+    agent: &mut Agent<Client>,
+    line: &str,
+    display: &mut Display,
+) -> Outcome {
+    let spinner = display.spinner();
+    let result = {
+        let turn = agent.turn(line, display);
+        tokio::pin!(turn);
+        let mut ticks = tokio::time::interval(SPINNER_TICK);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                biased;
+                result = &mut turn => break result,
+                _ = ticks.tick() => spinner.borrow_mut().draw(),
+            }
+        }
+    };
+    spinner.borrow_mut().clear();
+    match result {
+        Err(TurnError::Interrupted) => Outcome::Interrupted,
+        finished => Outcome::Finished(finished),
+    }
+}
+
+/// Runs `work` on a current-thread runtime (the model's stream and the indicator share
+/// it; tools run on its blocking pool); a failure to set it up is reported and exits 1.
+pub(crate) fn block_on(work: impl AsyncFnOnce() -> Exit) -> Exit {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(work()),
+        Err(e) => {
+            error(format!("cannot start the async runtime: {e}"));
+            Exit::Failure
+        }
+    }
+}
