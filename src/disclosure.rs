@@ -17,7 +17,7 @@ use crate::config::{self, Config, Loaded, RemoteEndpoint, Source};
 
 /// Where requests to the model go.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     /// To this machine.
     Local,
     /// To another host.
@@ -28,7 +28,7 @@ pub enum Route {
 }
 
 /// The route to a normalised endpoint (see [`config::normalize_endpoint`]).
-pub fn route(endpoint: &str) -> Route {
+pub(crate) fn route(endpoint: &str) -> Route {
     if config::is_local(endpoint) {
         return Route::Local;
     }
@@ -52,13 +52,14 @@ fn fallback_host(endpoint: &str) -> String {
 /// The route of `config`'s endpoint, or the reason the session must not start: the
 /// endpoint is another host and `remote_endpoint` is `refuse`. The message is one line,
 /// without the `metron: ` prefix.
-pub fn check(config: &Config) -> Result<Route, String> {
+#[cfg(test)]
+pub(crate) fn check(config: &Config) -> Result<Route, String> {
     decide(config, None)
 }
 
 /// [`check`], with the message also saying where the endpoint and the refusal came from
 /// (which file or environment variable).
-pub fn check_loaded(loaded: &Loaded) -> Result<Route, String> {
+pub(crate) fn check_loaded(loaded: &Loaded) -> Result<Route, String> {
     decide(
         &loaded.config,
         Some((
@@ -91,7 +92,7 @@ fn refusal(host: &str, sources: Option<(&Source, &Source)>) -> String {
 
 /// The one line printed on stderr before the first request of a session whose endpoint is
 /// `host`, another machine. No colour, no newline at the end.
-pub fn notice(host: &str) -> String {
+pub(crate) fn notice(host: &str) -> String {
     format!(
         "metron: note: code the tools read (file slices, search results, command output) will be sent to {}, which is not this machine",
         visible(host)

@@ -18,7 +18,7 @@ use crate::ollama::wire::ToolCall;
 
 /// The [`Observer`] for a person at a terminal (or a script reading stdout).
 #[derive(Debug)]
-pub struct Display {
+pub(crate) struct Display {
     stream_text: bool,
     sanitize: bool,
     at_line_start: bool,
@@ -33,7 +33,7 @@ pub struct Display {
 impl Display {
     /// A display for the REPL (`stream_text`: reply text printed as it arrives) or for
     /// one-shot mode (the caller prints the final answer).
-    pub fn new(stream_text: bool, model: &str) -> Display {
+    pub(crate) fn new(stream_text: bool, model: &str) -> Display {
         Display {
             stream_text,
             sanitize: std::io::stdout().is_terminal(),
@@ -48,13 +48,13 @@ impl Display {
     }
 
     /// Prints every ledger event on stdout as one JSON object per line (`-p --json`).
-    pub fn with_json_events(mut self) -> Display {
+    pub(crate) fn with_json_events(mut self) -> Display {
         self.json = true;
         self
     }
 
     /// Prints one event as a JSON line on stdout.
-    pub fn print_event(&mut self, event: &Event) {
+    pub(crate) fn print_event(&mut self, event: &Event) {
         if let Some(line) = event_line(event) {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{line}");
@@ -63,12 +63,12 @@ impl Display {
     }
 
     /// The waiting indicator, shared with the code that redraws it on a timer.
-    pub fn spinner(&self) -> Rc<RefCell<Spinner>> {
+    pub(crate) fn spinner(&self) -> Rc<RefCell<Spinner>> {
         Rc::clone(&self.spinner)
     }
 
     /// Ends a partly printed line, so what follows starts on its own line.
-    pub fn finish_line(&mut self) {
+    pub(crate) fn finish_line(&mut self) {
         if !self.at_line_start {
             println!();
             self.at_line_start = true;
@@ -93,7 +93,7 @@ impl Display {
     }
 
     /// Prints text on stdout, made safe for a terminal when it is one.
-    pub fn print(&mut self, text: &str) {
+    pub(crate) fn print(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }
@@ -172,7 +172,7 @@ impl Observer for Display {
 /// `str.splitlines`, JavaScript's line terminators) break lines at them, and a terminal
 /// would obey them. Outside strings JSON is ASCII, so every such character is inside a
 /// string, where `\uXXXX` means the same character.
-pub fn event_line(event: &Event) -> Option<String> {
+pub(crate) fn event_line(event: &Event) -> Option<String> {
     let line = serde_json::to_string(event).ok()?;
     let escape = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
     if !line.chars().any(escape) {
@@ -191,7 +191,7 @@ pub fn event_line(event: &Event) -> Option<String> {
 
 /// "Waiting for the model" on stderr, with the seconds elapsed, until the first token.
 #[derive(Debug)]
-pub struct Spinner {
+pub(crate) struct Spinner {
     enabled: bool,
     model: String,
     waiting_since: Option<Instant>,
@@ -206,7 +206,7 @@ const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
 
 impl Spinner {
     /// An indicator drawn only when `enabled` (stderr is a terminal).
-    pub fn new(enabled: bool, model: &str) -> Spinner {
+    pub(crate) fn new(enabled: bool, model: &str) -> Spinner {
         Spinner {
             enabled,
             model: model.to_owned(),
@@ -218,19 +218,19 @@ impl Spinner {
     }
 
     /// A model request was sent.
-    pub fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         self.waiting_since = Some(Instant::now());
         self.thinking = false;
     }
 
     /// The wait is over: erase the indicator.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         self.waiting_since = None;
         self.clear();
     }
 
     /// Redraws the indicator, if the wait has lasted long enough to be worth showing.
-    pub fn draw(&mut self) {
+    pub(crate) fn draw(&mut self) {
         let Some(since) = self.waiting_since else {
             return;
         };
@@ -257,7 +257,7 @@ impl Spinner {
     }
 
     /// Erases the indicator line if it is drawn.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         if self.shown {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[2K");
@@ -268,7 +268,7 @@ impl Spinner {
 }
 
 /// The cost line under a reply, and a warning once the prompt nears the context window.
-pub fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
+pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
     let calls = match report.tool_calls {
         1 => "1 tool call".to_owned(),
         n => format!("{n} tool calls"),
@@ -305,7 +305,7 @@ pub fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
 
 /// Where a turn's time went: `[model 2.4 s: first token 0.8 s + generating 1.6 s · tools
 /// 0.1 s · approval 3.0 s]`.
-pub fn latency_text(latency: &Latency) -> String {
+pub(crate) fn latency_text(latency: &Latency) -> String {
     let s = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
     format!(
         "[model {}: first token {} + generating {} · tools {} · approval {}]",
@@ -319,7 +319,7 @@ pub fn latency_text(latency: &Latency) -> String {
 
 /// Text made harmless for a terminal: control characters other than newline and tab,
 /// and bidirectional overrides, are shown as escapes instead of being obeyed.
-pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
     let unsafe_char = |c: char| {
         (c.is_control() && c != '\n' && c != '\t')
             || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')

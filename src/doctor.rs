@@ -33,18 +33,18 @@ use crate::project::Project;
 use crate::tools::{Access, Budgets, Policy, Toolbox};
 
 /// The longest one request to Ollama may take, connection included.
-pub const PROBE_LIMIT: Duration = Duration::from_secs(5);
+pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(5);
 
 /// The longest all requests together may take; a probe that would start after it is
 /// skipped.
-pub const TOTAL_LIMIT: Duration = Duration::from_secs(15);
+pub(crate) const TOTAL_LIMIT: Duration = Duration::from_secs(15);
 
 /// Installed model names listed when the configured one is missing.
 const MODELS_LISTED: usize = 8;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     /// Nothing to do.
     Ok,
     /// metron works, but not as well or as safely as it could.
@@ -79,15 +79,15 @@ impl fmt::Display for Status {
 
 /// One row of the report: what was checked, how it came out, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
+pub(crate) struct Check {
     /// ok, warn or fail.
-    pub status: Status,
+    pub(crate) status: Status,
     /// The area checked (`project`, `config`, `ollama`, ...).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What was found, in one line.
-    pub measured: String,
+    pub(crate) measured: String,
     /// The next step, when the status is not ok.
-    pub remedy: Option<String>,
+    pub(crate) remedy: Option<String>,
 }
 
 impl Check {
@@ -120,7 +120,7 @@ impl Check {
 }
 
 /// Runs every check, prints the report on stdout, and says whether the setup is complete.
-pub fn run() -> Exit {
+pub(crate) fn run() -> Exit {
     let env = ConfigEnv::from_process();
     let checks = diagnose(std::env::current_dir(), &env);
     let colour = std::io::stdout().is_terminal()
@@ -144,7 +144,7 @@ pub fn run() -> Exit {
 }
 
 /// The exit status for a report: failure when any row failed.
-pub fn exit_for(checks: &[Check]) -> Exit {
+pub(crate) fn exit_for(checks: &[Check]) -> Exit {
     if checks.iter().any(|c| c.status == Status::Fail) {
         Exit::Failure
     } else {
@@ -833,7 +833,7 @@ fn withdrawn_check(name: &str, access: Option<Access>, reason: &Withheld) -> Che
 
 /// The report as text: one aligned row per check, the remedy under it, then the summary
 /// line. `colour` paints the status words (for a terminal).
-pub fn render(checks: &[Check], colour: bool) -> String {
+pub(crate) fn render(checks: &[Check], colour: bool) -> String {
     let width = checks
         .iter()
         .map(|c| c.name.chars().count())
@@ -866,7 +866,7 @@ pub fn render(checks: &[Check], colour: bool) -> String {
 
 /// The last line: `doctor: ready` (with the number of warnings, if any), or the number of
 /// failed rows.
-pub fn summary(checks: &[Check]) -> String {
+pub(crate) fn summary(checks: &[Check]) -> String {
     let count = |status| checks.iter().filter(|c| c.status == status).count();
     let plural = |n: usize, word: &str| {
         if n == 1 {

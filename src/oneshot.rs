@@ -20,7 +20,7 @@ use crate::frontend::session::{self, Mode, Outcome, Session};
 use crate::frontend::{Exit, ask, error, print_text};
 
 /// Runs one request and returns the exit code.
-pub fn run(prompt: &str, yes: bool, json: bool) -> Exit {
+pub(crate) fn run(prompt: &str, yes: bool, json: bool) -> Exit {
     let prompt = match read_prompt(prompt) {
         Ok(prompt) => prompt,
         Err(message) => {

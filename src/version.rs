@@ -2,7 +2,7 @@
 
 /// The crate version, plus the git commit it was built from when built from a checkout
 /// (set by `build.rs`), so a bug report pins down the exact code.
-pub fn long_version() -> &'static str {
+pub(crate) fn long_version() -> &'static str {
     match option_env!("METRON_BUILD_COMMIT") {
         Some(commit) if !commit.is_empty() => {
             concat!(

@@ -40,7 +40,7 @@ pub struct Compaction {
 
 impl History {
     /// A history holding only `system_prompt`.
-    pub fn new(system_prompt: &str) -> History {
+    pub(crate) fn new(system_prompt: &str) -> History {
         let mut history = History {
             messages: vec![Message::new(Role::System, system_prompt)],
             system_prompt: system_prompt.to_owned(),
@@ -61,9 +61,9 @@ impl History {
         self.messages.len()
     }
 
-    /// True when only the system prompt is left.
+    /// Always false: the system prompt is always there (kept beside `len`).
     pub fn is_empty(&self) -> bool {
-        self.messages.len() <= 1
+        self.messages.is_empty()
     }
 
     /// Appends a message.
@@ -74,13 +74,13 @@ impl History {
 
     /// Drops every message from `len` on (used to undo a turn that failed before any
     /// tool ran). The system prompt is never removed.
-    pub fn truncate(&mut self, len: usize) {
+    pub(crate) fn truncate(&mut self, len: usize) {
         self.messages.truncate(len.max(1));
         self.recount();
     }
 
     /// Clears the conversation, keeping the system prompt.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.messages.truncate(1);
         self.dropped = 0;
         self.messages[0].content.clone_from(&self.system_prompt);
@@ -91,7 +91,7 @@ impl History {
     /// to be unique within a reply on the wire, but a server that restarts its numbering
     /// (or a look-alike that always sends `call_0`) would leave two calls with one id in
     /// history, and servers that match a result to its call by id would pair them wrongly.
-    pub fn make_ids_unique(&self, calls: &mut [ToolCall]) {
+    pub(crate) fn make_ids_unique(&self, calls: &mut [ToolCall]) {
         let mut used: HashSet<String> = self
             .messages
             .iter()
@@ -122,7 +122,7 @@ impl History {
     }
 
     /// Messages trimmed from the front since the session (or the last reset) began.
-    pub fn dropped(&self) -> usize {
+    pub(crate) fn dropped(&self) -> usize {
         self.dropped
     }
 

@@ -267,7 +267,7 @@ fn as_text<T: std::fmt::Display, S: serde::Serializer>(
 }
 
 /// Milliseconds, saturating.
-pub fn ms(duration: Duration) -> u64 {
+pub(crate) fn ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -307,13 +307,13 @@ pub struct Entry {
 
 /// A turn's line, for the ledger's headings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnRecord {
+pub(crate) struct TurnRecord {
     /// The turn number.
-    pub turn: u32,
+    pub(crate) turn: u32,
     /// The person's line.
-    pub prompt: String,
+    pub(crate) prompt: String,
     /// How it ended, once it has.
-    pub status: Option<TurnStatus>,
+    pub(crate) status: Option<TurnStatus>,
 }
 
 /// The session's ledger.
@@ -325,7 +325,7 @@ pub struct Ledger {
 
 impl Ledger {
     /// Starts a turn and returns its number.
-    pub fn start_turn(&mut self, prompt: &str) -> u32 {
+    pub(crate) fn start_turn(&mut self, prompt: &str) -> u32 {
         let turn = u32::try_from(self.turns.len() + 1).unwrap_or(u32::MAX);
         self.turns.push(TurnRecord {
             turn,
@@ -336,14 +336,14 @@ impl Ledger {
     }
 
     /// Records how the current turn ended.
-    pub fn end_turn(&mut self, status: TurnStatus) {
+    pub(crate) fn end_turn(&mut self, status: TurnStatus) {
         if let Some(turn) = self.turns.last_mut() {
             turn.status.get_or_insert(status);
         }
     }
 
     /// Adds a call that went through every stage.
-    pub fn record(&mut self, entry: Entry) {
+    pub(crate) fn record(&mut self, entry: Entry) {
         self.entries.push(entry);
     }
 
@@ -353,7 +353,7 @@ impl Ledger {
     }
 
     /// The ledger as the person reads it (`/ledger`).
-    pub fn render(&self, standing: &[String]) -> String {
+    pub(crate) fn render(&self, standing: &[String]) -> String {
         let mut text = String::new();
         if self.turns.is_empty() {
             text.push_str("nothing yet: no turn has run in this session\n");
@@ -387,7 +387,7 @@ impl Ledger {
 
     /// The context manifest (`/context`): what the model has been shown in this session,
     /// and whether each piece is still carried in history, purged, or dropped.
-    pub fn context(&self, history: &History) -> String {
+    pub(crate) fn context(&self, history: &History) -> String {
         let mut text = String::new();
         let mut shown = 0;
         for entry in &self.entries {
@@ -477,7 +477,7 @@ fn render_entry(text: &mut String, n: usize, entry: &Entry) {
 }
 
 /// One effect in words.
-pub fn describe_effect(effect: &Effect) -> String {
+pub(crate) fn describe_effect(effect: &Effect) -> String {
     match effect {
         Effect::Wrote { files } => {
             let files: Vec<String> = files.iter().map(describe_file).collect();
@@ -512,7 +512,7 @@ fn describe_file(file: &FileChange) -> String {
 }
 
 /// The effect as a JSON event.
-pub fn effect_event(call_id: &str, effect: &Effect) -> Event {
+pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
     let hashes = |files: &[FileChange]| {
         files
             .iter()
@@ -563,7 +563,7 @@ pub fn effect_event(call_id: &str, effect: &Effect) -> Event {
 }
 
 /// The approval as a JSON event.
-pub fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event {
+pub(crate) fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event {
     Event::Approval {
         call_id: call_id.to_owned(),
         by: approval.source.as_str().to_owned(),

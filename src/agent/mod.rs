@@ -19,12 +19,12 @@
 //! with [`TurnError::Interrupted`] before the model is asked again. Dropping the turn's
 //! future also cancels it between awaits; [`Agent::interrupted`] then closes the turn.
 
-pub mod history;
-pub mod ledger;
+pub(crate) mod history;
+pub(crate) mod ledger;
 pub mod prompt;
-pub mod text_calls;
-pub mod think_tags;
-pub mod truncation;
+pub(crate) mod text_calls;
+pub(crate) mod think_tags;
+pub(crate) mod truncation;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,7 +41,7 @@ use crate::tools::{ToolError, ToolSpec, Toolbox};
 pub use crate::authority::policy::Withdrawn;
 pub use history::{Compaction, History, REDACTED_SLICE};
 pub use ledger::{CallOutcome, Entry, Event, Latency, Ledger, PolicyDecision, TurnStatus};
-pub use truncation::PromptCut;
+pub(crate) use truncation::PromptCut;
 
 /// Anything that answers chat requests: the real [`Client`], or a scripted model in tests
 /// and benches.
@@ -82,12 +82,6 @@ pub trait Observer {
     /// A ledger event (printed as JSON Lines by `--json`).
     fn event(&mut self, _event: &Event) {}
 }
-
-/// An observer that shows nothing.
-#[derive(Debug, Default)]
-pub struct Quiet;
-
-impl Observer for Quiet {}
 
 /// The settings the loop needs, taken from [`Config`].
 #[derive(Debug, Clone, PartialEq)]
@@ -246,7 +240,7 @@ impl<M: Model> Agent<M> {
     }
 
     /// The tools withheld, with the reason.
-    pub fn withdrawn(&self) -> &[Withdrawn] {
+    pub(crate) fn withdrawn(&self) -> &[Withdrawn] {
         self.policy.withdrawn()
     }
 
@@ -278,7 +272,7 @@ impl<M: Model> Agent<M> {
     }
 
     /// Clears the conversation, keeping the system prompt.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.history.reset();
         self.open_turn = None;
     }
@@ -638,7 +632,7 @@ fn sendable_call(call: &ToolCall) -> ToolCall {
 
 impl<M> Agent<M> {
     /// Drops the symbol index, so the next find_symbol rebuilds it (`/tags`).
-    pub fn rebuild_symbols(&self) {
+    pub(crate) fn rebuild_symbols(&self) {
         self.toolbox.symbols().clear();
     }
 }

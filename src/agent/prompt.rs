@@ -26,7 +26,7 @@ You are metron, a coding agent in one software project, which you know only thro
 /// knows earlier context is gone rather than assuming it still holds it. It carries no
 /// count: the system prompt then stays byte-identical across later trims, and Ollama can
 /// keep reusing the evaluated prefix (system prompt and tool definitions).
-pub const DROPPED_NOTE: &str =
+pub(crate) const DROPPED_NOTE: &str =
     "\n(Earlier messages were dropped to save context; look things up again if you need them.)";
 
 /// The `tools` array of the request for these tools, as JSON text.

@@ -20,17 +20,17 @@ const CLOSE_TAG: &str = "</tool_call>";
 
 /// Calls found in a reply's text, and the text left once they are taken out.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Recovered {
+pub(crate) struct Recovered {
     /// The calls, in the order written, with ids `text_N` (made unique by the caller).
-    pub calls: Vec<ToolCall>,
+    pub(crate) calls: Vec<ToolCall>,
     /// The reply text around the calls, trimmed.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// Finds tool calls written as text in `content`, or `None` when the reply is an answer.
 /// `offered` says whether a name is a tool offered in this session; every call must name
 /// one, so an answer that merely shows some JSON is left alone.
-pub fn recover(content: &str, offered: impl Fn(&str) -> bool) -> Option<Recovered> {
+pub(crate) fn recover(content: &str, offered: impl Fn(&str) -> bool) -> Option<Recovered> {
     let recovered = if content.contains(OPEN_TAG) {
         tagged(content)?
     } else {

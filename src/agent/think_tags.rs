@@ -10,7 +10,7 @@ const CLOSE: &str = "</think>";
 
 /// `(reasoning, rest)` when `content` starts with a closed `<think>` block (after any
 /// whitespace); `None` otherwise, including an unclosed block, which is left as text.
-pub fn split(content: &str) -> Option<(&str, &str)> {
+pub(crate) fn split(content: &str) -> Option<(&str, &str)> {
     let inside = content.trim_start().strip_prefix(OPEN)?;
     let (reasoning, rest) = inside.split_once(CLOSE)?;
     Some((reasoning.trim(), rest.trim_start()))
@@ -18,7 +18,7 @@ pub fn split(content: &str) -> Option<(&str, &str)> {
 
 /// Whether `content` opens a `<think>` block it never closes (a reply cut short while
 /// reasoning): everything in it is a draft.
-pub fn starts_unclosed(content: &str) -> bool {
+pub(crate) fn starts_unclosed(content: &str) -> bool {
     content.trim_start().starts_with(OPEN) && split(content).is_none()
 }
 

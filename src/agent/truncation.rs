@@ -37,7 +37,7 @@ pub struct PromptCut {
 
 /// A [`PromptCut`] when a request of `sent_bytes` (message text plus tool definitions)
 /// that Ollama reports as `evaluated` tokens was probably cut to fit `num_ctx`.
-pub fn suspect(sent_bytes: usize, evaluated: u64, num_ctx: u64) -> Option<PromptCut> {
+pub(crate) fn suspect(sent_bytes: usize, evaluated: u64, num_ctx: u64) -> Option<PromptCut> {
     if num_ctx == 0 {
         return None;
     }

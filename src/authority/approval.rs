@@ -5,7 +5,7 @@
 //! Return, end of input, and "nobody can answer here" all decline, and the decline goes
 //! back to the model as text so it explains rather than retries.
 
-pub use super::journal::ApprovalSource;
+pub(crate) use super::journal::ApprovalSource;
 
 /// Something a tool wants to do, as shown to the person.
 #[derive(Debug)]
@@ -31,7 +31,7 @@ pub enum Request<'a> {
 
 impl Request<'_> {
     /// What a standing approval for this request covers, in words.
-    pub fn standing_scope(&self) -> String {
+    pub(crate) fn standing_scope(&self) -> String {
         match self {
             Request::Patch { .. } => {
                 "patches that touch only files already approved in this session".to_owned()
@@ -89,7 +89,7 @@ impl Approver for ApproveAll {
 /// Declines everything because nobody can be asked; the default when stdin is not a
 /// terminal, so scripts fail closed.
 #[derive(Debug, Default)]
-pub struct NobodyToAsk;
+pub(crate) struct NobodyToAsk;
 
 impl Approver for NobodyToAsk {
     fn decide(&self, request: &Request<'_>) -> Decision {
@@ -109,7 +109,7 @@ impl Approver for NobodyToAsk {
 
 /// Reads a typed answer: only an explicit yes approves; `a` approves for the session when
 /// that was offered.
-pub fn decision_for(answer: &str, offer_standing: bool) -> Decision {
+pub(crate) fn decision_for(answer: &str, offer_standing: bool) -> Decision {
     match answer.trim() {
         "y" | "Y" | "yes" | "Yes" | "YES" => Decision::Approved,
         "a" | "A" if offer_standing => Decision::ApprovedForSession,

@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 
 /// A shared, resettable "the person asked to stop" flag with an async wait.
 #[derive(Debug, Clone, Default)]
-pub struct CancelToken {
+pub(crate) struct CancelToken {
     inner: Arc<Inner>,
 }
 
@@ -35,29 +35,29 @@ struct Inner {
 
 impl CancelToken {
     /// A token nothing has pressed yet.
-    pub fn new() -> CancelToken {
+    pub(crate) fn new() -> CancelToken {
         CancelToken::default()
     }
 
     /// Records a press and wakes every waiter. Safe to call from any thread.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.inner.presses.fetch_add(1, Ordering::SeqCst);
         self.inner.notify.notify_waiters();
     }
 
     /// Whether a press came since the last [`CancelToken::forget`].
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.inner.presses.load(Ordering::SeqCst) > self.inner.baseline.load(Ordering::SeqCst)
     }
 
     /// Forgets every press so far: a new turn, or the idle prompt, starts uncancelled.
-    pub fn forget(&self) {
+    pub(crate) fn forget(&self) {
         let now = self.inner.presses.load(Ordering::SeqCst);
         self.inner.baseline.store(now, Ordering::SeqCst);
     }
 
     /// Resolves once [`CancelToken::is_cancelled`] is true.
-    pub async fn cancelled(&self) {
+    pub(crate) async fn cancelled(&self) {
         loop {
             let notified = self.inner.notify.notified();
             tokio::pin!(notified);

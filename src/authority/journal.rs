@@ -27,7 +27,7 @@ pub enum ApprovalSource {
 
 impl ApprovalSource {
     /// A short name for displays and JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ApprovalSource::Person => "asked",
             ApprovalSource::YesFlag => "--yes",
@@ -40,7 +40,7 @@ impl ApprovalSource {
 
 /// The answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalOutcome {
+pub(crate) enum ApprovalOutcome {
     /// Yes, this once.
     Yes,
     /// Yes, and a standing approval was granted for the rest of the session.
@@ -53,7 +53,7 @@ pub enum ApprovalOutcome {
 
 impl ApprovalOutcome {
     /// A short name for displays and JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ApprovalOutcome::Yes => "yes",
             ApprovalOutcome::YesForSession => "yes, for the session",
@@ -67,13 +67,13 @@ impl ApprovalOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalRecord {
     /// Who decided.
-    pub source: ApprovalSource,
+    pub(crate) source: ApprovalSource,
     /// What they decided.
-    pub outcome: ApprovalOutcome,
+    pub(crate) outcome: ApprovalOutcome,
     /// How long the person took (zero when nobody was asked).
-    pub waited: Duration,
+    pub(crate) waited: Duration,
     /// The scope of a standing approval that was used or granted.
-    pub scope: Option<String>,
+    pub(crate) scope: Option<String>,
 }
 
 /// One file a patch wrote, by content hash (git's blob id, so `git hash-object FILE`

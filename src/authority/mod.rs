@@ -24,14 +24,14 @@ pub mod approval;
 mod cancel;
 mod grants;
 pub mod journal;
-pub mod policy;
-pub mod revisions;
+pub(crate) mod policy;
+pub(crate) mod revisions;
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-pub use approval::{Approver, Decision, Request};
-pub use cancel::CancelToken;
+pub(crate) use approval::{Approver, Decision, Request};
+pub(crate) use cancel::CancelToken;
 use grants::Grants;
 use journal::{ApprovalOutcome, ApprovalRecord, ApprovalSource, Effect, Journal};
 use revisions::{Revision, Revisions};
@@ -40,7 +40,7 @@ use crate::project::ProjectPath;
 
 /// What authority decided about a request, for the tool to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Go ahead.
     Approved,
     /// The person said no (or pressed Ctrl-C at the question).
@@ -75,7 +75,7 @@ struct State {
 impl Authority {
     /// An authority asking `approver`, with `auto_approve_patches` from a trusted config
     /// (the front ends pass `false` where it must not apply), and the session's Ctrl-C.
-    pub fn new(
+    pub(crate) fn new(
         approver: Box<dyn Approver>,
         auto_approve_patches: bool,
         cancel: CancelToken,
@@ -112,19 +112,14 @@ impl Authority {
     }
 
     /// The session's Ctrl-C token.
-    pub fn cancel_token(&self) -> &CancelToken {
+    pub(crate) fn cancel_token(&self) -> &CancelToken {
         &self.cancel
-    }
-
-    /// Whether patches are approved by the trusted config without asking.
-    pub fn auto_approves_patches(&self) -> bool {
-        self.auto_approve_patches
     }
 
     /// Decides whether a planned write or execution may go ahead: `auto_approve_patches`
     /// for a patch, then a standing grant, then the approver. Every decision, who made it
     /// and how long it took are journaled; an `a` answer becomes a grant.
-    pub fn authorize(&self, request: &Request<'_>) -> Verdict {
+    pub(crate) fn authorize(&self, request: &Request<'_>) -> Verdict {
         let verdict = self.decide(request);
         if verdict == Verdict::Approved && self.cancel.is_cancelled() {
             return Verdict::Cancelled;
@@ -206,19 +201,19 @@ impl Authority {
     }
 
     /// A new turn starts: earlier presses and a question's Ctrl-C no longer count.
-    pub fn start_turn(&self) {
+    pub(crate) fn start_turn(&self) {
         self.state().turn_cancelled = false;
         self.cancel.forget();
     }
 
     /// The person stopped this turn (Ctrl-C at a question, or while a tool ran): the
     /// calls left in the model's reply must not run, and nothing more goes to the model.
-    pub fn turn_cancelled(&self) -> bool {
+    pub(crate) fn turn_cancelled(&self) -> bool {
         self.state().turn_cancelled || self.cancel.is_cancelled()
     }
 
     /// The standing approvals granted in this session, in words (for `/ledger`).
-    pub fn standing_approvals(&self) -> Vec<String> {
+    pub(crate) fn standing_approvals(&self) -> Vec<String> {
         self.state().grants.scopes()
     }
 
@@ -234,7 +229,7 @@ impl Authority {
     }
 
     /// The revision the model last read of `path`, if it read it.
-    pub fn revision(&self, path: &str) -> Option<Revision> {
+    pub(crate) fn revision(&self, path: &str) -> Option<Revision> {
         self.state().revisions.get(path).cloned()
     }
 
@@ -242,11 +237,6 @@ impl Authority {
     /// not read it).
     pub(crate) fn is_current(&self, path: &str, current: Option<&[u8]>) -> Option<bool> {
         self.state().revisions.is_current(path, current)
-    }
-
-    /// Every file the model has read, with its revision, sorted by path (`/context`).
-    pub fn revisions(&self) -> Vec<(String, Revision)> {
-        self.state().revisions.paths()
     }
 }
 

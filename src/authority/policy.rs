@@ -30,7 +30,7 @@ pub enum Withheld {
 
 impl Withheld {
     /// Whether the user chose this (as opposed to the project lacking something).
-    pub fn by_choice(&self) -> bool {
+    pub(crate) fn by_choice(&self) -> bool {
         matches!(self, Withheld::Disabled)
     }
 }
@@ -61,7 +61,7 @@ pub enum Rule {
 
 impl Rule {
     /// Whether the call may go on to its tool.
-    pub fn allows(&self) -> bool {
+    pub(crate) fn allows(&self) -> bool {
         matches!(self, Rule::Offered)
     }
 }
@@ -80,16 +80,16 @@ impl std::fmt::Display for Rule {
 
 /// A refusal by policy: the rule, and the text the model reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The rule that refused.
-    pub rule: Rule,
+    pub(crate) rule: Rule,
     /// What the model is told.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// The policy of one session: the offered tools, and the calls of the current turn.
 #[derive(Debug, Clone, Default)]
-pub struct CallPolicy {
+pub(crate) struct CallPolicy {
     offered: Vec<&'static str>,
     withdrawn: Vec<Withdrawn>,
     seen: HashMap<(String, String), u32>,
@@ -97,7 +97,7 @@ pub struct CallPolicy {
 
 impl CallPolicy {
     /// A policy offering `offered` and withholding `withdrawn`.
-    pub fn new(offered: Vec<&'static str>, withdrawn: Vec<Withdrawn>) -> CallPolicy {
+    pub(crate) fn new(offered: Vec<&'static str>, withdrawn: Vec<Withdrawn>) -> CallPolicy {
         CallPolicy {
             offered,
             withdrawn,
@@ -106,23 +106,28 @@ impl CallPolicy {
     }
 
     /// Whether the model may call `name` in this session.
-    pub fn is_offered(&self, name: &str) -> bool {
+    pub(crate) fn is_offered(&self, name: &str) -> bool {
         self.offered.contains(&name)
     }
 
     /// The tools withheld, with the reason.
-    pub fn withdrawn(&self) -> &[Withdrawn] {
+    pub(crate) fn withdrawn(&self) -> &[Withdrawn] {
         &self.withdrawn
     }
 
     /// A new turn: identical calls are counted afresh.
-    pub fn start_turn(&mut self) {
+    pub(crate) fn start_turn(&mut self) {
         self.seen.clear();
     }
 
     /// Decides one call. `arguments` is the canonical form (after schema conversion, so
     /// `"10"` and `10` are one call); `cancelled` says the person stopped the turn.
-    pub fn check(&mut self, name: &str, arguments: &str, cancelled: bool) -> Result<(), Refusal> {
+    pub(crate) fn check(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        cancelled: bool,
+    ) -> Result<(), Refusal> {
         if cancelled {
             return Err(Refusal {
                 rule: Rule::Interrupted,

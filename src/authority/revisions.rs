@@ -22,7 +22,7 @@ use crate::project::{Project, ProjectPath};
 /// Largest file whose revision a read records. Recording means holding the whole file in
 /// memory while it is read (view_slice otherwise streams); a source file the model patches
 /// is far smaller, and apply_patch reads whole files anyway.
-pub const MAX_HASHED_BYTES: usize = 8 << 20;
+pub(crate) const MAX_HASHED_BYTES: usize = 8 << 20;
 
 /// The path a revision of `path` is kept under: the file's real path beneath the root,
 /// with symlinks followed. apply_patch only writes real paths (it refuses to write
@@ -30,7 +30,7 @@ pub const MAX_HASHED_BYTES: usize = 8 << 20;
 /// held to that revision under its real name, or a patch to the real name would only be
 /// held to its content when proposed. A path that cannot be resolved, or resolves outside
 /// the root, is kept under its own name.
-pub fn key_for(project: &Project, path: &ProjectPath) -> ProjectPath {
+pub(crate) fn key_for(project: &Project, path: &ProjectPath) -> ProjectPath {
     project
         .real_relative(path)
         .and_then(|relative| project.resolve(relative.to_str()?).ok())
@@ -39,17 +39,17 @@ pub fn key_for(project: &Project, path: &ProjectPath) -> ProjectPath {
 
 /// One file as the model last read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Revision {
+pub(crate) struct Revision {
     /// The content hash of the bytes the model's lines came from ([`content_hash`]).
-    pub hash: String,
+    pub(crate) hash: String,
     /// Which read recorded it, in words the model recognises: `view_slice 10-40`,
     /// ``search_text `fn main` ``, `apply_patch` (its own write).
-    pub how: String,
+    pub(crate) how: String,
 }
 
 /// The revisions the model has read in this session, by path.
 #[derive(Debug, Default)]
-pub struct Revisions {
+pub(crate) struct Revisions {
     read: HashMap<String, Revision>,
 }
 
@@ -57,13 +57,18 @@ impl Revisions {
     /// Records that the model read `path` when its content was `bytes`, replacing any
     /// older revision (the model's latest read is what its next patch is based on).
     #[cfg(test)]
-    pub fn record_bytes(&mut self, path: &ProjectPath, bytes: &[u8], how: impl Into<String>) {
+    pub(crate) fn record_bytes(
+        &mut self,
+        path: &ProjectPath,
+        bytes: &[u8],
+        how: impl Into<String>,
+    ) {
         self.record(path, content_hash(bytes), how);
     }
 
     /// Records an already computed content hash (search_text hashes on its worker
     /// threads).
-    pub fn record(&mut self, path: &ProjectPath, hash: String, how: impl Into<String>) {
+    pub(crate) fn record(&mut self, path: &ProjectPath, hash: String, how: impl Into<String>) {
         self.read.insert(
             path.to_string(),
             Revision {
@@ -74,32 +79,21 @@ impl Revisions {
     }
 
     /// The revision the model last read of `path`, if it read it.
-    pub fn get(&self, path: &str) -> Option<&Revision> {
+    pub(crate) fn get(&self, path: &str) -> Option<&Revision> {
         self.read.get(path)
     }
 
     /// Forgets `path` (it was deleted by the model's own patch, or the model was told it
     /// no longer exists): a later patch creating it is held to its absence then.
-    pub fn forget(&mut self, path: &str) {
+    pub(crate) fn forget(&mut self, path: &str) {
         self.read.remove(path);
     }
 
     /// Whether `current` (`None`: the file does not exist) is still the revision the
     /// model read. `None` when the model has not read `path`.
-    pub fn is_current(&self, path: &str, current: Option<&[u8]>) -> Option<bool> {
+    pub(crate) fn is_current(&self, path: &str, current: Option<&[u8]>) -> Option<bool> {
         let revision = self.read.get(path)?;
         Some(current.is_some_and(|bytes| content_hash(bytes) == revision.hash))
-    }
-
-    /// Every path with a recorded revision, sorted (for displays such as `/context`).
-    pub fn paths(&self) -> Vec<(String, Revision)> {
-        let mut all: Vec<(String, Revision)> = self
-            .read
-            .iter()
-            .map(|(path, revision)| (path.clone(), revision.clone()))
-            .collect();
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        all
     }
 }
 

@@ -29,11 +29,11 @@ pub use endpoint::{host_and_port, is_local, normalize_endpoint};
 pub use settings::{Config, KEYS, PRIVILEGED_KEYS, RemoteEndpoint, SettingValue};
 
 /// The file name of a project's own config, at the project root.
-pub const PROJECT_FILE: &str = ".metron.json";
+pub(crate) const PROJECT_FILE: &str = ".metron.json";
 
 /// Where the value of one setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The built-in default.
     Default,
     /// The config file at this path.
@@ -54,7 +54,7 @@ impl fmt::Display for Source {
 
 /// How far a config file is trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
+pub(crate) enum Trust {
     /// The user's own file (or the one `$METRON_CONFIG` names): may set anything.
     User,
     /// The repository's `.metron.json`: may not grant authority.
@@ -63,11 +63,11 @@ pub enum Trust {
 
 /// The config file that was read, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     /// Where it is.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Whether it may grant authority.
-    pub trust: Trust,
+    pub(crate) trust: Trust,
 }
 
 /// The environment variables that configuration reads, captured once.
@@ -75,24 +75,24 @@ pub struct ConfigFile {
 /// Passing these in (rather than reading `std::env` deep inside) keeps loading pure and
 /// lets tests run in parallel without mutating the process environment.
 #[derive(Debug, Clone, Default)]
-pub struct ConfigEnv {
+pub(crate) struct ConfigEnv {
     /// `$METRON_CONFIG`: an explicit config file.
-    pub metron_config: Option<PathBuf>,
+    pub(crate) metron_config: Option<PathBuf>,
     /// `$METRON_CONFIG_DIR`: base directory holding `.metron/config.json`.
-    pub metron_config_dir: Option<PathBuf>,
+    pub(crate) metron_config_dir: Option<PathBuf>,
     /// `$HOME`.
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
     /// `$OLLAMA_HOST`: overrides `endpoint`.
-    pub ollama_host: Option<String>,
+    pub(crate) ollama_host: Option<String>,
     /// `$OLLAMA_MODEL`: overrides `model`.
-    pub ollama_model: Option<String>,
+    pub(crate) ollama_model: Option<String>,
     /// `$METRON_ALLOW_PROJECT_COMMANDS`.
-    pub allow_project_commands: Option<String>,
+    pub(crate) allow_project_commands: Option<String>,
 }
 
 impl ConfigEnv {
     /// Reads the variables from the process environment. Empty values count as unset.
-    pub fn from_process() -> ConfigEnv {
+    pub(crate) fn from_process() -> ConfigEnv {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         let string = |name: &str| var(name).map(|v| v.to_string_lossy().into_owned());
         ConfigEnv {
@@ -114,7 +114,7 @@ impl ConfigEnv {
 
 /// A configuration problem that stops metron at startup (exit code 2).
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// The file exists but could not be read.
     #[error("cannot read config file {}: {source}", path.display())]
     Read {
@@ -165,26 +165,26 @@ fn suggestion_text(suggestion: &Option<&'static str>) -> String {
 
 /// The result of loading: the effective settings and how they came to be.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The effective, validated settings.
-    pub config: Config,
+    pub(crate) config: Config,
     /// The config file that was read, if any.
-    pub file: Option<ConfigFile>,
+    pub(crate) file: Option<ConfigFile>,
     /// For each key, the layer its value came from.
-    pub sources: BTreeMap<&'static str, Source>,
+    pub(crate) sources: BTreeMap<&'static str, Source>,
     /// Warnings for stderr (for example, project-file keys that were ignored).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Loaded {
     /// The layer a key's value came from.
-    pub fn source_of(&self, key: &str) -> &Source {
+    pub(crate) fn source_of(&self, key: &str) -> &Source {
         self.sources.get(key).unwrap_or(&Source::Default)
     }
 }
 
 /// Loads the configuration for a project rooted at `project_root`.
-pub fn load(project_root: &Path, env: &ConfigEnv) -> Result<Loaded, ConfigError> {
+pub(crate) fn load(project_root: &Path, env: &ConfigEnv) -> Result<Loaded, ConfigError> {
     let mut loaded = Loaded {
         config: Config::default(),
         file: None,
@@ -265,7 +265,7 @@ fn keep_user_refusal(loaded: &mut Loaded, user: &Path) {
 }
 
 /// Layers one file's text onto `loaded`. Separate from I/O so it can be tested on strings.
-pub fn apply_file(
+pub(crate) fn apply_file(
     loaded: &mut Loaded,
     file: &ConfigFile,
     text: &str,
@@ -378,7 +378,7 @@ fn set(
 
 /// Checks that `disabled_tools` names only tools in `names` (the registry's; the front
 /// end passes them, so the settings do not depend on the tools).
-pub fn check_tool_names(loaded: &Loaded, names: &[&str]) -> Result<(), ConfigError> {
+pub(crate) fn check_tool_names(loaded: &Loaded, names: &[&str]) -> Result<(), ConfigError> {
     for name in &loaded.config.disabled_tools {
         if !names.contains(&name.as_str()) {
             return Err(ConfigError::Invalid {
@@ -460,7 +460,7 @@ fn is_env_name(name: &str) -> bool {
 }
 
 /// The known key nearest to a misspelling, if it is near enough to be a plausible typo.
-pub fn closest_key(typo: &str) -> Option<&'static str> {
+pub(crate) fn closest_key(typo: &str) -> Option<&'static str> {
     let typo = typo.to_ascii_lowercase();
     KEYS.iter()
         .map(|&key| (edit_distance(&typo, key), key))
@@ -497,7 +497,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The text of `metron.example.json`: every key at its built-in default.
-pub fn example_json() -> String {
+#[cfg(test)]
+pub(crate) fn example_json() -> String {
     let defaults = Config::default();
     let map: serde_json::Map<String, Value> = KEYS
         .iter()

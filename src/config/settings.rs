@@ -75,7 +75,7 @@ pub enum RemoteEndpoint {
 
 impl RemoteEndpoint {
     /// The word used in JSON and in messages.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RemoteEndpoint::Warn => "warn",
             RemoteEndpoint::Refuse => "refuse",
@@ -142,7 +142,7 @@ macro_rules! settings {
             }
 
             /// The value of `key` as JSON, or `None` for an unknown key.
-            pub fn get_json(&self, key: &str) -> Option<Value> {
+            pub(crate) fn get_json(&self, key: &str) -> Option<Value> {
                 match key {
                     $( stringify!($name) => Some(self.$name.to_json()), )*
                     _ => None,

@@ -17,7 +17,7 @@ use crate::project::Project;
 
 /// What metron tells the shell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// It worked (a tool produced a result, including "No matches found.").
     Success = 0,
     /// It ran and failed, or was refused.

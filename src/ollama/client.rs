@@ -70,14 +70,9 @@ impl Client {
         })
     }
 
-    /// The server's address without the API path, for messages.
-    pub fn base_url(&self) -> &str {
-        &self.base_url
-    }
-
     /// Sends one chat request and returns the whole reply; `on_delta` sees the text as it
     /// arrives (when streaming).
-    pub async fn chat(
+    pub(crate) async fn chat(
         &self,
         request: &ChatRequest<'_>,
         on_delta: &mut dyn FnMut(Delta<'_>),
@@ -148,7 +143,7 @@ impl Client {
     }
 
     /// `GET /api/version`: the server's version string.
-    pub async fn version(&self, limit: Duration) -> Result<String, OllamaError> {
+    pub(crate) async fn version(&self, limit: Duration) -> Result<String, OllamaError> {
         let body = self.get_json("/api/version", limit).await?;
         Ok(body
             .get("version")
@@ -175,7 +170,7 @@ impl Client {
 
     /// `GET /api/ps`: the loaded models, each with the context window it was loaded with
     /// when the server says (v0.10 and later).
-    pub async fn running(
+    pub(crate) async fn running(
         &self,
         limit: Duration,
     ) -> Result<Vec<(String, Option<u64>)>, OllamaError> {

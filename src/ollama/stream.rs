@@ -65,7 +65,7 @@ pub struct StreamParser {
 /// The longest NDJSON line accepted. A tool call carrying a whole file is one line, so
 /// this is far above anything real (Ollama's own Go client allows 8 MB), yet it stops a
 /// server that never sends a newline from growing the buffer without end.
-pub const MAX_LINE_BYTES: usize = 64 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 64 << 20;
 
 impl StreamParser {
     /// A parser for one reply. `id_prefix` makes the ids it invents for calls without one
@@ -87,15 +87,10 @@ impl StreamParser {
     /// Caps one NDJSON line at `max_line` bytes and the reply's text, reasoning and call
     /// arguments together at `max_reply` bytes; past either the stream is a protocol error
     /// instead of memory growing for as long as a broken server keeps sending.
-    pub fn with_limits(mut self, max_line: usize, max_reply: usize) -> StreamParser {
+    pub(crate) fn with_limits(mut self, max_line: usize, max_reply: usize) -> StreamParser {
         self.max_line = max_line;
         self.max_reply = max_reply;
         self
-    }
-
-    /// True once the `done` line has been read.
-    pub fn is_done(&self) -> bool {
-        self.done
     }
 
     /// Feeds bytes as they arrive; `on_delta` sees each piece of text. Returns true when
@@ -148,12 +143,12 @@ impl StreamParser {
     }
 
     /// Marks when the first token arrived, measured by the caller.
-    pub fn note_first_token(&mut self, at: Duration) {
+    pub(crate) fn note_first_token(&mut self, at: Duration) {
         self.reply.first_token.get_or_insert(at);
     }
 
     /// True once any text, reasoning or call has arrived.
-    pub fn has_output(&self) -> bool {
+    pub(crate) fn has_output(&self) -> bool {
         !self.reply.content.is_empty()
             || !self.reply.thinking.is_empty()
             || !self.reply.tool_calls.is_empty()

@@ -70,7 +70,7 @@ impl Message {
     }
 
     /// Bytes this message adds to every request that carries it (its text parts).
-    pub fn carried_bytes(&self) -> usize {
+    pub(crate) fn carried_bytes(&self) -> usize {
         self.content.len()
             + self.thinking.as_ref().map_or(0, String::len)
             + self
@@ -138,7 +138,7 @@ pub struct ChatRequest<'a> {
 /// because servers of different versions omit different ones.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Chunk {
+pub(crate) struct Chunk {
     /// The message delta.
     pub message: Option<ChunkMessage>,
     /// True on the last line.
@@ -156,7 +156,7 @@ pub struct Chunk {
 /// The message part of a [`Chunk`].
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct ChunkMessage {
+pub(crate) struct ChunkMessage {
     /// Reply text.
     pub content: String,
     /// Reasoning text.
@@ -168,7 +168,7 @@ pub struct ChunkMessage {
 /// A tool call as it arrives.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct WireToolCall {
+pub(crate) struct WireToolCall {
     /// Missing on servers before v0.12.10.
     pub id: Option<String>,
     /// The function.
@@ -178,7 +178,7 @@ pub struct WireToolCall {
 /// The function of a [`WireToolCall`].
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct WireFunction {
+pub(crate) struct WireFunction {
     /// The tool's name.
     pub name: String,
     /// An object on `/api/chat`, but proxies and look-alike servers send a JSON string.
@@ -187,7 +187,7 @@ pub struct WireFunction {
 
 /// Normalises arguments: a JSON-encoded string is decoded, `null` becomes `{}`. Anything
 /// else is returned as it is (and the tool will say it is not an object).
-pub fn normalize_arguments(arguments: Value) -> Value {
+pub(crate) fn normalize_arguments(arguments: Value) -> Value {
     match arguments {
         Value::Null => Value::Object(Default::default()),
         Value::String(text) => match serde_json::from_str::<Value>(&text) {
@@ -220,7 +220,7 @@ impl ModelDetails {
     }
 
     /// Reads the interesting parts of a `/api/show` response.
-    pub fn from_show(body: &Value) -> ModelDetails {
+    pub(crate) fn from_show(body: &Value) -> ModelDetails {
         let capabilities = body.get("capabilities").and_then(Value::as_array).map(|a| {
             a.iter()
                 .filter_map(Value::as_str)

@@ -117,7 +117,7 @@ pub enum BoundaryError {
 impl BoundaryError {
     /// True for refusals and missing files (things the model can fix), false for faults
     /// of the environment such as an unreadable disk.
-    pub fn is_model_fixable(&self) -> bool {
+    pub(crate) fn is_model_fixable(&self) -> bool {
         !matches!(self, BoundaryError::Io { .. })
     }
 }
@@ -158,7 +158,7 @@ impl Project {
     }
 
     /// Whether the root is a git work tree (apply_patch is offered only then).
-    pub fn is_git(&self) -> bool {
+    pub(crate) fn is_git(&self) -> bool {
         self.is_git
     }
 
@@ -204,7 +204,7 @@ impl Project {
     /// or that holds a control character. Tools print one path per line, so a file named
     /// `a\nfake.rs:1:text` would otherwise forge output lines (and overrun the line
     /// budget), and escape sequences in a name would reach the terminal.
-    pub fn walked_path(&self, relative: &Path) -> Option<ProjectPath> {
+    pub(crate) fn walked_path(&self, relative: &Path) -> Option<ProjectPath> {
         let text = relative.to_str()?;
         let text = text.strip_prefix("./").unwrap_or(text);
         (!text.is_empty() && !text.chars().any(char::is_control))
@@ -218,7 +218,10 @@ impl Project {
     /// (The look resolves beneath the root like the open does; the check after the open is
     /// the one that cannot be raced.) It costs three system calls, so paths that come from
     /// walking the tree, whose type the walk has just seen, use [`Project::open_file`].
-    pub fn open_named_file(&self, path: &ProjectPath) -> Result<std::fs::File, BoundaryError> {
+    pub(crate) fn open_named_file(
+        &self,
+        path: &ProjectPath,
+    ) -> Result<std::fs::File, BoundaryError> {
         let metadata = self
             .dir
             .metadata(path.as_path())
@@ -233,7 +236,7 @@ impl Project {
     /// seen as a regular file. A non-file is refused after the open; the one case that is
     /// not caught is a FIFO swapped in between the walk and the open, which would block
     /// until written to (opening without blocking needs a flag std does not expose).
-    pub fn open_file(&self, path: &ProjectPath) -> Result<std::fs::File, BoundaryError> {
+    pub(crate) fn open_file(&self, path: &ProjectPath) -> Result<std::fs::File, BoundaryError> {
         let file = self
             .dir
             .open(path.as_path())
@@ -249,7 +252,10 @@ impl Project {
     /// it once from the start (search). Like [`Project::open_file`] but without the type
     /// check after the open: a directory swapped in fails at the first read, which such a
     /// caller treats like any unreadable file. One system call less per file.
-    pub fn open_walked_file(&self, path: &ProjectPath) -> Result<std::fs::File, BoundaryError> {
+    pub(crate) fn open_walked_file(
+        &self,
+        path: &ProjectPath,
+    ) -> Result<std::fs::File, BoundaryError> {
         self.dir
             .open(path.as_path())
             .map(cap_std::fs::File::into_std)
@@ -274,7 +280,7 @@ impl Project {
     /// (a symlink `g -> .git` in the tree makes `g/config` git's config). The lexical rule
     /// of [`ProjectPath::is_in_git_dir`] cannot see that. A path that cannot be resolved is
     /// not in `.git/` as far as this check goes; opening it fails on its own.
-    pub fn resolves_into_git_dir(&self, path: &ProjectPath) -> bool {
+    pub(crate) fn resolves_into_git_dir(&self, path: &ProjectPath) -> bool {
         self.real_relative(path).is_some_and(|relative| {
             relative.components().any(|part| {
                 part.as_os_str()
@@ -287,7 +293,7 @@ impl Project {
     /// Where `path` really is, relative to the real root, once every symlink on the way
     /// is followed; `None` when it does not exist or lies outside the root. One answer
     /// for every check that must see through links (the `.git` check, revision keys).
-    pub fn real_relative(&self, path: &ProjectPath) -> Option<PathBuf> {
+    pub(crate) fn real_relative(&self, path: &ProjectPath) -> Option<PathBuf> {
         let root = self.root.canonicalize().ok()?;
         let real = self.root.join(path.as_path()).canonicalize().ok()?;
         real.strip_prefix(&root).ok().map(Path::to_path_buf)
@@ -311,7 +317,7 @@ impl Project {
     /// so a write can never land somewhere other than the path the person was shown.
     /// A missing component ends the check: nothing beyond it exists yet. So does one that
     /// is a regular file (`x/y` where `x` is a file): nothing can be beneath it.
-    pub fn check_no_symlinks(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+    pub(crate) fn check_no_symlinks(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
         let mut prefix = PathBuf::new();
         for part in path.as_str().split('/') {
             prefix.push(part);
@@ -338,7 +344,7 @@ impl Project {
     }
 
     /// The permission bits of a file, or `None` when it does not exist.
-    pub fn file_mode(&self, path: &ProjectPath) -> Result<Option<u32>, BoundaryError> {
+    pub(crate) fn file_mode(&self, path: &ProjectPath) -> Result<Option<u32>, BoundaryError> {
         use cap_std::fs::PermissionsExt;
         match self.dir.symlink_metadata(path.as_path()) {
             Ok(meta) => Ok(Some(meta.permissions().mode() & 0o7777)),
@@ -351,7 +357,8 @@ impl Project {
     /// same directory, which is flushed to disk and then renamed over the target, so a
     /// reader sees the old content or the new, never a mix. Missing parent directories are
     /// created. `mode` sets the permission bits.
-    pub fn write_atomic(
+    #[cfg(test)]
+    pub(crate) fn write_atomic(
         &self,
         path: &ProjectPath,
         bytes: &[u8],
@@ -365,7 +372,7 @@ impl Project {
     /// Nothing is visible at the target until [`Staged::install`]; dropping the
     /// [`Staged`] removes the temporary file. Several files can be staged at once (from
     /// several threads), so their flushes overlap.
-    pub fn stage(
+    pub(crate) fn stage(
         &self,
         path: &ProjectPath,
         bytes: &[u8],
@@ -425,7 +432,7 @@ impl Project {
     }
 
     /// Removes a file.
-    pub fn remove_file(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+    pub(crate) fn remove_file(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
         if path.is_in_git_dir() {
             return Err(BoundaryError::GitDir(path.to_string()));
         }
@@ -435,12 +442,12 @@ impl Project {
     }
 
     /// Removes a directory if it is empty; used to undo directories a failed write made.
-    pub fn remove_empty_dir(&self, path: &str) -> bool {
+    pub(crate) fn remove_empty_dir(&self, path: &str) -> bool {
         !path.is_empty() && self.dir.remove_dir(path).is_ok()
     }
 
     /// True when something (file, directory or link) exists at `path`.
-    pub fn exists(&self, path: &str) -> bool {
+    pub(crate) fn exists(&self, path: &str) -> bool {
         self.dir.symlink_metadata(path).is_ok()
     }
 }
@@ -448,7 +455,7 @@ impl Project {
 /// A file written to a temporary name beside its target and flushed, waiting to be
 /// renamed into place. Dropped without [`Staged::install`], it removes the temporary file.
 #[derive(Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     dir: Dir,
     temp: String,
     name: String,
@@ -458,12 +465,13 @@ pub struct Staged {
 
 impl Staged {
     /// The path (relative to the root) the file will replace.
-    pub fn path(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &str {
         &self.path
     }
 
     /// Renames the temporary file over the target: the new content appears at once.
-    pub fn install(mut self) -> Result<(), BoundaryError> {
+    pub(crate) fn install(mut self) -> Result<(), BoundaryError> {
         self.dir
             .rename(&self.temp, &self.dir, &self.name)
             .map_err(|e| classify(&self.path, e))?;

@@ -40,7 +40,7 @@ static HANDED_OUT: AtomicU64 = AtomicU64::new(0);
 /// A fresh name for a staged copy of `target` (the file name, not a path). The target's
 /// name is shortened at a character boundary so the result stays within the 255-byte
 /// limit on a name.
-pub fn fresh_name(target: &str) -> String {
+pub(crate) fn fresh_name(target: &str) -> String {
     let mut short = target.len().min(200);
     while !target.is_char_boundary(short) {
         short -= 1;
@@ -79,7 +79,7 @@ fn is_ours(pid: u32, serial: u64) -> bool {
 /// process is alive or cannot be checked, one younger than [`STALE_AFTER`], anything
 /// that is not a regular file, and every name not exactly of the form above stay.
 /// Returns how many were removed.
-pub fn sweep(dir: &Dir) -> usize {
+pub(crate) fn sweep(dir: &Dir) -> usize {
     let Ok(entries) = dir.entries() else {
         return 0;
     };

@@ -7,7 +7,7 @@ use crate::config::{KEYS, Loaded};
 
 /// A line the REPL handles itself instead of sending to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     /// List the commands.
     Help,
     /// Every effective setting with its layer, and the tools offered.
@@ -27,7 +27,7 @@ pub enum Command {
 }
 
 /// The commands and what they do, for `/help`.
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 /help     list the commands
 /config   print the effective settings, which layer each came from, and the tools offered
 /reset    clear the conversation history, keeping the system prompt
@@ -41,7 +41,7 @@ Anything else is sent to the model. Ctrl-C cancels a reply in progress.";
 impl Command {
     /// Recognises a command line. `Err` carries the message for an unknown `/word`; a line
     /// that is not a command at all gives `Ok(None)`.
-    pub fn parse(line: &str) -> Result<Option<Command>, String> {
+    pub(crate) fn parse(line: &str) -> Result<Option<Command>, String> {
         let line = line.trim();
         let command = match line {
             "exit" | "quit" | "/exit" | "/quit" => Command::Exit,
@@ -62,7 +62,7 @@ impl Command {
 }
 
 /// `/config`: every setting, its value and its layer; then the tools and their cost.
-pub fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String {
+pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String {
     let mut text = String::new();
     let width = KEYS.iter().map(|k| k.len()).max().unwrap_or(0);
     for key in KEYS {
@@ -100,7 +100,7 @@ pub fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String {
 }
 
 /// `/history`: what the next request will carry.
-pub fn history_text<M: Model>(agent: &Agent<M>) -> String {
+pub(crate) fn history_text<M: Model>(agent: &Agent<M>) -> String {
     let history = agent.history();
     let messages = history.len().saturating_sub(1);
     let mut text = format!(

@@ -15,7 +15,7 @@ use std::sync::mpsc;
 
 /// What one read produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
+pub(crate) enum Line {
     /// A line, without its newline.
     Text(String),
     /// Ctrl-C at the line editor.
@@ -39,7 +39,7 @@ struct Ask {
 
 /// A handle on the reading thread.
 #[derive(Debug)]
-pub struct Input {
+pub(crate) struct Input {
     asks: Mutex<mpsc::Sender<Ask>>,
 }
 
@@ -51,7 +51,7 @@ impl std::fmt::Debug for Ask {
 
 impl Input {
     /// Starts the reading thread: a line editor when `terminal`, plain stdin otherwise.
-    pub fn spawn(terminal: bool) -> Input {
+    pub(crate) fn spawn(terminal: bool) -> Input {
         let (asks, receiver) = mpsc::channel::<Ask>();
         std::thread::spawn(move || {
             let mut editor = if terminal {
@@ -80,7 +80,7 @@ impl Input {
     }
 
     /// Reads a line at the session prompt; the line goes into the editor's history.
-    pub async fn read(&self, prompt: &str) -> Line {
+    pub(crate) async fn read(&self, prompt: &str) -> Line {
         let (sender, receiver) = tokio::sync::oneshot::channel();
         if !self.send(prompt, true, ReplyTo::Async(sender)) {
             return Line::Eof;
@@ -90,7 +90,7 @@ impl Input {
 
     /// Reads an answer to a question, blocking the calling thread (a tool waiting for
     /// approval); the answer is not kept in history.
-    pub fn read_blocking(&self, prompt: &str) -> Line {
+    pub(crate) fn read_blocking(&self, prompt: &str) -> Line {
         let (sender, receiver) = mpsc::channel();
         if !self.send(prompt, false, ReplyTo::Blocking(sender)) {
             return Line::Eof;

@@ -18,14 +18,14 @@ use crate::frontend::ask::{self, show_request, stderr_supports_color};
 use crate::frontend::session::{self, Mode, Outcome, Session};
 use crate::frontend::{Exit, error};
 
-pub use commands::{Command, HELP};
-pub use input::{Input, Line};
+pub(crate) use commands::{Command, HELP};
+pub(crate) use input::{Input, Line};
 
 /// The prompt shown for each line.
-pub const PROMPT: &str = "metron > ";
+pub(crate) const PROMPT: &str = "metron > ";
 
 /// Runs the interactive session until the person quits.
-pub fn run(yes: bool) -> Exit {
+pub(crate) fn run(yes: bool) -> Exit {
     let terminal = std::io::stdin().is_terminal();
     let input = Arc::new(Input::spawn(terminal));
     let asker = |cancel: &CancelToken| -> Box<dyn Approver> {

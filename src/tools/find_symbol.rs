@@ -14,7 +14,7 @@ use super::text::clip_line;
 use super::{Access, Run, ToolContext, ToolEnv, ToolError, ToolSpec, arg, parse_args};
 
 /// The registry entry.
-pub static SPEC: ToolSpec = ToolSpec {
+pub(crate) static SPEC: ToolSpec = ToolSpec {
     name: "find_symbol",
     description: "Where a Go or Rust identifier is defined (exact name).",
     parameters: r#"{"type":"object","properties":{"symbol":{"type":"string"}},"required":["symbol"]}"#,

@@ -18,7 +18,7 @@ use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_a
 use crate::project::Project;
 
 /// The registry entry.
-pub static SPEC: ToolSpec = ToolSpec {
+pub(crate) static SPEC: ToolSpec = ToolSpec {
     name: "list_files",
     description: "List project files (gitignored files skipped), optionally narrowed by a glob such as internal/**/*.go. Capped; narrow with a glob.",
     parameters: r#"{"type":"object","properties":{"pattern":{"type":"string","description":"glob"}}}"#,

@@ -49,7 +49,7 @@ pub enum Access {
 
 impl Access {
     /// The word shown to the person.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Access::Read => "read",
             Access::Write => "write",
@@ -60,7 +60,7 @@ impl Access {
 
 /// How a tool's call is carried out.
 #[derive(Clone, Copy)]
-pub(crate) enum Run {
+pub enum Run {
     /// One call, no effect beyond reading.
     Read(fn(&ToolContext<'_>, Value) -> Result<String, ToolError>),
     /// Plan without effect, let authority decide, then execute the approved plan.
@@ -74,7 +74,7 @@ pub(crate) enum Run {
 
 /// A planned effect, waiting for authority's verdict.
 #[derive(Debug)]
-pub(crate) enum Proposal {
+pub enum Proposal {
     /// A patch ready to write.
     Patch(apply_patch::PatchPlan),
     /// A command ready to run.
@@ -116,25 +116,25 @@ pub struct ToolSpec {
     pub scope: &'static str,
     /// Whether it can run in this session, or why not (then it is not offered to the
     /// model, and a call to it is refused with that reason).
-    pub(crate) available: fn(&ToolEnv) -> Result<(), String>,
+    pub available: fn(&ToolEnv) -> Result<(), String>,
     /// How a call is carried out.
-    pub(crate) run: Run,
+    pub run: Run,
     /// Its results are dropped from history once their turn ends (file slices: the model
     /// can read them again; carrying them costs every later request).
-    pub(crate) purged_after_turn: bool,
+    pub purged_after_turn: bool,
     /// What a successful result showed the model, in words (`/context`).
-    pub(crate) shown: fn(&Value) -> String,
+    pub shown: fn(&Value) -> String,
     /// Its arguments in one line for `/ledger`; `None` prints the JSON.
-    pub(crate) ledger_arguments: Option<fn(&Value) -> String>,
+    pub ledger_arguments: Option<fn(&Value) -> String>,
     /// The parsed schema (parsed once, on first use).
-    pub(crate) schema: OnceLock<Value>,
+    pub schema: OnceLock<Value>,
 }
 
 impl ToolSpec {
     /// What this tool may do and where, as shown by `/config`: its access, its scope
     /// (with the allowlist for `run_command`), and the fact that its result leaves
     /// metron for the model endpoint.
-    pub fn capabilities(&self, toolbox: &Toolbox) -> String {
+    pub(crate) fn capabilities(&self, toolbox: &Toolbox) -> String {
         let mut scope = self.scope.to_owned();
         let allowed = &toolbox.env.limits.allowed_commands;
         if self.access == Access::Execute && !allowed.is_empty() {
@@ -186,7 +186,7 @@ pub fn spec(name: &str) -> Option<&'static ToolSpec> {
 }
 
 /// Every tool name, in advertising order (what `disabled_tools` may name).
-pub fn names() -> Vec<&'static str> {
+pub(crate) fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|spec| spec.name).collect()
 }
 
@@ -318,7 +318,7 @@ pub struct ToolEnv {
 
 /// What one call sees: the environment, the session's revisions and journal (through
 /// authority), and the person's Ctrl-C.
-pub(crate) struct ToolContext<'a> {
+pub struct ToolContext<'a> {
     pub(crate) env: &'a ToolEnv,
     authority: &'a Authority,
 }
@@ -397,7 +397,7 @@ impl Toolbox {
     }
 
     /// Uses `cancel` as the session's Ctrl-C (the front end raises it).
-    pub fn with_cancel(mut self, cancel: CancelToken) -> Toolbox {
+    pub(crate) fn with_cancel(mut self, cancel: CancelToken) -> Toolbox {
         self.authority = self.authority.rebuilt(None, None, Some(cancel));
         self
     }
@@ -405,16 +405,6 @@ impl Toolbox {
     /// The project and its boundary.
     pub fn project(&self) -> &Project {
         &self.env.project
-    }
-
-    /// The budgets.
-    pub fn budgets(&self) -> &Budgets {
-        &self.env.budgets
-    }
-
-    /// The command limits and the policy this toolbox was given.
-    pub fn limits(&self) -> &Policy {
-        &self.env.limits
     }
 
     /// The session's symbol index.

@@ -60,7 +60,7 @@ use crate::authority::journal::Effect;
 use crate::authority::{CancelToken, Request, Verdict};
 
 /// The registry entry.
-pub static SPEC: ToolSpec = ToolSpec {
+pub(crate) static SPEC: ToolSpec = ToolSpec {
     name: "run_command",
     description: "Run one allowlisted command (e.g. go test ./...) in the project root; returns exit status and output. No shell: no pipes, globs or &&. The user is asked first.",
     parameters: r#"{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}"#,
@@ -76,11 +76,11 @@ pub static SPEC: ToolSpec = ToolSpec {
 
 /// Variables copied from metron's own environment into every command's (when set), besides
 /// every `LC_*` variable. PATH is copied filtered: see the module documentation.
-pub const SAFE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"];
+pub(crate) const SAFE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"];
 
 /// Variables set on every command, overriding anything passed through: interactive tools
 /// that would wait for a terminal that is not there fail or print straight away instead.
-pub const NEUTRALISED_ENV: &[(&str, &str)] = &[
+pub(crate) const NEUTRALISED_ENV: &[(&str, &str)] = &[
     ("GIT_TERMINAL_PROMPT", "0"),
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
@@ -122,7 +122,7 @@ fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
 
 /// A command ready to run: what the person approves is exactly what runs.
 #[derive(Debug)]
-pub(crate) struct CommandPlan {
+pub struct CommandPlan {
     /// The command as the model typed it, tokens joined by single spaces.
     typed: String,
     /// The absolute program, then the arguments.

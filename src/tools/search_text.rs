@@ -35,7 +35,7 @@ use crate::authority::revisions::MAX_HASHED_BYTES;
 use crate::project::{Project, ProjectPath};
 
 /// The registry entry.
-pub static SPEC: ToolSpec = ToolSpec {
+pub(crate) static SPEC: ToolSpec = ToolSpec {
     name: "search_text",
     description: "Regex search (ripgrep syntax) over project files; prints path:line:text. Few matches per file and in total; narrow the pattern if truncated.",
     parameters: r#"{"type":"object","properties":{"pattern":{"type":"string","description":"regex"}},"required":["pattern"]}"#,

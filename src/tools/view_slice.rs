@@ -21,7 +21,7 @@ use crate::authority::revisions::{self, MAX_HASHED_BYTES};
 use crate::project::{BoundaryError, Project, ProjectPath};
 
 /// The registry entry.
-pub static SPEC: ToolSpec = ToolSpec {
+pub(crate) static SPEC: ToolSpec = ToolSpec {
     name: "view_slice",
     description: "Read lines start..end (1-based, inclusive) of one file, numbered. At most max_slice_lines lines per call; never ask for whole files.",
     parameters: r#"{"type":"object","properties":{"path":{"type":"string"},"start":{"type":"integer"},"end":{"type":"integer"}},"required":["path","start","end"]}"#,

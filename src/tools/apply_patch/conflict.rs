@@ -29,7 +29,7 @@ const HEAD_LINES: usize = 10;
 
 /// When the precondition failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Moment {
+pub(crate) enum Moment {
     /// When the patch was proposed: the target changed after the model read it.
     Proposal,
     /// At the moment of writing: the target changed while the person was being asked.
@@ -38,26 +38,26 @@ pub enum Moment {
 
 /// One target that is not what the patch was prepared against.
 #[derive(Debug)]
-pub struct Stale {
+pub(crate) struct Stale {
     /// The file.
-    pub path: ProjectPath,
+    pub(crate) path: ProjectPath,
     /// How the model last read it, if it did.
-    pub read: Option<String>,
+    pub(crate) read: Option<String>,
     /// Its content now (`None`: it does not exist).
-    pub now: Option<Vec<u8>>,
+    pub(crate) now: Option<Vec<u8>>,
     /// The patch creates it (it was absent when the patch was prepared).
-    pub creates: bool,
+    pub(crate) creates: bool,
     /// Where the patch applies in it: (first line, line count), 1-based.
-    pub ranges: Vec<(usize, usize)>,
+    pub(crate) ranges: Vec<(usize, usize)>,
 }
 
 /// A refused patch: every stale target.
 #[derive(Debug)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     /// The targets, in patch order.
-    pub files: Vec<Stale>,
+    pub(crate) files: Vec<Stale>,
     /// When it was found.
-    pub moment: Moment,
+    pub(crate) moment: Moment,
 }
 
 /// The proposal-time check of a prepared patch: every change whose file the model has read
@@ -194,7 +194,7 @@ impl Conflict {
     }
 
     /// The text for the model, and for each file whether its current lines were shown.
-    pub fn message(&self, budgets: &Budgets) -> (String, Vec<bool>) {
+    pub(crate) fn message(&self, budgets: &Budgets) -> (String, Vec<bool>) {
         let mut out = String::from(
             "Conflict: your patch was not applied and nothing was written. It was prepared against file content that is no longer on disk:\n",
         );
@@ -356,7 +356,7 @@ fn claimed_ranges(section: &parse::FilePatch) -> Vec<(usize, usize)> {
 }
 
 /// The old-side ranges of a canonical patch section (`@@ -START,COUNT ...` headers).
-pub fn hunk_ranges(text: &[u8]) -> Vec<(usize, usize)> {
+pub(crate) fn hunk_ranges(text: &[u8]) -> Vec<(usize, usize)> {
     text.split(|&b| b == b'\n')
         .filter_map(|line| {
             let rest = line.strip_prefix(b"@@ -")?;

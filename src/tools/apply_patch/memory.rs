@@ -15,25 +15,28 @@ use std::path::Path;
 use git2::{Diff, Index, IndexEntry, IndexTime, Odb, Repository};
 
 /// A file as it is now, handed to libgit2.
-pub struct PreImage<'a> {
+pub(crate) struct PreImage<'a> {
     /// Path relative to the project root.
-    pub path: &'a str,
+    pub(crate) path: &'a str,
     /// Its current bytes.
-    pub bytes: &'a [u8],
+    pub(crate) bytes: &'a [u8],
 }
 
 /// A file as the patch leaves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PostImage {
+pub(crate) struct PostImage {
     /// Path relative to the project root.
-    pub path: String,
+    pub(crate) path: String,
     /// Its new bytes, or `None` when the patch deletes it.
-    pub bytes: Option<Vec<u8>>,
+    pub(crate) bytes: Option<Vec<u8>>,
 }
 
 /// Applies a canonical git patch to the given pre-images, entirely in memory. The error is
 /// libgit2's message, for the model.
-pub fn apply(patch: &[u8], pre_images: &[PreImage<'_>]) -> Result<Vec<PostImage>, git2::Error> {
+pub(crate) fn apply(
+    patch: &[u8],
+    pre_images: &[PreImage<'_>],
+) -> Result<Vec<PostImage>, git2::Error> {
     let odb = Odb::new()?;
     odb.add_new_mempack_backend(1000)?;
     let repo = Repository::from_odb(odb)?;

@@ -35,11 +35,11 @@ use crate::authority::journal::{Effect, FileChange, content_hash};
 use crate::authority::{Request, Verdict};
 use crate::project::{BoundaryError, Project, ProjectPath};
 
-pub use memory::{PostImage, PreImage};
-pub use write::{Change, CommitError, Store, commit};
+pub(crate) use memory::PreImage;
+pub(crate) use write::{Change, CommitError, commit};
 
 /// The registry entry.
-pub static SPEC: ToolSpec = ToolSpec {
+pub(crate) static SPEC: ToolSpec = ToolSpec {
     name: "apply_patch",
     description: "Apply a unified diff (--- a/PATH, +++ b/PATH, @@ hunks) to project files after the user approves it. Context lines must match the file.",
     parameters: r#"{"type":"object","properties":{"diff":{"type":"string"}},"required":["diff"]}"#,
@@ -89,7 +89,7 @@ pub struct Prepared {
 /// A prepared patch that has passed the proposal-time precondition, with the files it
 /// touches (the scope of a standing approval).
 #[derive(Debug)]
-pub(crate) struct PatchPlan {
+pub struct PatchPlan {
     prepared: Prepared,
     files: Vec<String>,
 }

@@ -14,7 +14,7 @@
 
 /// One line of a hunk body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HunkLine {
+pub(crate) enum HunkLine {
     /// Present before and after (` ` prefix, or a bare empty line).
     Context(String),
     /// Removed (`-` prefix).
@@ -27,44 +27,44 @@ pub enum HunkLine {
 
 /// One `@@` hunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     /// The old start line the model claimed (1-based; 0 for an insertion at the top).
-    pub claimed_start: usize,
+    pub(crate) claimed_start: usize,
     /// Where the hunk header is in the patch text (1-based), for error messages.
-    pub patch_line: usize,
+    pub(crate) patch_line: usize,
     /// The body.
-    pub lines: Vec<HunkLine>,
+    pub(crate) lines: Vec<HunkLine>,
 }
 
 /// The changes to one file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FilePatch {
+pub(crate) struct FilePatch {
     /// The path before (`None` for a created file).
-    pub old_path: Option<String>,
+    pub(crate) old_path: Option<String>,
     /// The path after (`None` for a deleted file).
-    pub new_path: Option<String>,
+    pub(crate) new_path: Option<String>,
     /// Mode the file should have afterwards (`new file mode`, `new mode`), if stated.
-    pub new_mode: Option<u32>,
+    pub(crate) new_mode: Option<u32>,
     /// True for `GIT binary patch` or `Binary files ... differ`.
-    pub binary: bool,
+    pub(crate) binary: bool,
     /// True for a copy (`copy from` / `copy to`), which apply_patch does not do.
-    pub copy: bool,
+    pub(crate) copy: bool,
     /// The hunks, in patch order.
-    pub hunks: Vec<Hunk>,
+    pub(crate) hunks: Vec<Hunk>,
 }
 
 /// Why a patch could not even be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line} of the patch: {message}")]
-pub struct ParseError {
+pub(crate) struct ParseError {
     /// 1-based line in the patch text.
-    pub line: usize,
+    pub(crate) line: usize,
     /// What is wrong and what was expected.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Reads a patch into per-file changes.
-pub fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
+pub(crate) fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
     let lines = patch_lines(text);
     let mut files: Vec<FilePatch> = Vec::new();
     // True while the current file section came from `diff --git` and has not yet seen its

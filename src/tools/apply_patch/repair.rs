@@ -31,7 +31,7 @@ const MAX_LISTED_PLACES: usize = 20;
 const NO_NEWLINE: &[u8] = b"\\ No newline at end of file\n";
 
 /// A file split into lines, remembering whether it ended with a newline.
-pub struct FileLines<'a> {
+pub(crate) struct FileLines<'a> {
     lines: Vec<&'a [u8]>,
     final_newline: bool,
     crlf: bool,
@@ -39,7 +39,7 @@ pub struct FileLines<'a> {
 
 impl<'a> FileLines<'a> {
     /// Splits `bytes` on `\n`; each line keeps any `\r` it had.
-    pub fn new(bytes: &'a [u8]) -> FileLines<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> FileLines<'a> {
         let final_newline = bytes.is_empty() || bytes.ends_with(b"\n");
         let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let lines: Vec<&[u8]> = if bytes.is_empty() {
@@ -67,23 +67,26 @@ impl<'a> FileLines<'a> {
 /// Why a file's hunks cannot be placed. The text is for the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct Refusal(pub String);
+pub(crate) struct Refusal(pub String);
 
 /// The canonical patch text for one file, and what it changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The file's section of a git-format patch, with exact counts and start lines. Bytes,
     /// because context lines are copied from the file, which need not be UTF-8.
-    pub text: Vec<u8>,
+    pub(crate) text: Vec<u8>,
     /// Lines added.
-    pub added: usize,
+    pub(crate) added: usize,
     /// Lines removed.
-    pub removed: usize,
+    pub(crate) removed: usize,
 }
 
 /// Resolves one file's changes against its current bytes and permission bits (`None` when
 /// it does not exist).
-pub fn resolve(file: &FilePatch, current: Option<(&[u8], u32)>) -> Result<Resolved, Refusal> {
+pub(crate) fn resolve(
+    file: &FilePatch,
+    current: Option<(&[u8], u32)>,
+) -> Result<Resolved, Refusal> {
     let display = file
         .new_path
         .as_deref()

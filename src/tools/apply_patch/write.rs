@@ -26,17 +26,17 @@ const STAGED_AT_ONCE: usize = 8;
 #[derive(Debug, Clone)]
 pub struct Change {
     /// The file.
-    pub path: ProjectPath,
+    pub(crate) path: ProjectPath,
     /// Its bytes and mode when the patch was computed, or `None` if it did not exist.
-    pub before: Option<(Vec<u8>, u32)>,
+    pub(crate) before: Option<(Vec<u8>, u32)>,
     /// Its bytes afterwards, or `None` to delete it.
-    pub after: Option<Vec<u8>>,
+    pub(crate) after: Option<Vec<u8>>,
     /// Mode for the written file.
-    pub mode: u32,
+    pub(crate) mode: u32,
 }
 
 /// Where files are written: the project, or a wrapper that injects failures in tests.
-pub trait Store: Sync {
+pub(crate) trait Store: Sync {
     /// The file's current bytes, or `None` if it does not exist.
     fn read(&self, path: &ProjectPath) -> Result<Option<Vec<u8>>, BoundaryError>;
     /// Writes the bytes to a flushed temporary file beside the target; nothing is visible
@@ -86,7 +86,7 @@ impl Store for Project {
 
 /// Why nothing (or nothing lasting) was written.
 #[derive(Debug, thiserror::Error)]
-pub enum CommitError {
+pub(crate) enum CommitError {
     /// Files changed on disk after the patch was computed (every one of them, in patch
     /// order), so nothing was written.
     #[error(
@@ -118,7 +118,7 @@ pub enum CommitError {
 /// target must still hold exactly `before` (for a file the model read, apply_patch has
 /// already checked that `before` is the revision it read); if any does not, all the
 /// changed ones are named and nothing is written.
-pub fn commit(store: &impl Store, changes: &[Change]) -> Result<(), CommitError> {
+pub(crate) fn commit(store: &impl Store, changes: &[Change]) -> Result<(), CommitError> {
     let stale: Vec<String> = changes
         .iter()
         .filter(|change| {

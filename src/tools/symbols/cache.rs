@@ -25,15 +25,15 @@ use crate::project::{Project, ProjectPath};
 
 /// How close to its modification time a file must have been read for the stamp alone not
 /// to be trusted.
-pub const RACY_WINDOW: Duration = Duration::from_secs(2);
+pub(crate) const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// Files larger than this are not indexed (they are generated tables, not code anyone
 /// navigates, and parsing one would take seconds).
-pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// What identifies one version of a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// Modification time, nanoseconds since the epoch.
     mtime_ns: i128,
     /// Status change time (Unix), which no user call can set back.
@@ -47,7 +47,7 @@ pub struct Stamp {
 
 impl Stamp {
     /// The stamp of a file's metadata.
-    pub fn of(metadata: &std::fs::Metadata) -> Stamp {
+    pub(crate) fn of(metadata: &std::fs::Metadata) -> Stamp {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
@@ -80,7 +80,7 @@ impl Stamp {
     /// True when a file with this stamp, read at `read_at`, might still change without
     /// its stamp changing: its modification time is within [`RACY_WINDOW`] of the read
     /// (or in the future, or unknown).
-    pub fn is_racy(&self, read_at: SystemTime) -> bool {
+    pub(crate) fn is_racy(&self, read_at: SystemTime) -> bool {
         let Ok(read_at) = read_at.duration_since(UNIX_EPOCH) else {
             return true;
         };
@@ -131,7 +131,7 @@ impl Indexed {
 
 /// One Go or Rust file of the project, with whatever is known about it.
 #[derive(Debug, Clone)]
-pub struct FileEntry {
+pub(crate) struct FileEntry {
     path: ProjectPath,
     lang: Lang,
     state: Option<Indexed>,
@@ -139,7 +139,7 @@ pub struct FileEntry {
 
 /// What became of a file during a visit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visit {
+pub(crate) enum Visit {
     /// The file was checked (and read or parsed if needed).
     Checked,
     /// The file vanished since the walk listed it.
@@ -150,20 +150,20 @@ pub enum Visit {
 
 /// Per-thread scratch space: a parser set and a read buffer.
 #[derive(Debug, Default)]
-pub struct Worker {
+pub(crate) struct Worker {
     extractor: Extractor,
     buffer: Vec<u8>,
     /// Reused for the absolute path of each file `stat`ed.
     path: std::path::PathBuf,
     /// Files read so far.
-    pub reads: usize,
+    pub(crate) reads: usize,
     /// Files parsed so far.
-    pub parses: usize,
+    pub(crate) parses: usize,
 }
 
 impl Worker {
     /// Drops an oversized read buffer so an idle index does not hold a big file's bytes.
-    pub fn trim(&mut self) {
+    pub(crate) fn trim(&mut self) {
         if self.buffer.capacity() > 1024 * 1024 {
             self.buffer = Vec::new();
         }
@@ -172,20 +172,20 @@ impl Worker {
 
 /// The name being looked up, and where.
 #[derive(Debug, Clone, Copy)]
-pub struct Query<'a> {
+pub(crate) struct Query<'a> {
     /// The project, for reading through its boundary.
-    pub project: &'a Project,
+    pub(crate) project: &'a Project,
     /// The project root, for `stat`.
-    pub root: &'a Path,
+    pub(crate) root: &'a Path,
     /// The normalised name.
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// Its prefilter key.
-    pub key: Option<Key>,
+    pub(crate) key: Option<Key>,
 }
 
 impl FileEntry {
     /// An entry for a file that has not been read yet.
-    pub fn new(path: ProjectPath, lang: Lang) -> FileEntry {
+    pub(crate) fn new(path: ProjectPath, lang: Lang) -> FileEntry {
         FileEntry {
             path,
             lang,
@@ -194,18 +194,18 @@ impl FileEntry {
     }
 
     /// The file's path.
-    pub fn path(&self) -> &ProjectPath {
+    pub(crate) fn path(&self) -> &ProjectPath {
         &self.path
     }
 
     /// Forgets everything read from the file.
-    pub fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.state = None;
     }
 
     /// Brings the entry up to date with the file on disk, then appends the file's
     /// definitions of the query's name to `out`.
-    pub fn visit(
+    pub(crate) fn visit(
         &mut self,
         query: &Query<'_>,
         worker: &mut Worker,
@@ -340,13 +340,13 @@ impl FileEntry {
     }
 
     /// True when the entry holds parsed definitions (for tests and statistics).
-    pub fn is_parsed(&self) -> bool {
+    pub(crate) fn is_parsed(&self) -> bool {
         self.state.as_ref().is_some_and(|s| s.defs.is_some())
     }
 
     /// True when the entry is waiting for its racy window to pass.
     #[cfg(test)]
-    pub fn is_racy(&self) -> bool {
+    pub(crate) fn is_racy(&self) -> bool {
         self.state.as_ref().is_some_and(|s| s.racy_hash.is_some())
     }
 }

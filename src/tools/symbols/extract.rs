@@ -74,16 +74,6 @@ impl FileDefs {
     pub fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Def<'a>> + 'a {
         self.iter().filter(move |def| def.name == name)
     }
-
-    /// How many definitions the file has.
-    pub fn len(&self) -> usize {
-        self.defs.len()
-    }
-
-    /// True when the file defines nothing.
-    pub fn is_empty(&self) -> bool {
-        self.defs.is_empty()
-    }
 }
 
 /// Parses files and extracts their definitions. One per thread.

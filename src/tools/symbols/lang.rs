@@ -19,7 +19,7 @@ use super::SymbolError;
 /// Every kind name a query may use, as Universal Ctags spells it (plus `constant` and
 /// `union` for the Rust items ctags does not tag). A definition stores an index into
 /// this table.
-pub const KINDS: &[&str] = &[
+pub(crate) const KINDS: &[&str] = &[
     // Go
     "package",
     "func",
@@ -59,7 +59,7 @@ pub enum Lang {
 
 impl Lang {
     /// Every supported language.
-    pub const ALL: [Lang; 2] = [Lang::Go, Lang::Rust];
+    pub(crate) const ALL: [Lang; 2] = [Lang::Go, Lang::Rust];
 
     /// The language of a file, from its extension; `None` for files find_symbol skips.
     pub fn of_path(path: &str) -> Option<Lang> {
@@ -72,7 +72,7 @@ impl Lang {
     }
 
     /// The language's name, for messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Lang::Go => "Go",
             Lang::Rust => "Rust",
@@ -80,7 +80,7 @@ impl Lang {
     }
 
     /// The tree-sitter grammar.
-    pub fn language(self) -> Language {
+    pub(crate) fn language(self) -> Language {
         match self {
             Lang::Go => tree_sitter_go::LANGUAGE.into(),
             Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
@@ -88,7 +88,7 @@ impl Lang {
     }
 
     /// The definitions query source.
-    pub fn query_source(self) -> &'static str {
+    pub(crate) fn query_source(self) -> &'static str {
         match self {
             Lang::Go => include_str!("../../../grammars/go.scm"),
             Lang::Rust => include_str!("../../../grammars/rust.scm"),
@@ -108,7 +108,7 @@ impl Lang {
     }
 
     /// The compiled query, built on first use.
-    pub fn definitions(self) -> Result<&'static Definitions, SymbolError> {
+    pub(crate) fn definitions(self) -> Result<&'static Definitions, SymbolError> {
         static GO: OnceLock<Result<Definitions, SymbolError>> = OnceLock::new();
         static RUST: OnceLock<Result<Definitions, SymbolError>> = OnceLock::new();
         let cell = match self {
@@ -123,20 +123,18 @@ impl Lang {
 
 /// A compiled definitions query and what its captures mean.
 #[derive(Debug)]
-pub struct Definitions {
-    /// The language the query is for.
-    pub lang: Lang,
+pub(crate) struct Definitions {
     /// The grammar.
-    pub language: Language,
+    pub(crate) language: Language,
     /// The query.
-    pub query: Query,
+    pub(crate) query: Query,
     /// Index of the `@name` capture.
-    pub name_capture: u32,
+    pub(crate) name_capture: u32,
     /// For each capture index, the index into [`KINDS`] of a `@definition.<kind>`
     /// capture; `None` for `@name`.
-    pub capture_kinds: Vec<Option<u8>>,
+    pub(crate) capture_kinds: Vec<Option<u8>>,
     /// How deep in the tree a pattern may start (`None`: anywhere).
-    pub max_start_depth: Option<u32>,
+    pub(crate) max_start_depth: Option<u32>,
 }
 
 impl Definitions {
@@ -168,7 +166,6 @@ impl Definitions {
         }
         let name_capture = name_capture.ok_or_else(|| bad("no @name capture".to_owned()))?;
         Ok(Definitions {
-            lang,
             language,
             query,
             name_capture,

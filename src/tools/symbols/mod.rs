@@ -135,7 +135,7 @@ const MAX_NAME_BYTES: usize = 256;
 
 /// Turns the name a model or person typed into the identifier to look up: trimmed,
 /// without a Rust `r#`, and checked to be one identifier.
-pub fn normalize_name(raw: &str) -> Result<String, SymbolError> {
+pub(crate) fn normalize_name(raw: &str) -> Result<String, SymbolError> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err(SymbolError::EmptyName);

@@ -52,12 +52,12 @@ pub fn contains_ident(haystack: &[u8], name: &str) -> bool {
 
 /// A name, hashed the way [`Summary`] hashes tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key(u64);
+pub(crate) struct Key(u64);
 
 impl Key {
     /// The key of `name`, or `None` when the name is not a single ASCII token (then no
     /// summary can rule a file out).
-    pub fn of(name: &str) -> Option<Key> {
+    pub(crate) fn of(name: &str) -> Option<Key> {
         let bytes = name.as_bytes();
         let is_token = bytes.first().is_some_and(|b| !b.is_ascii_digit())
             && bytes.iter().all(|b| is_ident_byte(*b));
@@ -107,7 +107,7 @@ impl Summary {
 
     /// False only when the file certainly does not contain the name as a token. A name
     /// without a key may be anywhere.
-    pub fn may_contain(&self, key: Option<Key>) -> bool {
+    pub(crate) fn may_contain(&self, key: Option<Key>) -> bool {
         let Some(Key(hash)) = key else {
             return true;
         };

@@ -54,7 +54,7 @@ impl Seen {
 
 /// Paths whose stamps decide whether a walk's result still holds.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Each path with what was seen of it.
     watched: Vec<(PathBuf, Seen)>,
     /// False when some stamp was too recent to trust, or the tree has a `.git` file.
@@ -63,7 +63,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// True when the walk that took this snapshot would yield the same files now.
-    pub fn unchanged(&self) -> bool {
+    pub(crate) fn unchanged(&self) -> bool {
         let same = |watched: &[(PathBuf, Seen)]| {
             watched.iter().all(|(path, seen)| seen.now(path) == *seen)
         };
@@ -116,7 +116,7 @@ fn stamp_of(path: &Path) -> Option<Stamp> {
 
 /// Walks the project (with the shared walk, so the rules are list_files') and returns
 /// its Go and Rust files in walk order, with a snapshot to check the result against.
-pub fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
+pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
     let started = SystemTime::now();
     let root = project.root();
     let mut files = Vec::new();
