@@ -797,20 +797,19 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
     ]);
     let mut agent = agent(&project, &config_for(&fake.base_url()));
     let rt = runtime();
-    // Cuts the turn once the fake has received `requests` requests in all (so the turn
-    // is waiting at the await point under test), however slow the machine is.
-    let cut = |agent: &mut Agent<Client>, line: &str, requests: usize| {
+    // Cuts the turn once `hangs` replies in all have reached their hang (so the request
+    // is in, its reply has started arriving, and the turn is waiting at the await point
+    // under test), however slow the machine is.
+    let cut = |agent: &mut Agent<Client>, line: &str, hangs: usize| {
         let mut seen = Seen::default();
         let finished = rt.block_on(async {
             tokio::select! {
                 _ = agent.turn(line, &mut seen) => true,
                 () = async {
                     let deadline = Instant::now() + Duration::from_secs(20);
-                    while fake.requests().len() < requests && Instant::now() < deadline {
+                    while !fake.wait_for_hangs(hangs, Duration::ZERO) && Instant::now() < deadline {
                         tokio::time::sleep(Duration::from_millis(5)).await;
                     }
-                    // Let the request's reply start arriving (a hang, by design).
-                    tokio::time::sleep(Duration::from_millis(50)).await;
                 } => false,
             }
         });
@@ -823,7 +822,7 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
         1,
         "nothing ran, so the turn is undone"
     );
-    cut(&mut agent, "second", 3);
+    cut(&mut agent, "second", 2);
     let roles: Vec<_> = agent.history().messages().iter().map(|m| m.role).collect();
     use metron::ollama::wire::Role;
     assert_eq!(
