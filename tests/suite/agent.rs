@@ -807,7 +807,8 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
                 _ = agent.turn(line, &mut seen) => true,
                 () = async {
                     let deadline = Instant::now() + Duration::from_secs(20);
-                    while !fake.wait_for_hangs(hangs, Duration::ZERO) && Instant::now() < deadline {
+                    let hanging = || fake.wait_for_hangs(hangs, Duration::ZERO);
+                    while !hanging() && Instant::now() < deadline {
                         tokio::time::sleep(Duration::from_millis(5)).await;
                     }
                 } => false,

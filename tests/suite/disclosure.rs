@@ -5,8 +5,9 @@
 //! A remote endpoint is hard to fake hermetically. The notice tests need a host name that
 //! `/etc/hosts` maps to 127.0.0.1 (so no DNS is asked) but that metron does not treat as
 //! local (it only trusts `localhost` and loopback addresses): usually the machine's own
-//! host name. Without one they say SKIP, in CI too (a container rarely has one). The refusal tests use an `.invalid` host (RFC 2606:
-//! it never resolves), because a refused endpoint is never contacted.
+//! host name. Without one they say SKIP, in CI too (a container rarely has one). The
+//! refusal tests use an `.invalid` host (RFC 2606: it never resolves), because a refused
+//! endpoint is never contacted.
 //!
 //! The notice and the refusal are printed by the session, so these tests also say SKIP
 //! while that wiring is missing (a run that neither prints the notice nor refuses); under
