@@ -1,6 +1,7 @@
 //! `apply_patch`: a corpus of patch cases stored as folders, symlink cases built in code,
-//! a differential check against git on real and synthetic history, a forced write failure
-//! in a real process, edits made while the question is open, approval and the CLI.
+//! a differential check against git on a history replaying the corpus and on a synthetic
+//! one, a forced write failure in a real process, edits made while the question is open,
+//! approval and the CLI.
 //!
 //! The corpus lives in `tests/patches/NNN_name/`: `input/` is the tree before, `patch.diff`
 //! the model's patch, and either `expected/` (the whole tree after: every file's bytes and
@@ -434,7 +435,8 @@ fn write_entries(root: &Path, entries: &BTreeMap<String, Entry>) {
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).expect("create parent dirs");
         }
-        std::fs::write(&target, bytes).expect("write a file");
+        std::fs::write(&target, bytes)
+            .unwrap_or_else(|e| panic!("write {}: {e}", target.display()));
         let mode = if *exec { 0o755 } else { 0o644 };
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))
             .expect("set the mode");
@@ -753,14 +755,8 @@ impl<'a> Export<'a> {
                 }
             }
         }
-        let missing: BTreeMap<String, Entry> = self
-            .before
-            .iter()
-            .filter(|(path, entry)| now.get(*path) != Some(*entry))
-            .map(|(path, entry)| (path.clone(), entry.clone()))
-            .collect();
-        write_entries(root, &missing);
-        // Directories the diff created and emptied again by the removals above.
+        // Directories the diff created and emptied again by the removals above, before
+        // the parent's files are written back: one may stand where the parent has a file.
         loop {
             let empty: Vec<String> = snapshot(root, false)
                 .into_iter()
@@ -774,6 +770,13 @@ impl<'a> Export<'a> {
                 std::fs::remove_dir(root.join(path)).expect("remove an empty dir");
             }
         }
+        let missing: BTreeMap<String, Entry> = self
+            .before
+            .iter()
+            .filter(|(path, entry)| now.get(*path) != Some(*entry))
+            .map(|(path, entry)| (path.clone(), entry.clone()))
+            .collect();
+        write_entries(root, &missing);
         assert_trees_eq(
             &snapshot(root, false),
             self.before,
@@ -806,33 +809,69 @@ fn assert_tally(tally: &Tally, what: &str) {
     );
 }
 
+/// Builds a repository at `root` whose history replays the corpus: for each case with an
+/// `expected/` tree, one commit adds its `input/` tree under `cases/NNN_name/` and the next
+/// turns it into the `expected/` tree. So the history holds real edits (renames, mode
+/// changes, CRLF, missing final newlines) and needs nothing from the checkout's own
+/// history, which a shallow clone or a fresh repository lacks. Returns the number of cases.
+fn corpus_history(root: &Path) -> usize {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("read tests/patches")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("expected").is_dir())
+        .collect();
+    cases.sort();
+    git_ok(root, &["init", "-q"]);
+    for case in &cases {
+        let name = case
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .expect("a case folder has a name");
+        let dir = root.join("cases").join(&name);
+        for (stage, message) in [("input", "before"), ("expected", "after")] {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .unwrap_or_else(|e| panic!("clear {}: {e}", dir.display()));
+            }
+            write_entries(&dir, &snapshot(&case.join(stage), false));
+            git_ok(root, &["add", "-A"]);
+            git_ok(
+                root,
+                &[
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    &format!("{name} {message}"),
+                ],
+            );
+        }
+    }
+    cases.len()
+}
+
 #[test]
-fn same_trees_as_git_on_this_repositorys_history() {
+fn same_trees_as_git_on_a_history_of_the_patch_corpus() {
     if !git_available() {
         skip(
-            "same_trees_as_git_on_this_repositorys_history",
+            "same_trees_as_git_on_a_history_of_the_patch_corpus",
             "git is not installed",
         );
         return;
     }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Ok(repo) = git2::Repository::discover(manifest) else {
-        skip(
-            "same_trees_as_git_on_this_repositorys_history",
-            "the crate is not inside a git repository",
-        );
-        return;
-    };
-    let Some(root) = repo.workdir().map(Path::to_path_buf) else {
-        skip(
-            "same_trees_as_git_on_this_repositorys_history",
-            "a bare repository",
-        );
-        return;
-    };
-    let tally = check_history(&root, 60, &[3], 0x5eed_0001);
-    assert!(tally.checked >= 10, "too few commits checked: {tally:?}");
-    assert_tally(&tally, "this repository's history");
+    let dir = tempfile::Builder::new()
+        .prefix("metron-corpus-history-")
+        .tempdir()
+        .expect("temp dir");
+    let cases = corpus_history(dir.path());
+    assert!(
+        cases >= 10,
+        "only {cases} corpus cases with an expected tree"
+    );
+    let tally = check_history(dir.path(), 2 * cases, &[3], 0x5eed_0001);
+    // At least every case's edit; most inputs are commits with a change too.
+    assert!(tally.checked >= cases, "too few commits checked: {tally:?}");
+    assert_tally(&tally, "a history of the patch corpus");
 }
 
 /// Builds a repository at `root` from this crate's `src/` plus a few awkward files (a
