@@ -13,14 +13,11 @@ use metron::ollama::{Client, Delta, OllamaError};
 use metron::tools::approval::ApproveAll;
 use metron::tools::{Budgets, Policy};
 
-use super::common::TestProject;
+use super::common::{TestProject, greet_project};
 use super::fake_ollama::{
     Chunk, FakeOllama, Reply, answer, call, done, done_with_calls, error_line, message_chunk,
     refused_url, text, tool_calls, tool_calls_without_ids,
 };
-
-const GREET_GO: &str =
-    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
 
 /// What the person would have seen.
 #[derive(Default)]
@@ -42,12 +39,6 @@ impl Observer for Seen {
     fn tool_started(&mut self, call: &ToolCall) {
         self.executed.push(call.function.name.clone());
     }
-}
-
-fn greet_project() -> TestProject {
-    let project = TestProject::git();
-    project.file("greet.go", GREET_GO);
-    project
 }
 
 fn config_for(url: &str) -> Config {

@@ -5,12 +5,12 @@ use serde_json::{Value, json};
 
 use metron::tools::journal::content_hash;
 
-use super::common::{Run, TestProject, events_of_type, json_events, metron, skip};
-use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, text};
-use super::repl::{
+use super::common::{
     GREET_GO, GREET_HOLA, PATIENCE, exit_on_a_terminal, greet_patch, greet_project, greet_session,
     on_a_terminal, script_available,
 };
+use super::common::{Run, TestProject, events_of_type, json_events, metron, skip};
+use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, text};
 
 fn json_run(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
     json_events(

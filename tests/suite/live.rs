@@ -14,10 +14,7 @@ use std::time::Duration;
 use metron::config::normalize_endpoint;
 use metron::ollama::Client;
 
-use super::common::{TestProject, metron, skip_live};
-
-const GREET_GO: &str =
-    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
+use super::common::{GREET_GO, TestProject, metron, skip_live};
 
 /// The live Ollama server and the model to use on it.
 struct LiveServer {

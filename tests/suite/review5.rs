@@ -305,8 +305,8 @@ fn a_tool_that_panics_still_gets_every_event_and_the_turn_goes_on() {
 /// not run, even one a standing approval would let through without asking.
 #[test]
 fn ctrl_c_at_a_question_stops_the_calls_left_in_the_reply() {
+    use super::common::{greet_patch, greet_project, on_a_terminal, script_available};
     use super::fake_ollama::{FakeOllama, Reply as FakeReply, answer, call, done, tool_calls};
-    use super::repl::{greet_patch, greet_project, on_a_terminal, script_available};
     if !script_available() {
         return skip(
             "ctrl_c_at_a_question_stops_the_calls_left_in_the_reply",

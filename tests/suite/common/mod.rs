@@ -10,9 +10,14 @@
 //!   a live Ollama server, the network);
 //! - [`rg_lines`]: runs the real ripgrep and normalises its output for comparison;
 //! - [`assert_text_eq`]: whole-output comparison that prints a line diff;
-//! - [`alloc_meter`]: counts heap bytes per thread, so a test can bound a tool's memory.
+//! - [`alloc_meter`]: counts heap bytes per thread, so a test can bound a tool's memory;
+//! - [`Live`] (in `live.rs`): a run the test talks to while it goes on, and [`hermetic`],
+//!   the same environment as [`metron`] for any program;
+//! - `terminal.rs`: metron on a pseudo-terminal ([`on_a_terminal`], [`script_available`]);
+//! - `greet.rs`: the Greet fixture ([`GREET_GO`], [`greet_project`], [`greet_patch`],
+//!   [`greet_session`]) and readers of the fake's requests ([`roles`], [`tool_messages`]).
 //!
-//! Helpers are added, never changed in meaning: several test modules share this file.
+//! Helpers are added, never changed in meaning: several test modules share these files.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -22,6 +27,17 @@ use std::time::Duration;
 
 use metron::project::Project;
 use metron::tools::{Budgets, Toolbox};
+
+mod greet;
+mod live;
+mod terminal;
+
+pub use greet::*;
+pub use live::*;
+pub use terminal::*;
+
+/// How long any wait in these tests may take before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A temporary project directory, deleted when dropped.
 pub struct TestProject {
