@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use metron::project::Project;
 use metron::tools::approval::{ApproveAll, Approver, Decision, Request};
@@ -321,7 +322,7 @@ fn corpus_one() {
 }
 
 // ------------------------------------------------------------------------------------
-// Differential: metron against git on real and synthetic history.
+// Differential: metron against git on a history replaying the corpus and a synthetic one.
 //
 // For each commit, the parent's tree is exported into a temp dir, `git diff -M parent
 // commit` is applied by metron in process, and the result must be the commit's tree
@@ -1438,6 +1439,46 @@ fn outside_a_git_work_tree_the_tool_is_not_offered() {
         std::fs::read_to_string(p.path("a.txt")).expect("read"),
         "alpha\nbeta\n"
     );
+}
+
+/// Answers `a` to the first question and counts every question after it (declining).
+#[derive(Debug, Default)]
+struct AThenCount(Mutex<usize>);
+
+impl Approver for AThenCount {
+    fn decide(&self, _request: &Request<'_>) -> Decision {
+        let mut asked = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *asked += 1;
+        if *asked == 1 {
+            Decision::ApprovedForSession
+        } else {
+            Decision::Declined
+        }
+    }
+}
+
+#[test]
+fn a_standing_patch_approval_does_not_cover_a_same_named_file_elsewhere_or_a_rename() {
+    use super::preconditions::{lines, read, top_patch};
+    let p = TestProject::git();
+    p.file("src/a.txt", lines(3));
+    p.file("lib/a.txt", lines(3));
+    let toolbox = p
+        .toolbox(Budgets::default())
+        .with_approver(Box::new(AThenCount::default()));
+    toolbox
+        .call("apply_patch", json!({"diff": top_patch("src/a.txt")}))
+        .expect("approved with a");
+    let create = "--- /dev/null\n+++ b/other/a.txt\n@@ -0,0 +1 @@\n+new\n";
+    let rename = "diff --git a/src/a.txt b/lib/b.txt\nsimilarity index 100%\nrename from src/a.txt\nrename to lib/b.txt\n";
+    for diff in [top_patch("lib/a.txt"), create.to_owned(), rename.to_owned()] {
+        match toolbox.call("apply_patch", json!({ "diff": diff })) {
+            Err(ToolError::Refused(text)) => assert!(text.contains("declined"), "{text}"),
+            other => panic!("expected the question (declined), got {other:?}"),
+        }
+    }
+    assert_eq!(read(&p, "lib/a.txt"), lines(3));
+    assert!(!p.path("other/a.txt").exists() && !p.path("lib/b.txt").exists());
 }
 
 // ------------------------------------------------------------------------------------

@@ -17,6 +17,5 @@ mod oneshot;
 mod preconditions;
 mod read_tools;
 mod repl;
-mod review5;
 mod run_command;
 mod symbols;

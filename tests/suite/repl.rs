@@ -1041,3 +1041,68 @@ fn ctrl_c_during_a_command_cancels_the_turn_and_the_prompt_stays() {
         "{tools:#?}"
     );
 }
+
+/// Ctrl-C at an approval question cancels the turn: a later call of the same reply must
+/// not run, even one a standing approval would let through without asking.
+#[test]
+fn ctrl_c_at_a_question_stops_the_calls_left_in_the_reply() {
+    use super::fake_ollama::{done, tool_calls};
+    use super::preconditions::{lines, read, top_patch};
+    if !script_available() {
+        return skip(
+            "ctrl_c_at_a_question_stops_the_calls_left_in_the_reply",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = greet_project();
+    p.file("notes.txt", lines(3));
+    // A second change to greet.go, which the standing approval covers.
+    let again = "--- a/greet.go\n+++ b/greet.go\n@@ -1,3 +1,3 @@\n-package greet\n+package greeting\n \n // Greet says hello.\n";
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("First done.", 150, 9),
+        Reply::Stream(vec![
+            tool_calls(&[
+                ("apply_patch", json!({"diff": top_patch("notes.txt")})),
+                ("apply_patch", json!({"diff": again})),
+            ]),
+            done(100, 20),
+        ]),
+        answer("Never asked for.", 150, 9),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("first\r");
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
+    live.send("a\r");
+    live.wait_stdout("First done.", 1);
+    live.wait_stdout_after("First done.", "metron > ");
+    let before = read(&p, "greet.go");
+    live.send("second\r");
+    live.wait_stdout("Apply this patch? [y/N/a] ", 2);
+    live.send("\x03");
+    live.wait_stdout(
+        "[interrupted: the turn was cancelled; the session is intact]",
+        1,
+    );
+    live.wait_stdout_after("[interrupted", "metron > ");
+    live.send("/ledger\r");
+    live.wait_stdout("standing approval: patches", 1);
+    live.send("\x03");
+    let run = live.finish();
+    assert_eq!(read(&p, "notes.txt"), lines(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("refused by policy: the user interrupted the turn"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        read(&p, "greet.go"),
+        before,
+        "the standing approval ran a call after the person cancelled the turn\n{}",
+        run.stdout
+    );
+    // The refusals are not sent on to the model: the turn stops where it was cancelled.
+    assert_eq!(fake.chat_bodies().len(), 3, "{}", run.stdout);
+}
