@@ -2,6 +2,7 @@
 
 mod agent;
 mod apply_patch;
+mod architecture;
 mod boundary;
 mod boundary_eval;
 mod cli;
