@@ -13,14 +13,11 @@ use metron::ollama::wire::ToolCall;
 use metron::ollama::{Client, Delta, OllamaError};
 use metron::tools::{Budgets, Policy};
 
-use super::common::TestProject;
+use super::common::{TestProject, greet_patch, greet_project, tool_messages};
 use super::fake_ollama::{
     Chunk, FakeOllama, Reply, answer, call, done, done_with_calls, error_line, message_chunk,
     refused_url, text, tool_calls, tool_calls_without_ids,
 };
-
-const GREET_GO: &str =
-    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
 
 /// What the person would have seen.
 #[derive(Default)]
@@ -42,12 +39,6 @@ impl Observer for Seen {
     fn tool_started(&mut self, call: &ToolCall) {
         self.executed.push(call.function.name.clone());
     }
-}
-
-fn greet_project() -> TestProject {
-    let project = TestProject::git();
-    project.file("greet.go", GREET_GO);
-    project
 }
 
 fn config_for(url: &str) -> Config {
@@ -83,17 +74,6 @@ fn turn(agent: &mut Agent<Client>, line: &str) -> (Result<TurnReport, TurnError>
     let mut seen = Seen::default();
     let result = runtime().block_on(agent.turn(line, &mut seen));
     (result, seen)
-}
-
-fn tool_messages(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .map(|m| m.iter().filter(|m| m["role"] == "tool").cloned().collect())
-        .unwrap_or_default()
-}
-
-fn greet_patch() -> String {
-    "--- a/greet.go\n+++ b/greet.go\n@@ -3,4 +3,4 @@\n // Greet says hello.\n func Greet() string {\n-\treturn \"hello\"\n+\treturn \"hola\"\n }\n".to_owned()
 }
 
 #[test]
@@ -797,20 +777,20 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
     ]);
     let mut agent = agent(&project, &config_for(&fake.base_url()));
     let rt = runtime();
-    // Cuts the turn once the fake has received `requests` requests in all (so the turn
-    // is waiting at the await point under test), however slow the machine is.
-    let cut = |agent: &mut Agent<Client>, line: &str, requests: usize| {
+    // Cuts the turn once `hangs` replies in all have reached their hang (so the request
+    // is in, its reply has started arriving, and the turn is waiting at the await point
+    // under test), however slow the machine is.
+    let cut = |agent: &mut Agent<Client>, line: &str, hangs: usize| {
         let mut seen = Seen::default();
         let finished = rt.block_on(async {
             tokio::select! {
                 _ = agent.turn(line, &mut seen) => true,
                 () = async {
                     let deadline = Instant::now() + Duration::from_secs(20);
-                    while fake.requests().len() < requests && Instant::now() < deadline {
+                    let hanging = || fake.wait_for_hangs(hangs, Duration::ZERO);
+                    while !hanging() && Instant::now() < deadline {
                         tokio::time::sleep(Duration::from_millis(5)).await;
                     }
-                    // Let the request's reply start arriving (a hang, by design).
-                    tokio::time::sleep(Duration::from_millis(50)).await;
                 } => false,
             }
         });
@@ -823,7 +803,7 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
         1,
         "nothing ran, so the turn is undone"
     );
-    cut(&mut agent, "second", 3);
+    cut(&mut agent, "second", 2);
     let roles: Vec<_> = agent.history().messages().iter().map(|m| m.role).collect();
     use metron::ollama::wire::Role;
     assert_eq!(
@@ -847,4 +827,274 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
     let (ids, pairs) = call_ids(&fake.chat_bodies()[3]);
     assert_eq!(ids.len(), 1);
     assert!(pairs.iter().all(|(result, call)| result == call));
+}
+
+// ---------------------------------------------------------------------------------------
+// The agent loop's events, against a scripted model
+// ---------------------------------------------------------------------------------------
+
+/// The loop's events and ledger, with a model that answers from a script instead of the
+/// fake server (its own module: `Reply` here is the client's, not the fake's).
+mod scripted {
+    use std::collections::VecDeque;
+    use std::future::Future;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use metron::agent::{Agent, Event, Observer, Settings};
+    use metron::authority::approval::{ApproveAll, Approver, Decision, Request};
+    use metron::config::Config;
+    use metron::ollama::wire::{ChatRequest, FunctionCall, ToolCall};
+    use metron::ollama::{Delta, OllamaError, Reply};
+    use metron::tools::Budgets;
+    use serde_json::json;
+
+    use super::super::common::TestProject;
+    use super::super::preconditions::{lines, read, top_patch};
+
+    /// A model that answers from a script; `None` never answers (a hung request).
+    struct Scripted(Mutex<VecDeque<Option<Result<Reply, OllamaError>>>>);
+
+    impl Scripted {
+        fn new(replies: Vec<Option<Result<Reply, OllamaError>>>) -> Scripted {
+            Scripted(Mutex::new(replies.into()))
+        }
+    }
+
+    impl metron::agent::Model for Scripted {
+        fn chat(
+            &self,
+            _request: &ChatRequest<'_>,
+            _on_delta: &mut dyn FnMut(Delta<'_>),
+        ) -> impl Future<Output = Result<Reply, OllamaError>> {
+            let next = self
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop_front()
+                .flatten();
+            async move {
+                match next {
+                    Some(reply) => reply,
+                    None => std::future::pending().await,
+                }
+            }
+        }
+    }
+
+    fn reply(
+        content: &str,
+        calls: Vec<(&str, serde_json::Value)>,
+    ) -> Option<Result<Reply, OllamaError>> {
+        Some(Ok(Reply {
+            content: content.to_owned(),
+            thinking: String::new(),
+            tool_calls: calls
+                .into_iter()
+                .enumerate()
+                .map(|(index, (name, arguments))| ToolCall {
+                    id: format!("call_{index}"),
+                    function: FunctionCall {
+                        index,
+                        name: name.to_owned(),
+                        arguments,
+                    },
+                })
+                .collect(),
+            prompt_tokens: 100,
+            generated_tokens: 10,
+            done_reason: Some("stop".to_owned()),
+            // Sub-millisecond parts, as real replies have.
+            first_token: Some(Duration::from_micros(1_600)),
+            elapsed: Duration::from_micros(3_200),
+        }))
+    }
+
+    fn model_error() -> Option<Result<Reply, OllamaError>> {
+        Some(Err(OllamaError::Protocol("the stream broke".to_owned())))
+    }
+
+    #[derive(Default)]
+    struct Events(Vec<Event>);
+
+    impl Observer for Events {
+        fn event(&mut self, event: &Event) {
+            self.0.push(event.clone());
+        }
+    }
+
+    impl Events {
+        fn kinds(&self) -> Vec<String> {
+            self.0
+                .iter()
+                .map(|e| {
+                    serde_json::to_value(e).expect("serialises")["type"]
+                        .as_str()
+                        .unwrap_or("?")
+                        .to_owned()
+                })
+                .collect()
+        }
+
+        fn turn_ends(&self) -> Vec<&'static str> {
+            self.0
+                .iter()
+                .filter_map(|e| match e {
+                    Event::TurnEnd { status, .. } => Some(status.as_str()),
+                    _ => None,
+                })
+                .collect()
+        }
+    }
+
+    fn scripted_agent(
+        p: &TestProject,
+        replies: Vec<Option<Result<Reply, OllamaError>>>,
+        approver: Box<dyn Approver>,
+        max_turns: u64,
+    ) -> Agent<Scripted> {
+        let config = Config {
+            max_turns,
+            ..Config::default()
+        };
+        let toolbox = p.toolbox(Budgets::default()).with_approver(approver);
+        Agent::new(
+            Scripted::new(replies),
+            toolbox,
+            Settings::from_config(&config),
+        )
+    }
+
+    fn block_on<F: Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+            .block_on(future)
+    }
+
+    fn view() -> (&'static str, serde_json::Value) {
+        ("view_slice", json!({"path": "a.txt", "start": 1, "end": 2}))
+    }
+
+    #[test]
+    fn model_time_is_first_token_plus_generation_to_the_millisecond() {
+        let p = TestProject::git();
+        p.file("a.txt", lines(3));
+        let mut agent = scripted_agent(
+            &p,
+            vec![reply("", vec![view()]), reply("done", vec![])],
+            Box::new(ApproveAll),
+            5,
+        );
+        let mut events = Events::default();
+        let report = block_on(agent.turn("look", &mut events)).expect("the turn succeeds");
+        let replies: u64 = events
+            .0
+            .iter()
+            .filter_map(|e| match e {
+                Event::ModelReply { duration_ms, .. } => Some(*duration_ms),
+                _ => None,
+            })
+            .sum();
+        let latency = report.latency;
+        assert_eq!(
+            latency.first_token_ms + latency.generation_ms,
+            replies,
+            "the turn's model time is the sum of its replies' durations: {latency:?}"
+        );
+    }
+
+    #[test]
+    fn turn_end_appears_exactly_once_on_every_path() {
+        let p = TestProject::git();
+        p.file("a.txt", lines(3));
+        let run = |replies, max_turns| {
+            let mut agent = scripted_agent(&p, replies, Box::new(ApproveAll), max_turns);
+            let mut events = Events::default();
+            let _ = block_on(agent.turn("go", &mut events));
+            agent.interrupted(&mut events); // a late Ctrl-C after the turn ended adds nothing
+            events.turn_ends()
+        };
+        assert_eq!(run(vec![reply("done", vec![])], 5), ["ok"]);
+        assert_eq!(run(vec![model_error()], 5), ["error"]);
+        assert_eq!(
+            run(vec![reply("", vec![view()]), model_error()], 5),
+            ["error"]
+        );
+        assert_eq!(
+            run(vec![reply("", vec![view()]), reply("", vec![view()])], 2),
+            ["max_turns"]
+        );
+        // Interrupted while waiting for the model: first round, and after a tool ran.
+        for replies in [vec![None], vec![reply("", vec![view()]), None]] {
+            let mut agent = scripted_agent(&p, replies, Box::new(ApproveAll), 5);
+            let mut events = Events::default();
+            block_on(async {
+                let turn = agent.turn("go", &mut events);
+                let cut = tokio::time::timeout(Duration::from_millis(50), turn).await;
+                assert!(cut.is_err(), "the turn must still be waiting");
+            });
+            agent.interrupted(&mut events);
+            agent.interrupted(&mut events);
+            assert_eq!(events.turn_ends(), ["interrupted"], "{:?}", events.kinds());
+        }
+    }
+
+    /// An approver with a bug: it panics while asking.
+    #[derive(Debug)]
+    struct Panics;
+
+    impl Approver for Panics {
+        fn decide(&self, _request: &Request<'_>) -> Decision {
+            panic!("the approver broke");
+        }
+    }
+
+    #[test]
+    fn a_tool_that_panics_still_gets_every_event_and_the_turn_goes_on() {
+        let p = TestProject::git();
+        p.file("a.txt", lines(3));
+        let mut agent = scripted_agent(
+            &p,
+            vec![
+                reply(
+                    "",
+                    vec![("apply_patch", json!({"diff": top_patch("a.txt")}))],
+                ),
+                reply("could not patch", vec![]),
+            ],
+            Box::new(Panics),
+            5,
+        );
+        let mut events = Events::default();
+        let report = block_on(agent.turn("patch it", &mut events)).expect("the turn goes on");
+        assert_eq!(report.answer, "could not patch");
+        assert_eq!(
+            events.kinds(),
+            [
+                "turn_start",
+                "model_reply",
+                "tool_proposed",
+                "decision",
+                "tool_result",
+                "model_reply",
+                "turn_end"
+            ]
+        );
+        let result = events.0.iter().find_map(|e| match e {
+            Event::ToolResult { outcome, .. } => Some(outcome.as_str()),
+            _ => None,
+        });
+        assert_eq!(result, Some("fault"));
+        assert_eq!(read(&p, "a.txt"), lines(3), "nothing was written");
+        let entry = &agent.ledger().entries()[0];
+        assert_eq!(entry.outcome.as_str(), "fault");
+        assert!(entry.effects.is_empty(), "{entry:?}");
+        assert!(
+            entry.reported.contains("apply_patch failed"),
+            "{}",
+            entry.reported
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! `apply_patch`: a corpus of patch cases stored as folders, symlink cases built in code,
-//! a differential check against git on real and synthetic history, a forced write failure
-//! in a real process, edits made while the question is open, approval and the CLI.
+//! a differential check against git on a history replaying the corpus and on a synthetic
+//! one, a forced write failure in a real process, edits made while the question is open,
+//! approval and the CLI.
 //!
 //! The corpus lives in `tests/patches/NNN_name/`: `input/` is the tree before, `patch.diff`
 //! the model's patch, and either `expected/` (the whole tree after: every file's bytes and
@@ -13,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use metron::authority::approval::{ApproveAll, Approver, Decision, Request};
 use metron::project::Project;
@@ -320,7 +322,7 @@ fn corpus_one() {
 }
 
 // ------------------------------------------------------------------------------------
-// Differential: metron against git on real and synthetic history.
+// Differential: metron against git on a history replaying the corpus and a synthetic one.
 //
 // For each commit, the parent's tree is exported into a temp dir, `git diff -M parent
 // commit` is applied by metron in process, and the result must be the commit's tree
@@ -434,7 +436,8 @@ fn write_entries(root: &Path, entries: &BTreeMap<String, Entry>) {
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).expect("create parent dirs");
         }
-        std::fs::write(&target, bytes).expect("write a file");
+        std::fs::write(&target, bytes)
+            .unwrap_or_else(|e| panic!("write {}: {e}", target.display()));
         let mode = if *exec { 0o755 } else { 0o644 };
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))
             .expect("set the mode");
@@ -806,14 +809,8 @@ impl<'a> Export<'a> {
                 }
             }
         }
-        let missing: BTreeMap<String, Entry> = self
-            .before
-            .iter()
-            .filter(|(path, entry)| now.get(*path) != Some(*entry))
-            .map(|(path, entry)| (path.clone(), entry.clone()))
-            .collect();
-        write_entries(root, &missing);
-        // Directories the diff created and emptied again by the removals above.
+        // Directories the diff created and emptied again by the removals above, before
+        // the parent's files are written back: one may stand where the parent has a file.
         loop {
             let empty: Vec<String> = snapshot(root, false)
                 .into_iter()
@@ -827,6 +824,13 @@ impl<'a> Export<'a> {
                 std::fs::remove_dir(root.join(path)).expect("remove an empty dir");
             }
         }
+        let missing: BTreeMap<String, Entry> = self
+            .before
+            .iter()
+            .filter(|(path, entry)| now.get(*path) != Some(*entry))
+            .map(|(path, entry)| (path.clone(), entry.clone()))
+            .collect();
+        write_entries(root, &missing);
         assert_trees_eq(
             &snapshot(root, false),
             self.before,
@@ -860,33 +864,69 @@ fn assert_tally(tally: &Tally, what: &str) {
     );
 }
 
+/// Builds a repository at `root` whose history replays the corpus: for each case with an
+/// `expected/` tree, one commit adds its `input/` tree under `cases/NNN_name/` and the next
+/// turns it into the `expected/` tree. So the history holds real edits (renames, mode
+/// changes, CRLF, missing final newlines) and needs nothing from the checkout's own
+/// history, which a shallow clone or a fresh repository lacks. Returns the number of cases.
+fn corpus_history(root: &Path) -> usize {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("read tests/patches")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("expected").is_dir())
+        .collect();
+    cases.sort();
+    git_ok(root, &["init", "-q"]);
+    for case in &cases {
+        let name = case
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .expect("a case folder has a name");
+        let dir = root.join("cases").join(&name);
+        for (stage, message) in [("input", "before"), ("expected", "after")] {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .unwrap_or_else(|e| panic!("clear {}: {e}", dir.display()));
+            }
+            write_entries(&dir, &snapshot(&case.join(stage), false));
+            git_ok(root, &["add", "-A"]);
+            git_ok(
+                root,
+                &[
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    &format!("{name} {message}"),
+                ],
+            );
+        }
+    }
+    cases.len()
+}
+
 #[test]
-fn same_trees_as_git_on_this_repositorys_history() {
+fn same_trees_as_git_on_a_history_of_the_patch_corpus() {
     if !git_available() {
         skip(
-            "same_trees_as_git_on_this_repositorys_history",
+            "same_trees_as_git_on_a_history_of_the_patch_corpus",
             "git is not installed",
         );
         return;
     }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Ok(repo) = git2::Repository::discover(manifest) else {
-        skip(
-            "same_trees_as_git_on_this_repositorys_history",
-            "the crate is not inside a git repository",
-        );
-        return;
-    };
-    let Some(root) = repo.workdir().map(Path::to_path_buf) else {
-        skip(
-            "same_trees_as_git_on_this_repositorys_history",
-            "a bare repository",
-        );
-        return;
-    };
-    let tally = check_history(&root, 60, &[3], 0x5eed_0001);
-    assert!(tally.checked >= 10, "too few commits checked: {tally:?}");
-    assert_tally(&tally, "this repository's history");
+    let dir = tempfile::Builder::new()
+        .prefix("metron-corpus-history-")
+        .tempdir()
+        .expect("temp dir");
+    let cases = corpus_history(dir.path());
+    assert!(
+        cases >= 10,
+        "only {cases} corpus cases with an expected tree"
+    );
+    let tally = check_history(dir.path(), 2 * cases, &[3], 0x5eed_0001);
+    // At least every case's edit; most inputs are commits with a change too.
+    assert!(tally.checked >= cases, "too few commits checked: {tally:?}");
+    assert_tally(&tally, "a history of the patch corpus");
 }
 
 /// Builds a repository at `root` from this crate's `src/` plus a few awkward files (a
@@ -1453,6 +1493,46 @@ fn outside_a_git_work_tree_the_tool_is_not_offered() {
         std::fs::read_to_string(p.path("a.txt")).expect("read"),
         "alpha\nbeta\n"
     );
+}
+
+/// Answers `a` to the first question and counts every question after it (declining).
+#[derive(Debug, Default)]
+struct AThenCount(Mutex<usize>);
+
+impl Approver for AThenCount {
+    fn decide(&self, _request: &Request<'_>) -> Decision {
+        let mut asked = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *asked += 1;
+        if *asked == 1 {
+            Decision::ApprovedForSession
+        } else {
+            Decision::Declined
+        }
+    }
+}
+
+#[test]
+fn a_standing_patch_approval_does_not_cover_a_same_named_file_elsewhere_or_a_rename() {
+    use super::preconditions::{lines, read, top_patch};
+    let p = TestProject::git();
+    p.file("src/a.txt", lines(3));
+    p.file("lib/a.txt", lines(3));
+    let toolbox = p
+        .toolbox(Budgets::default())
+        .with_approver(Box::new(AThenCount::default()));
+    toolbox
+        .call("apply_patch", json!({"diff": top_patch("src/a.txt")}))
+        .expect("approved with a");
+    let create = "--- /dev/null\n+++ b/other/a.txt\n@@ -0,0 +1 @@\n+new\n";
+    let rename = "diff --git a/src/a.txt b/lib/b.txt\nsimilarity index 100%\nrename from src/a.txt\nrename to lib/b.txt\n";
+    for diff in [top_patch("lib/a.txt"), create.to_owned(), rename.to_owned()] {
+        match toolbox.call("apply_patch", json!({ "diff": diff })) {
+            Err(ToolError::Refused(text)) => assert!(text.contains("declined"), "{text}"),
+            other => panic!("expected the question (declined), got {other:?}"),
+        }
+    }
+    assert_eq!(read(&p, "lib/a.txt"), lines(3));
+    assert!(!p.path("other/a.txt").exists() && !p.path("lib/b.txt").exists());
 }
 
 // ------------------------------------------------------------------------------------

@@ -27,11 +27,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::{Run, git_init, metron, skip};
-use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, done, text, tool_calls};
-use super::repl::{
+use super::common::{
     GREET_GO, GREET_HOLA, Live, PATIENCE, greet_patch, hermetic, script_available, tool_messages,
 };
+use super::common::{Run, git_init, metron, skip};
+use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, done, text, tool_calls};
 
 /// The canary's content: if it reaches the model, a read escaped the project.
 const CANARY: &str = "CANARY-7f3a outside the project; never read, never written\n";

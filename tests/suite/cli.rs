@@ -592,7 +592,7 @@ fn a_closed_stdout_is_not_an_error() {
 fn ctrl_c_during_a_command_run_by_hand_kills_it_and_exits_130() {
     use std::time::{Duration, Instant};
     let p = TestProject::git();
-    let (mut command, home) = super::repl::hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
+    let (mut command, home) = super::common::hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
     std::fs::create_dir_all(home.path().join(".metron")).expect("mkdir");
     std::fs::write(
         home.path().join(".metron").join("config.json"),
@@ -600,7 +600,7 @@ fn ctrl_c_during_a_command_run_by_hand_kills_it_and_exits_130() {
     )
     .expect("write config");
     command.args(["tool", "run_command", r#"{"command": "sleep 44"}"#, "--yes"]);
-    let live = super::repl::Live::start(command, home);
+    let live = super::common::Live::start(command, home);
     let sleeper = live.wait_for_child("sleep");
     let pressed = Instant::now();
     live.interrupt();

@@ -5,18 +5,20 @@
 //! A remote endpoint is hard to fake hermetically. The notice tests need a host name that
 //! `/etc/hosts` maps to 127.0.0.1 (so no DNS is asked) but that metron does not treat as
 //! local (it only trusts `localhost` and loopback addresses): usually the machine's own
-//! host name. Without one they say SKIP. The refusal tests use an `.invalid` host (RFC 2606:
-//! it never resolves), because a refused endpoint is never contacted.
+//! host name. Without one they say SKIP, in CI too (a container rarely has one). The
+//! refusal tests use an `.invalid` host (RFC 2606: it never resolves), because a refused
+//! endpoint is never contacted.
 //!
 //! The notice and the refusal are printed by the session, so these tests also say SKIP
-//! while that wiring is missing (a run that neither prints the notice nor refuses).
+//! while that wiring is missing (a run that neither prints the notice nor refuses); under
+//! `CI=true` a missing wiring fails instead, since the wiring exists.
 
 use std::net::{IpAddr, Ipv4Addr, ToSocketAddrs};
 use std::path::Path;
 
 use serde_json::json;
 
-use super::common::{Metron, Run, TestProject, metron, skip};
+use super::common::{Metron, Run, TestProject, metron, skip, skip_live};
 use super::fake_ollama::{FakeOllama, answer, call};
 
 /// The start of the notice line, as `metron::disclosure::notice` words it.
@@ -85,7 +87,8 @@ fn notices(run: &Run) -> Vec<&str> {
 fn a_remote_endpoint_is_announced_once_before_the_first_request() {
     const TEST: &str = "a_remote_endpoint_is_announced_once_before_the_first_request";
     let Some(alias) = loopback_alias() else {
-        skip(
+        // CI containers map only `localhost` to 127.0.0.1, so this may skip there too.
+        skip_live(
             TEST,
             "no name in /etc/hosts maps to 127.0.0.1 without being `localhost`",
         );

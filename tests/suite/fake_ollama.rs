@@ -204,6 +204,22 @@ impl FakeOllama {
             thread::sleep(Duration::from_millis(2));
         }
     }
+
+    /// Waits until at least `n` streamed replies have reached their [`Chunk::Hang`], so
+    /// everything before it was written and flushed and the client is waiting on the rest;
+    /// false if `timeout` passes first. For tests that must act mid-reply.
+    pub fn wait_for_hangs(&self, n: usize, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.shared.hangs.load(Ordering::SeqCst) >= n {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
 }
 
 impl Drop for FakeOllama {
@@ -276,6 +292,7 @@ impl FakeBuilder {
             script: Mutex::new(self.chat.into()),
             requests: Mutex::new(Vec::new()),
             unexpected: AtomicUsize::new(0),
+            hangs: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
         });
         let for_thread = Arc::clone(&shared);
@@ -624,6 +641,8 @@ struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
     unexpected: AtomicUsize,
+    /// Streamed replies that reached [`Chunk::Hang`].
+    hangs: AtomicUsize,
     shutdown: AtomicBool,
 }
 
@@ -1126,6 +1145,7 @@ fn stream(conn: &mut Conn<'_>, chunks: Vec<Chunk>, model: &str, close: bool) -> 
                 return Ok(After::Close);
             }
             Chunk::Hang => {
+                conn.shared.hangs.fetch_add(1, Ordering::SeqCst);
                 hang(conn);
                 return Ok(After::Close);
             }

@@ -389,6 +389,25 @@ fn hang_does_not_delay_dropping_the_server() {
     );
 }
 
+/// The hang is observable: not before the request, and once every chunk before it was
+/// written (the client can read them).
+#[test]
+fn wait_for_hangs_sees_a_reply_reach_its_hang() {
+    let fake = FakeOllama::start(vec![Reply::Stream(vec![text("partial"), Chunk::Hang])]);
+    assert!(
+        !fake.wait_for_hangs(1, Duration::from_millis(50)),
+        "no request yet, so nothing hangs"
+    );
+    let mut client = Client::connect(&fake);
+    let body = chat_request("m").to_string();
+    client.send("POST", "/api/chat", Some(body.as_bytes()), &[]);
+    assert!(fake.wait_for_hangs(1, Duration::from_secs(10)));
+    assert!(!fake.wait_for_hangs(2, Duration::from_millis(50)));
+    assert_eq!(client.read_head().status, 200);
+    let first = client.read_chunk().expect("the chunk before the hang");
+    assert!(String::from_utf8_lossy(&first).contains("partial"));
+}
+
 #[test]
 fn a_client_giving_up_on_a_hang_frees_the_server() {
     let fake = FakeOllama::start(vec![

@@ -14,19 +14,16 @@ use std::time::Duration;
 use metron::config::normalize_endpoint;
 use metron::ollama::Client;
 
-use super::common::{TestProject, metron, skip};
+use super::common::{GREET_GO, TestProject, metron, skip_live};
 
-const GREET_GO: &str =
-    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
-
-/// The server and model to use, or why the tier is skipped.
-struct Live {
+/// The live Ollama server and the model to use on it.
+struct LiveServer {
     host: String,
     model: String,
     timeout_seconds: u64,
 }
 
-fn live(test: &str) -> Option<Live> {
+fn live(test: &str) -> Option<LiveServer> {
     let required = std::env::var("METRON_LIVE").is_ok_and(|v| v == "1");
     let raw = std::env::var("OLLAMA_HOST").unwrap_or_else(|_| "127.0.0.1:11434".into());
     let endpoint = normalize_endpoint(&raw).ok()?;
@@ -54,7 +51,7 @@ fn live(test: &str) -> Option<Live> {
     });
     let why = match found {
         Ok(Some(model)) => {
-            return Some(Live {
+            return Some(LiveServer {
                 host: raw,
                 model,
                 timeout_seconds: std::env::var("METRON_TEST_TIMEOUT_SECONDS")
@@ -67,14 +64,14 @@ fn live(test: &str) -> Option<Live> {
         Err(e) => format!("no Ollama server reachable ({e})"),
     };
     assert!(!required, "METRON_LIVE=1 but {why}");
-    skip(
+    skip_live(
         test,
         &format!("{why}; set METRON_LIVE=1 to require this tier"),
     );
     None
 }
 
-fn run(project: &TestProject, live: &Live, prompt: &str, yes: bool) -> super::common::Run {
+fn run(project: &TestProject, live: &LiveServer, prompt: &str, yes: bool) -> super::common::Run {
     // The user's config lives outside the project, so the model never sees it.
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("config.json");
@@ -117,7 +114,7 @@ fn live_model_round_trips_and_uses_its_tools() {
         run.stderr
     );
     if !run.stderr.contains("[executing:") {
-        skip(
+        skip_live(
             "live_model_round_trips_and_uses_its_tools",
             &format!(
                 "{} answered without calling a tool: {}",
@@ -143,7 +140,7 @@ fn live_patch_session_edits_a_real_file() {
     assert_eq!(run.code, 0, "model {}:\n{}", live.model, run.stderr);
     let after = std::fs::read_to_string(project.path("greet.go")).expect("read greet.go");
     if !after.contains("\"hola\"") {
-        skip(
+        skip_live(
             "live_patch_session_edits_a_real_file",
             &format!(
                 "{} did not produce a patch that applies (a fact about the model, not the loop).\nstdout:\n{}\nstderr:\n{}",

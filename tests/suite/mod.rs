@@ -2,6 +2,7 @@
 
 mod agent;
 mod apply_patch;
+mod architecture;
 mod boundary;
 mod boundary_eval;
 mod cli;
@@ -17,6 +18,5 @@ mod oneshot;
 mod preconditions;
 mod read_tools;
 mod repl;
-mod review5;
 mod run_command;
 mod symbols;

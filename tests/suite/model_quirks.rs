@@ -8,9 +8,9 @@
 
 use serde_json::{Value, json};
 
+use super::common::{GREET_GO, greet_patch, greet_project, tool_messages};
 use super::common::{Metron, Run, TestProject, events_of_type, json_events, metron};
 use super::fake_ollama::{FakeOllama, Reply, answer, done, text};
-use super::repl::{GREET_GO, greet_patch, greet_project, tool_messages};
 
 fn oneshot_json(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
     json_events(

@@ -5,12 +5,12 @@
 
 use serde_json::json;
 
-use super::common::{Run, TestProject, metron};
-use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, error_line, refused_url, text};
-use super::repl::{
+use super::common::{
     GREET_GO, GREET_HOLA, Live, PATIENCE, content, greet_patch, greet_project, greet_session,
     roles, tool_messages, user_config,
 };
+use super::common::{Run, TestProject, metron};
+use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, error_line, refused_url, text};
 
 /// `metron -p PROMPT [extra]` in `p` against `fake`.
 fn oneshot(p: &TestProject, fake: &FakeOllama, prompt: &str, extra: &[&str]) -> Run {
@@ -388,7 +388,7 @@ fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
         ]),
         answer("never asked", 120, 4),
     ]);
-    let (mut command, home) = super::repl::hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
+    let (mut command, home) = super::common::hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
     command
         .args(["--yes", "-p", "wait a while", "--json"])
         .env("OLLAMA_HOST", fake.base_url())

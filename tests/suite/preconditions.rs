@@ -443,3 +443,34 @@ fn a_proposal_time_conflict_asks_nobody() {
     let journal = toolbox.authority().take_journal();
     assert!(journal.approvals.is_empty(), "{journal:?}");
 }
+
+/// The model reads a file through a symlink in the tree and patches it under its real
+/// name (apply_patch refuses to write through symlinks, so that is the only way): the
+/// revision it read must still hold the patch.
+#[test]
+fn a_file_read_through_a_symlink_is_held_to_that_revision_under_its_real_name() {
+    let p = TestProject::git();
+    p.file("src/real.txt", lines(12));
+    p.symlink("link.txt", "src/real.txt");
+    let toolbox = toolbox(&p);
+    toolbox
+        .call(
+            "view_slice",
+            json!({"path": "link.txt", "start": 1, "end": 5}),
+        )
+        .expect("view through the link");
+    let theirs = lines(12).replace("line 11\n", "line 11, edited by someone else\n");
+    p.file("src/real.txt", &theirs);
+
+    match toolbox.call("apply_patch", json!({"diff": top_patch("src/real.txt")})) {
+        Err(ToolError::Refused(text)) => {
+            assert!(text.starts_with("Conflict: "), "{text}");
+            assert!(
+                text.contains("`src/real.txt` changed on disk since you read it (you last saw it through view_slice 1-5 of `link.txt`)"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(read(&p, "src/real.txt"), theirs, "the other edit is kept");
+}

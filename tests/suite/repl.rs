@@ -8,11 +8,6 @@
 //! metron runs (Ctrl-C, typing an answer) use [`Live`], which keeps the pipes open and
 //! collects the output as it arrives.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -21,90 +16,12 @@ use metron::agent::prompt::{SYSTEM_PROMPT, approx_tokens, tool_definitions};
 use metron::config::KEYS;
 use metron::tools::{ToolSpec, spec};
 
-use super::common::{Run, TestProject, metron, skip};
-use super::fake_ollama::{
-    Chunk, FakeOllama, Reply, answer, call, done, json_answer, json_calls, text, tool_calls,
+use super::common::{
+    GREET_GO, GREET_HOLA, Live, PATIENCE, Run, TestProject, content, exit_on_a_terminal,
+    greet_patch, greet_project, greet_session, hermetic, metron, on_a_terminal, roles,
+    script_available, skip, tool_messages, user_config,
 };
-
-pub(super) const GREET_GO: &str =
-    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hello\"\n}\n";
-pub(super) const GREET_HOLA: &str =
-    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"hola\"\n}\n";
-
-/// How long any wait in these tests may take before the test fails.
-pub(super) const PATIENCE: Duration = Duration::from_secs(20);
-
-pub(super) fn greet_project() -> TestProject {
-    let project = TestProject::git();
-    project.file("greet.go", GREET_GO);
-    project
-}
-
-pub(super) fn greet_patch() -> String {
-    "--- a/greet.go\n+++ b/greet.go\n@@ -3,4 +3,4 @@\n // Greet says hello.\n func Greet() string {\n-\treturn \"hello\"\n+\treturn \"hola\"\n }\n".to_owned()
-}
-
-/// The fake's script for "make Greet return hola": look the symbol up (saying so first),
-/// read it, patch it, answer.
-pub(super) fn greet_session(final_answer: &str) -> Vec<Reply> {
-    vec![
-        text_then_call(
-            "Let me find Greet.",
-            "find_symbol",
-            json!({"symbol": "Greet"}),
-            300,
-            10,
-        ),
-        call(
-            "view_slice",
-            json!({"path": "greet.go", "start": 1, "end": 6}),
-            400,
-            12,
-        ),
-        call("apply_patch", json!({"diff": greet_patch()}), 500, 40),
-        answer(final_answer, 600, 9),
-    ]
-}
-
-/// Writes a trusted user config in a directory of its own (outside every project) and
-/// returns it with its path, for `METRON_CONFIG`.
-pub(super) fn user_config(text: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::Builder::new()
-        .prefix("metron-user-config-")
-        .tempdir()
-        .expect("temp dir for a user config");
-    let path = dir.path().join("config.json");
-    std::fs::write(&path, text).expect("write the user config");
-    (dir, path)
-}
-
-/// The role of every message of a request body.
-pub(super) fn roles(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .map(|m| m["role"].as_str().unwrap_or("?").to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The `tool` messages of a request body.
-pub(super) fn tool_messages(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .map(|m| m.iter().filter(|m| m["role"] == "tool").cloned().collect())
-        .unwrap_or_default()
-}
-
-/// The `content` of message `i` of a request body.
-pub(super) fn content(body: &Value, i: usize) -> String {
-    body["messages"][i]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
+use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, json_answer, json_calls, text};
 
 /// A request a server would accept after an interrupted or failed turn: every tool call of
 /// an assistant message is answered by a `tool` message with its id before the next
@@ -140,234 +57,6 @@ fn assert_well_formed(body: &Value) {
             );
         }
     }
-}
-
-/// A metron run whose stdin stays open, with stdout and stderr collected as they arrive.
-/// The child is killed if the test ends without [`Live::finish`].
-pub(super) struct Live {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Arc<Mutex<Vec<u8>>>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    readers: Vec<JoinHandle<()>>,
-    _home: tempfile::TempDir,
-}
-
-/// A command for the real binary in `cwd` with the environment [`metron`] gives it: HOME
-/// and METRON_CONFIG_DIR at a fresh temp dir (returned, to keep it alive), and every other
-/// variable metron reads removed.
-pub(super) fn hermetic(
-    program: impl AsRef<std::ffi::OsStr>,
-    cwd: &Path,
-) -> (Command, tempfile::TempDir) {
-    let home = tempfile::Builder::new()
-        .prefix("metron-home-")
-        .tempdir()
-        .expect("create a temp HOME");
-    let mut command = Command::new(program);
-    command
-        .current_dir(cwd)
-        .env("HOME", home.path())
-        .env("METRON_CONFIG_DIR", home.path())
-        .env_remove("METRON_CONFIG")
-        .env_remove("OLLAMA_HOST")
-        .env_remove("OLLAMA_MODEL")
-        .env_remove("METRON_ALLOW_PROJECT_COMMANDS")
-        .env_remove("XDG_CONFIG_HOME");
-    (command, home)
-}
-
-impl Live {
-    /// Starts `metron ARGS` in `cwd` against `fake`.
-    pub(super) fn metron(cwd: &Path, args: &[&str], fake: &FakeOllama) -> Live {
-        let (mut command, home) = hermetic(env!("CARGO_BIN_EXE_metron"), cwd);
-        command.args(args).env("OLLAMA_HOST", fake.base_url());
-        Live::start(command, home)
-    }
-
-    /// Starts `command` with all three streams piped.
-    pub(super) fn start(mut command: Command, home: tempfile::TempDir) -> Live {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn metron");
-        let stdin = child.stdin.take();
-        let stdout = Arc::new(Mutex::new(Vec::new()));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let mut readers = Vec::new();
-        let out = child.stdout.take().expect("child stdout");
-        readers.push(collect(out, Arc::clone(&stdout)));
-        let err = child.stderr.take().expect("child stderr");
-        readers.push(collect(err, Arc::clone(&stderr)));
-        Live {
-            child,
-            stdin,
-            stdout,
-            stderr,
-            readers,
-            _home: home,
-        }
-    }
-
-    /// The child's process id.
-    pub(super) fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Writes `text` to the child's stdin.
-    pub(super) fn send(&mut self, text: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin is still open");
-        stdin.write_all(text.as_bytes()).expect("write to metron");
-        stdin.flush().expect("flush metron's stdin");
-    }
-
-    /// Closes the child's stdin (end of input).
-    pub(super) fn close_stdin(&mut self) {
-        self.stdin = None;
-    }
-
-    /// Waits until the child has a running child process named `name` (a command it
-    /// started) and returns that process's pid.
-    #[cfg(target_os = "linux")]
-    pub(super) fn wait_for_child(&self, name: &str) -> u32 {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(pid) = super::common::child_named(self.pid(), name) {
-                return pid;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{name} never started: {}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Sends SIGINT, as Ctrl-C at a terminal would.
-    pub(super) fn interrupt(&self) {
-        let pid = libc::pid_t::try_from(self.pid()).expect("pid fits pid_t");
-        // SAFETY: kill(2) with a pid we spawned and still own (not yet reaped).
-        let rc = unsafe { libc::kill(pid, libc::SIGINT) };
-        assert_eq!(rc, 0, "kill -INT {pid}");
-    }
-
-    /// stdout so far, as text.
-    pub(super) fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.stdout.lock().expect("stdout lock")).into_owned()
-    }
-
-    /// stderr so far, as text.
-    pub(super) fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().expect("stderr lock")).into_owned()
-    }
-
-    /// Waits until stdout contains `needle` `times` times; fails the test after [`PATIENCE`].
-    #[track_caller]
-    pub(super) fn wait_stdout(&self, needle: &str, times: usize) {
-        self.wait_for(&format!("{needle:?} {times} time(s)"), |out| {
-            out.matches(needle).count() >= times
-        });
-    }
-
-    /// Waits until stdout shows `needle` somewhere after the last `anchor`.
-    #[track_caller]
-    pub(super) fn wait_stdout_after(&self, anchor: &str, needle: &str) {
-        self.wait_for(&format!("{needle:?} after {anchor:?}"), |out| {
-            out.rfind(anchor)
-                .is_some_and(|at| out[at + anchor.len()..].contains(needle))
-        });
-    }
-
-    #[track_caller]
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + PATIENCE;
-        while !done(&self.stdout()) {
-            if Instant::now() > deadline {
-                panic!(
-                    "stdout never showed {what}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                    self.stdout(),
-                    self.stderr()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Waits until stderr contains `needle`; fails the test after [`PATIENCE`].
-    #[track_caller]
-    pub(super) fn wait_stderr(&self, needle: &str) {
-        let deadline = Instant::now() + PATIENCE;
-        while !self.stderr().contains(needle) {
-            if Instant::now() > deadline {
-                panic!(
-                    "stderr never showed {needle:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                    self.stdout(),
-                    self.stderr()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Closes stdin and waits for the exit; kills the child and fails the test if it has
-    /// not exited within [`PATIENCE`].
-    pub(super) fn finish(mut self) -> Run {
-        self.close_stdin();
-        let deadline = Instant::now() + PATIENCE;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("poll metron") {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!(
-                    "metron did not exit\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                    self.stdout(),
-                    self.stderr()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        for reader in self.readers.drain(..) {
-            let _ = reader.join();
-        }
-        Run {
-            code: status.code().unwrap_or(-1),
-            stdout: self.stdout(),
-            stderr: self.stderr(),
-        }
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn collect(
-    mut from: impl std::io::Read + Send + 'static,
-    into: Arc<Mutex<Vec<u8>>>,
-) -> JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        loop {
-            match from.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => into
-                    .lock()
-                    .expect("output lock")
-                    .extend_from_slice(&buf[..n]),
-            }
-        }
-    })
 }
 
 /// The registry entries of these tools, in this order.
@@ -1103,7 +792,7 @@ fn ctrl_c_at_an_idle_prompt_quits_with_130() {
     live.wait_stdout("messages after the system prompt", 1);
     live.interrupt();
     let deadline = Instant::now() + PATIENCE;
-    while live.child.try_wait().expect("poll").is_none() {
+    while !live.exited() {
         assert!(Instant::now() < deadline, "metron did not quit on Ctrl-C");
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -1115,54 +804,6 @@ fn ctrl_c_at_an_idle_prompt_quits_with_130() {
 // ---------------------------------------------------------------------------------------
 // On a terminal
 // ---------------------------------------------------------------------------------------
-
-/// True when util-linux `script` can give metron a pseudo-terminal.
-pub(super) fn script_available() -> bool {
-    cfg!(target_os = "linux")
-        && Command::new("script")
-            .arg("--version")
-            .stdin(Stdio::null())
-            .output()
-            .is_ok_and(|o| {
-                o.status.success() && String::from_utf8_lossy(&o.stdout).contains("util-linux")
-            })
-}
-
-/// Quotes `s` for a POSIX shell.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// Starts metron in `p` on a pseudo-terminal (stdin, stdout and stderr all the terminal,
-/// so everything shows up on the [`Live`]'s stdout), against `fake`.
-pub(super) fn on_a_terminal(p: &TestProject, fake: &FakeOllama) -> Live {
-    let inner = shell_quote(env!("CARGO_BIN_EXE_metron"));
-    let (mut command, home) = hermetic("script", p.root());
-    command
-        .args(["-qec", &inner, "/dev/null"])
-        .env("OLLAMA_HOST", fake.base_url())
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
-    Live::start(command, home)
-}
-
-/// Quits the session on the terminal with `/exit` (not end of input, which would also
-/// quit), and returns what the terminal showed with carriage returns removed.
-pub(super) fn exit_on_a_terminal(mut live: Live) -> Run {
-    live.send("/exit\r");
-    let deadline = Instant::now() + PATIENCE;
-    while live.child.try_wait().expect("poll").is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "/exit did not quit\n{}",
-            live.stdout()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let mut run = live.finish();
-    run.stdout = run.stdout.replace('\r', "");
-    run
-}
 
 /// Runs metron on a pseudo-terminal, asks for the Greet change, and answers the approval
 /// question with `answer`; returns what the terminal showed and the file afterwards.
@@ -1219,21 +860,6 @@ fn on_a_terminal_n_declines_the_patch() {
     assert!(result.contains("The user declined this patch"), "{result}");
 }
 
-/// A round with text before its tool call, as some models stream it.
-pub(super) fn text_then_call(
-    before: &str,
-    name: &str,
-    args: Value,
-    prompt: u64,
-    eval: u64,
-) -> Reply {
-    Reply::Stream(vec![
-        text(before),
-        tool_calls(&[(name, args)]),
-        done(prompt, eval),
-    ])
-}
-
 #[test]
 fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_quits_at_the_prompt() {
     if !script_available() {
@@ -1286,7 +912,7 @@ fn on_a_terminal_ctrl_d_quits_with_0() {
     live.wait_stdout("metron > ", 1);
     live.send("\x04");
     let deadline = Instant::now() + PATIENCE;
-    while live.child.try_wait().expect("poll").is_none() {
+    while !live.exited() {
         assert!(
             Instant::now() < deadline,
             "Ctrl-D did not quit\n{}",
@@ -1414,4 +1040,69 @@ fn ctrl_c_during_a_command_cancels_the_turn_and_the_prompt_stays() {
             .is_some_and(|c| c.contains("interrupted by the user (Ctrl-C); killed")),
         "{tools:#?}"
     );
+}
+
+/// Ctrl-C at an approval question cancels the turn: a later call of the same reply must
+/// not run, even one a standing approval would let through without asking.
+#[test]
+fn ctrl_c_at_a_question_stops_the_calls_left_in_the_reply() {
+    use super::fake_ollama::{done, tool_calls};
+    use super::preconditions::{lines, read, top_patch};
+    if !script_available() {
+        return skip(
+            "ctrl_c_at_a_question_stops_the_calls_left_in_the_reply",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = greet_project();
+    p.file("notes.txt", lines(3));
+    // A second change to greet.go, which the standing approval covers.
+    let again = "--- a/greet.go\n+++ b/greet.go\n@@ -1,3 +1,3 @@\n-package greet\n+package greeting\n \n // Greet says hello.\n";
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("First done.", 150, 9),
+        Reply::Stream(vec![
+            tool_calls(&[
+                ("apply_patch", json!({"diff": top_patch("notes.txt")})),
+                ("apply_patch", json!({"diff": again})),
+            ]),
+            done(100, 20),
+        ]),
+        answer("Never asked for.", 150, 9),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("first\r");
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
+    live.send("a\r");
+    live.wait_stdout("First done.", 1);
+    live.wait_stdout_after("First done.", "metron > ");
+    let before = read(&p, "greet.go");
+    live.send("second\r");
+    live.wait_stdout("Apply this patch? [y/N/a] ", 2);
+    live.send("\x03");
+    live.wait_stdout(
+        "[interrupted: the turn was cancelled; the session is intact]",
+        1,
+    );
+    live.wait_stdout_after("[interrupted", "metron > ");
+    live.send("/ledger\r");
+    live.wait_stdout("standing approval: patches", 1);
+    live.send("\x03");
+    let run = live.finish();
+    assert_eq!(read(&p, "notes.txt"), lines(3), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("refused by policy: the user interrupted the turn"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        read(&p, "greet.go"),
+        before,
+        "the standing approval ran a call after the person cancelled the turn\n{}",
+        run.stdout
+    );
+    // The refusals are not sent on to the model: the turn stops where it was cancelled.
+    assert_eq!(fake.chat_bodies().len(), 3, "{}", run.stdout);
 }

@@ -753,8 +753,8 @@ fn cli_credentials_in_metrons_environment_do_not_reach_the_command() {
 
 /// `metron tool run_command` for `command` on a pseudo-terminal (util-linux `script`),
 /// with `echo` allowed, once its question is on screen.
-fn cli_command_at_its_question(p: &TestProject, command: &str) -> super::repl::Live {
-    use super::repl::{Live, hermetic};
+fn cli_command_at_its_question(p: &TestProject, command: &str) -> super::common::Live {
+    use super::common::{Live, hermetic};
     let inner = format!(
         r#"'{}' tool run_command '{}'"#,
         env!("CARGO_BIN_EXE_metron"),
@@ -776,7 +776,7 @@ fn cli_command_at_its_question(p: &TestProject, command: &str) -> super::repl::L
 fn cli_on_a_terminal_asks_and_only_yes_runs() {
     // The answer is typed once the question is on screen (typed ahead, the terminal's
     // echo could land anywhere).
-    if !super::repl::script_available() {
+    if !super::common::script_available() {
         return skip(
             "cli_on_a_terminal_asks_and_only_yes_runs",
             "util-linux `script` is not installed",
@@ -803,7 +803,7 @@ fn cli_on_a_terminal_asks_and_only_yes_runs() {
 
 #[test]
 fn ctrl_c_at_the_cli_question_declines_and_exits_130() {
-    if !super::repl::script_available() {
+    if !super::common::script_available() {
         return skip(
             "ctrl_c_at_the_cli_question_declines_and_exits_130",
             "util-linux `script` is not installed",

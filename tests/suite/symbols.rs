@@ -80,7 +80,7 @@ fn write(path: &Path, body: &str) {
     std::fs::write(path, body).expect("write");
 }
 
-const GREET_GO: &str = r#"// Package greet has one of every ctags Go kind.
+const GO_EVERY_KIND: &str = r#"// Package greet has one of every ctags Go kind.
 package greet
 
 import (
@@ -217,7 +217,7 @@ pub fn r#match(r#type: u8) -> u8 { r#type }
 
 #[test]
 fn every_go_kind() {
-    let f = Fixture::new(&[("greet.go", GREET_GO)]);
+    let f = Fixture::new(&[("greet.go", GO_EVERY_KIND)]);
     let cases: &[(&str, &[&str])] = &[
         ("greet", &["greet [package] -> greet.go:2"]),
         ("str", &["str [packageName] -> greet.go:6"]),

@@ -5,12 +5,19 @@
 //!   (HOME and METRON_CONFIG_DIR always point at a fresh temp dir, so the user's own config
 //!   is never read, and the test process's environment is never mutated);
 //! - [`rg_available`] / [`ctags_available`] / [`skip`]: external programs are optional, and
-//!   a test that needs a missing one says `SKIP` and why instead of passing silently;
+//!   a test that needs a missing one says `SKIP` and why instead of passing silently; under
+//!   `CI=true` it fails instead, since CI installs them ([`skip_live`] is for what CI lacks:
+//!   a live Ollama server, the network);
 //! - [`rg_lines`]: runs the real ripgrep and normalises its output for comparison;
 //! - [`assert_text_eq`]: whole-output comparison that prints a line diff;
-//! - [`alloc_meter`]: counts heap bytes per thread, so a test can bound a tool's memory.
+//! - [`alloc_meter`]: counts heap bytes per thread, so a test can bound a tool's memory;
+//! - [`Live`] (in `live.rs`): a run the test talks to while it goes on, and [`hermetic`],
+//!   the same environment as [`metron`] for any program;
+//! - `terminal.rs`: metron on a pseudo-terminal ([`on_a_terminal`], [`script_available`]);
+//! - `greet.rs`: the Greet fixture ([`GREET_GO`], [`greet_project`], [`greet_patch`],
+//!   [`greet_session`]) and readers of the fake's requests ([`roles`], [`tool_messages`]).
 //!
-//! Helpers are added, never changed in meaning: several test modules share this file.
+//! Helpers are added, never changed in meaning: several test modules share these files.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -20,6 +27,17 @@ use std::time::Duration;
 
 use metron::project::Project;
 use metron::tools::{Budgets, Toolbox};
+
+mod greet;
+mod live;
+mod terminal;
+
+pub use greet::*;
+pub use live::*;
+pub use terminal::*;
+
+/// How long any wait in these tests may take before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A temporary project directory, deleted when dropped.
 pub struct TestProject {
@@ -267,8 +285,31 @@ pub fn ctags_available() -> bool {
 }
 
 /// Prints the line that says a test did not run, and why. Call it and return.
+///
+/// Under `CI=true` it panics instead: CI installs everything such a test needs (ripgrep,
+/// Universal Ctags, golang-src, git; util-linux `script` comes with every Debian system),
+/// so a skip there means a test silently stopped running. What CI deliberately lacks (a
+/// live Ollama server, the network) goes through [`skip_live`] instead.
+#[track_caller]
 pub fn skip(test: &str, why: &str) {
+    if in_ci() {
+        panic!(
+            "{test} cannot run under CI=true: {why}. CI must install what this test needs \
+             (see .ci/run); tests may only skip outside CI"
+        );
+    }
     eprintln!("SKIP {test}: {why}");
+}
+
+/// Like [`skip`], but never fails, even under CI: for what no CI machine has by design —
+/// a live Ollama server, the network, a name for the machine other than `localhost`.
+pub fn skip_live(test: &str, why: &str) {
+    eprintln!("SKIP {test}: {why}");
+}
+
+/// Whether the tests run in CI (`CI=true`, as CI services and `.ci/run` set it).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 /// Runs ripgrep in `dir` and returns its stdout as normalised lines: the `./` prefix

@@ -1,0 +1,56 @@
+//! Metron on a pseudo-terminal, through util-linux `script`: the approval questions are
+//! asked, and Ctrl-C and Ctrl-D are keys the terminal turns into what a person's would.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{Live, PATIENCE, Run, TestProject, hermetic};
+use crate::suite::fake_ollama::FakeOllama;
+
+/// True when util-linux `script` can give metron a pseudo-terminal.
+pub fn script_available() -> bool {
+    cfg!(target_os = "linux")
+        && Command::new("script")
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| {
+                o.status.success() && String::from_utf8_lossy(&o.stdout).contains("util-linux")
+            })
+}
+
+/// Quotes `s` for a POSIX shell.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Starts metron in `p` on a pseudo-terminal (stdin, stdout and stderr all the terminal,
+/// so everything shows up on the [`Live`]'s stdout), against `fake`.
+pub fn on_a_terminal(p: &TestProject, fake: &FakeOllama) -> Live {
+    let inner = shell_quote(env!("CARGO_BIN_EXE_metron"));
+    let (mut command, home) = hermetic("script", p.root());
+    command
+        .args(["-qec", &inner, "/dev/null"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1");
+    Live::start(command, home)
+}
+
+/// Quits the session on the terminal with `/exit` (not end of input, which would also
+/// quit), and returns what the terminal showed with carriage returns removed.
+pub fn exit_on_a_terminal(mut live: Live) -> Run {
+    live.send("/exit\r");
+    let deadline = Instant::now() + PATIENCE;
+    while !live.exited() {
+        assert!(
+            Instant::now() < deadline,
+            "/exit did not quit\n{}",
+            live.stdout()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut run = live.finish();
+    run.stdout = run.stdout.replace('\r', "");
+    run
+}
