@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::journal::content_hash;
-use super::revisions::{self, MAX_HASHED_BYTES};
+use super::revisions::MAX_HASHED_BYTES;
 use super::text::clip_line;
 use super::{Access, Budgets, ToolError, ToolSpec, Toolbox, parse_args};
 use crate::project::{BoundaryError, Project, ProjectPath};
@@ -54,12 +54,12 @@ fn run(toolbox: &Toolbox, args: Value) -> Result<String, ToolError> {
     )?;
     if let Some(hash) = viewed.hash {
         let mut how = format!("view_slice {}-{}", viewed.first, viewed.last);
-        // Read through a symlink: kept under the real path, the one a patch names.
-        let key = revisions::key_for(&toolbox.project, &viewed.path);
-        if key != viewed.path {
+        // Read through a symlink: kept under the real path, the one a patch names. It is
+        // the path of the file that was read, found while opening it.
+        if viewed.real != viewed.path {
             how = format!("{how} of `{}`", viewed.path);
         }
-        toolbox.revisions().record(&key, hash, how);
+        toolbox.revisions().record(&viewed.real, hash, how);
     }
     Ok(viewed.text)
 }
@@ -79,8 +79,10 @@ pub fn view_slice(
 struct Viewed {
     /// The numbered lines.
     text: String,
-    /// The file.
+    /// The file, as named.
     path: ProjectPath,
+    /// Where the opened file really is (symlinks followed): the revision's key.
+    real: ProjectPath,
     /// The first line shown.
     first: u64,
     /// The last line shown.
@@ -116,10 +118,16 @@ fn read_slice(
         ));
     }
     let path = project.resolve(path)?;
-    if path.is_in_git_dir() || project.resolves_into_git_dir(&path) {
+    if path.is_in_git_dir() {
         return Err(BoundaryError::GitDir(path.to_string()).into());
     }
-    let mut file = project.open_named_file(&path)?;
+    // Through a symlink in the tree the path may still lead into .git/; that is decided
+    // on the directories the file was actually opened through.
+    let resolved = project.open_resolved(&path)?;
+    if resolved.in_git_dir {
+        return Err(BoundaryError::GitDir(path.to_string()).into());
+    }
+    let (mut file, real) = (resolved.file, resolved.real);
     let (start, end) = (start as u64, end as u64);
     let fault = |e: std::io::Error| ToolError::Fault(format!("reading `{path}`: {e}"));
 
@@ -149,6 +157,7 @@ fn read_slice(
     Ok(Viewed {
         text,
         path,
+        real,
         first: start,
         last,
         hash,
