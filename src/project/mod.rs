@@ -1,4 +1,5 @@
-//! The project and its boundary: the only code that opens files beneath the root.
+//! The project and its boundary: the only code that opens, reads or `stat`s files
+//! beneath the root.
 //!
 //! The root is the enclosing git work tree (found from any subdirectory), else the working
 //! directory. Every path a tool names is checked here twice:
@@ -13,6 +14,23 @@
 //!
 //! Refusals are [`BoundaryError`]s whose text is written for the model: it names the path
 //! and the rule, so the model can correct itself.
+//!
+//! Metadata goes through the same handle ([`Project::symlink_metadata`], and
+//! [`Project::open_dir`] for the symbol index, which looks names up in open directories).
+//! The `.git` rule of view_slice is decided while opening, on the directories the file is
+//! opened through ([`Project::open_resolved`]), not on a path resolved beforehand.
+//!
+//! Exceptions, each outside what the model can name:
+//!
+//! - directory *listing* is done by the `ignore` crate's walker (`tools/walk.rs`), which
+//!   reads directories by path without following symlinks; every file it yields is opened
+//!   here again, and everything else the walking tools look at goes through this module;
+//! - the root itself is found and canonicalised by path at open ([`Project::discover`],
+//!   [`Project::canonical_root`]);
+//! - metron's own configuration (`.metron.json` at the root) is read by `config` before
+//!   the project is opened;
+//! - run_command resolves the entries of PATH by path to refuse programs that live inside
+//!   the project.
 
 pub mod temp_files;
 
@@ -388,8 +406,7 @@ impl Project {
                     .map_err(fail)?;
                 let opened = Dir::from_std_file(opened.into_std());
                 let meta = opened.dir_metadata().map_err(fail)?;
-                in_git_dir |=
-                    is_git_name(&name) || self.git_dir == Some((meta.dev(), meta.ino()));
+                in_git_dir |= is_git_name(&name) || self.git_dir == Some((meta.dev(), meta.ino()));
                 entered.push((opened, name));
                 continue;
             }

@@ -487,7 +487,11 @@ fn swapped_file_symlink_never_reads_outside() {
 fn symlink_swapped_into_git_dir_never_shows_git_internals() {
     let f = Fixture::new();
     std::fs::create_dir_all(f.root().join(".git")).expect("mkdir");
-    std::fs::write(f.root().join(".git/config"), format!("{SECRET} git config\n")).expect("write");
+    std::fs::write(
+        f.root().join(".git/config"),
+        format!("{SECRET} git config\n"),
+    )
+    .expect("write");
     std::fs::write(f.root().join("sub/config"), "inside\n").expect("write");
     let p = f.project();
     let targets = [PathBuf::from("sub"), PathBuf::from(".git")];
@@ -500,7 +504,11 @@ fn symlink_swapped_into_git_dir_never_shows_git_internals() {
             other => counts.other.push(format!("{other:?}")),
         }
     });
-    assert_race_clean("view_slice through a link swapped into .git", &counts, swaps);
+    assert_race_clean(
+        "view_slice through a link swapped into .git",
+        &counts,
+        swaps,
+    );
 }
 
 /// search_text walks first and opens later; a directory replaced by an outside symlink in
