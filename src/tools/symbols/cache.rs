@@ -33,6 +33,9 @@ pub const RACY_WINDOW: Duration = Duration::from_secs(2);
 /// navigates, and parsing one would take seconds).
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
+/// How many directories a worker keeps open for `stat`s.
+const OPEN_DIRS: usize = 4;
+
 /// What identifies one version of a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
@@ -157,9 +160,11 @@ pub enum Visit {
 pub struct Worker {
     extractor: Extractor,
     buffer: Vec<u8>,
-    /// The directory of the last file `stat`ed, open, with its path: the next file in
-    /// the same directory is a single `fstatat` in it.
-    dir: Option<(String, ProjectDir)>,
+    /// The directories of the last few files `stat`ed, open, with their paths, most
+    /// recent first: the next file in one of them is a single `fstatat` in it. (Walk
+    /// order interleaves a directory's files with its subdirectories', so one is not
+    /// enough.)
+    dirs: Vec<(String, ProjectDir)>,
     /// Files read so far.
     pub reads: usize,
     /// Files parsed so far.
@@ -176,11 +181,12 @@ impl Worker {
         self.forget_dir();
     }
 
-    /// Closes the directory kept open for `stat`s, so the next `stat` opens its directory
-    /// afresh (one renamed or replaced meanwhile is not looked into). Called before every
-    /// chunk of files, so a directory handle lives no longer than one chunk takes.
+    /// Closes the directories kept open for `stat`s, so the next `stat` opens its
+    /// directory afresh (one renamed or replaced meanwhile is not looked into). Called
+    /// before every chunk of files, so a directory handle lives no longer than one chunk
+    /// takes.
     pub fn forget_dir(&mut self) {
-        self.dir = None;
+        self.dirs.clear();
     }
 
     /// Metadata of `path` without following a final symlink, through the project
@@ -194,11 +200,16 @@ impl Worker {
             .as_str()
             .rsplit_once('/')
             .unwrap_or(("", path.as_str()));
-        if self.dir.as_ref().is_none_or(|(open, _)| open != parent) {
-            self.dir = None;
-            self.dir = Some((parent.to_owned(), project.open_dir(parent)?));
+        match self.dirs.iter().position(|(open, _)| open == parent) {
+            Some(0) => {}
+            Some(at) => self.dirs[..=at].rotate_right(1),
+            None => {
+                self.dirs.truncate(OPEN_DIRS - 1);
+                self.dirs
+                    .insert(0, (parent.to_owned(), project.open_dir(parent)?));
+            }
         }
-        match &self.dir {
+        match self.dirs.first() {
             Some((_, dir)) => dir.symlink_metadata(name),
             None => Err(std::io::ErrorKind::NotFound.into()),
         }
