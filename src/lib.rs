@@ -5,7 +5,9 @@
 //!
 //! - [`config`]: settings in layers (defaults < file < environment), validated, with the
 //!   layer each value came from and the trust rules for a project's own file;
-//! - [`project`]: the project root and its boundary, the only code that opens files;
+//! - [`project`]: the project root and its boundary, the only code that opens, reads or
+//!   stats files beneath the root (directory listing by the walker in `tools::walk` is
+//!   the documented exception);
 //! - [`tools`]: the registry and one module per tool, each returning the exact text the
 //!   model reads;
 //! - [`ollama`]: Ollama's chat API (wire types, the NDJSON stream, the HTTP client);

@@ -123,10 +123,19 @@ pub struct Journal {
 }
 
 /// The content hash metron records for a file: git's blob id of its bytes.
+///
+/// Hashing bytes in memory does not fail in practice, but if libgit2 ever reports an
+/// error the answer fails closed: a marker unique to this call (`unhashed:N`), which
+/// equals no blob id and no other marker. A precondition that compares it with anything
+/// is not met, so two files that could not be hashed are never taken for the same content.
 pub fn content_hash(bytes: &[u8]) -> String {
+    static UNHASHED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
         .map(|oid| oid.to_string())
-        .unwrap_or_else(|_| format!("len:{}", bytes.len()))
+        .unwrap_or_else(|_| {
+            let serial = UNHASHED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("unhashed:{serial}")
+        })
 }
 
 #[cfg(test)]

@@ -17,25 +17,12 @@
 use std::collections::HashMap;
 
 use super::journal::content_hash;
-use crate::project::{Project, ProjectPath};
+use crate::project::ProjectPath;
 
 /// Largest file whose revision a read records. Recording means holding the whole file in
 /// memory while it is read (view_slice otherwise streams); a source file the model patches
 /// is far smaller, and apply_patch reads whole files anyway.
 pub(crate) const MAX_HASHED_BYTES: usize = 8 << 20;
-
-/// The path a revision of `path` is kept under: the file's real path beneath the root,
-/// with symlinks followed. apply_patch only writes real paths (it refuses to write
-/// through a symlink), so a file the model read through a symlink in the tree must be
-/// held to that revision under its real name, or a patch to the real name would only be
-/// held to its content when proposed. A path that cannot be resolved, or resolves outside
-/// the root, is kept under its own name.
-pub(crate) fn key_for(project: &Project, path: &ProjectPath) -> ProjectPath {
-    project
-        .real_relative(path)
-        .and_then(|relative| project.resolve(relative.to_str()?).ok())
-        .unwrap_or_else(|| path.clone())
-}
 
 /// One file as the model last read it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,5 @@
-//! The project and its boundary: the only code that opens files beneath the root.
+//! The project and its boundary: the only code that opens, reads or `stat`s files
+//! beneath the root.
 //!
 //! The root is the enclosing git work tree (found from any subdirectory), else the working
 //! directory. Every path a tool names is checked here twice:
@@ -13,6 +14,23 @@
 //!
 //! Refusals are [`BoundaryError`]s whose text is written for the model: it names the path
 //! and the rule, so the model can correct itself.
+//!
+//! Metadata goes through the same handle ([`Project::symlink_metadata`], and
+//! [`Project::open_dir`] for the symbol index, which looks names up in open directories).
+//! The `.git` rule of view_slice is decided while opening, on the directories the file is
+//! opened through ([`Project::open_resolved`]), not on a path resolved beforehand.
+//!
+//! Exceptions, each outside what the model can name:
+//!
+//! - directory *listing* is done by the `ignore` crate's walker (`tools/walk.rs`), which
+//!   reads directories by path without following symlinks; every file it yields is opened
+//!   here again, and everything else the walking tools look at goes through this module;
+//! - the root itself is found and canonicalised by path at open ([`Project::discover`],
+//!   [`Project::canonical_root`]);
+//! - metron's own configuration (`.metron.json` at the root) is read by `config` before
+//!   the project is opened;
+//! - run_command resolves the entries of PATH by path to refuse programs that live inside
+//!   the project.
 
 pub mod temp_files;
 
@@ -122,12 +140,32 @@ impl BoundaryError {
     }
 }
 
+/// Most symlinks [`Project::open_resolved`] follows for one path (Linux's own limit).
+const MAX_SYMLINKS: usize = 40;
+
+/// A file opened by [`Project::open_resolved`].
+#[derive(Debug)]
+pub(crate) struct Resolved {
+    /// The open file (opened non-blocking; a regular file ignores that).
+    pub(crate) file: std::fs::File,
+    /// Its real path beneath the root: the names it was opened through, with every symlink
+    /// on the way followed.
+    pub(crate) real: ProjectPath,
+    /// True when it is one of git's internal files: it, or a directory it was opened
+    /// through, is named `.git` (in any letter case) or is the project's `.git` directory.
+    pub(crate) in_git_dir: bool,
+}
+
 /// The project: its root on disk, and a capability to open things beneath it.
 #[derive(Debug)]
 pub struct Project {
     root: PathBuf,
+    /// `root` with every symlink resolved, computed once at open.
+    canonical_root: PathBuf,
     dir: Dir,
     is_git: bool,
+    /// Device and inode of the root's `.git` directory, when it is one, taken at open.
+    git_dir: Option<(u64, u64)>,
 }
 
 impl Project {
@@ -145,16 +183,34 @@ impl Project {
     /// Opens a project at exactly `root`; `is_git` says whether it is a git work tree.
     pub fn open(root: &Path, is_git: bool) -> io::Result<Project> {
         let dir = Dir::open_ambient_dir(root, ambient_authority())?;
+        let canonical_root = root.canonicalize()?;
+        let git_dir = dir
+            .symlink_metadata(".git")
+            .ok()
+            .filter(cap_std::fs::Metadata::is_dir)
+            .map(|meta| {
+                use cap_std::fs::MetadataExt;
+                (meta.dev(), meta.ino())
+            });
         Ok(Project {
             root: root.to_path_buf(),
+            canonical_root,
             dir,
             is_git,
+            git_dir,
         })
     }
 
-    /// The root directory on disk.
+    /// The root directory on disk, as it was given.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The root with every symlink resolved, as it was when the project was opened: for
+    /// comparisons with other real paths (PATH entries, the root's ancestors). Computed
+    /// once, so every caller sees the same answer.
+    pub(crate) fn canonical_root(&self) -> &Path {
+        &self.canonical_root
     }
 
     /// Whether the root is a git work tree (apply_patch is offered only then).
@@ -276,27 +332,132 @@ impl Project {
         Ok(bytes)
     }
 
-    /// True when `path`, with its symlinks followed, names `.git` or something inside it
-    /// (a symlink `g -> .git` in the tree makes `g/config` git's config). The lexical rule
-    /// of [`ProjectPath::is_in_git_dir`] cannot see that. A path that cannot be resolved is
-    /// not in `.git/` as far as this check goes; opening it fails on its own.
-    pub(crate) fn resolves_into_git_dir(&self, path: &ProjectPath) -> bool {
-        self.real_relative(path).is_some_and(|relative| {
-            relative.components().any(|part| {
-                part.as_os_str()
-                    .to_str()
-                    .is_some_and(|part| part.eq_ignore_ascii_case(".git"))
-            })
-        })
+    /// Opens a file the model named, for reading, by following its path one component at
+    /// a time through directory handles, and says where the file really is and whether it
+    /// is one of git's internal files. For view_slice, which must not show `.git/` even
+    /// through a symlink in the tree (`g -> .git` makes `g/config` git's config).
+    ///
+    /// The answer is about the file that was opened, not about a path looked at before:
+    /// each directory on the way is opened (without following a symlink in its place)
+    /// relative to the one before, starting from the root handle, and the next name is
+    /// looked up in that open directory. A symlink met on the way is read through the
+    /// directory holding it and its target is followed the same way, with `..` going back
+    /// to the directory handle it came from, so nothing ever resolves above the root and
+    /// an absolute target is refused. The file itself is opened in the last directory with
+    /// `O_NOFOLLOW` (a symlink swapped in fails the open) and `O_NONBLOCK` (a FIFO swapped
+    /// in does not block; a regular file ignores the flag). So the `.git` verdict is
+    /// taken over exactly the directories the file was opened through: it is `.git/` when
+    /// one of them, or the file, is named `.git` in any letter case, or when one of them is
+    /// the project's own `.git` directory by device and inode.
+    ///
+    /// What stays out of reach: a directory already opened on the way being renamed into
+    /// `.git/` before the file is opened, and a hard link to a file in `.git/` (the same
+    /// file under a second name outside it). Neither can be made by metron's tools.
+    pub(crate) fn open_resolved(&self, path: &ProjectPath) -> Result<Resolved, BoundaryError> {
+        use cap_std::fs::{MetadataExt, OpenOptions, OpenOptionsExt};
+        use rustix::fs::OFlags;
+
+        let fail = |e: io::Error| classify(path.as_str(), e);
+        let flags = |extra: OFlags| (OFlags::NOFOLLOW | OFlags::CLOEXEC | extra).bits() as i32;
+        let is_git_name = |name: &str| name.eq_ignore_ascii_case(".git");
+
+        let mut pending: std::collections::VecDeque<String> =
+            path.as_str().split('/').map(str::to_owned).collect();
+        // The directories entered below the root, each held open, with its name.
+        let mut entered: Vec<(Dir, String)> = Vec::new();
+        let mut in_git_dir = false;
+        let mut links = 0;
+        while let Some(name) = pending.pop_front() {
+            match name.as_str() {
+                "" | "." => continue,
+                ".." => {
+                    if entered.pop().is_none() {
+                        return Err(BoundaryError::SymlinkEscape(path.to_string()));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let dir = entered.last().map_or(&self.dir, |(dir, _)| dir);
+            let seen = dir.symlink_metadata(&name).map_err(fail)?;
+            if seen.is_symlink() {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(fail(io::Error::from_raw_os_error(
+                        rustix::io::Errno::LOOP.raw_os_error(),
+                    )));
+                }
+                // An absolute target is an error of cap-std's (an escape).
+                let target = dir.read_link(&name).map_err(fail)?;
+                let Some(target) = target.to_str() else {
+                    return Err(BoundaryError::NotFound(path.to_string()));
+                };
+                for part in target.split('/').rev() {
+                    pending.push_front(part.to_owned());
+                }
+                continue;
+            }
+            let last = pending.iter().all(|part| part.is_empty() || part == ".");
+            if seen.is_dir() {
+                if last {
+                    return Err(BoundaryError::NotAFile(path.to_string()));
+                }
+                let opened = dir
+                    .open_with(
+                        &name,
+                        OpenOptions::new()
+                            .read(true)
+                            .custom_flags(flags(OFlags::DIRECTORY)),
+                    )
+                    .map_err(fail)?;
+                let opened = Dir::from_std_file(opened.into_std());
+                let meta = opened.dir_metadata().map_err(fail)?;
+                in_git_dir |= is_git_name(&name) || self.git_dir == Some((meta.dev(), meta.ino()));
+                entered.push((opened, name));
+                continue;
+            }
+            if !last || !seen.is_file() {
+                return Err(BoundaryError::NotAFile(path.to_string()));
+            }
+            let file = dir
+                .open_with(
+                    &name,
+                    OpenOptions::new()
+                        .read(true)
+                        .custom_flags(flags(OFlags::NONBLOCK)),
+                )
+                .map_err(fail)?;
+            if !file.metadata().map_err(fail)?.is_file() {
+                return Err(BoundaryError::NotAFile(path.to_string()));
+            }
+            in_git_dir |= is_git_name(&name);
+            let real = entered
+                .iter()
+                .map(|(_, name)| name.as_str())
+                .chain([name.as_str()])
+                .collect::<Vec<_>>()
+                .join("/");
+            return Ok(Resolved {
+                file: file.into_std(),
+                real: ProjectPath(real),
+                in_git_dir,
+            });
+        }
+        // The path led back to the root, or to a directory.
+        Err(BoundaryError::NotAFile(path.to_string()))
     }
 
-    /// Where `path` really is, relative to the real root, once every symlink on the way
-    /// is followed; `None` when it does not exist or lies outside the root. One answer
-    /// for every check that must see through links (the `.git` check, revision keys).
-    pub(crate) fn real_relative(&self, path: &ProjectPath) -> Option<PathBuf> {
-        let root = self.root.canonicalize().ok()?;
-        let real = self.root.join(path.as_path()).canonicalize().ok()?;
-        real.strip_prefix(&root).ok().map(Path::to_path_buf)
+    /// Opens a directory beneath the root (`""` is the root itself) to look at the
+    /// entries in it; a symlink on the way is followed beneath the root, as for file
+    /// opens. For callers that `stat` many files of one directory (the symbol index).
+    pub(crate) fn open_dir(&self, path: impl AsRef<Path>) -> io::Result<ProjectDir> {
+        let path = path.as_ref();
+        let dir = if path.as_os_str().is_empty() {
+            self.dir.try_clone()?
+        } else {
+            self.dir.open_dir(path)?
+        };
+        Ok(ProjectDir { dir })
     }
 
     /// Metadata of a path beneath the root, without following a final symlink.
@@ -452,6 +613,40 @@ impl Project {
     }
 }
 
+/// A directory beneath the root, opened through the project handle by
+/// [`Project::open_dir`], that only answers questions about metadata.
+///
+/// `stat` of a path of several components costs cap-std three system calls (an `openat2`
+/// that resolves it beneath the root, an `fstat`, a `close`); a name looked up in an open
+/// directory costs one `fstatat`. The symbol index stats thousands of files on every
+/// lookup, directory by directory, so it keeps one of these per directory it is in.
+#[derive(Debug)]
+pub(crate) struct ProjectDir {
+    dir: Dir,
+}
+
+impl ProjectDir {
+    /// The directory's own metadata (`fstat` of the open handle).
+    pub(crate) fn metadata(&self) -> io::Result<cap_std::fs::Metadata> {
+        self.dir.dir_metadata()
+    }
+
+    /// Metadata of `name`, a path relative to this directory resolved beneath it, without
+    /// following a final symlink. A single name costs one `fstatat`.
+    pub(crate) fn symlink_metadata(
+        &self,
+        name: impl AsRef<Path>,
+    ) -> io::Result<cap_std::fs::Metadata> {
+        self.dir.symlink_metadata(name)
+    }
+
+    /// Opens a directory beneath this one (a single name is one lookup in it), for
+    /// callers that go down a tree one directory at a time.
+    pub(crate) fn open_dir(&self, name: impl AsRef<Path>) -> io::Result<ProjectDir> {
+        self.dir.open_dir(name).map(|dir| ProjectDir { dir })
+    }
+}
+
 /// A file written to a temporary name beside its target and flushed, waiting to be
 /// renamed into place. Dropped without [`Staged::install`], it removes the temporary file.
 #[derive(Debug)]
@@ -500,11 +695,11 @@ fn classify(path: &str, error: io::Error) -> BoundaryError {
             BoundaryError::NotAFile(path.to_owned())
         }
         // EINVAL (a NUL byte), ENAMETOOLONG, ELOOP: faults of the path, not the machine.
-        // `FilesystemLoop` is not a stable `ErrorKind` yet, so it is matched by name.
+        // `FilesystemLoop` is not a stable `ErrorKind` yet, so ELOOP is matched by its code.
         kind if matches!(
             kind,
             io::ErrorKind::InvalidInput | io::ErrorKind::InvalidFilename
-        ) || format!("{kind:?}") == "FilesystemLoop" =>
+        ) || error.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
         {
             BoundaryError::Unusable {
                 path: path.to_owned(),

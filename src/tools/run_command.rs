@@ -174,12 +174,7 @@ pub(crate) fn plan_command(
     let (name, args, prefix) = check_command(&tokens, &policy.allowed_commands)?;
     let typed = tokens.join(" ");
 
-    let root = env.project.root().canonicalize().map_err(|e| {
-        ToolError::Fault(format!(
-            "cannot resolve the project root {}: {e}",
-            env.project.root().display()
-        ))
-    })?;
+    let root = env.project.canonical_root().to_path_buf();
     let path_var = lookup(parent_env, "PATH");
     let search = SearchPath::new(path_var, &root);
     let program = search.find(name, &root)?;

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::text::clip_line;
 use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args};
 use crate::authority::journal::content_hash;
-use crate::authority::revisions::{self, MAX_HASHED_BYTES};
+use crate::authority::revisions::MAX_HASHED_BYTES;
 use crate::project::{BoundaryError, Project, ProjectPath};
 
 /// The registry entry.
@@ -65,12 +65,12 @@ fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
     )?;
     if let Some(hash) = viewed.hash {
         let mut how = format!("view_slice {}-{}", viewed.first, viewed.last);
-        // Read through a symlink: kept under the real path, the one a patch names.
-        let key = revisions::key_for(&context.env.project, &viewed.path);
-        if key != viewed.path {
+        // Read through a symlink: kept under the real path, the one a patch names. It is
+        // the path of the file that was read, found while opening it.
+        if viewed.real != viewed.path {
             how = format!("{how} of `{}`", viewed.path);
         }
-        context.record_revision(&key, hash, how);
+        context.record_revision(&viewed.real, hash, how);
     }
     Ok(viewed.text)
 }
@@ -90,8 +90,10 @@ pub fn view_slice(
 struct Viewed {
     /// The numbered lines.
     text: String,
-    /// The file.
+    /// The file, as named.
     path: ProjectPath,
+    /// Where the opened file really is (symlinks followed): the revision's key.
+    real: ProjectPath,
     /// The first line shown.
     first: u64,
     /// The last line shown.
@@ -127,10 +129,16 @@ fn read_slice(
         ));
     }
     let path = project.resolve(path)?;
-    if path.is_in_git_dir() || project.resolves_into_git_dir(&path) {
+    if path.is_in_git_dir() {
         return Err(BoundaryError::GitDir(path.to_string()).into());
     }
-    let mut file = project.open_named_file(&path)?;
+    // Through a symlink in the tree the path may still lead into .git/; that is decided
+    // on the directories the file was actually opened through.
+    let resolved = project.open_resolved(&path)?;
+    if resolved.in_git_dir {
+        return Err(BoundaryError::GitDir(path.to_string()).into());
+    }
+    let (mut file, real) = (resolved.file, resolved.real);
     let (start, end) = (start as u64, end as u64);
     let fault = |e: std::io::Error| ToolError::Fault(format!("reading `{path}`: {e}"));
 
@@ -160,6 +168,7 @@ fn read_slice(
     Ok(Viewed {
         text,
         path,
+        real,
         first: start,
         last,
         hash,

@@ -5,6 +5,12 @@
 //! `.git/info/exclude` and the global git excludes file. Symlinks are not followed, and the
 //! walk is sorted by file name within each directory (ripgrep's `--sort path`), so output
 //! is deterministic and a budgeted caller can stop as soon as it has enough.
+//!
+//! The walker lists directories by path itself, the one accepted exception to "only
+//! `project/` touches files beneath the root": it never follows a symlink, and it only
+//! yields names. Every file a tool reads from the walk is opened through the project
+//! handle ([`Project::open_walked_file`] and friends), so a directory swapped for a
+//! symlink between the listing and the open is caught there.
 
 use std::path::Path;
 

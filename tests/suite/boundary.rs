@@ -481,6 +481,37 @@ fn swapped_file_symlink_never_reads_outside() {
     assert_race_clean("view_slice through a swapped file link", &counts, swaps);
 }
 
+/// The `.git` rule is decided on the directories the file was opened through, so a link
+/// swapped between an ordinary directory and `.git` never shows git's files, however the
+/// swaps fall between looking at the path and opening it.
+#[test]
+fn symlink_swapped_into_git_dir_never_shows_git_internals() {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.root().join(".git")).expect("mkdir");
+    std::fs::write(
+        f.root().join(".git/config"),
+        format!("{SECRET} git config\n"),
+    )
+    .expect("write");
+    std::fs::write(f.root().join("sub/config"), "inside\n").expect("write");
+    let p = f.project();
+    let targets = [PathBuf::from("sub"), PathBuf::from(".git")];
+    let (counts, swaps) = race(&f, "g", targets, 3000, |counts| {
+        match view_slice(&p, &budgets(), "g/config", 1, 1) {
+            Ok(text) if text.contains(SECRET) => counts.outside += 1,
+            Ok(text) if text == "    1 | inside\n" => counts.inside += 1,
+            Err(ToolError::Refused(text)) if text.contains("inside .git/") => counts.refused += 1,
+            Err(ToolError::Refused(text)) if text.contains("does not exist") => counts.refused += 1,
+            other => counts.other.push(format!("{other:?}")),
+        }
+    });
+    assert_race_clean(
+        "view_slice through a link swapped into .git",
+        &counts,
+        swaps,
+    );
+}
+
 /// search_text walks first and opens later; a directory replaced by an outside symlink in
 /// between must still not be read.
 #[test]

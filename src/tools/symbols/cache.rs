@@ -5,23 +5,25 @@
 //! hole: on a file system with a coarse clock (1–4 ms ticks on older Linux kernels, 1–2 s
 //! on FAT, HFS+ and some network file systems) a file rewritten to the same size within
 //! the same tick keeps its stamp. Git's answer applies here too: an entry read within
-//! [`RACY_WINDOW`] of the file's modification time is "racily clean", so a hash of its
+//! [`RACY_WINDOW`] of the file's modification time is "racily clean", so a fingerprint of its
 //! content is kept and compared (by reading the file again) until the window has passed.
 //!
-//! The file is `stat`ed by path before anything else, then read through the project
-//! boundary ([`Project::open_walked_file`]); the stamp stored is the one taken from the open
-//! file before reading, so a write during the read shows up as a changed stamp next time.
+//! The file is `stat`ed before anything else, then read; both go through the project
+//! boundary. The `stat` is a name looked up in its directory, opened beneath the root with
+//! [`Project::open_dir`] and kept while the worker stays in that directory (one `fstatat`
+//! per file, as cheap as a plain `stat` by path); the read opens the file with
+//! [`Project::open_walked_file`]. The stamp stored is the one taken from the open file
+//! before reading, so a write during the read shows up as a changed stamp next time.
 
 use std::hash::Hasher;
 use std::io::Read;
-use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::extract::{Extractor, FileDefs};
 use super::lang::Lang;
 use super::prefilter::{Key, Summary, contains_ident};
 use super::{Definition, SymbolError};
-use crate::project::{Project, ProjectPath};
+use crate::project::{BoundaryError, Project, ProjectDir, ProjectPath};
 
 /// How close to its modification time a file must have been read for the stamp alone not
 /// to be trusted.
@@ -30,6 +32,9 @@ pub(crate) const RACY_WINDOW: Duration = Duration::from_secs(2);
 /// Files larger than this are not indexed (they are generated tables, not code anyone
 /// navigates, and parsing one would take seconds).
 pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// How many directories a worker keeps open for `stat`s.
+const OPEN_DIRS: usize = 4;
 
 /// What identifies one version of a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,10 +52,10 @@ pub(crate) struct Stamp {
 
 impl Stamp {
     /// The stamp of a file's metadata.
-    pub(crate) fn of(metadata: &std::fs::Metadata) -> Stamp {
+    pub(crate) fn of(metadata: &cap_std::fs::Metadata) -> Stamp {
         #[cfg(unix)]
         {
-            use std::os::unix::fs::MetadataExt;
+            use cap_std::fs::MetadataExt;
             let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
             Stamp {
                 mtime_ns: ns(metadata.mtime(), metadata.mtime_nsec()),
@@ -89,8 +94,10 @@ impl Stamp {
     }
 }
 
-/// A content hash, for racily clean entries.
-fn content_hash(bytes: &[u8]) -> u64 {
+/// A fast in-memory fingerprint of a file's bytes, to tell whether a racily clean entry's
+/// content changed. Not the recorded content hash of [`crate::tools::journal`]: it never
+/// leaves this index.
+fn fingerprint(bytes: &[u8]) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     hasher.write(bytes);
     hasher.finish()
@@ -100,7 +107,7 @@ fn content_hash(bytes: &[u8]) -> u64 {
 #[derive(Debug, Clone)]
 struct Indexed {
     stamp: Stamp,
-    /// The content hash while the entry is racily clean; `None` once the stamp alone
+    /// The content's [`fingerprint`] while the entry is racily clean; `None` once the stamp alone
     /// can be trusted.
     racy_hash: Option<u64>,
     /// Which identifiers the file contains (give or take false positives).
@@ -122,7 +129,7 @@ impl Indexed {
         }
         Indexed {
             stamp,
-            racy_hash: stamp.is_racy(read_at).then(|| content_hash(bytes)),
+            racy_hash: stamp.is_racy(read_at).then(|| fingerprint(bytes)),
             summary: Summary::build(bytes),
             defs: None,
         }
@@ -153,8 +160,11 @@ pub(crate) enum Visit {
 pub(crate) struct Worker {
     extractor: Extractor,
     buffer: Vec<u8>,
-    /// Reused for the absolute path of each file `stat`ed.
-    path: std::path::PathBuf,
+    /// The directories of the last few files `stat`ed, open, with their paths, most
+    /// recent first: the next file in one of them is a single `fstatat` in it. (Walk
+    /// order interleaves a directory's files with its subdirectories', so one is not
+    /// enough.)
+    dirs: Vec<(String, ProjectDir)>,
     /// Files read so far.
     pub(crate) reads: usize,
     /// Files parsed so far.
@@ -162,10 +172,46 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    /// Drops an oversized read buffer so an idle index does not hold a big file's bytes.
+    /// Drops an oversized read buffer so an idle index does not hold a big file's bytes,
+    /// and the open directory.
     pub(crate) fn trim(&mut self) {
         if self.buffer.capacity() > 1024 * 1024 {
             self.buffer = Vec::new();
+        }
+        self.forget_dir();
+    }
+
+    /// Closes the directories kept open for `stat`s, so the next `stat` opens its
+    /// directory afresh (one renamed or replaced meanwhile is not looked into). Called
+    /// before every chunk of files, so a directory handle lives no longer than one chunk
+    /// takes.
+    pub(crate) fn forget_dir(&mut self) {
+        self.dirs.clear();
+    }
+
+    /// Metadata of `path` without following a final symlink, through the project
+    /// boundary: looked up in its directory, which stays open for the next file.
+    fn stat(
+        &mut self,
+        project: &Project,
+        path: &ProjectPath,
+    ) -> std::io::Result<cap_std::fs::Metadata> {
+        let (parent, name) = path
+            .as_str()
+            .rsplit_once('/')
+            .unwrap_or(("", path.as_str()));
+        match self.dirs.iter().position(|(open, _)| open == parent) {
+            Some(0) => {}
+            Some(at) => self.dirs[..=at].rotate_right(1),
+            None => {
+                self.dirs.truncate(OPEN_DIRS - 1);
+                self.dirs
+                    .insert(0, (parent.to_owned(), project.open_dir(parent)?));
+            }
+        }
+        match self.dirs.first() {
+            Some((_, dir)) => dir.symlink_metadata(name),
+            None => Err(std::io::ErrorKind::NotFound.into()),
         }
     }
 }
@@ -173,10 +219,8 @@ impl Worker {
 /// The name being looked up, and where.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Query<'a> {
-    /// The project, for reading through its boundary.
+    /// The project, for reading and `stat`ing through its boundary.
     pub(crate) project: &'a Project,
-    /// The project root, for `stat`.
-    pub(crate) root: &'a Path,
     /// The normalised name.
     pub(crate) name: &'a str,
     /// Its prefilter key.
@@ -211,10 +255,7 @@ impl FileEntry {
         worker: &mut Worker,
         out: &mut Vec<Definition>,
     ) -> Result<Visit, SymbolError> {
-        worker.path.clear();
-        worker.path.push(query.root);
-        worker.path.push(self.path.as_str());
-        let stamp = match std::fs::symlink_metadata(&worker.path) {
+        let stamp = match worker.stat(query.project, &self.path) {
             Ok(metadata) if metadata.is_file() => Stamp::of(&metadata),
             Ok(_) => {
                 self.state = None;
@@ -244,9 +285,8 @@ impl FileEntry {
                 return Ok(self.unreadable_or_gone(query));
             };
             holding = true;
-            let unchanged = same_stamp
-                && read_stamp == stamp
-                && racy_hash == Some(content_hash(&worker.buffer));
+            let unchanged =
+                same_stamp && read_stamp == stamp && racy_hash == Some(fingerprint(&worker.buffer));
             match &mut self.state {
                 Some(indexed) if unchanged => {
                     // Verified by content: keep the definitions, and stop hashing once
@@ -309,7 +349,10 @@ impl FileEntry {
         let Ok(file) = query.project.open_walked_file(&self.path) else {
             return Ok(None);
         };
-        let Ok(metadata) = file.metadata() else {
+        let Ok(metadata) = file
+            .metadata()
+            .map(cap_std::fs::Metadata::from_just_metadata)
+        else {
             return Ok(None);
         };
         if !metadata.is_file() {
@@ -333,8 +376,8 @@ impl FileEntry {
     /// After a failed read: forget the file, and tell a vanished file from a locked one.
     fn unreadable_or_gone(&mut self, query: &Query<'_>) -> Visit {
         self.state = None;
-        match std::fs::symlink_metadata(query.root.join(self.path.as_str())) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Visit::Gone,
+        match query.project.symlink_metadata(&self.path) {
+            Err(BoundaryError::NotFound(_)) => Visit::Gone,
             _ => Visit::Unreadable,
         }
     }
@@ -353,6 +396,8 @@ impl FileEntry {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, Project) {
@@ -376,7 +421,6 @@ mod tests {
     ) -> Vec<(usize, &'static str)> {
         let query = Query {
             project,
-            root: project.root(),
             name,
             key: Key::of(name),
         };
@@ -413,7 +457,7 @@ mod tests {
         std::fs::write(&path, "package a\n\nfunc Bar() {}\n").expect("rewrite");
         set_mtime(&path, mtime);
         if let (Some(indexed), Ok(meta)) = (&mut entry.state, std::fs::metadata(&path)) {
-            indexed.stamp = Stamp::of(&meta);
+            indexed.stamp = Stamp::of(&cap_std::fs::Metadata::from_just_metadata(meta));
         }
         assert_eq!(visit(&mut entry, &project, "Foo"), []);
         assert_eq!(visit(&mut entry, &project, "Bar"), [(3, "func")]);
@@ -479,7 +523,6 @@ mod tests {
         std::fs::remove_file(dir.path().join("a.go")).expect("remove");
         let query = Query {
             project: &project,
-            root: project.root(),
             name: "a",
             key: Key::of("a"),
         };
@@ -493,10 +536,11 @@ mod tests {
     fn stamps_see_size_and_mtime() {
         let (dir, _project) = setup(&[("a.go", "x")]);
         let path = dir.path().join("a.go");
-        let stamp = |p: &Path| std::fs::metadata(p).map(|m| Stamp::of(&m)).ok();
+        let of = |m| Stamp::of(&cap_std::fs::Metadata::from_just_metadata(m));
+        let stamp = |p: &Path| std::fs::metadata(p).map(of).ok();
         let before = stamp(&path);
         std::fs::write(&path, "xy").expect("write");
         assert_ne!(before, stamp(&path));
-        assert!(Stamp::of(&std::fs::metadata(&path).expect("meta")).is_racy(SystemTime::now()));
+        assert!(of(std::fs::metadata(&path).expect("meta")).is_racy(SystemTime::now()));
     }
 }

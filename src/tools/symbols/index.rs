@@ -103,7 +103,7 @@ impl SymbolIndex {
                 ..State::default()
             };
         }
-        let walk_again = !state.snapshot.unchanged();
+        let walk_again = !state.snapshot.unchanged(project);
         if walk_again {
             let (walked, snapshot) = tree::walk(project);
             merge_file_list(&mut state.files, walked);
@@ -112,7 +112,6 @@ impl SymbolIndex {
 
         let query = Query {
             project,
-            root: project.root(),
             name: &name,
             key: Key::of(&name),
         };
@@ -307,6 +306,7 @@ fn visit_in_order(
             };
             let mut result = ChunkResult::default();
             let mut error = None;
+            worker.forget_dir();
             for entry in chunk.iter_mut() {
                 result.visited += 1;
                 match entry.visit(query, worker, &mut result.definitions) {

@@ -20,13 +20,20 @@
 //! hide, so such a snapshot is never reused and the next lookup walks again. A linked
 //! worktree or submodule (a `.git` *file*) keeps its exclude file elsewhere; trees with
 //! one are always walked again rather than tracked.
+//!
+//! Everything beneath the root is looked at through the project boundary: the directories
+//! are opened from the root down, each from its parent ([`Project::open_dir`]), and a
+//! directory's stamp or a rule file's is one lookup of a name in an open directory. Only
+//! the paths outside the root (the ancestors' files, git's global files) are `stat`ed by
+//! path.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::cache::Stamp;
 use super::lang::Lang;
-use crate::project::{Project, ProjectPath};
+use crate::project::{Project, ProjectDir, ProjectPath};
 use crate::tools::walk;
 
 /// Files whose content changes what the walk yields, checked in every directory walked
@@ -44,74 +51,206 @@ enum Seen {
 }
 
 impl Seen {
-    fn now(&self, path: &Path) -> Seen {
+    /// What the same look sees in `metadata`.
+    fn now(&self, metadata: io::Result<cap_std::fs::Metadata>) -> Seen {
         match self {
-            Seen::Stamp(_) => Seen::Stamp(stamp_of(path)),
-            Seen::Exists(_) => Seen::Exists(std::fs::symlink_metadata(path).is_ok()),
+            Seen::Stamp(_) => Seen::Stamp(metadata.ok().map(|m| Stamp::of(&m))),
+            Seen::Exists(_) => Seen::Exists(metadata.is_ok()),
         }
+    }
+}
+
+/// A path outside the project (git's global files, the root's ancestors), looked at by
+/// its absolute path without following a final symlink. Nothing beneath the root is
+/// looked at this way.
+fn outside_metadata(path: &Path) -> io::Result<cap_std::fs::Metadata> {
+    std::fs::symlink_metadata(path).map(cap_std::fs::Metadata::from_just_metadata)
+}
+
+/// One directory beneath the root that the walk entered.
+#[derive(Debug, Clone)]
+struct WatchedDir {
+    /// Relative to the root; empty for the root itself.
+    path: PathBuf,
+    /// The directory's own stamp.
+    stamp: Option<Stamp>,
+    /// The rule files and `.git` in it, by path relative to it, with what was seen.
+    entries: Vec<(&'static str, Seen)>,
+}
+
+impl WatchedDir {
+    fn unchanged(&self, dirs: &mut OpenDirs<'_>) -> bool {
+        if dirs.stamp(&self.path) != self.stamp {
+            return false;
+        }
+        if self.entries.is_empty() {
+            return true;
+        }
+        match dirs.get(&self.path) {
+            Ok(dir) => self
+                .entries
+                .iter()
+                .all(|(name, seen)| seen.now(dir.symlink_metadata(name)) == *seen),
+            Err(_) => false,
+        }
+    }
+}
+
+/// The directories from the root down to the last one looked at, each open through the
+/// project boundary. Directories come in walk order (a parent before its children), so
+/// the parent of the next one is on the stack, and opening it, or `stat`ing it, is one
+/// lookup of a single name in an open directory (cheaper than a `stat` by path).
+struct OpenDirs<'a> {
+    project: &'a Project,
+    open: Vec<(PathBuf, ProjectDir)>,
+}
+
+impl<'a> OpenDirs<'a> {
+    fn new(project: &'a Project) -> OpenDirs<'a> {
+        OpenDirs {
+            project,
+            open: Vec::new(),
+        }
+    }
+
+    /// The open directory at `path` (relative to the root), opened from the nearest open
+    /// ancestor when it is not open yet.
+    fn get(&mut self, path: &Path) -> io::Result<&ProjectDir> {
+        while self
+            .open
+            .last()
+            .is_some_and(|(top, _)| !path.starts_with(top))
+        {
+            self.open.pop();
+        }
+        let opened = match self.open.last() {
+            Some((top, _)) if top == path => None,
+            Some((top, dir)) => Some(dir.open_dir(path.strip_prefix(top).unwrap_or(path))?),
+            None => Some(self.project.open_dir(path)?),
+        };
+        if let Some(dir) = opened {
+            self.open.push((path.to_path_buf(), dir));
+        }
+        match self.open.last() {
+            Some((_, dir)) => Ok(dir),
+            None => Err(io::ErrorKind::NotFound.into()),
+        }
+    }
+
+    /// The stamp of the directory at `path`, looked up by name in its parent (the root's
+    /// from its own handle), without following a symlink in its place; `None` when it is
+    /// gone or cannot be examined.
+    fn stamp(&mut self, path: &Path) -> Option<Stamp> {
+        let metadata = match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => self
+                .get(parent)
+                .and_then(|parent| parent.symlink_metadata(name)),
+            _ => self.get(path).and_then(ProjectDir::metadata),
+        };
+        metadata.ok().map(|m| Stamp::of(&m))
     }
 }
 
 /// Paths whose stamps decide whether a walk's result still holds.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
-    /// Each path with what was seen of it.
-    watched: Vec<(PathBuf, Seen)>,
+    /// Paths outside the root (git's global files, the ignore files and `.git` of the
+    /// root's ancestors), with what was seen of each.
+    outside: Vec<(PathBuf, Seen)>,
+    /// The directories beneath the root the walk entered, in walk order.
+    dirs: Vec<WatchedDir>,
     /// False when some stamp was too recent to trust, or the tree has a `.git` file.
     reusable: bool,
 }
 
 impl Snapshot {
     /// True when the walk that took this snapshot would yield the same files now.
-    pub(crate) fn unchanged(&self) -> bool {
-        let same = |watched: &[(PathBuf, Seen)]| {
-            watched.iter().all(|(path, seen)| seen.now(path) == *seen)
-        };
+    pub(crate) fn unchanged(&self, project: &Project) -> bool {
         if !self.reusable {
             return false;
         }
+        let outside_same = || {
+            self.outside
+                .iter()
+                .all(|(path, seen)| seen.now(outside_metadata(path)) == *seen)
+        };
+        let same = |dirs: &[WatchedDir]| {
+            let mut open = OpenDirs::new(project);
+            dirs.iter().all(|dir| dir.unchanged(&mut open))
+        };
         // A thousand `stat`s take about 2 ms; two threads halve that.
-        if self.watched.len() < 512 {
-            return same(&self.watched);
+        if self.dirs.len() < 256 {
+            return outside_same() && same(&self.dirs);
         }
-        let (first, second) = self.watched.split_at(self.watched.len() / 2);
+        let (first, second) = self.dirs.split_at(self.dirs.len() / 2);
         std::thread::scope(|scope| {
             let other = scope.spawn(|| same(second));
-            let mine = same(first);
+            let mine = outside_same() && same(first);
             other.join().unwrap_or(false) && mine
         })
     }
 
-    /// Records a path's stamp; a stamp too recent to trust makes the snapshot
-    /// single-use.
-    fn watch(&mut self, path: PathBuf, started: SystemTime) {
-        let stamp = stamp_of(&path);
+    /// Notes a stamp: one too recent to trust makes the snapshot single-use.
+    fn note(&mut self, stamp: Option<Stamp>, started: SystemTime) -> Option<Stamp> {
         if stamp.is_some_and(|s| s.is_racy(started)) {
             self.reusable = false;
         }
-        self.watched.push((path, Seen::Stamp(stamp)));
+        stamp
     }
 
-    /// Records a `.git` entry: a directory's exclude file is watched, a file (linked
-    /// worktree, submodule) points elsewhere and makes the snapshot single-use.
-    fn watch_git(&mut self, git: PathBuf, started: SystemTime) {
-        match std::fs::symlink_metadata(&git) {
+    /// Records the stamp of a path outside the root.
+    fn watch_outside(&mut self, path: PathBuf, started: SystemTime) {
+        let stamp = outside_metadata(&path).ok().map(|m| Stamp::of(&m));
+        let stamp = self.note(stamp, started);
+        self.outside.push((path, Seen::Stamp(stamp)));
+    }
+
+    /// Records a `.git` entry outside the root: a directory's exclude file is watched, a
+    /// file (linked worktree, submodule) points elsewhere and makes the snapshot
+    /// single-use.
+    fn watch_outside_git(&mut self, git: PathBuf, started: SystemTime) {
+        match outside_metadata(&git) {
             Ok(metadata) if metadata.is_dir() => {
-                self.watch(git.join("info").join("exclude"), started);
-                self.watched.push((git, Seen::Exists(true)));
+                self.watch_outside(git.join("info").join("exclude"), started);
+                self.outside.push((git, Seen::Exists(true)));
             }
             Ok(_) => self.reusable = false,
-            Err(_) => self.watched.push((git, Seen::Exists(false))),
+            Err(_) => self.outside.push((git, Seen::Exists(false))),
         }
     }
-}
 
-/// A file's stamp without following a final symlink; `None` when it does not exist
-/// (or cannot be examined, which is treated the same way: any change shows).
-fn stamp_of(path: &Path) -> Option<Stamp> {
-    std::fs::symlink_metadata(path)
-        .ok()
-        .map(|metadata| Stamp::of(&metadata))
+    /// Records a directory beneath the root that the walk entered: its stamp, the rule
+    /// files in it, and its `.git` (as for the ancestors). Absent rule files need no
+    /// watching: creating one changes the directory's stamp.
+    fn watch_dir(&mut self, dirs: &mut OpenDirs<'_>, path: PathBuf, started: SystemTime) {
+        let stamp = dirs.stamp(&path);
+        let stamp = self.note(stamp, started);
+        let mut entries = Vec::new();
+        // One the walk could not open either (no permission) has nothing to watch but
+        // its stamp, which a change of permissions changes.
+        if let Ok(dir) = dirs.get(&path) {
+            let stamp_of = |name| dir.symlink_metadata(name).ok().map(|m| Stamp::of(&m));
+            for name in IGNORE_FILES {
+                if let Some(stamp) = stamp_of(name) {
+                    entries.push((name, Seen::Stamp(self.note(Some(stamp), started))));
+                }
+            }
+            match dir.symlink_metadata(".git") {
+                Ok(metadata) if metadata.is_dir() => {
+                    let exclude = self.note(stamp_of(".git/info/exclude"), started);
+                    entries.push((".git/info/exclude", Seen::Stamp(exclude)));
+                    entries.push((".git", Seen::Exists(true)));
+                }
+                Ok(_) => self.reusable = false,
+                Err(_) => {}
+            }
+        }
+        self.dirs.push(WatchedDir {
+            path,
+            stamp,
+            entries,
+        });
+    }
 }
 
 /// Walks the project (with the shared walk, so the rules are list_files') and returns
@@ -121,49 +260,37 @@ pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
     let root = project.root();
     let mut files = Vec::new();
     let mut snapshot = Snapshot {
-        watched: Vec::new(),
         reusable: true,
+        ..Snapshot::default()
     };
 
     // Global rules, and the root's ancestors (the walk reads their ignore files too).
     for path in global_rule_files() {
-        snapshot.watch(path, started);
+        snapshot.watch_outside(path, started);
     }
-    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    for ancestor in canonical.ancestors().skip(1) {
+    for ancestor in project.canonical_root().ancestors().skip(1) {
         for name in IGNORE_FILES {
-            snapshot.watch(ancestor.join(name), started);
+            snapshot.watch_outside(ancestor.join(name), started);
         }
-        snapshot.watch_git(ancestor.join(".git"), started);
+        snapshot.watch_outside_git(ancestor.join(".git"), started);
     }
 
-    // The same entries `walk::files` yields, plus the directories it entered.
+    // The same entries `walk::files` yields, plus the directories it entered. The walk
+    // itself reads directories by path (the `ignore` crate's walker); everything looked
+    // at here goes through the project boundary.
+    let mut dirs = OpenDirs::new(project);
     for entry in walk::builder(project).build().filter_map(Result::ok) {
         let Some(file_type) = entry.file_type() else {
             continue;
         };
+        let relative = entry.path().strip_prefix(root).unwrap_or(Path::new(""));
         if file_type.is_dir() {
-            let dir = entry.path().to_path_buf();
-            // Absent rule files need no watching: creating one changes the directory's
-            // stamp, which is watched.
-            for name in IGNORE_FILES {
-                let rule = dir.join(name);
-                if std::fs::symlink_metadata(&rule).is_ok() {
-                    snapshot.watch(rule, started);
-                }
-            }
-            let git = dir.join(".git");
-            if std::fs::symlink_metadata(&git).is_ok() {
-                snapshot.watch_git(git, started);
-            }
-            snapshot.watch(dir, started);
-        } else if file_type.is_file() {
-            let relative = entry.path().strip_prefix(root).unwrap_or(Path::new(""));
-            if let Some(path) = project.walked_path(relative)
-                && let Some(lang) = Lang::of_path(path.as_str())
-            {
-                files.push((path, lang));
-            }
+            snapshot.watch_dir(&mut dirs, relative.to_path_buf(), started);
+        } else if file_type.is_file()
+            && let Some(path) = project.walked_path(relative)
+            && let Some(lang) = Lang::of_path(path.as_str())
+        {
+            files.push((path, lang));
         }
     }
     (files, snapshot)
@@ -219,14 +346,14 @@ mod tests {
         let (files, snapshot) = walk(&project);
         let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(names, ["sub/a.go"]);
-        assert!(snapshot.unchanged(), "{snapshot:?}");
+        assert!(snapshot.unchanged(&project), "{snapshot:?}");
 
         // Editing a file's content does not change the list.
         std::fs::write(root.join("sub/a.go"), "package b\n").expect("write");
-        assert!(snapshot.unchanged());
+        assert!(snapshot.unchanged(&project));
         // Adding one does.
         std::fs::write(root.join("sub/b.go"), "package b\n").expect("write");
-        assert!(!snapshot.unchanged());
+        assert!(!snapshot.unchanged(&project));
     }
 
     #[test]
@@ -240,9 +367,9 @@ mod tests {
         }
         let project = Project::open(root, false).expect("open");
         let (_, snapshot) = walk(&project);
-        assert!(snapshot.unchanged(), "{snapshot:?}");
+        assert!(snapshot.unchanged(&project), "{snapshot:?}");
         std::fs::write(root.join(".ignore"), "y/\n").expect("write");
-        assert!(!snapshot.unchanged());
+        assert!(!snapshot.unchanged(&project));
     }
 
     #[test]
@@ -257,13 +384,13 @@ mod tests {
         }
         let project = Project::open(root, true).expect("open");
         let (_, snapshot) = walk(&project);
-        assert!(snapshot.unchanged(), "{snapshot:?}");
+        assert!(snapshot.unchanged(&project), "{snapshot:?}");
         // What `git add` does inside .git: a lock file created and renamed.
         std::fs::write(root.join(".git/index.lock"), "x").expect("write");
         std::fs::rename(root.join(".git/index.lock"), root.join(".git/index")).expect("mv");
-        assert!(snapshot.unchanged());
+        assert!(snapshot.unchanged(&project));
         std::fs::write(root.join(".git/info/exclude"), "*.rs\n").expect("write");
-        assert!(!snapshot.unchanged());
+        assert!(!snapshot.unchanged(&project));
     }
 
     #[test]
@@ -276,7 +403,7 @@ mod tests {
         }
         let project = Project::open(root, true).expect("open");
         let (_, snapshot) = walk(&project);
-        assert!(!snapshot.unchanged());
+        assert!(!snapshot.unchanged(&project));
     }
 
     #[test]
@@ -327,6 +454,6 @@ mod tests {
         let project = Project::open(dir.path(), false).expect("open");
         let (_, snapshot) = walk(&project);
         // The root directory changed a moment ago: a same-tick change could hide.
-        assert!(!snapshot.unchanged());
+        assert!(!snapshot.unchanged(&project));
     }
 }
