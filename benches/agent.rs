@@ -7,7 +7,7 @@
 //! The fake model does, for every request, what the real client does with its bytes: it
 //! serialises the request with `serde_json::to_vec` (the body the client would send), and
 //! builds the reply by feeding canned NDJSON lines, shaped like a real Ollama stream, one
-//! line per read through [`StreamParser`] (what the client does with the body it
+//! line per read through the client's stream parser (what the client does with the body it
 //! receives). Only the network and the model are missing. A turn is two round trips: the
 //! model first asks for a view_slice of a real 120-line file in a temp project, and after
 //! the tool result it streams a 60-chunk answer; then the turn ends with compaction.
@@ -55,7 +55,7 @@ use criterion::BatchSize;
 use metron::agent::{Agent, History, Model, Observer, Settings, prompt};
 use metron::config::Config;
 use metron::ollama::wire::{ChatRequest, FunctionCall, Message, Role, ToolCall};
-use metron::ollama::{Delta, OllamaError, Reply, StreamParser};
+use metron::ollama::{Delta, OllamaError, Reply};
 use metron::project::Project;
 use metron::tools::{Budgets, Toolbox};
 use serde_json::json;
@@ -339,13 +339,7 @@ fn token_pieces(text: &str, count: usize) -> Vec<String> {
 
 /// Runs `lines` through a parser, one read per line, the way the client does.
 fn parse(lines: &[Vec<u8>], prefix: &str, on_delta: &mut dyn FnMut(Delta<'_>)) -> Reply {
-    let mut parser = StreamParser::new(prefix.to_owned());
-    for bytes in lines {
-        if parser.feed(bytes, on_delta).expect("a valid stream") {
-            break;
-        }
-    }
-    parser.finish(on_delta).expect("a complete stream")
+    metron::testing::parse_stream(lines, prefix, on_delta).expect("a valid, complete stream")
 }
 
 /// The in-process model: serialises every request exactly as the real client does, then

@@ -105,7 +105,7 @@ fn main() {
     restore(&root, &originals);
     group.bench_function("metron_prepare_only", |b| {
         b.iter(|| {
-            let prepared = metron::tools::apply_patch::prepare(toolbox.project(), black_box(&diff))
+            let prepared = metron::testing::prepare_patch(toolbox.project(), black_box(&diff))
                 .expect("prepares");
             black_box(prepared)
         });

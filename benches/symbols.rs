@@ -249,8 +249,7 @@ fn warm(tree: &Path, names: &[String]) {
 fn parts(project: &Project) {
     for _ in 0..3 {
         let start = Instant::now();
-        let walk = metron::tools::walk::builder(project).build();
-        let files: Vec<_> = metron::tools::walk::files(project, walk).collect();
+        let files = metron::testing::walk_files(project);
         let walked = start.elapsed();
         let start = Instant::now();
         let mut n = 0;
@@ -262,7 +261,7 @@ fn parts(project: &Project) {
         let stat = start.elapsed();
         let start = Instant::now();
         for f in &files {
-            let _ = project.symlink_metadata(f);
+            let _ = std::fs::symlink_metadata(project.root().join(f.as_str()));
         }
         let capstat = start.elapsed();
         println!(
@@ -273,8 +272,8 @@ fn parts(project: &Project) {
             ms(capstat)
         );
     }
-    let walk = metron::tools::walk::builder(project).build();
-    let sources: Vec<Vec<u8>> = metron::tools::walk::files(project, walk)
+    let sources: Vec<Vec<u8>> = metron::testing::walk_files(project)
+        .into_iter()
         .filter(|p| p.as_str().ends_with(".go") || p.as_str().ends_with(".rs"))
         .filter_map(|p| project.read(&p).ok())
         .collect();
@@ -282,14 +281,14 @@ fn parts(project: &Project) {
     let start = Instant::now();
     let summaries: Vec<_> = sources
         .iter()
-        .map(|s| metron::tools::symbols::prefilter::Summary::build(s))
+        .map(|s| metron::testing::prefilter_summary_bytes(s))
         .collect();
     let built = start.elapsed();
-    let heap: usize = summaries.iter().map(|s| s.heap_bytes()).sum();
+    let heap: usize = summaries.iter().sum();
     let start = Instant::now();
     let hits = sources
         .iter()
-        .filter(|s| metron::tools::symbols::prefilter::contains_ident(s, "NewReader"))
+        .filter(|s| metron::testing::prefilter_contains(s, "NewReader"))
         .count();
     println!(
         "{} sources, {:.1} MB: summaries {:.1} ms ({:.1} MB/s, {:.1} MB held); memmem {:.1} ms ({hits} hits)",

@@ -36,7 +36,6 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkGroup, Criterion, measurement::WallTime};
 use metron::project::Project;
-use metron::testing::{list_files, search_text, view_slice};
 use metron::tools::{Budgets, Toolbox};
 use serde_json::json;
 
@@ -139,7 +138,9 @@ fn pick_slice(root: &Path) -> (String, i64, i64) {
         ..Budgets::default()
     };
     let width = budgets.max_slice_lines as i64;
-    let listing = list_files(&project, &budgets, None).expect("list the tree");
+    let listing = Toolbox::new(Project::discover(root).expect("open tree"), budgets)
+        .call("list_files", json!({}))
+        .expect("list the tree");
     let candidates: Vec<&str> = listing.lines().filter(|l| !l.starts_with('[')).collect();
     for path in &candidates {
         let lines = std::fs::read(project.root().join(path))
@@ -163,12 +164,14 @@ fn group<'a>(c: &'a mut Criterion, tool: &str, tree: &Tree) -> BenchmarkGroup<'a
 }
 
 fn bench_search(c: &mut Criterion, tree: &Tree, rg: bool) {
-    let project = tree.project();
-    let budgets = Budgets::default();
+    // Through the registry, as the model calls it.
+    let toolbox = Toolbox::new(tree.project(), Budgets::default());
+    let project = toolbox.project();
     let name = format!("search_text/{}", tree.name);
     let mut g = group(c, "search_text", tree);
     for (label, pattern) in [("rare", &tree.rare), ("frequent", &tree.frequent)] {
-        let out = search_text(&project, &budgets, pattern).expect("search");
+        let search = |pattern: &str| toolbox.call("search_text", json!({ "pattern": pattern }));
+        let out = search(pattern).expect("search");
         let id = format!("in-process {label}");
         report_bytes(&name, &id, out.len());
         eprintln!(
@@ -180,9 +183,7 @@ fn bench_search(c: &mut Criterion, tree: &Tree, rg: bool) {
                 ""
             }
         );
-        g.bench_function(&id, |b| {
-            b.iter(|| black_box(search_text(&project, &budgets, black_box(pattern))))
-        });
+        g.bench_function(&id, |b| b.iter(|| black_box(search(black_box(pattern)))));
         if rg {
             let args = ["-n", "--max-count=2", "-e", pattern, "."];
             let id = format!("rg spawn {label}");
@@ -196,7 +197,7 @@ fn bench_search(c: &mut Criterion, tree: &Tree, rg: bool) {
 }
 
 fn bench_list(c: &mut Criterion, tree: &Tree, rg: bool) {
-    let project = tree.project();
+    let root = tree.project().root().to_path_buf();
     let name = format!("list_files/{}", tree.name);
     let mut g = group(c, "list_files", tree);
     let budgeted = Budgets::default();
@@ -208,32 +209,36 @@ fn bench_list(c: &mut Criterion, tree: &Tree, rg: bool) {
         ("in-process budget 60", budgeted),
         ("in-process unbudgeted", unbudgeted),
     ] {
-        let out = list_files(&project, &budgets, None).expect("list");
+        // Through the registry, as the model calls it.
+        let toolbox = Toolbox::new(tree.project(), budgets);
+        let out = toolbox.call("list_files", json!({})).expect("list");
         report_bytes(&name, id, out.len());
         g.bench_function(id, |b| {
-            b.iter(|| black_box(list_files(&project, &budgets, None)))
+            b.iter(|| black_box(toolbox.call("list_files", json!({}))))
         });
     }
     if rg {
         let id = "rg --files spawn";
-        report_bytes(&name, id, spawn(project.root(), "rg", &["--files"]).len());
+        report_bytes(&name, id, spawn(&root, "rg", &["--files"]).len());
         g.bench_function(id, |b| {
-            b.iter(|| black_box(spawn(project.root(), "rg", &["--files"])))
+            b.iter(|| black_box(spawn(&root, "rg", &["--files"])))
         });
     }
     g.finish();
 }
 
 fn bench_view(c: &mut Criterion, tree: &Tree, binary: Option<&Path>) {
-    let project = tree.project();
-    let budgets = Budgets::default();
+    // Through the registry, as the model calls it.
+    let toolbox = Toolbox::new(tree.project(), Budgets::default());
+    let project = toolbox.project();
     let (path, start, end) = &tree.slice;
     let name = format!("view_slice/{}", tree.name);
     let mut g = group(c, "view_slice", tree);
-    let out = view_slice(&project, &budgets, path, *start, *end).expect("view");
+    let args = json!({"path": path, "start": start, "end": end});
+    let out = toolbox.call("view_slice", args.clone()).expect("view");
     report_bytes(&name, "in-process", out.len());
     g.bench_function("in-process", |b| {
-        b.iter(|| black_box(view_slice(&project, &budgets, path, *start, *end)))
+        b.iter(|| black_box(toolbox.call("view_slice", black_box(args.clone()))))
     });
     if let Some(binary) = binary {
         // A HOME with no config, so the user's own settings do not change the budgets.

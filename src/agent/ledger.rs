@@ -39,7 +39,7 @@ pub enum CallOutcome {
 
 impl CallOutcome {
     /// The word shown in `/ledger` and `--json`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CallOutcome::Ok => "ok",
             CallOutcome::Refused => "refused",
@@ -65,7 +65,7 @@ pub enum TurnStatus {
 
 impl TurnStatus {
     /// The word shown in `/ledger` and `--json`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TurnStatus::Ok => "ok",
             TurnStatus::Error => "error",

@@ -102,7 +102,7 @@ fn host_of(endpoint: &str) -> Option<String> {
 
 /// `host:port` of an endpoint, as the client would connect to it, without any credentials
 /// written into the URL; `None` when it is not a URL with a host.
-pub fn host_and_port(endpoint: &str) -> Option<String> {
+pub(crate) fn host_and_port(endpoint: &str) -> Option<String> {
     let url = reqwest::Url::parse(endpoint).ok()?;
     let host = url.host_str()?;
     Some(match url.port_or_known_default() {

@@ -25,8 +25,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub use endpoint::{host_and_port, is_local, normalize_endpoint};
-pub use settings::{Config, KEYS, PRIVILEGED_KEYS, RemoteEndpoint, SettingValue};
+pub(crate) use endpoint::host_and_port;
+pub use endpoint::{is_local, normalize_endpoint};
+pub use settings::{Config, KEYS, RemoteEndpoint};
+pub(crate) use settings::{PRIVILEGED_KEYS, SettingValue};
 
 /// The file name of a project's own config, at the project root.
 pub(crate) const PROJECT_FILE: &str = ".metron.json";

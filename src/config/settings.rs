@@ -10,7 +10,7 @@ use serde_json::Value;
 ///
 /// Kept separate from serde so that a type error can name the key and say what was
 /// expected in words a user understands ("a positive integer", not "u64").
-pub trait SettingValue: Sized {
+pub(crate) trait SettingValue: Sized {
     /// Reads the value from JSON, or says in a few words what was expected instead.
     fn from_json(value: &Value) -> Result<Self, String>;
     /// The value as JSON, for `/config` and the example file.
@@ -211,7 +211,7 @@ settings! {
 /// user's own config file says `refuse`, that refusal still holds (see `config::load`).
 /// Likewise `endpoint` is not here, because a project's value is accepted only when it names
 /// this machine.
-pub const PRIVILEGED_KEYS: &[&str] = &[
+pub(crate) const PRIVILEGED_KEYS: &[&str] = &[
     "auto_approve_patches",
     "allowed_commands",
     "command_env_passthrough",

@@ -153,7 +153,7 @@ impl Client {
     }
 
     /// `GET /api/tags`: the names of the installed models.
-    pub async fn models(&self, limit: Duration) -> Result<Vec<String>, OllamaError> {
+    pub(crate) async fn models(&self, limit: Duration) -> Result<Vec<String>, OllamaError> {
         let body = self.get_json("/api/tags", limit).await?;
         Ok(body
             .get("models")
@@ -194,7 +194,11 @@ impl Client {
     }
 
     /// `POST /api/show`: what the server knows about `model`.
-    pub async fn show(&self, model: &str, limit: Duration) -> Result<ModelDetails, OllamaError> {
+    pub(crate) async fn show(
+        &self,
+        model: &str,
+        limit: Duration,
+    ) -> Result<ModelDetails, OllamaError> {
         let url = format!("{}/api/show", self.base_url);
         let send = self
             .http

@@ -12,4 +12,5 @@ pub mod wire;
 
 pub use client::Client;
 pub use error::OllamaError;
-pub use stream::{Delta, Reply, StreamParser};
+pub(crate) use stream::StreamParser;
+pub use stream::{Delta, Reply};

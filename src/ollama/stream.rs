@@ -49,7 +49,7 @@ pub enum Delta<'a> {
 
 /// Turns NDJSON bytes into a [`Reply`].
 #[derive(Debug)]
-pub struct StreamParser {
+pub(crate) struct StreamParser {
     buffer: Vec<u8>,
     reply: Reply,
     done: bool,
@@ -70,7 +70,7 @@ pub(crate) const MAX_LINE_BYTES: usize = 64 << 20;
 impl StreamParser {
     /// A parser for one reply. `id_prefix` makes the ids it invents for calls without one
     /// unique within the session.
-    pub fn new(id_prefix: String) -> StreamParser {
+    pub(crate) fn new(id_prefix: String) -> StreamParser {
         StreamParser {
             buffer: Vec::new(),
             reply: Reply::default(),
@@ -95,7 +95,7 @@ impl StreamParser {
 
     /// Feeds bytes as they arrive; `on_delta` sees each piece of text. Returns true when
     /// the `done` line has been read (anything after it is ignored).
-    pub fn feed(
+    pub(crate) fn feed(
         &mut self,
         bytes: &[u8],
         on_delta: &mut dyn FnMut(Delta<'_>),
@@ -130,7 +130,10 @@ impl StreamParser {
 
     /// Ends the stream: a last line without a newline is still read, and a stream without
     /// `done` is an error.
-    pub fn finish(mut self, on_delta: &mut dyn FnMut(Delta<'_>)) -> Result<Reply, OllamaError> {
+    pub(crate) fn finish(
+        mut self,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<Reply, OllamaError> {
         if !self.done && !self.buffer.is_empty() {
             let rest = std::mem::take(&mut self.buffer);
             self.line(&rest, on_delta)?;

@@ -200,7 +200,7 @@ pub(crate) fn normalize_arguments(arguments: Value) -> Value {
 
 /// What `/api/show` says about a model, reduced to what metron needs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ModelDetails {
+pub(crate) struct ModelDetails {
     /// The capabilities list; `None` on servers before v0.6.4, which do not send it.
     pub capabilities: Option<Vec<String>>,
     /// The context length the model was trained for, when the server reports it.
@@ -212,7 +212,7 @@ pub struct ModelDetails {
 impl ModelDetails {
     /// Whether the model can be given tools: its capabilities say so, or, on an old server
     /// that lists none, its template mentions them.
-    pub fn supports_tools(&self) -> bool {
+    pub(crate) fn supports_tools(&self) -> bool {
         match &self.capabilities {
             Some(capabilities) => capabilities.iter().any(|c| c == "tools"),
             None => self.template.contains(".Tools") || self.template.contains("tool_call"),

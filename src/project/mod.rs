@@ -32,7 +32,7 @@
 //! - run_command resolves the entries of PATH by path to refuse programs that live inside
 //!   the project.
 
-pub mod temp_files;
+pub(crate) mod temp_files;
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -53,7 +53,7 @@ impl ProjectPath {
 
     /// True when the path names `.git` or something inside it, in any letter case (macOS
     /// and Windows file systems fold case, so `.GIT/config` is the same file).
-    pub fn is_in_git_dir(&self) -> bool {
+    pub(crate) fn is_in_git_dir(&self) -> bool {
         self.0
             .split('/')
             .any(|part| part.eq_ignore_ascii_case(".git"))
@@ -461,7 +461,7 @@ impl Project {
     }
 
     /// Metadata of a path beneath the root, without following a final symlink.
-    pub fn symlink_metadata(
+    pub(crate) fn symlink_metadata(
         &self,
         path: &ProjectPath,
     ) -> Result<cap_std::fs::Metadata, BoundaryError> {
@@ -721,6 +721,35 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let project = Project::open(dir.path(), false).expect("open");
         (dir, project)
+    }
+
+    #[test]
+    fn git_dir_is_recognised_in_any_case_and_the_refusal_names_it() {
+        let (_dir, p) = project();
+        for raw in [
+            ".git/config",
+            "sub/.GIT/hooks/pre-commit",
+            ".Git",
+            "./.git/../.git/HEAD",
+        ] {
+            let path = p.resolve(raw).expect("resolves lexically");
+            assert!(path.is_in_git_dir(), "{raw} should be inside .git");
+            assert_eq!(
+                BoundaryError::GitDir(path.to_string()).to_string(),
+                format!(
+                    "refused: `{path}` is inside .git/; metron's tools do not read or write git's internal files"
+                )
+            );
+        }
+        for raw in [
+            ".github/workflows/ci.yml",
+            "a.git/x",
+            ".gitignore",
+            "x/.gitkeep",
+        ] {
+            let path = p.resolve(raw).expect("resolves");
+            assert!(!path.is_in_git_dir(), "{raw} is not inside .git");
+        }
     }
 
     #[test]

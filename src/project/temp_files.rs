@@ -21,7 +21,7 @@ use cap_std::fs::Dir;
 /// How old a staged file must be before another process may remove it. Staging and
 /// renaming take milliseconds to seconds; this leaves a wide margin for a metron this
 /// one cannot see (another pid namespace, another host on a network file system).
-pub const STALE_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(60);
 
 /// Serials above this many decimal digits are not metron's (the random start is below
 /// 10^12), which keeps parsing within `u64`.
@@ -54,7 +54,7 @@ pub(crate) fn fresh_name(target: &str) -> String {
 }
 
 /// The pid and serial in a staged file's name, `.NAME.metron-PID-SERIAL.tmp`.
-pub fn parse(name: &str) -> Option<(u32, u64)> {
+pub(crate) fn parse(name: &str) -> Option<(u32, u64)> {
     let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
     let (_, tail) = rest.rsplit_once(".metron-")?;
     let (pid, serial) = tail.split_once('-')?;

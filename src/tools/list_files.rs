@@ -52,7 +52,7 @@ fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
 }
 
 /// Lists files beneath the root, sorted by path, at most `list_max_entries` of them.
-pub fn list_files(
+pub(crate) fn list_files(
     project: &Project,
     budgets: &Budgets,
     pattern: Option<&str>,

@@ -15,15 +15,15 @@
 //! Errors come in three kinds ([`ToolError`]): bad arguments, refusals and failures the
 //! model can correct (both go back to it as text), and faults of the environment.
 
-pub mod apply_patch;
+pub(crate) mod apply_patch;
 mod find_symbol;
 pub(crate) mod list_files;
 pub(crate) mod run_command;
 pub(crate) mod search_text;
 pub mod symbols;
-pub mod text;
+pub(crate) mod text;
 pub(crate) mod view_slice;
-pub mod walk;
+pub(crate) mod walk;
 
 use std::sync::OnceLock;
 
@@ -60,7 +60,7 @@ impl Access {
 
 /// How a tool's call is carried out.
 #[derive(Clone, Copy)]
-pub enum Run {
+pub(crate) enum Run {
     /// One call, no effect beyond reading.
     Read(fn(&ToolContext<'_>, Value) -> Result<String, ToolError>),
     /// Plan without effect, let authority decide, then execute the approved plan.
@@ -74,7 +74,7 @@ pub enum Run {
 
 /// A planned effect, waiting for authority's verdict.
 #[derive(Debug)]
-pub enum Proposal {
+pub(crate) enum Proposal {
     /// A patch ready to write.
     Patch(apply_patch::PatchPlan),
     /// A command ready to run.
@@ -116,18 +116,18 @@ pub struct ToolSpec {
     pub scope: &'static str,
     /// Whether it can run in this session, or why not (then it is not offered to the
     /// model, and a call to it is refused with that reason).
-    pub available: fn(&ToolEnv) -> Result<(), String>,
+    pub(crate) available: fn(&ToolEnv) -> Result<(), String>,
     /// How a call is carried out.
-    pub run: Run,
+    pub(crate) run: Run,
     /// Its results are dropped from history once their turn ends (file slices: the model
     /// can read them again; carrying them costs every later request).
-    pub purged_after_turn: bool,
+    pub(crate) purged_after_turn: bool,
     /// What a successful result showed the model, in words (`/context`).
-    pub shown: fn(&Value) -> String,
+    pub(crate) shown: fn(&Value) -> String,
     /// Its arguments in one line for `/ledger`; `None` prints the JSON.
-    pub ledger_arguments: Option<fn(&Value) -> String>,
+    pub(crate) ledger_arguments: Option<fn(&Value) -> String>,
     /// The parsed schema (parsed once, on first use).
-    pub schema: OnceLock<Value>,
+    pub(crate) schema: OnceLock<Value>,
 }
 
 impl ToolSpec {
@@ -304,7 +304,7 @@ pub(crate) fn always_available(_: &ToolEnv) -> Result<(), String> {
 /// the command limits, and the symbol index (whose cache lives as long as the session, so
 /// repeated lookups are cheap; it is never stale).
 #[derive(Debug)]
-pub struct ToolEnv {
+pub(crate) struct ToolEnv {
     /// The project and its boundary.
     pub(crate) project: Project,
     /// The budgets.
@@ -318,7 +318,7 @@ pub struct ToolEnv {
 
 /// What one call sees: the environment, the session's revisions and journal (through
 /// authority), and the person's Ctrl-C.
-pub struct ToolContext<'a> {
+pub(crate) struct ToolContext<'a> {
     pub(crate) env: &'a ToolEnv,
     authority: &'a Authority,
 }

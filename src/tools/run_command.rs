@@ -122,7 +122,7 @@ fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
 
 /// A command ready to run: what the person approves is exactly what runs.
 #[derive(Debug)]
-pub struct CommandPlan {
+pub(crate) struct CommandPlan {
     /// The command as the model typed it, tokens joined by single spaces.
     typed: String,
     /// The absolute program, then the arguments.

@@ -98,15 +98,6 @@ const BATCH: usize = 32;
 /// Most searcher threads used, whatever the machine has.
 const MAX_THREADS: usize = 8;
 
-/// Searches the project for `pattern`, within the budgets.
-pub fn search_text(
-    project: &Project,
-    budgets: &Budgets,
-    pattern: &str,
-) -> Result<String, ToolError> {
-    search(project, budgets, pattern).map(|(text, _)| text)
-}
-
 /// Each file whose lines a search shows, with the content hash of the bytes searched.
 type Shown = Vec<(ProjectPath, Arc<str>)>;
 

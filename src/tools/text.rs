@@ -5,13 +5,13 @@
 
 /// Appended to a line that was cut at `max_line_chars`, so the model knows it is not
 /// seeing the whole line.
-pub const CLIP_MARKER: &str = " [...clipped]";
+pub(crate) const CLIP_MARKER: &str = " [...clipped]";
 
 /// Renders one line (without its line terminator) as text: invalid UTF-8 is replaced
 /// with U+FFFD, a trailing `\r` is dropped, and anything past `max_chars` characters is cut
 /// and marked with [`CLIP_MARKER`]. The result never exceeds
 /// `max_chars + CLIP_MARKER.len()` characters.
-pub fn clip_line(line: &[u8], max_chars: usize) -> String {
+pub(crate) fn clip_line(line: &[u8], max_chars: usize) -> String {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     // Four bytes per char at most: looking further cannot change the result.
     let window = &line[..line

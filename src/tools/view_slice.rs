@@ -76,7 +76,8 @@ fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
 }
 
 /// Reads lines `start..=end` of `path`, formatted `%5d | text`, one per line.
-pub fn view_slice(
+#[cfg(test)]
+pub(crate) fn view_slice(
     project: &Project,
     budgets: &Budgets,
     path: &str,

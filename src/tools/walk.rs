@@ -20,7 +20,7 @@ use crate::project::{Project, ProjectPath};
 
 /// A sorted, filtered walk over the project, configured like ripgrep. Extra filters
 /// (such as a glob) can be added to the builder before calling `build()`.
-pub fn builder(project: &Project) -> WalkBuilder {
+pub(crate) fn builder(project: &Project) -> WalkBuilder {
     let mut builder = WalkBuilder::new(project.root());
     builder
         .add_custom_ignore_filename(".rgignore")
@@ -32,7 +32,10 @@ pub fn builder(project: &Project) -> WalkBuilder {
 /// Iterates the regular files of a walk as project-relative paths, in walk order.
 /// Errors inside the walk (an unreadable directory) are skipped, as ripgrep skips them
 /// after a message; symlinks and other non-files are skipped as ripgrep skips them.
-pub fn files<'a>(project: &'a Project, walk: Walk) -> impl Iterator<Item = ProjectPath> + 'a {
+pub(crate) fn files<'a>(
+    project: &'a Project,
+    walk: Walk,
+) -> impl Iterator<Item = ProjectPath> + 'a {
     let root = project.root().to_path_buf();
     walk.filter_map(Result::ok)
         .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))

@@ -841,7 +841,7 @@ mod scripted {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use metron::agent::{Agent, Event, Observer, Settings};
+    use metron::agent::{Agent, CallOutcome, Event, Observer, Settings, TurnStatus};
     use metron::authority::approval::{ApproveAll, Approver, Decision, Request};
     use metron::config::Config;
     use metron::ollama::wire::{ChatRequest, FunctionCall, ToolCall};
@@ -936,11 +936,11 @@ mod scripted {
                 .collect()
         }
 
-        fn turn_ends(&self) -> Vec<&'static str> {
+        fn turn_ends(&self) -> Vec<TurnStatus> {
             self.0
                 .iter()
                 .filter_map(|e| match e {
-                    Event::TurnEnd { status, .. } => Some(status.as_str()),
+                    Event::TurnEnd { status, .. } => Some(*status),
                     _ => None,
                 })
                 .collect()
@@ -1016,15 +1016,15 @@ mod scripted {
             agent.interrupted(&mut events); // a late Ctrl-C after the turn ended adds nothing
             events.turn_ends()
         };
-        assert_eq!(run(vec![reply("done", vec![])], 5), ["ok"]);
-        assert_eq!(run(vec![model_error()], 5), ["error"]);
+        assert_eq!(run(vec![reply("done", vec![])], 5), [TurnStatus::Ok]);
+        assert_eq!(run(vec![model_error()], 5), [TurnStatus::Error]);
         assert_eq!(
             run(vec![reply("", vec![view()]), model_error()], 5),
-            ["error"]
+            [TurnStatus::Error]
         );
         assert_eq!(
             run(vec![reply("", vec![view()]), reply("", vec![view()])], 2),
-            ["max_turns"]
+            [TurnStatus::MaxTurns]
         );
         // Interrupted while waiting for the model: first round, and after a tool ran.
         for replies in [vec![None], vec![reply("", vec![view()]), None]] {
@@ -1037,7 +1037,12 @@ mod scripted {
             });
             agent.interrupted(&mut events);
             agent.interrupted(&mut events);
-            assert_eq!(events.turn_ends(), ["interrupted"], "{:?}", events.kinds());
+            assert_eq!(
+                events.turn_ends(),
+                [TurnStatus::Interrupted],
+                "{:?}",
+                events.kinds()
+            );
         }
     }
 
@@ -1083,13 +1088,13 @@ mod scripted {
             ]
         );
         let result = events.0.iter().find_map(|e| match e {
-            Event::ToolResult { outcome, .. } => Some(outcome.as_str()),
+            Event::ToolResult { outcome, .. } => Some(*outcome),
             _ => None,
         });
-        assert_eq!(result, Some("fault"));
+        assert_eq!(result, Some(CallOutcome::Fault));
         assert_eq!(read(&p, "a.txt"), lines(3), "nothing was written");
         let entry = &agent.ledger().entries()[0];
-        assert_eq!(entry.outcome.as_str(), "fault");
+        assert_eq!(entry.outcome, CallOutcome::Fault);
         assert!(entry.effects.is_empty(), "{entry:?}");
         assert!(
             entry.reported.contains("apply_patch failed"),

@@ -1603,25 +1603,16 @@ fn control_characters_in_a_path_cannot_drive_the_terminal_through_the_summary() 
     // reads must not carry them raw (an escape sequence could erase or rewrite the line,
     // a newline could forge a harmless-looking extra one).
     let diff = "--- /dev/null\n+++ \"b/x\\033[2K\\rM a.txt (+1 -1)\\ny\"\n@@ -0,0 +1 @@\n+hi\n";
-    let prepared = metron::tools::apply_patch::prepare(&p.project(), diff).expect("prepared");
+    let (_, summary) = metron::testing::prepare_patch(&p.project(), diff).expect("prepared");
     assert!(
-        !prepared.summary.trim_end().chars().any(char::is_control),
+        !summary.trim_end().chars().any(char::is_control),
         "{:?}",
-        prepared.summary
+        summary
     );
-    assert_eq!(
-        prepared.summary.lines().count(),
-        1,
-        "{:?}",
-        prepared.summary
-    );
+    assert_eq!(summary.lines().count(), 1, "{:?}", summary);
     let diff = "--- /dev/null\n+++ b/txt.\u{202e}exe.sh\n@@ -0,0 +1 @@\n+hi\n";
-    let prepared = metron::tools::apply_patch::prepare(&p.project(), diff).expect("prepared");
-    assert!(
-        !prepared.summary.contains('\u{202e}'),
-        "{:?}",
-        prepared.summary
-    );
+    let (_, summary) = metron::testing::prepare_patch(&p.project(), diff).expect("prepared");
+    assert!(!summary.contains('\u{202e}'), "{:?}", summary);
 }
 
 #[test]
@@ -1645,7 +1636,7 @@ fn a_write_sweeps_temp_files_that_killed_runs_left_in_its_directory() {
         p.file(name, "approved content of a killed run\n");
     }
     for name in std::iter::once(&dead).chain(&kept_old) {
-        age(&p.path(name), metron::project::temp_files::STALE_AFTER * 2);
+        age(&p.path(name), metron::testing::TEMP_FILE_STALE_AFTER * 2);
     }
     let text = apply(
         p.root(),

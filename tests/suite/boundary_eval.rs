@@ -939,7 +939,7 @@ fn kill_new(i: usize) -> String {
 
 /// A temporary file a write leaves when metron is killed: `.NAME.metron-PID-SERIAL.tmp`.
 fn is_metron_temp(name: &str) -> bool {
-    metron::project::temp_files::parse(name).is_some()
+    metron::testing::is_temp_file(name)
 }
 
 /// When the interrupted-write case kills metron.
@@ -1042,7 +1042,7 @@ fn interrupted_write(at: KillAt) -> Verdict {
             .flatten()
         {
             if is_metron_temp(&entry.file_name().to_string_lossy()) {
-                super::common::age(&entry.path(), metron::project::temp_files::STALE_AFTER * 2);
+                super::common::age(&entry.path(), metron::testing::TEMP_FILE_STALE_AFTER * 2);
             }
         }
         let (mut command, _home) = fx.command(env!("CARGO_BIN_EXE_metron"));

@@ -34,20 +34,13 @@ fn live(test: &str) -> Option<LiveServer> {
         .ok()?;
     let limit = Duration::from_secs(3);
     let found = runtime.block_on(async {
-        let models = client.models(limit).await.map_err(|e| e.to_string())?;
+        let with_tools = metron::testing::models_with_tools(&client, limit)
+            .await
+            .map_err(|e| e.to_string())?;
         if let Ok(pinned) = std::env::var("METRON_TEST_MODEL") {
             return Ok(Some(pinned));
         }
-        for model in models {
-            let details = client
-                .show(&model, limit)
-                .await
-                .map_err(|e| e.to_string())?;
-            if details.supports_tools() {
-                return Ok(Some(model));
-            }
-        }
-        Ok::<_, String>(None)
+        Ok::<_, String>(with_tools.into_iter().next())
     });
     let why = match found {
         Ok(Some(model)) => {

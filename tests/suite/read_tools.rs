@@ -16,11 +16,63 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use metron::project::Project;
-use metron::testing::{list_files, search_text, view_slice};
-use metron::tools::text::{CLIP_MARKER, clip_line};
+use metron::testing::{CLIP_MARKER, clip_line};
 use metron::tools::{Budgets, ToolError};
 
 use super::common::*;
+
+/// The read tools as the model calls them: through the registry ([`Toolbox::call`]), on
+/// the same tree opened afresh (a git work tree when it has `.git`).
+fn call(
+    project: &Project,
+    budgets: &Budgets,
+    tool: &str,
+    args: serde_json::Value,
+) -> Result<String, ToolError> {
+    let root = project.root();
+    let project = Project::open(root, root.join(".git").exists()).expect("open project");
+    metron::tools::Toolbox::new(project, *budgets).call(tool, args)
+}
+
+fn list_files(
+    project: &Project,
+    budgets: &Budgets,
+    pattern: Option<&str>,
+) -> Result<String, ToolError> {
+    match pattern {
+        Some(pattern) => call(
+            project,
+            budgets,
+            "list_files",
+            serde_json::json!({ "pattern": pattern }),
+        ),
+        None => call(project, budgets, "list_files", serde_json::json!({})),
+    }
+}
+
+fn search_text(project: &Project, budgets: &Budgets, pattern: &str) -> Result<String, ToolError> {
+    call(
+        project,
+        budgets,
+        "search_text",
+        serde_json::json!({ "pattern": pattern }),
+    )
+}
+
+fn view_slice(
+    project: &Project,
+    budgets: &Budgets,
+    path: &str,
+    start: i64,
+    end: i64,
+) -> Result<String, ToolError> {
+    call(
+        project,
+        budgets,
+        "view_slice",
+        serde_json::json!({"path": path, "start": start, "end": end}),
+    )
+}
 
 // ---------------------------------------------------------------------------------------
 // Helpers

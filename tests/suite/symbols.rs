@@ -17,9 +17,8 @@ use std::process::{Command, Stdio};
 use std::time::SystemTime;
 
 use metron::project::Project;
+use metron::testing::Definitions;
 use metron::tools::symbols::SymbolIndex;
-use metron::tools::symbols::extract::Extractor;
-use metron::tools::symbols::lang::Lang;
 use metron::tools::{Budgets, ToolError, Toolbox};
 use serde_json::json;
 
@@ -740,26 +739,23 @@ fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<(String, Tag)> {
 }
 
 /// Extracts every definition from `files` with the index's own extractor, on two threads.
-fn our_tags(lang: Lang, files: &[PathBuf]) -> HashSet<Tag> {
+fn our_tags(files: &[PathBuf]) -> HashSet<Tag> {
     let halves: Vec<&[PathBuf]> = files.chunks(files.len().div_ceil(2).max(1)).collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = halves
             .into_iter()
             .map(|half| {
                 scope.spawn(move || {
-                    let mut extractor = Extractor::new();
+                    let mut extractor = Definitions::new();
                     let mut tags = HashSet::new();
                     for path in half {
                         let Ok(bytes) = std::fs::read(path) else {
                             continue;
                         };
-                        let defs = extractor.extract(lang, &bytes).expect("query compiles");
-                        for def in defs.iter() {
-                            tags.insert((
-                                def.name.to_owned(),
-                                path.display().to_string(),
-                                def.line,
-                            ));
+                        let shown = path.display().to_string();
+                        let defs = extractor.of(&shown, &bytes).expect("a Go or Rust file");
+                        for (name, line, _) in defs {
+                            tags.insert((name, shown.clone(), line));
                         }
                     }
                     tags
@@ -893,7 +889,7 @@ fn recall_against_ctags_on_a_go_tree() {
         return skip(test, &format!("no .go files under {}", root.display()));
     }
     let theirs = ctags_tags("Go", &files);
-    let ours = our_tags(Lang::Go, &files);
+    let ours = our_tags(&files);
     let title = format!("Go, {} files", files.len());
     let (found, total) = recall(&title, &theirs, &ours, |_, _| false);
     assert!(total > 0, "ctags found no Go tags");
@@ -939,7 +935,7 @@ fn recall_against_ctags_on_a_rust_tree() {
     }
     let files = rust_files();
     let theirs = ctags_tags("Rust", &files);
-    let ours = our_tags(Lang::Rust, &files);
+    let ours = our_tags(&files);
     let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut source_line = |file: &str, line: usize| -> Option<String> {
         let lines = lines_cache.entry(file.to_owned()).or_insert_with(|| {
@@ -1010,16 +1006,14 @@ fn lookups_through_the_index_match_direct_extraction() {
                 panic!("lookup {name}");
             };
             let mut expected = Vec::new();
-            let mut extractor = Extractor::new();
-            let walk = metron::tools::walk::builder(&project).build();
-            for path in metron::tools::walk::files(&project, walk) {
-                let Some(lang) = Lang::of_path(path.as_str()) else {
+            let mut extractor = Definitions::new();
+            for path in metron::testing::walk_files(&project) {
+                let bytes = project.read(&path).expect("read");
+                let Some(defs) = extractor.of(path.as_str(), &bytes) else {
                     continue;
                 };
-                let bytes = project.read(&path).expect("read");
-                let defs = extractor.extract(lang, &bytes).expect("extract");
-                for def in defs.named(name) {
-                    expected.push((path.as_str().to_owned(), def.line, def.kind));
+                for (_, line, kind) in defs.into_iter().filter(|(n, _, _)| n == name) {
+                    expected.push((path.as_str().to_owned(), line, kind));
                 }
             }
             assert_eq!(found.truncated, expected.len() > limit, "{name} {limit}");

@@ -74,7 +74,7 @@ struct Args {
 
 /// A patch ready to write: what the person is shown and what will be written.
 #[derive(Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The canonical patch (after repair), exactly what will be applied.
     pub patch: Vec<u8>,
     /// One line per file: `M src/a.go (+3 -1)`.
@@ -89,7 +89,7 @@ pub struct Prepared {
 /// A prepared patch that has passed the proposal-time precondition, with the files it
 /// touches (the scope of a standing approval).
 #[derive(Debug)]
-pub struct PatchPlan {
+pub(crate) struct PatchPlan {
     prepared: Prepared,
     files: Vec<String>,
 }
@@ -200,7 +200,7 @@ fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, Tool
 
 /// Everything short of asking and writing: parse, check paths, read, repair, apply in
 /// memory. Public so benches and tests can measure and inspect it.
-pub fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
     let refuse = |text: String| ToolError::Refused(format!("{text}\nNothing was changed."));
     let files =
         parse::parse(diff).map_err(|e| refuse(format!("The patch cannot be read: {e}.")))?;

@@ -226,9 +226,15 @@ fn read_body(lines: &[(usize, &str)], start: usize) -> (Vec<HunkLine>, usize) {
     }
     // Blank lines at the very end are the gap before the next section (or the end of the
     // text), not context the file must contain. Dropping trailing context only loosens the
-    // anchor, it never changes what the hunk does.
+    // anchor, it never changes what the hunk does. A blank that is the hunk's only old line
+    // stays: git writes `@@ -1 +1,2 @@` / `+x` / ` ` for a line added above a file's one
+    // empty line, and without it the hunk would say nothing about where it goes.
     while matches!(body.last(), Some(HunkLine::Context(text)) if text.trim_end().is_empty()) {
-        if lines[start + body.len() - 1].1.trim_end().is_empty() {
+        let old_lines = body
+            .iter()
+            .filter(|l| matches!(l, HunkLine::Context(_) | HunkLine::Delete(_)))
+            .count();
+        if old_lines > 1 && lines[start + body.len() - 1].1.trim_end().is_empty() {
             body.pop();
         } else {
             break;
@@ -486,6 +492,17 @@ mod tests {
             ]
         );
         assert_eq!(files.len(), 2);
+    }
+
+    #[test]
+    fn a_blank_that_is_the_only_old_line_is_kept() {
+        let text =
+            "--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n+top\n \n\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-p\n+q\n";
+        let files = parse(text).expect("parses");
+        assert_eq!(
+            files[0].hunks[0].lines,
+            vec![Add("top".into()), Context(String::new())]
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ const KINDS_AT_ITEM_LINE: &[&str] = &["implementation"];
 
 /// The definitions of one file, compactly: all names in one string.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct FileDefs {
+pub(crate) struct FileDefs {
     names: String,
     defs: Box<[RawDef]>,
 }
@@ -48,7 +48,7 @@ struct RawDef {
 
 /// A definition as read back out of [`FileDefs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Def<'a> {
+pub(crate) struct Def<'a> {
     /// The defined name (without `r#`).
     pub name: &'a str,
     /// 1-based line of the name.
@@ -59,7 +59,7 @@ pub struct Def<'a> {
 
 impl FileDefs {
     /// Every definition, in line order.
-    pub fn iter(&self) -> impl Iterator<Item = Def<'_>> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Def<'_>> + '_ {
         self.defs.iter().map(|raw| Def {
             name: self
                 .names
@@ -71,13 +71,13 @@ impl FileDefs {
     }
 
     /// The definitions named exactly `name`, in line order.
-    pub fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Def<'a>> + 'a {
+    pub(crate) fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Def<'a>> + 'a {
         self.iter().filter(move |def| def.name == name)
     }
 }
 
 /// Parses files and extracts their definitions. One per thread.
-pub struct Extractor {
+pub(crate) struct Extractor {
     parsers: HashMap<Lang, Parser>,
     cursor: QueryCursor,
 }
@@ -105,7 +105,7 @@ struct Candidate {
 
 impl Extractor {
     /// An extractor with no parser created yet (they are made on first use).
-    pub fn new() -> Extractor {
+    pub(crate) fn new() -> Extractor {
         Extractor {
             parsers: HashMap::new(),
             cursor: QueryCursor::new(),
@@ -113,7 +113,7 @@ impl Extractor {
     }
 
     /// Parses `source` as `lang` and returns its definitions.
-    pub fn extract(&mut self, lang: Lang, source: &[u8]) -> Result<FileDefs, SymbolError> {
+    pub(crate) fn extract(&mut self, lang: Lang, source: &[u8]) -> Result<FileDefs, SymbolError> {
         let query = lang.definitions()?;
         let parser = match self.parsers.entry(lang) {
             std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),

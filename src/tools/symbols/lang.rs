@@ -50,7 +50,7 @@ pub(crate) const KINDS: &[&str] = &[
 
 /// A source language with a definitions query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Lang {
+pub(crate) enum Lang {
     /// Go (`.go`).
     Go,
     /// Rust (`.rs`).
@@ -62,7 +62,7 @@ impl Lang {
     pub(crate) const ALL: [Lang; 2] = [Lang::Go, Lang::Rust];
 
     /// The language of a file, from its extension; `None` for files find_symbol skips.
-    pub fn of_path(path: &str) -> Option<Lang> {
+    pub(crate) fn of_path(path: &str) -> Option<Lang> {
         let (_, extension) = path.rsplit_once('.')?;
         match extension {
             "go" => Some(Lang::Go),

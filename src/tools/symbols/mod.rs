@@ -24,10 +24,10 @@
 //! so its content hash is checked too. Nothing is written anywhere.
 
 mod cache;
-pub mod extract;
+pub(crate) mod extract;
 mod index;
-pub mod lang;
-pub mod prefilter;
+pub(crate) mod lang;
+pub(crate) mod prefilter;
 mod tree;
 
 use std::cmp::Ordering;

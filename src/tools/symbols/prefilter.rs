@@ -38,7 +38,7 @@ fn is_ident_byte(byte: u8) -> bool {
 }
 
 /// True when `haystack` contains `name` with no identifier byte right before or after.
-pub fn contains_ident(haystack: &[u8], name: &str) -> bool {
+pub(crate) fn contains_ident(haystack: &[u8], name: &str) -> bool {
     let needle = name.as_bytes();
     if needle.is_empty() {
         return false;
@@ -69,7 +69,7 @@ impl Key {
 /// per two bytes of source. Source code has roughly one distinct identifier per 30–50
 /// bytes, so that is 15–25 bits per token and a false-positive rate well under 1 %.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     words: Box<[u64]>,
 }
 
@@ -81,7 +81,7 @@ const BYTES_PER_WORD: usize = 128;
 
 impl Summary {
     /// Summarises a file's bytes.
-    pub fn build(source: &[u8]) -> Summary {
+    pub(crate) fn build(source: &[u8]) -> Summary {
         let words = (source.len() / BYTES_PER_WORD).clamp(MIN_WORDS, MAX_WORDS);
         let mut summary = Summary {
             words: vec![0; words].into_boxed_slice(),
@@ -126,7 +126,7 @@ impl Summary {
     }
 
     /// Heap bytes held, for memory accounting in tests and benches.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.words.len() * 8
     }
 }
