@@ -59,6 +59,7 @@ use metron::ollama::{Delta, OllamaError, Reply};
 use metron::project::Project;
 use metron::tools::{Budgets, Toolbox};
 use serde_json::json;
+use serde_json::value::RawValue;
 use tokio::runtime::Runtime;
 
 /// The file the model views, relative to the project root.
@@ -87,7 +88,7 @@ fn main() {
     // Sanity checks, and the byte counts the report should quote.
     let request_bytes = Rc::new(Cell::new([0; 2]));
     let mut steady = primed_agent(root, 40, &runtime, Rc::clone(&request_bytes));
-    assert_eq!(steady.history().len(), 1 + 4 * PRIMING_TURNS);
+    assert_eq!(steady.history().messages().len(), 1 + 4 * PRIMING_TURNS);
     let mut observer = Counting::default();
     let report = runtime
         .block_on(steady.turn("and where is it called?", &mut observer))
@@ -95,13 +96,13 @@ fn main() {
     assert_eq!((report.round_trips, report.tool_calls), (2, 1));
     assert_eq!(report.compaction.slices_redacted, 1);
     assert_eq!(report.compaction.messages_dropped, 4);
-    assert_eq!(steady.history().len(), 1 + 4 * PRIMING_TURNS);
+    assert_eq!(steady.history().messages().len(), 1 + 4 * PRIMING_TURNS);
     assert_eq!(steady.offered().len(), 5, "the five tools of a git project");
     eprintln!(
         "history: {} messages after the system prompt, {} bytes carried; tool definitions {} bytes; request bodies {} and {} bytes; answer {} bytes",
-        steady.history().len() - 1,
+        steady.history().messages().len() - 1,
         steady.history().carried_bytes(),
-        steady.schema_bytes(),
+        prompt::tool_definitions(steady.offered()).len(),
         request_bytes.get()[0],
         request_bytes.get()[1],
         observer.content_bytes,
@@ -134,11 +135,12 @@ fn main() {
         });
     });
     group.finish();
-    assert_eq!(steady.history().len(), 1 + 4 * PRIMING_TURNS);
+    assert_eq!(steady.history().messages().len(), 1 + 4 * PRIMING_TURNS);
 
     // The pieces.
-    let tools = prompt::raw_tool_definitions(steady.offered()).expect("tool definitions");
-    let settings = steady.settings().clone();
+    let tools = RawValue::from_string(prompt::tool_definitions(steady.offered()))
+        .expect("tool definitions");
+    let settings = Settings::from_config(&bench_config(40));
     let request = |messages| ChatRequest {
         model: &settings.model,
         messages,
@@ -207,11 +209,7 @@ fn primed_agent(
     runtime: &Runtime,
     request_bytes: Rc<Cell<[usize; 2]>>,
 ) -> Agent<FakeModel> {
-    let config = Config {
-        model: MODEL.to_owned(),
-        max_history_messages,
-        ..Config::default()
-    };
+    let config = bench_config(max_history_messages);
     let project = Project::open(root, true).expect("open the project");
     let toolbox = Toolbox::new(project, Budgets::from_config(&config));
     let mut agent = Agent::new(
@@ -226,6 +224,15 @@ fn primed_agent(
             .expect("a priming turn");
     }
     agent
+}
+
+/// The configuration every agent here runs with.
+fn bench_config(max_history_messages: u64) -> Config {
+    Config {
+        model: MODEL.to_owned(),
+        max_history_messages,
+        ..Config::default()
+    }
 }
 
 /// What the model is asked for.

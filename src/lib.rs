@@ -11,17 +11,24 @@
 //! - [`tools`]: the registry and one module per tool, each returning the exact text the
 //!   model reads;
 //! - [`ollama`]: Ollama's chat API (wire types, the NDJSON stream, the HTTP client);
+//! - [`authority`]: every decision between a tool's proposal and its effect: policy
+//!   (offered, withdrawn, repeated, cancelled), who approves, standing grants, stale-edit
+//!   preconditions, and the journal the ledger is written from;
 //! - [`agent`]: the loop (model → tool call → policy → approval → execution → result),
-//!   the system prompt, and history compaction;
-//! - [`disclosure`]: whether code leaves the machine: the remote notice and `refuse`;
-//! - [`interrupt`]: Ctrl-C for blocking code (a running command);
-//! - [`cli`]: the command line (`metron tool ...`), mapping results to exit codes.
+//!   the system prompt, history compaction and the ledger;
+//! - `disclosure`: whether code leaves the machine: the remote notice and `refuse`;
+//! - `frontend`: what the front ends share: startup, exit codes, the terminal's approval
+//!   questions and Ctrl-C (turned into the session's cancel token in one place);
+//! - [`cli`]: the command line, dispatching to the REPL, `-p`, `--doctor` and `metron tool`.
+//!
+//! [`testing`] is hidden: it exposes a few internals that the integration tests and
+//! benches compare against references (rg, ctags, git) and is not an API.
 
 pub mod agent;
 pub mod authority;
 pub mod cli;
 pub mod config;
-pub mod disclosure;
+mod disclosure;
 mod display;
 mod doctor;
 mod frontend;

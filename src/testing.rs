@@ -34,9 +34,6 @@ pub fn walk_files(project: &Project) -> Vec<ProjectPath> {
     crate::tools::walk::files(project, walk).collect()
 }
 
-/// One definition: name, 1-based line, Universal Ctags kind.
-pub type Tag = (String, usize, &'static str);
-
 /// The symbol index's own extractor (one per thread), for the recall tests against ctags.
 #[derive(Debug, Default)]
 pub struct Definitions(Extractor);
@@ -47,9 +44,9 @@ impl Definitions {
         Definitions(Extractor::new())
     }
 
-    /// Every definition in `source`, read as the language of `path`; `None` when no
-    /// grammar covers `path`.
-    pub fn of(&mut self, path: &str, source: &[u8]) -> Option<Vec<Tag>> {
+    /// Every definition in `source`, read as the language of `path`, as (name, 1-based
+    /// line, Universal Ctags kind); `None` when no grammar covers `path`.
+    pub fn of(&mut self, path: &str, source: &[u8]) -> Option<Vec<(String, usize, &'static str)>> {
         let lang = Lang::of_path(path)?;
         let defs = self.0.extract(lang, source).ok()?;
         Some(

@@ -57,13 +57,8 @@ impl History {
     }
 
     /// The number of messages, system prompt included.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.messages.len()
-    }
-
-    /// Always false: the system prompt is always there (kept beside `len`).
-    pub fn is_empty(&self) -> bool {
-        self.messages.is_empty()
     }
 
     /// Appends a message.

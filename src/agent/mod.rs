@@ -38,7 +38,7 @@ use crate::ollama::wire::{ChatRequest, Message, Options, Role, ToolCall};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::tools::{ToolError, ToolSpec, Toolbox};
 
-pub use crate::authority::policy::Withdrawn;
+use crate::authority::policy::Withdrawn;
 pub use history::{Compaction, History, REDACTED_SLICE};
 pub use ledger::{CallOutcome, Entry, Event, Latency, Ledger, PolicyDecision, TurnStatus};
 pub(crate) use truncation::PromptCut;
@@ -245,7 +245,7 @@ impl<M: Model> Agent<M> {
     }
 
     /// Bytes of the tool definitions sent with every request.
-    pub fn schema_bytes(&self) -> usize {
+    pub(crate) fn schema_bytes(&self) -> usize {
         self.tool_definitions
             .as_ref()
             .map_or(0, |raw| raw.get().len())
@@ -254,11 +254,6 @@ impl<M: Model> Agent<M> {
     /// The conversation so far.
     pub fn history(&self) -> &History {
         &self.history
-    }
-
-    /// The settings the loop runs with.
-    pub fn settings(&self) -> &Settings {
-        &self.settings
     }
 
     /// The tools and the project they work on.
@@ -631,8 +626,10 @@ fn sendable_call(call: &ToolCall) -> ToolCall {
 }
 
 impl<M> Agent<M> {
-    /// Drops the symbol index, so the next find_symbol rebuilds it (`/tags`).
-    pub(crate) fn rebuild_symbols(&self) {
-        self.toolbox.symbols().clear();
+    /// Drops the symbol index and walks the tree again (`/tags`); returns how many source
+    /// files it knows.
+    pub(crate) fn rebuild_symbols(&self) -> usize {
+        let toolbox = &self.toolbox;
+        toolbox.symbols().rebuild(toolbox.project())
     }
 }

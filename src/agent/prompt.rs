@@ -50,7 +50,7 @@ pub fn tool_definitions(specs: &[&ToolSpec]) -> String {
 
 /// The tool definitions as a raw JSON value ready to embed in every request, or `None`
 /// when no tool is offered.
-pub fn raw_tool_definitions(specs: &[&ToolSpec]) -> Option<Box<RawValue>> {
+pub(crate) fn raw_tool_definitions(specs: &[&ToolSpec]) -> Option<Box<RawValue>> {
     if specs.is_empty() {
         return None;
     }
@@ -59,7 +59,7 @@ pub fn raw_tool_definitions(specs: &[&ToolSpec]) -> Option<Box<RawValue>> {
 
 /// A rough token count for `bytes` of JSON or English (about four bytes per token), for
 /// the cost shown in `/config`.
-pub fn approx_tokens(bytes: usize) -> usize {
+pub(crate) fn approx_tokens(bytes: usize) -> usize {
     bytes.div_ceil(4)
 }
 

@@ -119,20 +119,12 @@ fn run_slash_command(command: Command, session: &mut Session) {
 /// `/tags`: drops the symbol index and walks the tree again, so the next lookup sees the
 /// project as it is now.
 fn rebuild_tags(session: &Session) {
-    let toolbox = session.agent.toolbox();
-    session.agent.rebuild_symbols();
     let started = std::time::Instant::now();
-    match toolbox
-        .symbols()
-        .lookup_with_stats(toolbox.project(), "metron_tags_probe", 1)
-    {
-        Ok((_, stats)) => println!(
-            "symbol index rebuilt: {} Go and Rust files ({} ms); definitions are parsed on demand",
-            stats.files,
-            started.elapsed().as_millis()
-        ),
-        Err(e) => error(format!("cannot rebuild the symbol index: {e}")),
-    }
+    let files = session.agent.rebuild_symbols();
+    println!(
+        "symbol index rebuilt: {files} Go and Rust files ({} ms); definitions are parsed on demand",
+        started.elapsed().as_millis()
+    );
 }
 
 async fn turn(session: &mut Session, line: &str) {

@@ -508,7 +508,7 @@ fn an_error_line_mid_stream_fails_the_turn_and_the_session_survives() {
         "{error:?}"
     );
     // No tool ran, so the failed turn is undone and the next turn starts clean.
-    assert_eq!(agent.history().len(), 1);
+    assert_eq!(agent.history().messages().len(), 1);
     let (result, _) = turn(&mut agent, "again");
     assert_eq!(result.expect("second turn").answer, "second try works");
     assert_eq!(
@@ -734,7 +734,7 @@ fn a_server_that_hangs_up_before_answering_is_not_reported_as_unreachable() {
     let message = result.expect_err("hung up").to_string();
     assert!(!message.contains("ollama serve"), "{message}");
     assert!(message.contains("log"), "{message}");
-    assert_eq!(agent.history().len(), 1);
+    assert_eq!(agent.history().messages().len(), 1);
 }
 
 #[test]
@@ -799,7 +799,7 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
     };
     cut(&mut agent, "first", 1);
     assert_eq!(
-        agent.history().len(),
+        agent.history().messages().len(),
         1,
         "nothing ran, so the turn is undone"
     );

@@ -558,20 +558,6 @@ fn a_settled_tree_still_sees_every_change() {
 }
 
 #[test]
-fn invalidate_and_clear_forget_without_breaking_answers() {
-    let f = Fixture::new(&[("a.rs", "fn one() {}\n")]);
-    assert_eq!(f.lines("one"), ["one [function] -> a.rs:1"]);
-    assert_eq!(f.toolbox.symbols().parsed_files(), 1);
-    let path = f.toolbox.project().resolve("a.rs").expect("resolve");
-    f.toolbox.symbols().invalidate(&path);
-    assert_eq!(f.toolbox.symbols().parsed_files(), 0);
-    assert_eq!(f.lines("one"), ["one [function] -> a.rs:1"]);
-    f.toolbox.symbols().clear();
-    assert_eq!(f.toolbox.symbols().parsed_files(), 0);
-    assert_eq!(f.lines("one"), ["one [function] -> a.rs:1"]);
-}
-
-#[test]
 fn truncation_line_appears_exactly_past_the_cap() {
     // `n` files, each defining `Dup` once; file names sort in numeric order.
     let files = |n: usize| -> Vec<(String, String)> {

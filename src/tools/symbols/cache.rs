@@ -53,32 +53,14 @@ pub(crate) struct Stamp {
 impl Stamp {
     /// The stamp of a file's metadata.
     pub(crate) fn of(metadata: &cap_std::fs::Metadata) -> Stamp {
-        #[cfg(unix)]
-        {
-            use cap_std::fs::MetadataExt;
-            let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
-            Stamp {
-                mtime_ns: ns(metadata.mtime(), metadata.mtime_nsec()),
-                ctime_ns: ns(metadata.ctime(), metadata.ctime_nsec()),
-                size: metadata.size(),
-                dev: metadata.dev(),
-                ino: metadata.ino(),
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let mtime_ns = metadata
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(i128::MAX, |d| d.as_nanos() as i128);
-            Stamp {
-                mtime_ns,
-                ctime_ns: 0,
-                size: metadata.len(),
-                dev: 0,
-                ino: 0,
-            }
+        use cap_std::fs::MetadataExt;
+        let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+        Stamp {
+            mtime_ns: ns(metadata.mtime(), metadata.mtime_nsec()),
+            ctime_ns: ns(metadata.ctime(), metadata.ctime_nsec()),
+            size: metadata.size(),
+            dev: metadata.dev(),
+            ino: metadata.ino(),
         }
     }
 

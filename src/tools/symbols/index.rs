@@ -150,15 +150,24 @@ impl SymbolIndex {
         Ok((lookup, stats))
     }
 
-    /// Drops everything cached (the REPL's `/tags`).
-    pub fn clear(&self) {
-        *self.lock() = State::default();
+    /// Drops everything cached and walks the tree again (the REPL's `/tags`). Returns how
+    /// many source files the index now knows; their definitions are still parsed on demand.
+    pub(crate) fn rebuild(&self, project: &Project) -> usize {
+        let mut state = self.lock();
+        *state = State {
+            root: Some(project.root().to_path_buf()),
+            ..State::default()
+        };
+        let (walked, snapshot) = tree::walk(project);
+        merge_file_list(&mut state.files, walked);
+        state.snapshot = snapshot;
+        state.files.len()
     }
 
     /// Forgets one file, after metron itself changed, created or removed it. (Lookups
     /// would notice anyway; this is belt and braces.) The next lookup also walks the tree
     /// again, in case the file is new.
-    pub fn invalidate(&self, path: &ProjectPath) {
+    pub(crate) fn invalidate(&self, path: &ProjectPath) {
         let mut state = self.lock();
         if let Some(entry) = state.files.iter_mut().find(|e| e.path() == path) {
             entry.forget();
@@ -372,7 +381,34 @@ mod tests {
     use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use super::OnUnwind;
+    use super::{OnUnwind, SymbolIndex};
+    use crate::project::Project;
+
+    /// `invalidate` and `rebuild` forget parsed files, and answers stay the same.
+    #[test]
+    fn invalidate_and_rebuild_forget_without_breaking_answers() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.rs"), "fn one() {}\n").expect("write");
+        let project = Project::open(dir.path(), false).expect("open");
+        let index = SymbolIndex::new();
+        let lines = || -> Vec<(String, usize)> {
+            let lookup = index.lookup(&project, "one", 10).expect("lookup");
+            lookup
+                .definitions
+                .iter()
+                .map(|d| (d.path.clone(), d.line))
+                .collect()
+        };
+        assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
+        assert_eq!(index.parsed_files(), 1);
+        index.invalidate(&project.resolve("a.rs").expect("resolve"));
+        assert_eq!(index.parsed_files(), 0);
+        assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
+        std::fs::write(dir.path().join("b.rs"), "fn two() {}\n").expect("write");
+        assert_eq!(index.rebuild(&project), 2, "both files, none parsed yet");
+        assert_eq!(index.parsed_files(), 0);
+        assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
+    }
 
     #[test]
     fn the_unwind_guard_acts_only_during_a_panic() {

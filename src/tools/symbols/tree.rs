@@ -433,7 +433,6 @@ mod tests {
         }
         std::fs::create_dir_all(root.join(".git")).expect("mkdir .git");
         std::fs::write(root.join(".gitignore"), "ignored/\n").expect("write");
-        #[cfg(unix)]
         std::os::unix::fs::symlink(root.join("a.go"), root.join("link.go")).expect("symlink");
 
         let project = Project::open(root, true).expect("open");
