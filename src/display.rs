@@ -12,6 +12,7 @@ use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use crate::agent::outcome::evidence_line;
 use crate::agent::{Event, Latency, Observer, TurnReport};
 use crate::ollama::Delta;
 use crate::ollama::wire::ToolCall;
@@ -92,6 +93,20 @@ impl Display {
         }
     }
 
+    /// A call's outcome line on stderr, failures in colour, with a command's last lines
+    /// of output dimmed beneath it.
+    fn show_outcome(&mut self, summary: &str, failed: bool, tail: &[String]) {
+        self.spinner.borrow_mut().stop();
+        self.finish_line();
+        let style = Style::for_stderr();
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{}", style.paint(&fit(summary, style.width), failed, false));
+        for line in tail {
+            let line = format!("  | {line}");
+            let _ = writeln!(err, "{}", style.paint(&fit(&line, style.width), false, true));
+        }
+    }
+
     /// Prints text on stdout, made safe for a terminal when it is one.
     pub(crate) fn print(&mut self, text: &str) {
         if text.is_empty() {
@@ -155,6 +170,31 @@ impl Observer for Display {
         if self.json {
             self.print_event(event);
         }
+        match event {
+            Event::ToolResult {
+                summary,
+                failed,
+                output_tail,
+                ..
+            } => self.show_outcome(summary, *failed, output_tail),
+            Event::TurnEnd {
+                files_changed,
+                patches_not_applied,
+                commands,
+                ..
+            } => {
+                if let Some(line) = evidence_line(files_changed, patches_not_applied, commands)
+                {
+                    self.spinner.borrow_mut().stop();
+                    self.finish_line();
+                    let failed = !patches_not_applied.is_empty()
+                        || commands.iter().any(|c| c.exit_code != Some(0));
+                    let style = Style::for_stderr();
+                    eprintln!("{}", style.paint(&fit(&line, style.width), failed, false));
+                }
+            }
+            _ => {}
+        }
     }
 
     fn tool_fault(&mut self, call: &ToolCall, message: &str) {
@@ -163,6 +203,55 @@ impl Observer for Display {
             terminal_safe(&call.function.name),
             terminal_safe(message)
         );
+    }
+}
+
+/// How lines on stderr are drawn: colour (a terminal, and `NO_COLOR` unset) and the
+/// width they must fit (a terminal's columns).
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    colour: bool,
+    width: Option<usize>,
+}
+
+impl Style {
+    fn for_stderr() -> Style {
+        let stderr = std::io::stderr();
+        if !stderr.is_terminal() {
+            return Style {
+                colour: false,
+                width: None,
+            };
+        }
+        Style {
+            colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            width: rustix::termios::tcgetwinsize(&stderr)
+                .ok()
+                .map(|size| usize::from(size.ws_col))
+                .filter(|&columns| columns > 0),
+        }
+    }
+
+    /// The line made safe for a terminal, red when it reports a failure, dim when it is
+    /// detail.
+    fn paint(self, line: &str, failed: bool, dim: bool) -> String {
+        let line = terminal_safe(line);
+        match (self.colour, failed, dim) {
+            (true, true, _) => format!("\x1b[31m{line}\x1b[0m"),
+            (true, false, true) => format!("\x1b[2m{line}\x1b[0m"),
+            _ => line.into_owned(),
+        }
+    }
+}
+
+/// The line cut to `width` characters (ending in `…`) when it is longer.
+fn fit(line: &str, width: Option<usize>) -> Cow<'_, str> {
+    match width {
+        Some(width) if line.chars().count() > width => {
+            let kept: String = line.chars().take(width.saturating_sub(1)).collect();
+            Cow::Owned(format!("{kept}…"))
+        }
+        _ => Cow::Borrowed(line),
     }
 }
 

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::history::{History, REDACTED_SLICE};
+use super::outcome::{CommandRun, FileDelta, NotDone, OutcomeLine};
 use crate::authority::journal::{ApprovalRecord, Effect, FileChange};
 use crate::authority::policy::Rule;
 use crate::ollama::wire::Role;
@@ -197,6 +198,15 @@ pub enum Event {
         outcome: CallOutcome,
         /// Bytes of text the model received.
         bytes: usize,
+        /// The person's outcome line (`apply_patch → not applied: declined`), from the
+        /// tool's result and the journal, never from the model.
+        summary: String,
+        /// True when the line reports a failure: a refusal, an error, a patch not applied,
+        /// a command that did not exit 0.
+        failed: bool,
+        /// The last lines of a command's output.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        output_tail: Vec<String>,
     },
     /// The turn ended.
     TurnEnd {
@@ -220,6 +230,12 @@ pub enum Event {
         round_trips: usize,
         /// Where the time went.
         latency: Latency,
+        /// Files this turn wrote, with lines added and removed (from the journal).
+        files_changed: Vec<FileDelta>,
+        /// Patches this turn did not apply, with the reason.
+        patches_not_applied: Vec<NotDone>,
+        /// Commands this turn asked for: whether each ran, and its exit status.
+        commands: Vec<CommandRun>,
     },
 }
 
@@ -301,6 +317,10 @@ pub struct Entry {
     pub outcome: CallOutcome,
     /// The first line of what the model was told.
     pub reported: String,
+    /// Everything the model was told (`/show N`).
+    pub result: String,
+    /// The person's outcome line.
+    pub(crate) summary: OutcomeLine,
     /// Bytes the model was told.
     pub reported_bytes: usize,
 }

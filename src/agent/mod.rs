@@ -21,6 +21,7 @@
 
 pub(crate) mod history;
 pub(crate) mod ledger;
+pub(crate) mod outcome;
 pub mod prompt;
 pub(crate) mod text_calls;
 pub(crate) mod think_tags;
@@ -39,8 +40,10 @@ use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::tools::{ToolError, ToolSpec, Toolbox};
 
 use crate::authority::policy::Withdrawn;
+use outcome::Evidence;
 pub use history::{Compaction, History, REDACTED_SLICE};
 pub use ledger::{CallOutcome, Entry, Event, Latency, Ledger, PolicyDecision, TurnStatus};
+pub use outcome::{CommandRun, FileDelta, NotDone};
 pub(crate) use truncation::PromptCut;
 
 /// Anything that answers chat requests: the real [`Client`], or a scripted model in tests
@@ -517,11 +520,22 @@ impl<M: Model> Agent<M> {
         for effect in &journal.effects {
             observer.event(&ledger::effect_event(&call_id, effect));
         }
+        let summary = outcome::describe(
+            name,
+            &call.function.arguments,
+            &rule,
+            outcome,
+            &text,
+            &journal,
+        );
         observer.event(&Event::ToolResult {
             call_id: call_id.clone(),
             tool: name.to_owned(),
             outcome,
             bytes: text.len(),
+            summary: summary.text.clone(),
+            failed: summary.failed,
+            output_tail: summary.tail.clone(),
         });
         self.ledger.record(Entry {
             turn,
@@ -534,6 +548,8 @@ impl<M: Model> Agent<M> {
             outcome,
             reported: text.lines().next().unwrap_or("").to_owned(),
             reported_bytes: text.len(),
+            result: text.clone(),
+            summary,
         });
         (text, waited)
     }
@@ -595,6 +611,7 @@ impl<M: Model> Agent<M> {
         observer: &mut dyn Observer,
     ) {
         self.ledger.end_turn(status);
+        let evidence = Evidence::of(self.ledger.entries().iter().filter(|e| e.turn == turn));
         observer.event(&Event::TurnEnd {
             turn,
             status,
@@ -605,6 +622,9 @@ impl<M: Model> Agent<M> {
             tool_calls: report.tool_calls,
             round_trips: report.round_trips,
             latency: report.latency,
+            files_changed: evidence.files_changed,
+            patches_not_applied: evidence.patches_not_applied,
+            commands: evidence.commands,
         });
     }
 

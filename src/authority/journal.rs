@@ -86,6 +86,10 @@ pub struct FileChange {
     pub before: Option<String>,
     /// The content hash after the write.
     pub after: Option<String>,
+    /// Lines added, as the applied patch counts them.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
 }
 
 /// Something that happened to the world (or was stopped from happening).

@@ -25,6 +25,8 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     purged_after_turn: false,
     shown: |args| format!("definitions of {}", arg(args, "symbol")),
     ledger_arguments: None,
+    subject: |args| super::plain_arg(args, "symbol"),
+    summarize: Some(summarize),
     schema: std::sync::OnceLock::new(),
 };
 
@@ -84,6 +86,26 @@ fn format(lookup: &Lookup, symbol: &str, limit: usize, max_line_chars: usize) ->
         ));
     }
     out
+}
+
+/// `1 definition (greet.go:4)`, `3 definitions (a.go:1, b.go:7, …)`, `no definition`.
+fn summarize(result: &str) -> String {
+    let places: Vec<&str> = result
+        .lines()
+        .filter_map(|line| line.rsplit_once(" -> ").map(|(_, place)| place))
+        .collect();
+    let truncated = result.lines().any(|line| line.starts_with('['));
+    match places.as_slice() {
+        [] => "no definition".to_owned(),
+        [first, rest @ ..] => {
+            let more = if rest.is_empty() { "" } else { ", …" };
+            let cut = if truncated { ", truncated" } else { "" };
+            format!(
+                "{} ({first}{more}){cut}",
+                super::count(places.len(), "definition", "definitions")
+            )
+        }
+    }
 }
 
 #[cfg(test)]

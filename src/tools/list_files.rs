@@ -32,6 +32,8 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
         None => "file list".to_owned(),
     },
     ledger_arguments: None,
+    subject: |args| super::plain_arg(args, "pattern"),
+    summarize: Some(summarize),
     schema: std::sync::OnceLock::new(),
 };
 
@@ -92,4 +94,18 @@ pub(crate) fn list_files(
         ));
     }
     Ok(out)
+}
+
+/// `41 files`, `60 files (truncated)`, `no files`.
+fn summarize(result: &str) -> String {
+    let files = result
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('['))
+        .count();
+    let truncated = result.lines().any(|line| line.starts_with("[truncated"));
+    match (files, truncated) {
+        (0, _) => "no files".to_owned(),
+        (n, false) => super::count(n, "file", "files"),
+        (n, true) => format!("{} (truncated)", super::count(n, "file", "files")),
+    }
 }

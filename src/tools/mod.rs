@@ -126,6 +126,12 @@ pub struct ToolSpec {
     pub(crate) shown: fn(&Value) -> String,
     /// Its arguments in one line for `/ledger`; `None` prints the JSON.
     pub(crate) ledger_arguments: Option<fn(&Value) -> String>,
+    /// The call's key argument in the person's outcome line (`Greet`, `greet.go 1-6`).
+    pub(crate) subject: fn(&Value) -> String,
+    /// What a successful result holds, in a few words (`1 definition (greet.go:4)`), read
+    /// from the tool's own text. `None` for a tool with effects: what authority journaled
+    /// (the files written, the command's exit status) says what happened.
+    pub(crate) summarize: Option<fn(&str) -> String>,
     /// The parsed schema (parsed once, on first use).
     pub(crate) schema: OnceLock<Value>,
 }
@@ -188,6 +194,25 @@ pub fn spec(name: &str) -> Option<&'static ToolSpec> {
 /// Every tool name, in advertising order (what `disabled_tools` may name).
 pub(crate) fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|spec| spec.name).collect()
+}
+
+/// One string argument of a call, unquoted and cut to one short line (empty when missing),
+/// for the person's outcome line.
+pub(crate) fn plain_arg(arguments: &Value, key: &str) -> String {
+    match arguments.get(key) {
+        Some(Value::String(s)) => text::one_line(s, 60),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// `1 file`, `2 files`: a count with its noun in the right number.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
 }
 
 /// One argument of a call, for the ledger's descriptions: strings quoted and cut to one

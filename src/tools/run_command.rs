@@ -71,6 +71,8 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     purged_after_turn: false,
     shown: |args| format!("output of `{}`", arg(args, "command")),
     ledger_arguments: None,
+    subject: |args| super::plain_arg(args, "command"),
+    summarize: None,
     schema: std::sync::OnceLock::new(),
 };
 

@@ -46,6 +46,8 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     purged_after_turn: false,
     shown: |args| format!("search for {}", arg(args, "pattern")),
     ledger_arguments: None,
+    subject: |args| format!("\"{}\"", super::plain_arg(args, "pattern")),
+    summarize: Some(summarize),
     schema: std::sync::OnceLock::new(),
 };
 
@@ -351,5 +353,35 @@ impl Sink for Collect<'_> {
             revision: None,
         });
         Ok(self.hits.len() < self.wanted)
+    }
+}
+
+/// `2 matches in 1 file`, `10 matches in 4 files (truncated)`, `no matches`. A match line
+/// is `path:line:text`; the path is what precedes the first `:<digits>:`.
+fn summarize(result: &str) -> String {
+    let mut files: Vec<&str> = Vec::new();
+    let mut matches = 0;
+    for line in result.lines() {
+        let path = line.match_indices(':').find_map(|(at, _)| {
+            let rest = &line[at + 1..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            (digits > 0 && rest.as_bytes().get(digits) == Some(&b':')).then(|| &line[..at])
+        });
+        if let Some(path) = path {
+            matches += 1;
+            if files.last() != Some(&path) && !files.contains(&path) {
+                files.push(path);
+            }
+        }
+    }
+    let truncated = result.lines().any(|line| line.starts_with("[truncated"));
+    match matches {
+        0 => "no matches".to_owned(),
+        n => format!(
+            "{} in {}{}",
+            super::count(n, "match", "matches"),
+            super::count(files.len(), "file", "files"),
+            if truncated { " (truncated)" } else { "" }
+        ),
     }
 }

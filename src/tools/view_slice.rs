@@ -39,6 +39,15 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
         )
     },
     ledger_arguments: None,
+    subject: |args| {
+        format!(
+            "{} {}-{}",
+            super::plain_arg(args, "path"),
+            super::plain_arg(args, "start"),
+            super::plain_arg(args, "end")
+        )
+    },
+    summarize: Some(summarize),
     schema: std::sync::OnceLock::new(),
 };
 
@@ -76,6 +85,19 @@ fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
 }
 
 /// Reads lines `start..=end` of `path`, formatted `%5d | text`, one per line.
+/// `6 lines`: the numbered lines shown (`   12 | text`).
+fn summarize(result: &str) -> String {
+    let lines = result
+        .lines()
+        .filter(|line| {
+            let line = line.trim_start();
+            let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && line[digits..].starts_with(" |")
+        })
+        .count();
+    super::count(lines, "line", "lines")
+}
+
 #[cfg(test)]
 pub(crate) fn view_slice(
     project: &Project,

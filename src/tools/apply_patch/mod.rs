@@ -49,6 +49,8 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     run: Run::Effect { plan, execute },
     purged_after_turn: false,
     shown: |_| "the result of a patch".to_owned(),
+    subject: |_| String::new(),
+    summarize: None,
     ledger_arguments: Some(|args| {
         format!(
             "(diff of {} bytes)",
@@ -84,6 +86,9 @@ pub(crate) struct Prepared {
     /// Where the hunks apply in each existing file: (first line, line count), 1-based,
     /// in the content the patch was prepared against (shown in a conflict message).
     pub regions: Vec<(ProjectPath, Vec<(usize, usize)>)>,
+    /// Lines added and removed in each file (by its new path, or its old one when it is
+    /// deleted), for the person's outcome line and the turn's evidence.
+    pub line_counts: Vec<(ProjectPath, usize, usize)>,
 }
 
 /// A prepared patch that has passed the proposal-time precondition, with the files it
@@ -160,10 +165,19 @@ fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, Tool
         Ok(()) => prepared
             .changes
             .iter()
-            .map(|c| FileChange {
-                path: c.path.to_string(),
-                before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
-                after: c.after.as_deref().map(content_hash),
+            .map(|c| {
+                let (added, removed) = prepared
+                    .line_counts
+                    .iter()
+                    .find(|(path, _, _)| *path == c.path)
+                    .map_or((0, 0), |&(_, added, removed)| (added, removed));
+                FileChange {
+                    path: c.path.to_string(),
+                    before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
+                    after: c.after.as_deref().map(content_hash),
+                    added,
+                    removed,
+                }
             })
             .collect(),
         Err(_) => Vec::new(),
@@ -255,6 +269,7 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
     let mut summary = String::new();
     let mut problems = Vec::new();
     let mut regions = Vec::new();
+    let mut line_counts = Vec::new();
     for (file, (old, new)) in files.iter().zip(&checked) {
         let current = match old {
             Some(path) => read_current(project, path).map_err(|e| refuse(e.to_string()))?,
@@ -326,6 +341,9 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
                     "{}",
                     summary_line(old.as_ref(), new.as_ref(), resolved.added, resolved.removed)
                 );
+                if let Some(path) = new.as_ref().or(old.as_ref()) {
+                    line_counts.push((path.clone(), resolved.added, resolved.removed));
+                }
                 if let (Some(path), Some((bytes, mode))) = (old, current) {
                     pre.push((path.clone(), bytes, mode));
                 }
@@ -374,6 +392,7 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
         summary,
         changes,
         regions,
+        line_counts,
     })
 }
 
