@@ -100,10 +100,18 @@ impl Display {
         self.finish_line();
         let style = Style::for_stderr();
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{}", style.paint(&fit(summary, style.width), failed, false));
+        let _ = writeln!(
+            err,
+            "{}",
+            style.paint(&fit(summary, style.width), failed, false)
+        );
         for line in tail {
             let line = format!("  | {line}");
-            let _ = writeln!(err, "{}", style.paint(&fit(&line, style.width), false, true));
+            let _ = writeln!(
+                err,
+                "{}",
+                style.paint(&fit(&line, style.width), false, true)
+            );
         }
     }
 
@@ -183,8 +191,7 @@ impl Observer for Display {
                 commands,
                 ..
             } => {
-                if let Some(line) = evidence_line(files_changed, patches_not_applied, commands)
-                {
+                if let Some(line) = evidence_line(files_changed, patches_not_applied, commands) {
                     self.spinner.borrow_mut().stop();
                     self.finish_line();
                     let failed = !patches_not_applied.is_empty()
@@ -225,10 +232,15 @@ impl Style {
         }
         Style {
             colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-            width: rustix::termios::tcgetwinsize(&stderr)
-                .ok()
-                .map(|size| usize::from(size.ws_col))
-                .filter(|&columns| columns > 0),
+            // A terminal that does not say its size (a bare pseudo-terminal) gets the
+            // classic 80 columns.
+            width: Some(
+                rustix::termios::tcgetwinsize(&stderr)
+                    .ok()
+                    .map(|size| usize::from(size.ws_col))
+                    .filter(|&columns| columns > 0)
+                    .unwrap_or(80),
+            ),
         }
     }
 
@@ -430,6 +442,27 @@ pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_fit_the_width_and_failures_stand_out() {
+        assert_eq!(fit("abcdef", Some(4)), "abc…");
+        assert_eq!(fit("abcd", Some(4)), "abcd");
+        assert_eq!(fit("abcdef", None), "abcdef");
+        let colour = Style {
+            colour: true,
+            width: Some(80),
+        };
+        assert_eq!(colour.paint("x", true, false), "\x1b[31mx\x1b[0m");
+        assert_eq!(colour.paint("x", false, true), "\x1b[2mx\x1b[0m");
+        assert_eq!(colour.paint("x", false, false), "x");
+        let plain = Style {
+            colour: false,
+            width: None,
+        };
+        assert_eq!(plain.paint("x", true, false), "x");
+        // Escapes in a tool's arguments never reach the terminal as escapes.
+        assert!(!plain.paint("a\x1b[2Jb", false, false).contains('\x1b'));
+    }
 
     #[test]
     fn footer_counts_and_warns_past_80_percent() {

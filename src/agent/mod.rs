@@ -40,9 +40,9 @@ use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::tools::{ToolError, ToolSpec, Toolbox};
 
 use crate::authority::policy::Withdrawn;
-use outcome::Evidence;
 pub use history::{Compaction, History, REDACTED_SLICE};
 pub use ledger::{CallOutcome, Entry, Event, Latency, Ledger, PolicyDecision, TurnStatus};
+use outcome::Evidence;
 pub use outcome::{CommandRun, FileDelta, NotDone};
 pub(crate) use truncation::PromptCut;
 

@@ -44,7 +44,9 @@ pub(crate) fn describe(
     journal: &Journal,
 ) -> OutcomeLine {
     let spec = tools::spec(tool);
-    let subject = spec.map(|spec| (spec.subject)(arguments)).unwrap_or_default();
+    let subject = spec
+        .map(|spec| (spec.subject)(arguments))
+        .unwrap_or_default();
     let access = spec.map_or(Access::Read, |spec| spec.access);
     let mut line = OutcomeLine::default();
     let what = if !rule.allows() {
@@ -107,10 +109,7 @@ fn effects(effects: &[Effect], result: &str, line: &mut OutcomeLine) -> Option<S
             }
             Effect::Conflict { files } => {
                 line.failed = true;
-                let why = format!(
-                    "{} changed on disk since it was read",
-                    files.join(", ")
-                );
+                let why = format!("{} changed on disk since it was read", files.join(", "));
                 parts.push(format!("not applied: {why}"));
                 line.not_done = Some(why);
             }
@@ -338,7 +337,14 @@ mod tests {
     }
 
     fn describe_ok(tool: &str, args: Value, result: &str, journal: &Journal) -> OutcomeLine {
-        describe(tool, &args, &Rule::Offered, CallOutcome::Ok, result, journal)
+        describe(
+            tool,
+            &args,
+            &Rule::Offered,
+            CallOutcome::Ok,
+            result,
+            journal,
+        )
     }
 
     #[test]
@@ -365,7 +371,10 @@ mod tests {
             "greet.go:4:func Greet() {}\ngreet.go:9:func Greet2() {}\n",
             &none,
         );
-        assert_eq!(line.text, "search_text \"func Greet\" → 2 matches in 1 file");
+        assert_eq!(
+            line.text,
+            "search_text \"func Greet\" → 2 matches in 1 file"
+        );
         let listing: String = (0..60).map(|n| format!("f{n}.go\n")).collect::<String>()
             + "[truncated to 60 entries; narrow with a glob]\n";
         let line = describe_ok("list_files", json!({}), &listing, &none);
@@ -467,6 +476,9 @@ mod tests {
         );
         assert_eq!(line.text, "run_command go test ./... → exit 1 after 3.2 s");
         assert!(line.failed);
-        assert_eq!(line.tail, ["line 4", "line 5", "line 6", "line 7", "line 8"]);
+        assert_eq!(
+            line.tail,
+            ["line 4", "line 5", "line 6", "line 7", "line 8"]
+        );
     }
 }

@@ -15,6 +15,7 @@ mod ledger;
 mod live;
 mod model_quirks;
 mod oneshot;
+mod outcomes;
 mod preconditions;
 mod read_tools;
 mod repl;

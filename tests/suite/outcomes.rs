@@ -1,0 +1,302 @@
+//! What the person sees of each tool call and each turn, through the real binary with
+//! the scripted fake model: one outcome line per call taken from the tool and the
+//! journal, and a line of evidence at the end of a turn with effects. The model's words
+//! ("Done.", "All tests pass.") are never the only account of an effect.
+
+use serde_json::{Value, json};
+
+use super::common::{
+    GREET_GO, GREET_HOLA, exit_on_a_terminal, greet_patch, greet_project, greet_session, metron,
+    on_a_terminal, script_available, skip, user_config,
+};
+use super::fake_ollama::{FakeOllama, Reply, answer, call};
+
+/// A patch whose context is not in greet.go.
+fn wrong_patch() -> String {
+    "--- a/greet.go\n+++ b/greet.go\n@@ -3,4 +3,4 @@\n // Greet says goodbye.\n func Greet() string {\n-\treturn \"hello\"\n+\treturn \"hola\"\n }\n".to_owned()
+}
+
+/// The JSON events of a `--json` run.
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+fn event<'a>(events: &'a [Value], kind: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} event in {events:#?}"))
+}
+
+#[test]
+fn each_call_gets_an_outcome_line_from_the_tool() {
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("Done: Greet returns hola now."));
+    let run = metron(p.root())
+        .args(["-p", "make Greet return hola", "--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Done: Greet returns hola now.\n");
+    for line in [
+        "find_symbol Greet → 1 definition (greet.go:4)\n",
+        "view_slice greet.go 1-6 → 6 lines\n",
+        "apply_patch → wrote greet.go (+1 -1)\n",
+        "changed: greet.go (+1 -1)\n",
+    ] {
+        assert!(run.stderr.contains(line), "{line:?} missing: {run:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_HOLA
+    );
+}
+
+#[test]
+fn a_refused_patch_followed_by_a_success_claim_says_not_applied() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": wrong_patch()}), 100, 20),
+        answer("Done: Greet returns hola now.", 150, 9),
+    ]);
+    let run = metron(p.root())
+        .args(["-p", "make Greet return hola", "--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    // The exit status keeps its meaning: the turn produced an answer.
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Done: Greet returns hola now.\n");
+    let outcome = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("apply_patch → "))
+        .unwrap_or_else(|| panic!("no outcome line: {run:?}"));
+    assert!(
+        outcome.starts_with("apply_patch → not applied: ") && outcome.contains("greet.go"),
+        "{outcome}"
+    );
+    assert!(
+        run.stderr
+            .contains("changed: nothing · not applied: 1 patch\n"),
+        "{run:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+}
+
+#[test]
+fn without_yes_the_patch_is_not_applied_and_stderr_says_so() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Done: Greet returns hola now.", 150, 9),
+    ]);
+    let run = metron(p.root())
+        .args(["-p", "make Greet return hola", "--json"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "apply_patch → not applied: nobody was asked to approve it (rerun with --yes to allow it)\n"
+        ),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("changed: nothing · not applied: 1 patch\n"),
+        "{run:?}"
+    );
+    // --json carries the same facts.
+    let events = events(&run.stdout);
+    let result = event(&events, "tool_result");
+    assert_eq!(result["failed"], true);
+    assert!(
+        result["summary"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("apply_patch → not applied: ")),
+        "{result}"
+    );
+    let end = event(&events, "turn_end");
+    assert_eq!(end["files_changed"], json!([]));
+    assert_eq!(end["commands"], json!([]));
+    let not_applied = end["patches_not_applied"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{end}"));
+    assert_eq!(not_applied.len(), 1, "{end}");
+    assert_eq!(not_applied[0]["call_id"], result["call_id"]);
+    assert!(
+        not_applied[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("--yes")),
+        "{end}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+}
+
+#[test]
+fn turn_end_lists_the_files_a_turn_changed() {
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("Done."));
+    let run = metron(p.root())
+        .args(["-p", "make Greet return hola", "--json", "--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let events = events(&run.stdout);
+    let end = event(&events, "turn_end");
+    assert_eq!(
+        end["files_changed"],
+        json!([{"path": "greet.go", "added": 1, "removed": 1}])
+    );
+    assert_eq!(end["patches_not_applied"], json!([]));
+    let summaries: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .filter_map(|e| e["summary"].as_str())
+        .collect();
+    assert_eq!(
+        summaries,
+        [
+            "find_symbol Greet → 1 definition (greet.go:4)",
+            "view_slice greet.go 1-6 → 6 lines",
+            "apply_patch → wrote greet.go (+1 -1)",
+        ]
+    );
+}
+
+/// A command that fails, then a model that says all is well.
+fn failing_command_session() -> Vec<Reply> {
+    vec![
+        call(
+            "run_command",
+            json!({"command": "ls no-such-file"}),
+            100,
+            10,
+        ),
+        answer("All tests pass.", 120, 4),
+    ]
+}
+
+#[test]
+fn a_failing_command_followed_by_all_tests_pass_shows_the_exit_status() {
+    let p = greet_project();
+    let (_dir, config) = user_config(r#"{"allowed_commands": ["ls"]}"#);
+    let fake = FakeOllama::start(failing_command_session());
+    let run = metron(p.root())
+        .args(["-p", "run the tests", "--yes", "--json"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &config)
+        .env("LC_ALL", "C")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let outcome = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("run_command ls no-such-file → exit "))
+        .unwrap_or_else(|| panic!("no outcome line: {run:?}"));
+    assert!(!outcome.contains("exit 0"), "{outcome}");
+    assert!(outcome.contains(" s"), "the duration: {outcome}");
+    // The last lines of its output, beneath it.
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.starts_with("  | ") && l.contains("cannot access 'no-such-file'")),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("changed: nothing · ran: ls no-such-file exit "),
+        "{run:?}"
+    );
+    let events = events(&run.stdout);
+    let end = event(&events, "turn_end");
+    let commands = end["commands"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{end}"));
+    assert_eq!(commands.len(), 1, "{end}");
+    assert_eq!(commands[0]["command"], "ls no-such-file");
+    assert_eq!(commands[0]["ran"], true);
+    assert!(
+        commands[0]["exit_code"].as_i64().is_some_and(|c| c != 0),
+        "{end}"
+    );
+}
+
+#[test]
+fn a_stale_edit_answered_yes_says_not_applied_on_a_terminal() {
+    if !script_available() {
+        return skip(
+            "a_stale_edit_answered_yes_says_not_applied_on_a_terminal",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("Done: Greet returns hola now."));
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("make Greet return hola\r");
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
+    // Someone edits the file while the question is open; the person then says yes.
+    let edited = GREET_GO.replace("says hello", "says hello to you");
+    std::fs::write(p.path("greet.go"), &edited).expect("edit");
+    live.send("y\r");
+    live.wait_stdout("Done: Greet returns hola now.", 1);
+    live.wait_stdout_after("Done: Greet returns hola now.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert!(
+        run.stdout
+            .contains("apply_patch → not applied: greet.go changed on disk since it was read"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("changed: nothing · not applied: 1 patch"),
+        "{run:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        edited
+    );
+}
+
+#[test]
+fn outcome_lines_on_a_terminal_fit_its_width() {
+    if !script_available() {
+        return skip(
+            "outcome_lines_on_a_terminal_fit_its_width",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = greet_project();
+    // The pseudo-terminal has no size set, so metron assumes 80 columns.
+    let fake = FakeOllama::start(vec![
+        call("search_text", json!({"pattern": "x".repeat(300)}), 100, 10),
+        answer("Done.", 120, 4),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("look\r");
+    live.wait_stdout("Done.", 1);
+    live.wait_stdout_after("Done.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("search_text \""))
+        .unwrap_or_else(|| panic!("no outcome line: {run:?}"));
+    assert!(
+        line.chars().count() <= 80,
+        "{} chars: {line}",
+        line.chars().count()
+    );
+    assert!(line.ends_with('…'), "{line}");
+}
