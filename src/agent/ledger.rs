@@ -378,6 +378,8 @@ impl Ledger {
         if self.turns.is_empty() {
             text.push_str("nothing yet: no turn has run in this session\n");
         }
+        // Calls are numbered across the session, so `/show N` names one.
+        let mut number = 0;
         for turn in &self.turns {
             let _ = writeln!(
                 text,
@@ -386,13 +388,9 @@ impl Ledger {
                 one_line(&turn.prompt, 80),
                 turn.status.map_or("running", TurnStatus::as_str)
             );
-            for (i, entry) in self
-                .entries
-                .iter()
-                .filter(|e| e.turn == turn.turn)
-                .enumerate()
-            {
-                render_entry(&mut text, i + 1, entry);
+            for entry in self.entries.iter().filter(|e| e.turn == turn.turn) {
+                number += 1;
+                render_entry(&mut text, number, entry);
             }
         }
         if standing.is_empty() {
@@ -403,6 +401,33 @@ impl Ledger {
             }
         }
         text
+    }
+
+    /// Call `number` (from 1, as `/ledger` numbers them) with the full text the model
+    /// read (`/show N`), or why there is none.
+    pub(crate) fn show(&self, number: usize) -> Result<String, String> {
+        let count = self.entries.len();
+        let Some(entry) = number.checked_sub(1).and_then(|i| self.entries.get(i)) else {
+            return Err(match count {
+                0 => "no tool call yet in this session".to_owned(),
+                _ => format!("there is no call {number}; /ledger numbers the calls 1 to {count}"),
+            });
+        };
+        let mut text = format!(
+            "call {number} (turn {}): {}\n",
+            entry.turn, entry.summary.text
+        );
+        let _ = writeln!(
+            text,
+            "--- what the model read ({} bytes) ---",
+            entry.reported_bytes
+        );
+        text.push_str(&entry.result);
+        if !entry.result.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("--- end ---\n");
+        Ok(text)
     }
 
     /// The context manifest (`/context`): what the model has been shown in this session,
@@ -487,6 +512,7 @@ fn render_entry(text: &mut String, n: usize, entry: &Entry) {
     if entry.effects.is_empty() && has_effects {
         text.push_str("     effect: none (nothing was written or run)\n");
     }
+    let _ = writeln!(text, "     outcome: {}", entry.summary.text);
     let _ = writeln!(
         text,
         "     reported ({}, {} bytes): {}",
