@@ -168,6 +168,9 @@ pub enum Event {
         waited_ms: u64,
         /// The scope of a standing approval used or granted.
         scope: Option<String>,
+        /// The reason the person gave for a no (omitted when none).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// Something happened (or was stopped): only ever from the tools' journal.
     Effect {
@@ -503,6 +506,9 @@ fn render_entry(text: &mut String, n: usize, entry: &Entry) {
         if let Some(scope) = &approval.scope {
             let _ = write!(line, " ({scope})");
         }
+        if let Some(reason) = &approval.reason {
+            let _ = write!(line, ": \"{}\"", one_line(reason, 80));
+        }
         let _ = writeln!(text, "{line}");
     }
     for effect in &entry.effects {
@@ -616,5 +622,6 @@ pub(crate) fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event 
         answer: approval.outcome.as_str().to_owned(),
         waited_ms: ms(approval.waited),
         scope: approval.scope.clone(),
+        reason: approval.reason.clone(),
     }
 }

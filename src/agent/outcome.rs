@@ -65,9 +65,13 @@ pub(crate) fn describe(
         }
     } else {
         line.failed = true;
-        let why = match journal.approvals.last().map(|a| a.outcome) {
-            Some(ApprovalOutcome::No) => "declined".to_owned(),
-            Some(ApprovalOutcome::Unanswerable) => {
+        let last = journal.approvals.last();
+        let why = match last.map(|a| (a.outcome, a.reason.as_deref())) {
+            Some((ApprovalOutcome::No, None)) => "declined".to_owned(),
+            Some((ApprovalOutcome::No, Some(reason))) => {
+                format!("declined: {}", one_line(reason, 80))
+            }
+            Some((ApprovalOutcome::Unanswerable, _)) => {
                 "nobody was asked to approve it (rerun with --yes to allow it)".to_owned()
             }
             _ => first_sentence(result),
@@ -333,6 +337,7 @@ mod tests {
             outcome,
             waited: Duration::ZERO,
             scope: None,
+            reason: None,
         }
     }
 

@@ -51,8 +51,9 @@ pub enum Decision {
     /// Go ahead, and do not ask again in this session for requests of the same scope
     /// (the person answered `a`; see [`Request::standing_scope`]).
     ApprovedForSession,
-    /// The person said no (or pressed Return, or closed the input).
-    Declined,
+    /// The person said no (or pressed Return, or closed the input), with the reason they
+    /// typed, if any (`n use the existing helper`); the model reads it with the refusal.
+    Declined(Option<String>),
     /// The person pressed Ctrl-C at the question: no, and the turn is cancelled, so no
     /// other call of it may run (see [`super::Authority::turn_cancelled`]).
     Interrupted,
@@ -108,13 +109,30 @@ impl Approver for NobodyToAsk {
 }
 
 /// Reads a typed answer: only an explicit yes approves; `a` approves for the session when
-/// that was offered.
+/// that was offered. Anything else declines; `n` (or `no`) followed by words gives the
+/// words as the reason.
 pub(crate) fn decision_for(answer: &str, offer_standing: bool) -> Decision {
-    match answer.trim() {
+    let answer = answer.trim();
+    match answer {
         "y" | "Y" | "yes" | "Yes" | "YES" => Decision::Approved,
         "a" | "A" if offer_standing => Decision::ApprovedForSession,
-        _ => Decision::Declined,
+        _ => {
+            let (first, rest) = answer
+                .split_once(char::is_whitespace)
+                .unwrap_or((answer, ""));
+            let first = first.trim_end_matches([',', ':', '.']);
+            let reason = matches!(first, "n" | "N" | "no" | "No" | "NO")
+                .then(|| rest.trim())
+                .filter(|rest| !rest.is_empty());
+            Decision::Declined(reason.map(str::to_owned))
+        }
     }
+}
+
+/// True when the answer was a bare `n`/`no` (or a bare Return): the person may want to say
+/// why at a follow-up prompt.
+pub(crate) fn may_add_reason(answer: &str) -> bool {
+    matches!(answer.trim(), "" | "n" | "N" | "no" | "No" | "NO")
 }
 
 #[cfg(test)]
@@ -137,7 +155,23 @@ mod tests {
     fn only_an_explicit_yes_approves() {
         assert_eq!(decision_for("y\n", false), Decision::Approved);
         assert_eq!(decision_for("a\n", true), Decision::ApprovedForSession);
-        assert_eq!(decision_for("a\n", false), Decision::Declined);
-        assert_eq!(decision_for("\n", true), Decision::Declined);
+        assert_eq!(decision_for("a\n", false), Decision::Declined(None));
+        assert_eq!(decision_for("\n", true), Decision::Declined(None));
+        assert_eq!(decision_for("yes please\n", true), Decision::Declined(None));
+    }
+
+    #[test]
+    fn a_decline_can_carry_a_reason() {
+        assert_eq!(
+            decision_for("n use the existing helper\n", true),
+            Decision::Declined(Some("use the existing helper".to_owned()))
+        );
+        assert_eq!(
+            decision_for("no, keep the old name", false),
+            Decision::Declined(Some("keep the old name".to_owned()))
+        );
+        assert_eq!(decision_for("n\n", true), Decision::Declined(None));
+        assert!(may_add_reason("n\n") && may_add_reason("\n"));
+        assert!(!may_add_reason("n because") && !may_add_reason("y"));
     }
 }

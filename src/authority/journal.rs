@@ -74,6 +74,8 @@ pub struct ApprovalRecord {
     pub(crate) waited: Duration,
     /// The scope of a standing approval that was used or granted.
     pub(crate) scope: Option<String>,
+    /// The reason the person gave for a no, if any.
+    pub(crate) reason: Option<String>,
 }
 
 /// One file a patch wrote, by content hash (git's blob id, so `git hash-object FILE`

@@ -43,8 +43,9 @@ use crate::project::ProjectPath;
 pub(crate) enum Verdict {
     /// Go ahead.
     Approved,
-    /// The person said no (or pressed Ctrl-C at the question).
-    Declined,
+    /// The person said no (or pressed Ctrl-C at the question), with their reason if they
+    /// gave one.
+    Declined(Option<String>),
     /// Nobody can answer; the text says how the user can allow it.
     Unanswerable(String),
     /// Approved, but the person pressed Ctrl-C in this turn before the effect started.
@@ -147,7 +148,7 @@ impl Authority {
                 ApprovalOutcome::YesForSession,
                 Some(request.standing_scope()),
             ),
-            Decision::Declined | Decision::Interrupted => (ApprovalOutcome::No, None),
+            Decision::Declined(_) | Decision::Interrupted => (ApprovalOutcome::No, None),
             Decision::Unanswerable(_) => (ApprovalOutcome::Unanswerable, None),
         };
         {
@@ -162,14 +163,18 @@ impl Authority {
                 outcome,
                 waited,
                 scope,
+                reason: match &decision {
+                    Decision::Declined(reason) => reason.clone(),
+                    _ => None,
+                },
             });
         }
         match decision {
             Decision::Approved | Decision::ApprovedForSession => Verdict::Approved,
-            Decision::Declined => Verdict::Declined,
+            Decision::Declined(reason) => Verdict::Declined(reason),
             Decision::Interrupted => {
                 self.state().turn_cancelled = true;
-                Verdict::Declined
+                Verdict::Declined(None)
             }
             Decision::Unanswerable(why) => Verdict::Unanswerable(why),
         }
@@ -186,6 +191,7 @@ impl Authority {
             outcome,
             waited: Duration::ZERO,
             scope,
+            reason: None,
         });
     }
 
@@ -286,7 +292,7 @@ mod tests {
         let authority = authority(vec![
             Decision::Approved,
             Decision::ApprovedForSession,
-            Decision::Declined,
+            Decision::Declined(None),
         ]);
         let a = vec!["a.go".to_owned()];
         let b = vec!["b.go".to_owned()];
@@ -295,7 +301,7 @@ mod tests {
         assert_eq!(authority.authorize(&patch(&a)), Verdict::Approved);
         assert_eq!(authority.authorize(&patch(&b)), Verdict::Approved); // `a`: standing
         assert_eq!(authority.authorize(&patch(&ab)), Verdict::Approved); // not asked
-        assert_eq!(authority.authorize(&patch(&c)), Verdict::Declined); // c.go is new
+        assert_eq!(authority.authorize(&patch(&c)), Verdict::Declined(None)); // c.go is new
         let journal = authority.take_journal();
         let sources: Vec<_> = journal
             .approvals
@@ -316,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_standing_command_approval_covers_exactly_its_prefix() {
-        let authority = authority(vec![Decision::ApprovedForSession, Decision::Declined]);
+        let authority = authority(vec![Decision::ApprovedForSession, Decision::Declined(None)]);
         let argv = vec!["/usr/bin/go".to_owned(), "test".to_owned()];
         let ask = |prefix: &str| {
             authority.authorize(&Request::Command {
@@ -326,7 +332,7 @@ mod tests {
         };
         assert_eq!(ask("go test"), Verdict::Approved);
         assert_eq!(ask("go test"), Verdict::Approved); // standing
-        assert_eq!(ask("go vet"), Verdict::Declined); // another prefix: asked
+        assert_eq!(ask("go vet"), Verdict::Declined(None)); // another prefix: asked
         assert_eq!(
             authority.standing_approvals(),
             ["commands starting with `go test`"]
@@ -338,7 +344,7 @@ mod tests {
         let authority = authority(vec![Decision::Interrupted, Decision::Approved]);
         let files = vec!["a.go".to_owned()];
         authority.start_turn();
-        assert_eq!(authority.authorize(&patch(&files)), Verdict::Declined);
+        assert_eq!(authority.authorize(&patch(&files)), Verdict::Declined(None));
         assert!(authority.turn_cancelled());
         authority.start_turn();
         assert!(!authority.turn_cancelled());

@@ -65,7 +65,7 @@ impl Approver for AskOnTerminal {
         match rustix::io::read(std::io::stdin(), &mut answer) {
             Ok(0) | Err(_) => {
                 let _ = writeln!(err);
-                Decision::Declined
+                Decision::Declined(None)
             }
             Ok(n) => decision_for(&String::from_utf8_lossy(&answer[..n]), false),
         }

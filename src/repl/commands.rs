@@ -20,6 +20,8 @@ pub(crate) enum Command {
     Tags,
     /// This session's tool calls, from proposal to what the model was told.
     Ledger,
+    /// The full text the model read for call N (`/show N`, `/ledger N`).
+    Show(usize),
     /// What the model has been shown, and what it still carries.
     Context,
     /// Leave.
@@ -34,6 +36,7 @@ pub(crate) const HELP: &str = "\
 /history  show how many messages and bytes the session is carrying
 /tags     rebuild the symbol index behind find_symbol (after a big refactor)
 /ledger   every tool call of this session: proposed, decided, approved, done, reported
+/show N   the full result of call N exactly as the model read it (also /ledger N)
 /context  what the model has been shown (files and lines, searches, symbols) and still carries
 /exit     quit (also exit, quit, /quit, or Ctrl-D)
 Anything else is sent to the model. Ctrl-C cancels a reply in progress.";
@@ -52,6 +55,20 @@ impl Command {
             "/tags" => Command::Tags,
             "/ledger" => Command::Ledger,
             "/context" => Command::Context,
+            _ if line.starts_with("/show") || line.starts_with("/ledger ") => {
+                let (word, number) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+                if word != "/show" && word != "/ledger" {
+                    return Err(format!("unknown command {line}; /help lists the commands"));
+                }
+                match number.trim().parse::<usize>() {
+                    Ok(n) if n > 0 => Command::Show(n),
+                    _ => {
+                        return Err(format!(
+                            "{word} takes a call number, as /ledger numbers them: {word} 3"
+                        ));
+                    }
+                }
+            }
             _ if line.starts_with('/') && !line.contains(char::is_whitespace) => {
                 return Err(format!("unknown command {line}; /help lists the commands"));
             }

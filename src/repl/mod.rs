@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use crate::authority::CancelToken;
-use crate::authority::approval::{Approver, Decision, Request, decision_for};
+use crate::authority::approval::{Approver, Decision, Request, decision_for, may_add_reason};
 use crate::display::{Display, footer};
 use crate::frontend::ask::{self, show_request, stderr_supports_color};
 use crate::frontend::session::{self, Mode, Outcome, Session};
@@ -108,6 +108,10 @@ fn run_slash_command(command: Command, session: &mut Session) {
                 .ledger()
                 .render(&session.agent.toolbox().authority().standing_approvals())
         ),
+        Command::Show(number) => match session.agent.ledger().show(number) {
+            Ok(text) => print!("{text}"),
+            Err(why) => error(why),
+        },
         Command::Context => print!(
             "{}",
             session.agent.ledger().context(session.agent.history())
@@ -145,6 +149,9 @@ async fn turn(session: &mut Session, line: &str) {
     }
 }
 
+/// Asked after a bare `n`: the person may tell the model why (a bare Return skips).
+const REASON_PROMPT: &str = "Why not? A reason for the model (Return to skip): ";
+
 /// Asks approval questions through the REPL's line reader. Ctrl-C at a question declines
 /// and cancels the turn (by raising the session's cancel token, as a Ctrl-C during a
 /// reply does).
@@ -163,7 +170,19 @@ impl Approver for AskThroughInput {
         let question = show_request(request, self.color, true);
         match self.input.read_blocking(&question) {
             Line::Text(answer) => {
-                let decision = decision_for(&answer, true);
+                let mut decision = decision_for(&answer, true);
+                if decision == Decision::Declined(None) && may_add_reason(&answer) {
+                    match self.input.read_blocking(REASON_PROMPT) {
+                        Line::Text(reason) if !reason.trim().is_empty() => {
+                            decision = Decision::Declined(Some(reason.trim().to_owned()));
+                        }
+                        Line::Text(_) | Line::Eof => {}
+                        Line::Interrupted => {
+                            self.cancel.cancel();
+                            return Decision::Interrupted;
+                        }
+                    }
+                }
                 if decision == Decision::ApprovedForSession {
                     eprintln!(
                         "standing approval granted: {} (listed by /ledger)",
@@ -172,7 +191,7 @@ impl Approver for AskThroughInput {
                 }
                 decision
             }
-            Line::Eof => Decision::Declined,
+            Line::Eof => Decision::Declined(None),
             Line::Interrupted => {
                 self.cancel.cancel();
                 Decision::Interrupted

@@ -152,8 +152,11 @@ impl CommandPlan {
     pub(crate) fn refused(&self, verdict: Verdict) -> ToolError {
         let typed = &self.typed;
         ToolError::Refused(match verdict {
-            Verdict::Approved | Verdict::Declined => format!(
+            Verdict::Approved | Verdict::Declined(None) => format!(
                 "The user declined to run `{typed}`. Do not retry it; explain what you wanted to check and ask how to proceed."
+            ),
+            Verdict::Declined(Some(reason)) => format!(
+                "The user declined to run `{typed}` and said: \"{reason}\". Do not retry it; take their reason into account."
             ),
             Verdict::Unanswerable(text) => text,
             Verdict::Cancelled => format!(

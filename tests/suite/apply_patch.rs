@@ -1380,7 +1380,7 @@ fn a_file_edited_while_the_question_is_open_is_not_overwritten() {
 fn only_an_explicit_yes_applies() {
     let p = git_project();
     let before = snapshot(p.root(), true);
-    let declined = toolbox_with(&p, Answer::new(Decision::Declined), Policy::default());
+    let declined = toolbox_with(&p, Answer::new(Decision::Declined(None)), Policy::default());
     let text = refusal(declined.call("apply_patch", json!({ "diff": AB_PATCH })));
     assert!(
         text.contains("The user declined this patch; nothing was changed."),
@@ -1430,7 +1430,7 @@ fn only_an_explicit_yes_applies() {
 #[test]
 fn the_person_sees_the_repaired_patch_before_anything_is_written() {
     let p = git_project();
-    let answer = std::sync::Arc::new(Answer::new(Decision::Declined));
+    let answer = std::sync::Arc::new(Answer::new(Decision::Declined(None)));
     #[derive(Debug)]
     struct Shared(std::sync::Arc<Answer>);
     impl Approver for Shared {
@@ -1459,7 +1459,7 @@ fn auto_approve_patches_skips_the_question() {
         auto_approve_patches: true,
         ..Policy::default()
     };
-    let toolbox = toolbox_with(&p, Answer::new(Decision::Declined), policy);
+    let toolbox = toolbox_with(&p, Answer::new(Decision::Declined(None)), policy);
     let text = toolbox
         .call("apply_patch", json!({ "diff": AB_PATCH }))
         .expect("applied without asking");
@@ -1506,7 +1506,7 @@ impl Approver for AThenCount {
         if *asked == 1 {
             Decision::ApprovedForSession
         } else {
-            Decision::Declined
+            Decision::Declined(None)
         }
     }
 }

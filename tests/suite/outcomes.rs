@@ -300,3 +300,121 @@ fn outcome_lines_on_a_terminal_fit_its_width() {
     );
     assert!(line.ends_with('…'), "{line}");
 }
+
+/// The greet session on a terminal, declined with `answers` typed in turn (each once its
+/// prompt is on screen); returns the tool result the model read and the screen.
+fn declined_on_a_terminal(answers: &[(&str, &str)]) -> (String, String) {
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("Understood."));
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("make Greet return hola\r");
+    for (prompt, answer) in answers {
+        live.wait_stdout(prompt, 1);
+        live.send(answer);
+    }
+    live.wait_stdout("Understood.", 1);
+    live.wait_stdout_after("Understood.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    let bodies = fake.chat_bodies();
+    let last = bodies.last().expect("requests");
+    let result = super::common::tool_messages(last)
+        .last()
+        .and_then(|m| m["content"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    (result, run.stdout)
+}
+
+#[test]
+fn a_decline_with_a_reason_reaches_the_model() {
+    if !script_available() {
+        return skip(
+            "a_decline_with_a_reason_reaches_the_model",
+            "util-linux `script` is not installed",
+        );
+    }
+    // On the same line.
+    let (result, screen) =
+        declined_on_a_terminal(&[("Apply this patch? [y/N/a] ", "n use the existing helper\r")]);
+    assert!(
+        result.contains("The user declined this patch and said: \"use the existing helper\""),
+        "{result}"
+    );
+    assert!(
+        screen.contains("apply_patch → not applied: declined: use the existing helper"),
+        "{screen}"
+    );
+    // At the follow-up prompt after a bare n.
+    let (result, _) = declined_on_a_terminal(&[
+        ("Apply this patch? [y/N/a] ", "n\r"),
+        (
+            "Why not? A reason for the model (Return to skip): ",
+            "keep hello\r",
+        ),
+    ]);
+    assert!(
+        result.contains("The user declined this patch and said: \"keep hello\""),
+        "{result}"
+    );
+    // A bare Return at the follow-up skips it.
+    let (result, screen) = declined_on_a_terminal(&[
+        ("Apply this patch? [y/N/a] ", "n\r"),
+        ("Why not? A reason for the model (Return to skip): ", "\r"),
+    ]);
+    assert!(
+        result.contains("The user declined this patch; nothing was changed."),
+        "{result}"
+    );
+    assert!(
+        screen.contains("apply_patch → not applied: declined\n"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn show_prints_a_calls_full_result_and_ledger_its_outcome() {
+    let p = greet_project();
+    let fake = FakeOllama::start(greet_session("Done."));
+    let run = metron(p.root())
+        .args(["--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("make Greet return hola\n/ledger\n/show 2\n/ledger 3\n/show 9\n/show x\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let out = &run.stdout;
+    assert!(
+        out.contains("     outcome: view_slice greet.go 1-6 → 6 lines\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("     outcome: apply_patch → wrote greet.go (+1 -1)\n"),
+        "{out}"
+    );
+    // /show 2: the slice exactly as the model read it, every line.
+    let slice: String = GREET_GO
+        .lines()
+        .enumerate()
+        .map(|(i, line)| format!("{:>5} | {line}\n", i + 1))
+        .collect();
+    let shown = format!(
+        "call 2 (turn 1): view_slice greet.go 1-6 → 6 lines\n--- what the model read ({} bytes) ---\n{slice}--- end ---\n",
+        slice.len()
+    );
+    assert!(out.contains(&shown), "{out}");
+    assert!(
+        out.contains("call 3 (turn 1): apply_patch → wrote greet.go (+1 -1)\n"),
+        "{out}"
+    );
+    assert!(
+        run.stderr
+            .contains("metron: there is no call 9; /ledger numbers the calls 1 to 3"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("/show takes a call number"), "{run:?}");
+    // None of these lines reached the model.
+    assert_eq!(fake.chat_bodies().len(), 4);
+}

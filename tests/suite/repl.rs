@@ -819,6 +819,11 @@ fn greet_on_a_terminal(answer: &str) -> (Run, String, Vec<Value>) {
     live.send("make Greet return hola\r");
     live.wait_stdout("Apply this patch? [y/N/a] ", 1);
     live.send(&format!("{answer}\r"));
+    if answer == "n" {
+        // A bare no is followed by a chance to say why; Return skips it.
+        live.wait_stdout("Why not? A reason for the model (Return to skip): ", 1);
+        live.send("\r");
+    }
     live.wait_stdout("Finished.", 1);
     live.wait_stdout_after("Finished.", "metron > ");
     let run = exit_on_a_terminal(live);

@@ -313,7 +313,7 @@ fn each_run_is_approved_and_a_no_is_final() {
     );
     let env = path_env(&format!("{}:{}", outside.str(), real_path()));
 
-    let declined = Recorder::new(Decision::Declined);
+    let declined = Recorder::new(Decision::Declined(None));
     let tb = toolbox(&p, policy(&["mark"]), &declined);
     let text = refused(run(&tb, "mark  now", &env));
     assert_eq!(

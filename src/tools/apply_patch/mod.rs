@@ -113,7 +113,8 @@ impl PatchPlan {
 /// What the model is told when a patch is not approved.
 pub(crate) fn refused(verdict: Verdict) -> ToolError {
     ToolError::Refused(match verdict {
-        Verdict::Approved | Verdict::Declined => "The user declined this patch; nothing was changed. Do not send it again: explain what you wanted to change and why, and ask how to proceed.".to_owned(),
+        Verdict::Approved | Verdict::Declined(None) => "The user declined this patch; nothing was changed. Do not send it again: explain what you wanted to change and why, and ask how to proceed.".to_owned(),
+        Verdict::Declined(Some(reason)) => format!("The user declined this patch and said: \"{reason}\". Nothing was changed. Do not send it again: take their reason into account."),
         Verdict::Unanswerable(why) => format!("Not applied: {why}. Nothing was changed."),
         // Where Ctrl-C is caught (the REPL, -p, metron tool), a press during the write
         // waits for it to finish; a press that came before stops it.
