@@ -344,6 +344,18 @@ pub(crate) struct TurnRecord {
 pub struct Ledger {
     turns: Vec<TurnRecord>,
     entries: Vec<Entry>,
+    by_person: Vec<PersonEffect>,
+}
+
+/// An effect the person made through metron between turns (`/undo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PersonEffect {
+    /// The turn it followed.
+    after_turn: u32,
+    /// What they did, in words (`/undo of call 3`).
+    what: String,
+    /// The effect, as the journal words it.
+    effect: Effect,
 }
 
 impl Ledger {
@@ -363,6 +375,16 @@ impl Ledger {
         if let Some(turn) = self.turns.last_mut() {
             turn.status.get_or_insert(status);
         }
+    }
+
+    /// Records an effect the person made with a command (`/undo`), after the last turn.
+    pub(crate) fn record_by_person(&mut self, what: String, effect: Effect) {
+        let after_turn = self.turns.last().map_or(0, |t| t.turn);
+        self.by_person.push(PersonEffect {
+            after_turn,
+            what,
+            effect,
+        });
     }
 
     /// Adds a call that went through every stage.
@@ -394,6 +416,14 @@ impl Ledger {
             for entry in self.entries.iter().filter(|e| e.turn == turn.turn) {
                 number += 1;
                 render_entry(&mut text, number, entry);
+            }
+            for done in self.by_person.iter().filter(|d| d.after_turn == turn.turn) {
+                let _ = writeln!(
+                    text,
+                    "  by you: {}: {}",
+                    done.what,
+                    describe_effect(&done.effect)
+                );
             }
         }
         if standing.is_empty() {

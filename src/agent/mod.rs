@@ -189,6 +189,8 @@ pub struct Agent<M> {
     tool_definitions: Option<Box<RawValue>>,
     open_turn: Option<OpenTurn>,
     ledger: Ledger,
+    /// What the model must be told before the person's next line (an `/undo`).
+    notes_for_model: Vec<String>,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
@@ -234,6 +236,7 @@ impl<M: Model> Agent<M> {
             policy: CallPolicy::new(names, withdrawn),
             open_turn: None,
             ledger: Ledger::default(),
+            notes_for_model: Vec::new(),
         }
     }
 
@@ -295,7 +298,15 @@ impl<M: Model> Agent<M> {
             tools_run: 0,
             report: TurnReport::default(),
         });
-        self.history.push(Message::new(Role::User, line));
+        // What happened since the model last looked (an /undo) comes first, so it never
+        // goes on believing in a patch the person reverted.
+        let message = if self.notes_for_model.is_empty() {
+            line.to_owned()
+        } else {
+            let notes = std::mem::take(&mut self.notes_for_model);
+            format!("{}\n\n{line}", notes.join("\n"))
+        };
+        self.history.push(Message::new(Role::User, message));
         let mut report = TurnReport::default();
         for round in 1..=self.settings.max_turns {
             if round > 1 && self.cancelled_by_user() {
@@ -512,6 +523,10 @@ impl<M: Model> Agent<M> {
             },
         };
         let journal = self.toolbox.authority().take_journal();
+        let wrote = journal
+            .effects
+            .iter()
+            .any(|e| matches!(e, crate::authority::journal::Effect::Wrote { .. }));
         let mut waited = Duration::ZERO;
         for approval in &journal.approvals {
             waited += approval.waited;
@@ -551,6 +566,11 @@ impl<M: Model> Agent<M> {
             result: text.clone(),
             summary,
         });
+        if wrote {
+            // The ledger's number for this call, so /undo can name it.
+            let number = self.ledger.entries().len();
+            self.toolbox.authority().number_newest_applied(number);
+        }
         (text, waited)
     }
 
@@ -646,6 +666,36 @@ fn sendable_call(call: &ToolCall) -> ToolCall {
 }
 
 impl<M> Agent<M> {
+    /// `/undo`: reverts the newest patch of this session if every file it touched still
+    /// holds what metron wrote; records it in the ledger as the person's effect, and tells
+    /// the model at the start of the next turn. Returns what to print, or why not.
+    pub(crate) fn undo(&mut self) -> Result<String, String> {
+        let undone = self.toolbox.undo()?;
+        let which = undone.patch.call.map_or_else(
+            || "a patch".to_owned(),
+            |n| format!("the patch of call {n}"),
+        );
+        let paths: Vec<String> = undone.files.iter().map(|f| f.path.clone()).collect();
+        self.notes_for_model.push(format!(
+            "(Note from metron: since your last answer the user ran /undo and reverted {which}: {} {} back to the content before it. Read before patching again.)",
+            paths.join(", "),
+            if paths.len() == 1 { "is" } else { "are" }
+        ));
+        let effect = crate::authority::journal::Effect::Wrote {
+            files: undone.files,
+        };
+        let shown = ledger::describe_effect(&effect);
+        self.ledger
+            .record_by_person(format!("/undo of {which}"), effect);
+        Ok(format!("undid {which}: {shown}"))
+    }
+
+    /// `/diff`: this session's writes as one unified diff, from each file's content before
+    /// metron's first write to its content now.
+    pub(crate) fn session_diff(&self) -> Result<Vec<u8>, String> {
+        self.toolbox.session_diff()
+    }
+
     /// Drops the symbol index and walks the tree again (`/tags`); returns how many source
     /// files it knows.
     pub(crate) fn rebuild_symbols(&self) -> usize {

@@ -20,6 +20,7 @@
 //! [`Authority::authorize`] and get a [`Verdict`]. Nothing outside this module can swap
 //! the approver or write evidence except through the methods below.
 
+pub(crate) mod applied;
 pub mod approval;
 mod cancel;
 mod grants;
@@ -30,6 +31,7 @@ pub(crate) mod revisions;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use applied::{AppliedPatch, AppliedPatches};
 pub(crate) use approval::{Approver, Decision, Request};
 pub(crate) use cancel::CancelToken;
 use grants::Grants;
@@ -66,6 +68,7 @@ pub struct Authority {
 /// thread take turns with it; they never hold it across a question or an effect).
 #[derive(Debug, Default)]
 struct State {
+    applied: AppliedPatches,
     grants: Grants,
     journal: Journal,
     revisions: Revisions,
@@ -193,6 +196,31 @@ impl Authority {
             scope,
             reason: None,
         });
+    }
+
+    /// Records a patch that was written (for `/diff` and `/undo`).
+    pub(crate) fn record_applied(&self, patch: AppliedPatch) {
+        self.state().applied.push(patch);
+    }
+
+    /// Numbers the newest applied patch with the ledger's call number.
+    pub(crate) fn number_newest_applied(&self, call: usize) {
+        self.state().applied.number_newest(call);
+    }
+
+    /// The newest applied patch not yet undone.
+    pub(crate) fn newest_applied(&self) -> Option<AppliedPatch> {
+        self.state().applied.newest().cloned()
+    }
+
+    /// Forgets the newest applied patch, once it has been undone.
+    pub(crate) fn pop_applied(&self) -> Option<AppliedPatch> {
+        self.state().applied.pop()
+    }
+
+    /// Every file written in this session, with its content before metron's first write.
+    pub(crate) fn originals(&self) -> Vec<(ProjectPath, Option<Vec<u8>>)> {
+        self.state().applied.originals().to_vec()
     }
 
     /// Journals an effect (a write, a command run, a conflict) the moment it happened.

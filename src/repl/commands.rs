@@ -22,6 +22,10 @@ pub(crate) enum Command {
     Ledger,
     /// The full text the model read for call N (`/show N`, `/ledger N`).
     Show(usize),
+    /// This session's writes as one diff.
+    Diff,
+    /// Revert the newest patch.
+    Undo,
     /// What the model has been shown, and what it still carries.
     Context,
     /// Leave.
@@ -37,6 +41,8 @@ pub(crate) const HELP: &str = "\
 /tags     rebuild the symbol index behind find_symbol (after a big refactor)
 /ledger   every tool call of this session: proposed, decided, approved, done, reported
 /show N   the full result of call N exactly as the model read it (also /ledger N)
+/diff     this session's writes as one diff: each file from before metron's first write to now
+/undo     revert the newest patch metron applied (only if its files are as metron left them)
 /context  what the model has been shown (files and lines, searches, symbols) and still carries
 /exit     quit (also exit, quit, /quit, or Ctrl-D)
 Anything else is sent to the model. Ctrl-C cancels a reply in progress.";
@@ -55,6 +61,8 @@ impl Command {
             "/tags" => Command::Tags,
             "/ledger" => Command::Ledger,
             "/context" => Command::Context,
+            "/diff" => Command::Diff,
+            "/undo" => Command::Undo,
             _ if line.starts_with("/show") || line.starts_with("/ledger ") => {
                 let (word, number) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
                 if word != "/show" && word != "/ledger" {

@@ -8,7 +8,7 @@
 mod commands;
 mod input;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use crate::authority::CancelToken;
@@ -108,6 +108,25 @@ fn run_slash_command(command: Command, session: &mut Session) {
                 .ledger()
                 .render(&session.agent.toolbox().authority().standing_approvals())
         ),
+        Command::Diff => match session.agent.session_diff() {
+            Ok(diff) if diff.is_empty() => {
+                println!(
+                    "no changes: metron has written nothing in this session that is still different"
+                );
+            }
+            Ok(diff) => {
+                let colour = std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(&ask::render_diff(&diff, colour));
+                let _ = out.flush();
+            }
+            Err(why) => error(why),
+        },
+        Command::Undo => match session.agent.undo() {
+            Ok(done) => println!("{done}"),
+            Err(why) => error(why),
+        },
         Command::Show(number) => match session.agent.ledger().show(number) {
             Ok(text) => print!("{text}"),
             Err(why) => error(why),

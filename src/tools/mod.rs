@@ -378,6 +378,11 @@ impl ToolContext<'_> {
     pub(crate) fn journal_effect(&self, effect: Effect) {
         self.authority.journal_effect(effect);
     }
+
+    /// Records a patch that was written, for `/diff` and `/undo`.
+    pub(crate) fn record_applied(&self, patch: crate::authority::applied::AppliedPatch) {
+        self.authority.record_applied(patch);
+    }
 }
 
 /// The tools of one session: the fixed environment plus the authority every call with an
@@ -490,6 +495,17 @@ impl Toolbox {
             Verdict::Approved => execute(context, proposal),
             verdict => Err(proposal.refused(verdict)),
         }
+    }
+
+    /// `/undo`: reverts the newest patch applied in this session, if every file it touched
+    /// still holds what metron wrote.
+    pub(crate) fn undo(&self) -> Result<apply_patch::undo::Undone, String> {
+        apply_patch::undo::undo_newest(&self.env, &self.authority)
+    }
+
+    /// `/diff`: this session's writes as one unified diff.
+    pub(crate) fn session_diff(&self) -> Result<Vec<u8>, String> {
+        apply_patch::undo::session_diff(&self.env, &self.authority)
     }
 
     /// run_command's whole path (plan, authority, execute) with `parent_env` standing for

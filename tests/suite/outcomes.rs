@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use super::common::{
-    GREET_GO, GREET_HOLA, exit_on_a_terminal, greet_patch, greet_project, greet_session, metron,
-    on_a_terminal, script_available, skip, user_config,
+    GREET_GO, GREET_HOLA, Live, exit_on_a_terminal, greet_patch, greet_project, greet_session,
+    metron, on_a_terminal, script_available, skip, user_config,
 };
 use super::fake_ollama::{FakeOllama, Reply, answer, call};
 
@@ -417,4 +417,108 @@ fn show_prints_a_calls_full_result_and_ledger_its_outcome() {
     assert!(run.stderr.contains("/show takes a call number"), "{run:?}");
     // None of these lines reached the model.
     assert_eq!(fake.chat_bodies().len(), 4);
+}
+
+/// greet.go as a second patch leaves it: "ciao".
+const GREET_CIAO: &str =
+    "package greet\n\n// Greet says hello.\nfunc Greet() string {\n\treturn \"ciao\"\n}\n";
+
+fn hola_to_ciao() -> String {
+    greet_patch().replace("\"hello\"", "\"hola\"").replacen(
+        "+\treturn \"hola\"",
+        "+\treturn \"ciao\"",
+        1,
+    )
+}
+
+#[test]
+fn diff_shows_the_sessions_writes_and_undo_walks_them_back() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 10),
+        answer("Hola.", 100, 2),
+        call("apply_patch", json!({"diff": hola_to_ciao()}), 100, 10),
+        answer("Ciao.", 100, 2),
+        answer("Noted.", 100, 2),
+    ]);
+    let mut live = Live::metron(p.root(), &["--yes"], &fake);
+    live.send("make it hola\n");
+    live.wait_stdout("Hola.", 1);
+    live.send("make it ciao\n");
+    live.wait_stdout("Ciao.", 1);
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_CIAO
+    );
+
+    // /diff: from before the first write to now, as one diff.
+    live.send("/diff\n");
+    live.wait_stdout("+\treturn \"ciao\"", 1);
+    let out = live.stdout();
+    assert!(out.contains("--- a/greet.go\n+++ b/greet.go\n"), "{out}");
+    assert!(
+        out.contains("-\treturn \"hello\"\n+\treturn \"ciao\"\n"),
+        "{out}"
+    );
+
+    // /undo walks back through the session's patches, newest first.
+    live.send("/undo\n");
+    live.wait_stdout("undid the patch of call 2: wrote greet.go", 1);
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_HOLA
+    );
+    live.send("/undo\n");
+    live.wait_stdout("undid the patch of call 1: wrote greet.go", 1);
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    live.send("/undo\n");
+    live.wait_stderr("nothing to undo");
+    live.send("/diff\n");
+    live.wait_stdout("no changes", 1);
+
+    // The ledger records the undos as the person's, and the model hears of them first.
+    live.send("/ledger\n");
+    live.wait_stdout("by you: /undo of the patch of call 1: wrote greet.go", 1);
+    live.send("what now?\n");
+    live.wait_stdout("Noted.", 1);
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+    let bodies = fake.chat_bodies();
+    let last = bodies.last().expect("requests");
+    let messages = last["messages"].as_array().expect("messages");
+    let asked = messages
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    assert!(
+        asked.contains("the user ran /undo and reverted the patch of call 2: greet.go is back")
+            && asked.contains("reverted the patch of call 1")
+            && asked.ends_with("\n\nwhat now?"),
+        "{asked}"
+    );
+}
+
+#[test]
+fn undo_refuses_when_a_file_changed_since_metron_wrote_it() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 10),
+        answer("Hola.", 100, 2),
+    ]);
+    let mut live = Live::metron(p.root(), &["--yes"], &fake);
+    live.send("make it hola\n");
+    live.wait_stdout("Hola.", 1);
+    let mine = GREET_HOLA.replace("says hello", "says hola");
+    std::fs::write(p.path("greet.go"), &mine).expect("edit by hand");
+    live.send("/undo\n");
+    live.wait_stderr("cannot undo: `greet.go` changed since metron wrote it; nothing was changed");
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        mine
+    );
 }

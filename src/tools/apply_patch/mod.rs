@@ -22,6 +22,7 @@ mod conflict;
 mod memory;
 mod parse;
 mod repair;
+pub(crate) mod undo;
 mod write;
 
 use std::collections::BTreeSet;
@@ -31,6 +32,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Access, Proposal, Run, ToolContext, ToolEnv, ToolError, ToolSpec, parse_args};
+use crate::authority::applied::{AppliedFile, AppliedPatch};
 use crate::authority::journal::{Effect, FileChange, content_hash};
 use crate::authority::{Request, Verdict};
 use crate::project::{BoundaryError, Project, ProjectPath};
@@ -167,11 +169,7 @@ fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, Tool
             .changes
             .iter()
             .map(|c| {
-                let (added, removed) = prepared
-                    .line_counts
-                    .iter()
-                    .find(|(path, _, _)| *path == c.path)
-                    .map_or((0, 0), |&(_, added, removed)| (added, removed));
+                let (added, removed) = line_counts(&prepared, &c.path);
                 FileChange {
                     path: c.path.to_string(),
                     before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
@@ -193,6 +191,24 @@ fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, Tool
     }
     match result {
         Ok(()) => {
+            context.record_applied(AppliedPatch {
+                call: None,
+                files: prepared
+                    .changes
+                    .iter()
+                    .map(|c| {
+                        let (added, removed) = line_counts(&prepared, &c.path);
+                        AppliedFile {
+                            path: c.path.clone(),
+                            before: c.before.clone(),
+                            after: c.after.clone(),
+                            mode: c.mode,
+                            added,
+                            removed,
+                        }
+                    })
+                    .collect(),
+            });
             // The model knows what it wrote: that is its revision of each file now.
             for (change, file) in prepared.changes.iter().zip(written) {
                 match file.after {
@@ -211,6 +227,15 @@ fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, Tool
         }
         Err(e) => Err(ToolError::Fault(e.to_string())),
     }
+}
+
+/// Lines a prepared patch adds to and removes from `path`.
+fn line_counts(prepared: &Prepared, path: &ProjectPath) -> (usize, usize) {
+    prepared
+        .line_counts
+        .iter()
+        .find(|(p, _, _)| p == path)
+        .map_or((0, 0), |&(_, added, removed)| (added, removed))
 }
 
 /// Everything short of asking and writing: parse, check paths, read, repair, apply in

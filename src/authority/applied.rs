@@ -1,0 +1,83 @@
+//! The patches applied in this session, newest last, with each file's bytes before and
+//! after: what `/diff` shows and what `/undo` reverts.
+//!
+//! Kept in memory only (the session's own writes; nothing is written to disk for it).
+//! `/undo` reverts the newest patch not yet undone, and only if every file it touched still
+//! holds what metron wrote, so it can never throw away the person's own edits.
+
+use crate::project::ProjectPath;
+
+/// One file of an applied patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AppliedFile {
+    /// The file.
+    pub(crate) path: ProjectPath,
+    /// Its bytes and mode before the patch, or `None` when the patch created it.
+    pub(crate) before: Option<(Vec<u8>, u32)>,
+    /// Its bytes after the patch, or `None` when the patch deleted it.
+    pub(crate) after: Option<Vec<u8>>,
+    /// The mode the patch wrote it with.
+    pub(crate) mode: u32,
+    /// Lines the patch added.
+    pub(crate) added: usize,
+    /// Lines the patch removed.
+    pub(crate) removed: usize,
+}
+
+/// One applied patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AppliedPatch {
+    /// The ledger's number of the call that applied it (from 1), once the agent knows it.
+    pub(crate) call: Option<usize>,
+    /// Its files, in patch order.
+    pub(crate) files: Vec<AppliedFile>,
+}
+
+/// The session's applied patches: a stack for `/undo`, and the first "before" of each file
+/// for `/diff`.
+#[derive(Debug, Default)]
+pub(crate) struct AppliedPatches {
+    /// Patches not undone, oldest first.
+    live: Vec<AppliedPatch>,
+    /// Each file metron has written in this session, with its bytes before metron's first
+    /// write (`None`: it did not exist), in order of first write. An undo does not remove
+    /// a file from here: `/diff` then shows what is left of the session's changes.
+    originals: Vec<(ProjectPath, Option<Vec<u8>>)>,
+}
+
+impl AppliedPatches {
+    /// Records a patch that was written.
+    pub(crate) fn push(&mut self, patch: AppliedPatch) {
+        for file in &patch.files {
+            if !self.originals.iter().any(|(path, _)| *path == file.path) {
+                let before = file.before.as_ref().map(|(bytes, _)| bytes.clone());
+                self.originals.push((file.path.clone(), before));
+            }
+        }
+        self.live.push(patch);
+    }
+
+    /// Numbers the newest patch with its ledger call number.
+    pub(crate) fn number_newest(&mut self, call: usize) {
+        if let Some(newest) = self.live.last_mut()
+            && newest.call.is_none()
+        {
+            newest.call = Some(call);
+        }
+    }
+
+    /// The newest patch not yet undone.
+    pub(crate) fn newest(&self) -> Option<&AppliedPatch> {
+        self.live.last()
+    }
+
+    /// Forgets the newest patch (it was undone).
+    pub(crate) fn pop(&mut self) -> Option<AppliedPatch> {
+        self.live.pop()
+    }
+
+    /// Every file written in this session with its content before the first write.
+    pub(crate) fn originals(&self) -> &[(ProjectPath, Option<Vec<u8>>)] {
+        &self.originals
+    }
+}

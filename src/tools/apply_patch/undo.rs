@@ -1,0 +1,104 @@
+//! `/undo` and `/diff`: the person's view of, and way back from, this session's writes.
+//!
+//! Undo writes through the same all-or-nothing [`commit`] as apply_patch, so it is just as
+//! durable, and the same write-time precondition protects the person's own edits: every
+//! file the patch touched must still hold exactly what metron wrote, or nothing is
+//! written and the first file that changed is named.
+
+use std::path::Path;
+
+use super::write::{Change, CommitError, Store, commit};
+use crate::authority::Authority;
+use crate::authority::applied::AppliedPatch;
+use crate::authority::journal::{FileChange, content_hash};
+use crate::tools::ToolEnv;
+
+/// What an undo did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Undone {
+    /// The patch that was reverted.
+    pub(crate) patch: AppliedPatch,
+    /// The files as written by the undo (hashes before and after it).
+    pub(crate) files: Vec<FileChange>,
+}
+
+/// Reverts the newest applied patch not yet undone, or says why not.
+pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone, String> {
+    let Some(patch) = authority.newest_applied() else {
+        return Err("nothing to undo: no patch metron applied in this session is left".to_owned());
+    };
+    for file in &patch.files {
+        let now = Store::read(&env.project, &file.path)
+            .map_err(|e| format!("cannot undo: {e}; nothing was changed"))?;
+        if now != file.after {
+            return Err(format!(
+                "cannot undo: `{}` changed since metron wrote it; nothing was changed (edit it by hand, or use git)",
+                file.path
+            ));
+        }
+    }
+    let changes: Vec<Change> = patch
+        .files
+        .iter()
+        .map(|file| Change {
+            path: file.path.clone(),
+            before: file.after.clone().map(|bytes| (bytes, file.mode)),
+            after: file.before.as_ref().map(|(bytes, _)| bytes.clone()),
+            mode: file.before.as_ref().map_or(file.mode, |(_, mode)| *mode),
+        })
+        .collect();
+    match commit(&env.project, &changes) {
+        Ok(()) => {}
+        Err(CommitError::Stale(paths)) => {
+            return Err(format!(
+                "cannot undo: {} changed while undoing; nothing was changed",
+                paths.join(", ")
+            ));
+        }
+        Err(e) => return Err(format!("cannot undo: {e}")),
+    }
+    authority.pop_applied();
+    for file in &patch.files {
+        env.symbols.invalidate(&file.path);
+        // The model's last view of the file is gone: it must read it again before a patch.
+        authority.forget_revision(file.path.as_str());
+    }
+    let files = patch
+        .files
+        .iter()
+        .map(|file| FileChange {
+            path: file.path.to_string(),
+            before: file.after.as_deref().map(content_hash),
+            after: file.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
+            added: file.removed,
+            removed: file.added,
+        })
+        .collect();
+    Ok(Undone { patch, files })
+}
+
+/// This session's writes as one unified diff: each file from its content before metron's
+/// first write to its content now. Empty when nothing differs.
+pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    for (path, original) in authority.originals() {
+        let now = Store::read(&env.project, &path).map_err(|e| format!("cannot diff: {e}"))?;
+        if now == original {
+            continue;
+        }
+        let name = Path::new(path.as_str());
+        let mut options = git2::DiffOptions::new();
+        options.old_prefix("a/").new_prefix("b/");
+        let patch = git2::Patch::from_buffers(
+            original.as_deref().unwrap_or_default(),
+            original.as_ref().map(|_| name),
+            now.as_deref().unwrap_or_default(),
+            now.as_ref().map(|_| name),
+            Some(&mut options),
+        )
+        .and_then(|mut patch| patch.to_buf())
+        .map_err(|e| format!("cannot diff `{path}`: {}", e.message()))?;
+        out.extend_from_slice(&patch);
+    }
+    Ok(out)
+}
