@@ -368,18 +368,35 @@ impl Spinner {
     }
 }
 
-/// The cost line under a reply, and a warning once the prompt nears the context window.
+/// Columns the footer fits in: a terminal's classic width, whatever the terminal's own.
+const FOOTER_WIDTH: usize = 80;
+
+/// The cost lines under a reply (the tokens, the share of `num_ctx` the prompt used, and
+/// where the time went: on one line when that fits in 80 columns, else on two), then a
+/// warning once the prompt nears the context window.
 pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
     let calls = match report.tool_calls {
         1 => "1 tool call".to_owned(),
         n => format!("{n} tool calls"),
     };
-    let mut lines = vec![format!(
-        "[{} prompt / {} generated tokens · {calls}] {}",
-        report.prompt_tokens,
-        report.generated_tokens,
-        latency_text(&report.latency)
-    )];
+    let cached = report
+        .cached_tokens
+        .map(|cached| format!(" ({cached} cached)"))
+        .unwrap_or_default();
+    let share = match num_ctx {
+        0 => String::new(),
+        _ => format!(" · {}% of num_ctx", report.prompt_tokens * 100 / num_ctx),
+    };
+    let tokens = format!(
+        "[{} prompt{cached} / {} generated tokens · {calls}{share}]",
+        report.prompt_tokens, report.generated_tokens,
+    );
+    let time = latency_text(&report.latency);
+    let mut lines = if tokens.chars().count() + 1 + time.chars().count() <= FOOTER_WIDTH {
+        vec![format!("{tokens} {time}")]
+    } else {
+        vec![tokens, time]
+    };
     if report.hit_output_limit {
         lines.push(
             "warning: a reply stopped at max_output_tokens, so it may be cut short; ask for a smaller step, or raise max_output_tokens".to_owned(),
@@ -404,15 +421,14 @@ pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
     lines
 }
 
-/// Where a turn's time went: `[model 2.4 s: first token 0.8 s + generating 1.6 s · tools
-/// 0.1 s · approval 3.0 s]`.
+/// Where a turn's time went: `[model 2.4 s (first token 0.8 s) · tools 0.1 s · approval
+/// 3.0 s]`; the generating time is the difference.
 pub(crate) fn latency_text(latency: &Latency) -> String {
     let s = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
     format!(
-        "[model {}: first token {} + generating {} · tools {} · approval {}]",
+        "[model {} (first token {}) · tools {} · approval {}]",
         s(latency.first_token_ms + latency.generation_ms),
         s(latency.first_token_ms),
-        s(latency.generation_ms),
         s(latency.tools_ms),
         s(latency.approval_ms)
     )
@@ -465,7 +481,7 @@ mod tests {
     }
 
     #[test]
-    fn footer_counts_and_warns_past_80_percent() {
+    fn footer_counts_fits_80_columns_and_warns_past_80_percent() {
         let report = TurnReport {
             answer: "done".into(),
             prompt_tokens: 1240,
@@ -476,9 +492,37 @@ mod tests {
         assert_eq!(
             footer(&report, 16384),
             vec![
-                "[1240 prompt / 89 generated tokens · 3 tool calls] [model 0.0 s: first token 0.0 s + generating 0.0 s · tools 0.0 s · approval 0.0 s]"
+                "[1240 prompt / 89 generated tokens · 3 tool calls · 7% of num_ctx]",
+                "[model 0.0 s (first token 0.0 s) · tools 0.0 s · approval 0.0 s]",
             ]
         );
+        // Ollama's cached count, when it reports one.
+        let cached = TurnReport {
+            answer: "done".into(),
+            prompt_tokens: 1240,
+            cached_tokens: Some(1100),
+            generated_tokens: 89,
+            tool_calls: 3,
+            latency: Latency {
+                first_token_ms: 123_456,
+                generation_ms: 987_654,
+                tools_ms: 45_678,
+                approval_ms: 99_999,
+            },
+            ..TurnReport::default()
+        };
+        let lines = footer(&cached, 16384);
+        assert_eq!(
+            lines[0],
+            "[1240 prompt (1100 cached) / 89 generated tokens · 3 tool calls · 7% of num_ctx]"
+        );
+        for line in &lines {
+            assert!(
+                line.chars().count() <= 80,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
         let full = TurnReport {
             answer: "done".into(),
             prompt_tokens: 14000,
@@ -486,8 +530,11 @@ mod tests {
             ..TurnReport::default()
         };
         let lines = footer(&full, 16384);
-        assert!(lines[0].starts_with("[14000 prompt / 0 generated tokens · 1 tool call] [model"));
-        assert!(lines[1].contains("85% of num_ctx"), "{lines:?}");
+        assert!(
+            lines[0]
+                .starts_with("[14000 prompt / 0 generated tokens · 1 tool call · 85% of num_ctx]")
+        );
+        assert!(lines[2].contains("85% of num_ctx"), "{lines:?}");
     }
 
     #[test]

@@ -116,6 +116,10 @@ pub enum Event {
         round: usize,
         /// Ollama's `prompt_eval_count`.
         prompt_tokens: u64,
+        /// Ollama's `prompt_eval_cached_count` (of `prompt_tokens`, those served from
+        /// its cache), omitted when the server does not report it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        prompt_cached_tokens: Option<u64>,
         /// Ollama's `eval_count`.
         generated_tokens: u64,
         /// Tool calls the reply asked for.

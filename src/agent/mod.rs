@@ -153,6 +153,8 @@ pub struct TurnReport {
     pub answer: String,
     /// Prompt tokens of the last round trip: what the context now holds.
     pub prompt_tokens: u64,
+    /// Of those, the ones Ollama served from its cache, when it says.
+    pub cached_tokens: Option<u64>,
     /// Tokens generated over all round trips.
     pub generated_tokens: u64,
     /// Tool calls made (including refused ones).
@@ -342,6 +344,7 @@ impl<M: Model> Agent<M> {
             };
             report.round_trips += 1;
             report.prompt_tokens = reply.prompt_tokens;
+            report.cached_tokens = reply.cached_tokens;
             report.generated_tokens += reply.generated_tokens;
             report.model_time += reply.elapsed;
             // Both parts in whole milliseconds of the reply's own `duration_ms`, so they add
@@ -392,6 +395,7 @@ impl<M: Model> Agent<M> {
                 turn,
                 round,
                 prompt_tokens: reply.prompt_tokens,
+                prompt_cached_tokens: reply.cached_tokens,
                 generated_tokens: reply.generated_tokens,
                 tool_calls: calls.len(),
                 first_token_ms: reply.first_token.map(ledger::ms),

@@ -28,6 +28,9 @@ pub struct Reply {
     pub prompt_tokens: u64,
     /// Tokens generated (`eval_count`), 0 when the server omitted it.
     pub generated_tokens: u64,
+    /// Of `prompt_tokens`, those served from Ollama's prompt cache
+    /// (`prompt_eval_cached_count`), when the server says (recent versions).
+    pub cached_tokens: Option<u64>,
     /// Why generation stopped (`stop`, `length`), when the server said.
     pub done_reason: Option<String>,
     /// From sending the request to the first text, reasoning or tool call.
@@ -247,6 +250,7 @@ impl StreamParser {
             self.reply.done_reason = chunk.done_reason;
             self.reply.prompt_tokens = chunk.prompt_eval_count.unwrap_or(0);
             self.reply.generated_tokens = chunk.eval_count.unwrap_or(0);
+            self.reply.cached_tokens = chunk.prompt_eval_cached_count;
         }
         Ok(())
     }

@@ -147,6 +147,8 @@ pub(crate) struct Chunk {
     pub done_reason: Option<String>,
     /// Prompt tokens the model evaluated for this request.
     pub prompt_eval_count: Option<u64>,
+    /// Of those, the tokens Ollama served from its prompt cache (recent versions only).
+    pub prompt_eval_cached_count: Option<u64>,
     /// Tokens generated.
     pub eval_count: Option<u64>,
     /// An error reported after streaming began.

@@ -903,6 +903,7 @@ mod scripted {
                 .collect(),
             prompt_tokens: 100,
             generated_tokens: 10,
+            cached_tokens: None,
             done_reason: Some("stop".to_owned()),
             // Sub-millisecond parts, as real replies have.
             first_token: Some(Duration::from_micros(1_600)),
