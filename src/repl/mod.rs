@@ -1,6 +1,7 @@
 //! The interactive session: a prompt, the reply streamed, and the slash commands.
 //!
-//! Each line is one turn. Ctrl-C during a reply cancels that turn and returns to the
+//! Each line is one turn, except a line starting with `/` (or a lone `exit` or `quit`),
+//! which is a command and never reaches the model. Ctrl-C during a reply cancels that turn and returns to the
 //! prompt with the session intact; Ctrl-C (or Ctrl-D) at an idle prompt quits. Approval
 //! questions are asked through the same line reader as the prompt; when stdin is not a
 //! terminal nobody can answer them, so writes and commands fail closed unless `--yes`.
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 use crate::authority::CancelToken;
 use crate::authority::approval::{Approver, Decision, Request, decision_for};
 use crate::config::{Flags, Source};
-use crate::display::{Display, footer};
+use crate::display::{Display, footer, terminal_safe};
 use crate::frontend::ask::{self, show_request, stderr_supports_color};
 use crate::frontend::models::{self, installed_as, server_url};
 use crate::frontend::session::{self, Mode, Outcome, Session};
@@ -94,7 +95,7 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
                         biased;
                         () = cancel.cancelled() => eprintln!(
                             "[interrupted: /model was cancelled; the model stays {}]",
-                            session.loaded.config.model
+                            terminal_safe(&session.loaded.config.model)
                         ),
                         () = choose_model(&mut session, name.as_deref()) => {}
                     }
@@ -116,9 +117,10 @@ fn print_banner(session: &Session) {
     let config = &session.loaded;
     let project = session.agent.toolbox().project();
     let root = project.root();
+    // The model may come from a repository's own `.metron.json`: shown, never obeyed.
     println!(
         "=== metron (model: {}, {}) ===",
-        config.config.model,
+        terminal_safe(&config.config.model),
         commands::chosen_by(config.source_of("model"), root)
     );
     println!("Context-disciplined terminal coder. /help for commands, /exit to quit.");
@@ -156,12 +158,14 @@ async fn check_model(session: &Session) {
     }
     let installed = models::describe(&client, names, deadline).await;
     let root = session.agent.toolbox().project().root();
-    error(commands::missing_model_text(
+    let notice = commands::missing_model_text(
         &config.model,
         &commands::chosen_by(session.loaded.source_of("model"), root),
         server_url(&config.endpoint),
         &installed,
-    ));
+    );
+    // Model names come from the server: shown, never obeyed.
+    error(terminal_safe(&notice));
 }
 
 /// `/model` lists the installed models with tool support; `/model NAME` switches to NAME
@@ -186,17 +190,19 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
     };
     let root = session.agent.toolbox().project().root();
     let chosen = commands::chosen_by(session.loaded.source_of("model"), root);
+    // Model names come from the server: every text below is shown, never obeyed.
     let Some(wanted) = wanted else {
-        print!(
-            "{}",
-            commands::model_list_text(&current, &chosen, &server, &installed)
-        );
+        let list = commands::model_list_text(&current, &chosen, &server, &installed);
+        print!("{}", terminal_safe(&list));
         return;
     };
     match commands::model_choice(wanted, &current, &server, &installed) {
-        Ok(name) if name == current => println!("already using {name}"),
+        Ok(name) if name == current => println!("already using {}", terminal_safe(&name)),
         Ok(name) => {
-            println!("model: {name} (was {current}); the conversation is kept");
+            println!(
+                "model: {} (was {current}); the conversation is kept",
+                terminal_safe(&name)
+            );
             session.agent.set_model(name.clone());
             session.loaded.config.model = name;
             session
@@ -204,7 +210,7 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
                 .sources
                 .insert("model", Source::Command("/model"));
         }
-        Err(message) => eprintln!("{message}"),
+        Err(message) => eprintln!("{}", terminal_safe(&message)),
     }
 }
 

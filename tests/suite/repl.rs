@@ -682,6 +682,23 @@ fn a_model_that_is_not_installed_is_reported_at_start() {
 }
 
 #[test]
+fn model_names_from_the_server_cannot_drive_the_terminal() {
+    let p = TestProject::git();
+    let fake = FakeOllama::builder()
+        .model("evil\x1b[2J:1b", &["completion", "tools"], 2048)
+        .start();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("/model\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(!text.contains('\x1b'), "{name} carries an escape: {run:?}");
+        assert!(text.contains("evil\\u{1b}[2J:1b"), "{name}: {run:?}");
+    }
+}
+
+#[test]
 fn the_start_check_says_nothing_when_the_server_does_not_answer_in_time() {
     // A port that accepts connections and never answers: the check gives up after its two
     // seconds and leaves the server to the first prompt, as before.
