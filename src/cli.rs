@@ -6,10 +6,12 @@
 
 use std::io::{IsTerminal, Read};
 
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
 use crate::authority::CancelToken;
+use crate::config::{Flags, edit_distance};
 use crate::frontend::ask::{self, AskOnTerminal};
 use crate::frontend::{Exit, error, print_text, startup};
 use crate::tools::{self, Access, Budgets, Policy, ToolError, Toolbox};
@@ -42,6 +44,11 @@ struct Cli {
     /// (no inference, nothing written; exit status 1 when the setup is incomplete).
     #[arg(long)]
     doctor: bool,
+
+    /// The model to use for this run, overriding OLLAMA_MODEL and the config file (works
+    /// with the session, -p and --doctor; /model NAME switches within a session).
+    #[arg(short = 'm', long = "model", value_name = "NAME")]
+    model: Option<String>,
 
     /// Apply patches and run commands without asking (required by -p to edit files or run
     /// commands; works before or after a subcommand).
@@ -83,23 +90,113 @@ fn tools_help() -> String {
 
 /// Runs metron with the process's arguments and environment.
 pub fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_error(&e).into(),
+    };
+    let flags = Flags { model: cli.model };
     let exit = match cli.command {
-        Some(Command::Tool { .. }) if cli.doctor || cli.prompt.is_some() => {
-            error("`metron tool` cannot be combined with -p or --doctor; run them separately");
+        Some(Command::Tool { .. })
+            if cli.doctor || cli.prompt.is_some() || flags.model.is_some() =>
+        {
+            error(
+                "`metron tool` runs one tool without a model, so it cannot be combined with -p, --doctor or --model; run them separately",
+            );
             Exit::Usage
         }
-        Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes),
-        None if cli.doctor => crate::doctor::run(),
+        Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes, &flags),
+        None if cli.doctor => crate::doctor::run(&flags),
         None => match cli.prompt {
-            Some(prompt) => crate::oneshot::run(&prompt, cli.yes, cli.json),
-            None => crate::repl::run(cli.yes),
+            Some(prompt) => crate::oneshot::run(&prompt, cli.yes, cli.json, &flags),
+            None => crate::repl::run(cli.yes, &flags),
         },
     };
     exit.into()
 }
 
-fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
+/// Reports a command line clap refused. A word where a subcommand would go is most often
+/// a request typed without `-p`, or `doctor` for `--doctor`, so that case gets a hint
+/// naming the right spelling; everything else is clap's own message (and `--help` and
+/// `--version` print and exit 0 through the same path).
+fn parse_error(e: &clap::Error) -> Exit {
+    let word = match e.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(word)) if e.kind() == ErrorKind::InvalidSubcommand => {
+            word.clone()
+        }
+        _ => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Success
+            };
+        }
+    };
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    error(stray_word_hint(&word, &args));
+    Exit::Usage
+}
+
+/// The hint for `word`, found where a subcommand would go in `args` (the arguments after
+/// the program name): `doctor` is the `--doctor` flag, a word near `tool` is probably
+/// `metron tool`, and anything else a request, which goes after `-p` as one argument
+/// (quoted, with the words that follow it), or into the session that starts with no
+/// arguments.
+fn stray_word_hint(word: &str, args: &[String]) -> String {
+    let unexpected = format!("unexpected argument '{word}'");
+    if word.eq_ignore_ascii_case("doctor") {
+        return format!("{unexpected}: the setup check is a flag; run `metron --doctor`");
+    }
+    if word != "tool" && edit_distance(&word.to_lowercase(), "tool") <= 1 {
+        return format!(
+            "{unexpected}; did you mean `metron tool`? (`metron tool --help` lists the tools)"
+        );
+    }
+    // With -p, the words after it were meant as one request; otherwise the words from
+    // this one on.
+    let prompt_flag = args.iter().position(|a| a == "-p" || a == "--prompt");
+    let words: Vec<&str> = match prompt_flag {
+        Some(at) => args[at + 1..].iter(),
+        None => args[args.iter().position(|a| a == word).unwrap_or(args.len())..].iter(),
+    }
+    .take_while(|a| !a.starts_with('-'))
+    .map(String::as_str)
+    .collect();
+    let request = if words.is_empty() {
+        word.to_owned()
+    } else {
+        words.join(" ")
+    };
+    let quoted = double_quoted(&request);
+    if prompt_flag.is_some() {
+        return format!(
+            "{unexpected}: -p takes the whole request as one argument, so quote it: metron -p {quoted}"
+        );
+    }
+    format!(
+        "{unexpected}: to run one request, pass it with -p: metron -p {quoted}; to start the interactive session, run metron with no arguments"
+    )
+}
+
+/// `text` in double quotes for a POSIX shell, with `\`, `"`, `$` and backquote escaped,
+/// so the hint can be pasted as it is.
+fn double_quoted(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for c in text.chars() {
+        if matches!(c, '\\' | '"' | '$' | '`') {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    quoted
+}
+
+fn run_tool(name: &str, args: Option<&str>, yes: bool, flags: &Flags) -> Exit {
     let Some(spec) = tools::spec(name) else {
         error(format!(
             "there is no tool `{name}`; the tools are {}",
@@ -114,7 +211,7 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool) -> Exit {
             return Exit::Usage;
         }
     };
-    let (project, loaded) = match startup() {
+    let (project, loaded) = match startup(flags) {
         Ok(started) => started,
         Err(exit) => return exit,
     };
@@ -194,4 +291,44 @@ fn read_args(args: Option<&str>) -> Result<Value, String> {
         return Err(format!("the arguments must be a JSON object, got {value}"));
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_stray_word_gets_the_spelling_that_works() {
+        let hint = stray_word_hint("some text", &args(&["some text"]));
+        assert_eq!(
+            hint,
+            "unexpected argument 'some text': to run one request, pass it with -p: metron -p \"some text\"; to start the interactive session, run metron with no arguments"
+        );
+        // Unquoted words are gathered into one request, up to the next flag.
+        let hint = stray_word_hint("fix", &args(&["fix", "the", "bug", "--yes"]));
+        assert!(hint.contains("metron -p \"fix the bug\";"), "{hint}");
+        let hint = stray_word_hint("doctor", &args(&["doctor"]));
+        assert!(hint.contains("metron --doctor"), "{hint}");
+        let hint = stray_word_hint("extra", &args(&["--yes", "-p", "fix", "extra", "--json"]));
+        assert!(
+            hint.ends_with(
+                "-p takes the whole request as one argument, so quote it: metron -p \"fix extra\""
+            ),
+            "{hint}"
+        );
+        let hint = stray_word_hint("tol", &args(&["tol", "list_files"]));
+        assert!(hint.contains("did you mean `metron tool`?"), "{hint}");
+    }
+
+    #[test]
+    fn the_quoted_request_can_be_pasted_into_a_shell() {
+        assert_eq!(
+            double_quoted(r#"say "hi" for $5 `now` \o/"#),
+            r#""say \"hi\" for \$5 \`now\` \\o/""#
+        );
+    }
 }

@@ -11,7 +11,7 @@
 //! - nothing is written anywhere;
 //! - every probe is bounded ([`PROBE_LIMIT`]) and so is the whole run ([`TOTAL_LIMIT`]);
 //! - a configuration error is reported as a `fail` row and the rest still runs, on the
-//!   built-in defaults (plus `OLLAMA_HOST` / `OLLAMA_MODEL`);
+//!   built-in defaults (plus `OLLAMA_HOST` / `OLLAMA_MODEL` and `--model`);
 //! - exit status 0 when no row failed, 1 otherwise, so bootstrap scripts can use it.
 
 use std::collections::BTreeMap;
@@ -23,10 +23,11 @@ use std::time::{Duration, Instant};
 use crate::agent::{self, Agent, Model, Settings};
 use crate::authority::policy::Withheld;
 use crate::config::{
-    self, Config, ConfigEnv, ConfigError, KEYS, Loaded, RemoteEndpoint, Source, Trust,
+    self, Config, ConfigEnv, ConfigError, Flags, KEYS, Loaded, RemoteEndpoint, Source, Trust,
 };
 use crate::disclosure::{self, Route};
 use crate::frontend::Exit;
+use crate::frontend::models::installed_as;
 use crate::ollama::wire::{ChatRequest, ModelDetails};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
@@ -119,10 +120,12 @@ impl Check {
     }
 }
 
-/// Runs every check, prints the report on stdout, and says whether the setup is complete.
-pub(crate) fn run() -> Exit {
+/// Runs every check (with the command line's `flags` as the top configuration layer, as a
+/// session would have them), prints the report on stdout, and says whether the setup is
+/// complete.
+pub(crate) fn run(flags: &Flags) -> Exit {
     let env = ConfigEnv::from_process();
-    let checks = diagnose(std::env::current_dir(), &env);
+    let checks = diagnose(std::env::current_dir(), &env, flags);
     let colour = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::env::var("TERM").map_or(true, |t| t != "dumb");
@@ -153,14 +156,14 @@ pub(crate) fn exit_for(checks: &[Check]) -> Exit {
 }
 
 /// Runs every check for a session started in `cwd`, in the order they are shown.
-fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv) -> Vec<Check> {
+fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Vec<Check> {
     let mut checks = Vec::new();
     let (project, check) = project_check(cwd);
     checks.push(check);
     let config_root = project
         .as_ref()
         .map_or_else(|| PathBuf::from("."), |p| p.root().to_path_buf());
-    let loaded = config::load(&config_root, env).and_then(|loaded| {
+    let loaded = config::load(&config_root, env, flags).and_then(|loaded| {
         config::check_tool_names(&loaded, &crate::tools::names())?;
         Ok(loaded)
     });
@@ -171,7 +174,7 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv) -> Vec<Check> {
         }
         Err(error) => {
             checks.push(config_error_check(&error));
-            defaults_with_env(env)
+            defaults_with_env(env, flags)
         }
     };
     let config = &loaded.config;
@@ -286,7 +289,7 @@ fn config_checks(loaded: &Loaded) -> Vec<Check> {
             ),
         },
     };
-    let overrides = env_overrides(&loaded.sources);
+    let overrides = overrides(&loaded.sources);
     if !overrides.is_empty() {
         measured.push_str(&format!("; overridden by {}", overrides.join(" and ")));
     }
@@ -307,14 +310,13 @@ fn config_checks(loaded: &Loaded) -> Vec<Check> {
     checks
 }
 
-/// The environment variables that set some value, each named once (`$OLLAMA_HOST`).
-fn env_overrides(sources: &BTreeMap<&'static str, Source>) -> Vec<String> {
+/// The environment variables and flags that set some value, each named once
+/// (`$OLLAMA_HOST`, `--model`).
+fn overrides(sources: &BTreeMap<&'static str, Source>) -> Vec<String> {
     let mut vars: Vec<String> = sources
         .values()
-        .filter_map(|s| match s {
-            Source::Env(var) => Some(format!("${var}")),
-            _ => None,
-        })
+        .filter(|s| matches!(s, Source::Env(_) | Source::Flag(_)))
+        .map(Source::to_string)
         .collect();
     vars.sort();
     vars.dedup();
@@ -326,13 +328,13 @@ fn config_error_check(error: &ConfigError) -> Check {
     Check::fail(
         "config",
         error.to_string(),
-        "fix it: metron refuses to start with this error (the checks below use the built-in defaults and OLLAMA_HOST / OLLAMA_MODEL)",
+        "fix it: metron refuses to start with this error (the checks below use the built-in defaults, OLLAMA_HOST / OLLAMA_MODEL and --model)",
     )
 }
 
-/// The settings to go on with after a config error: the defaults, plus `OLLAMA_HOST` and
-/// `OLLAMA_MODEL` when they are usable.
-fn defaults_with_env(env: &ConfigEnv) -> Loaded {
+/// The settings to go on with after a config error: the defaults, plus `OLLAMA_HOST`,
+/// `OLLAMA_MODEL` and `--model` when they are usable.
+fn defaults_with_env(env: &ConfigEnv, flags: &Flags) -> Loaded {
     let mut config = Config::default();
     let mut sources: BTreeMap<&'static str, Source> =
         KEYS.iter().map(|&k| (k, Source::Default)).collect();
@@ -347,6 +349,10 @@ fn defaults_with_env(env: &ConfigEnv) -> Loaded {
     if let Some(model) = env.ollama_model.as_deref().filter(|m| !m.trim().is_empty()) {
         config.model = model.to_owned();
         sources.insert("model", Source::Env("OLLAMA_MODEL"));
+    }
+    if let Some(model) = flags.model.as_deref().filter(|m| !m.trim().is_empty()) {
+        config.model = model.to_owned();
+        sources.insert("model", Source::Flag(config::MODEL_FLAG));
     }
     Loaded {
         config,
@@ -607,7 +613,7 @@ fn unreachable_check(error: &OllamaError, base: &str, limit: Duration) -> Check 
 /// Whether the configured model is installed: its name exactly, or `NAME:latest` when it
 /// names no tag.
 fn model_check(model: &str, source: &Source, installed: &[String]) -> Check {
-    if let Some(found) = installed_as(model, installed) {
+    if let Some(found) = installed_as(model, installed.iter().map(String::as_str)) {
         let measured = if found == model {
             format!("{model} is installed ({})", origin(source))
         } else {
@@ -643,33 +649,15 @@ fn model_check(model: &str, source: &Source, installed: &[String]) -> Check {
             origin(source)
         ),
         format!(
-            "run `ollama pull {model}`, or set `model` in .metron.json or your own config (or OLLAMA_MODEL) to an installed model with tool support"
+            "run `ollama pull {model}`, or choose an installed model with tool support: `metron --model NAME`, or `model` in .metron.json or your own config (or OLLAMA_MODEL)"
         ),
     )
-}
-
-/// The installed name `model` resolves to, as Ollama resolves it.
-fn installed_as<'a>(model: &str, installed: &'a [String]) -> Option<&'a str> {
-    let latest = (!has_tag(model)).then(|| format!("{model}:latest"));
-    installed
-        .iter()
-        .map(String::as_str)
-        .find(|&name| name == model || latest.as_deref() == Some(name))
-}
-
-/// Whether a model name carries a tag: a `:` in its last path segment (a registry host's
-/// port, as in `localhost:5000/m`, is not a tag).
-fn has_tag(model: &str) -> bool {
-    model
-        .rsplit('/')
-        .next()
-        .is_some_and(|last| last.contains(':'))
 }
 
 /// Whether the model can be given tools, from its capabilities or, on a server too old to
 /// report them, its template.
 fn tool_support_check(model: &str, details: &ModelDetails) -> Check {
-    let pick = "pick a model whose `ollama show` lists the `tools` capability (qwen2.5-coder, qwen3, llama3.1 and others) and set `model` or OLLAMA_MODEL";
+    let pick = "pick a model whose `ollama show` lists the `tools` capability (qwen2.5-coder, qwen3, llama3.1 and others) and pass it with --model, or set `model` or OLLAMA_MODEL";
     match &details.capabilities {
         Some(capabilities) if capabilities.iter().any(|c| c == "tools") => Check::ok(
             "tool use",
@@ -754,7 +742,7 @@ fn context_check(
 async fn loaded_context(client: &Client, model: &str, limit: Duration) -> Option<u64> {
     let running = client.running(limit).await.ok()?;
     let names: Vec<String> = running.iter().map(|(name, _)| name.clone()).collect();
-    let found = installed_as(model, &names)?;
+    let found = installed_as(model, names.iter().map(String::as_str))?;
     running
         .into_iter()
         .find(|(name, _)| name == found)
@@ -908,25 +896,6 @@ mod tests {
     }
 
     #[test]
-    fn model_names_match_exactly_or_as_latest() {
-        let installed = names(&["qwen3:8b", "llama3:latest", "localhost:5000/m:latest"]);
-        assert_eq!(installed_as("qwen3:8b", &installed), Some("qwen3:8b"));
-        assert_eq!(installed_as("llama3", &installed), Some("llama3:latest"));
-        assert_eq!(
-            installed_as("llama3:latest", &installed),
-            Some("llama3:latest")
-        );
-        assert_eq!(
-            installed_as("localhost:5000/m", &installed),
-            Some("localhost:5000/m:latest")
-        );
-        assert_eq!(installed_as("qwen3", &installed), None);
-        assert_eq!(installed_as("qwen3:4b", &installed), None);
-        assert_eq!(installed_as("llama3:8b", &installed), None);
-        assert!(has_tag("a:b") && !has_tag("host:1/a") && has_tag("host:1/a:b"));
-    }
-
-    #[test]
     fn a_missing_model_names_the_pull_and_lists_at_most_eight() {
         let installed: Vec<String> = (0..11).map(|i| format!("m{i}:latest")).collect();
         let check = model_check("qwen2.5-coder:32b", &Source::Default, &installed);
@@ -1054,7 +1023,7 @@ mod tests {
 
     #[test]
     fn trust_warnings_become_rows_with_their_remedy() {
-        let mut loaded = defaults_with_env(&ConfigEnv::default());
+        let mut loaded = defaults_with_env(&ConfigEnv::default(), &Flags::default());
         loaded.warnings.push(
             "ignoring `allowed_commands` in p/.metron.json: a project's config cannot grant authority; set METRON_ALLOW_PROJECT_COMMANDS=1".to_owned(),
         );
@@ -1075,7 +1044,7 @@ mod tests {
             ollama_model: Some("qwen3:8b".to_owned()),
             ..ConfigEnv::default()
         };
-        let loaded = defaults_with_env(&env);
+        let loaded = defaults_with_env(&env, &Flags::default());
         assert_eq!(loaded.config.endpoint, "http://localhost:9/api/chat");
         assert_eq!(loaded.config.model, "qwen3:8b");
         assert_eq!(*loaded.source_of("model"), Source::Env("OLLAMA_MODEL"));
@@ -1084,7 +1053,7 @@ mod tests {
             ..ConfigEnv::default()
         };
         assert_eq!(
-            defaults_with_env(&bad).config.endpoint,
+            defaults_with_env(&bad, &Flags::default()).config.endpoint,
             Config::default().endpoint
         );
     }

@@ -3,8 +3,9 @@
 //!
 //! The crate is laid out the way data flows:
 //!
-//! - [`config`]: settings in layers (defaults < file < environment), validated, with the
-//!   layer each value came from and the trust rules for a project's own file;
+//! - [`config`]: settings in layers (defaults < file < environment < `--model`),
+//!   validated, with the layer each value came from and the trust rules for a project's
+//!   own file;
 //! - [`project`]: the project root and its boundary, the only code that opens, reads or
 //!   stats files beneath the root (directory listing by the walker in `tools::walk` is
 //!   the documented exception);

@@ -14,13 +14,14 @@ use std::io::{IsTerminal, Read};
 
 use crate::agent::Event;
 use crate::agent::ledger::Withheld;
-use crate::config::{KEYS, Source, is_local};
+use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, footer, terminal_safe};
 use crate::frontend::session::{self, Mode, Outcome, Session};
 use crate::frontend::{Exit, ask, error, print_text};
 
-/// Runs one request and returns the exit code.
-pub(crate) fn run(prompt: &str, yes: bool, json: bool) -> Exit {
+/// Runs one request (configured with the command line's `flags` on top) and returns the
+/// exit code.
+pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
     let prompt = match read_prompt(prompt) {
         Ok(prompt) => prompt,
         Err(message) => {
@@ -29,7 +30,7 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool) -> Exit {
         }
     };
     // Nobody is asked in one-shot mode: only --yes approves.
-    let mut session = match session::start(Mode::OneShot, |_| ask::approver(yes, None)) {
+    let mut session = match session::start(Mode::OneShot, flags, |_| ask::approver(yes, None)) {
         Ok(session) => session,
         Err(exit) => return exit,
     };

@@ -706,4 +706,10 @@ impl<M> Agent<M> {
         let toolbox = &self.toolbox;
         toolbox.symbols().rebuild(toolbox.project())
     }
+
+    /// Asks `model` from the next request on (`/model NAME`). History, ledger and tools
+    /// are kept, so the conversation carries over to the new model.
+    pub(crate) fn set_model(&mut self, model: String) {
+        self.settings.model = model;
+    }
 }

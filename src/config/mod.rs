@@ -1,6 +1,7 @@
-//! Settings: built-in defaults, one JSON config file, then the environment.
+//! Settings: built-in defaults, one JSON config file, the environment, then the command
+//! line.
 //!
-//! Three layers, each overriding the one before, and for every key we remember which layer
+//! Four layers, each overriding the one before, and for every key we remember which layer
 //! won so `/config` can show it. The file is the *first* of `$METRON_CONFIG`,
 //! `<project root>/.metron.json`, and `$METRON_CONFIG_DIR/.metron/config.json` (else
 //! `~/.metron/config.json`); files are not merged.
@@ -42,6 +43,12 @@ pub(crate) enum Source {
     File(PathBuf),
     /// This environment variable.
     Env(&'static str),
+    /// This command-line flag (`--model`): the highest layer, since what a person types
+    /// for one run is the most specific choice there is.
+    Flag(&'static str),
+    /// This REPL command changed the value during the session (`/model`), so `/config`
+    /// does not credit a layer that no longer holds.
+    Command(&'static str),
 }
 
 impl fmt::Display for Source {
@@ -50,6 +57,7 @@ impl fmt::Display for Source {
             Source::Default => f.write_str("default"),
             Source::File(path) => write!(f, "{}", path.display()),
             Source::Env(var) => write!(f, "${var}"),
+            Source::Flag(flag) | Source::Command(flag) => f.write_str(flag),
         }
     }
 }
@@ -113,6 +121,18 @@ impl ConfigEnv {
             .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
     }
 }
+
+/// The settings given on the command line, the highest layer. Passed in like
+/// [`ConfigEnv`], so loading stays free of process state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Flags {
+    /// `--model NAME`: overrides `model`, so a model can be chosen for one run without
+    /// editing a file or exporting a variable.
+    pub(crate) model: Option<String>,
+}
+
+/// The flag that sets `model`, as `/config` and `--doctor` name its layer.
+pub(crate) const MODEL_FLAG: &str = "--model";
 
 /// A configuration problem that stops metron at startup (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -185,8 +205,13 @@ impl Loaded {
     }
 }
 
-/// Loads the configuration for a project rooted at `project_root`.
-pub(crate) fn load(project_root: &Path, env: &ConfigEnv) -> Result<Loaded, ConfigError> {
+/// Loads the configuration for a project rooted at `project_root`, with `flags` from the
+/// command line on top.
+pub(crate) fn load(
+    project_root: &Path,
+    env: &ConfigEnv,
+    flags: &Flags,
+) -> Result<Loaded, ConfigError> {
     let mut loaded = Loaded {
         config: Config::default(),
         file: None,
@@ -207,6 +232,7 @@ pub(crate) fn load(project_root: &Path, env: &ConfigEnv) -> Result<Loaded, Confi
         loaded.file = Some(file);
     }
     apply_env(&mut loaded, env)?;
+    apply_flags(&mut loaded, flags)?;
     validate(&loaded)?;
     Ok(loaded)
 }
@@ -360,6 +386,21 @@ fn apply_env(loaded: &mut Loaded, env: &ConfigEnv) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Layers the command line's flags onto `loaded`: the last word on a setting.
+pub(crate) fn apply_flags(loaded: &mut Loaded, flags: &Flags) -> Result<(), ConfigError> {
+    if let Some(model) = &flags.model {
+        let source = Source::Flag(MODEL_FLAG);
+        set(
+            &mut loaded.config,
+            "model",
+            &Value::from(model.as_str()),
+            &source,
+        )?;
+        loaded.sources.insert("model", source);
+    }
+    Ok(())
+}
+
 fn set(
     config: &mut Config,
     key: &'static str,
@@ -472,8 +513,8 @@ pub(crate) fn closest_key(typo: &str) -> Option<&'static str> {
 }
 
 /// Levenshtein distance, counting an adjacent swap as one edit (so `modle` is one edit
-/// from `model`).
-fn edit_distance(a: &str, b: &str) -> usize {
+/// from `model`). Also behind the REPL's "did you mean /config?".
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];

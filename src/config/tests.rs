@@ -76,6 +76,40 @@ fn env_overrides_file() {
 }
 
 #[test]
+fn the_model_flag_overrides_the_environment_and_the_file() {
+    let env = ConfigEnv {
+        ollama_model: Some("small".into()),
+        ..ConfigEnv::default()
+    };
+    let mut loaded = load_text(r#"{"model":"big"}"#, Trust::User, &env).expect("loads");
+    let flags = Flags {
+        model: Some("chosen:7b".into()),
+    };
+    apply_flags(&mut loaded, &flags).expect("a model name");
+    validate(&loaded).expect("valid");
+    assert_eq!(loaded.config.model, "chosen:7b");
+    assert_eq!(loaded.source_of("model"), &Source::Flag("--model"));
+    assert_eq!(loaded.source_of("model").to_string(), "--model");
+
+    // An empty name is refused, naming the flag as the layer it came from.
+    let mut loaded = load_text("{}", Trust::User, &ConfigEnv::default()).expect("loads");
+    apply_flags(
+        &mut loaded,
+        &Flags {
+            model: Some(" ".into()),
+        },
+    )
+    .expect("a string");
+    let err = validate(&loaded)
+        .map(|()| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(
+        err.contains("`model` from --model must name a model"),
+        "{err}"
+    );
+}
+
+#[test]
 fn unknown_key_suggests_the_closest() {
     let err = load_text(r#"{"modle":"x"}"#, Trust::User, &env())
         .unwrap_err()
@@ -185,10 +219,16 @@ fn file_search_order() {
         home: Some(home.clone()),
         ..ConfigEnv::default()
     };
-    assert_eq!(load(&root, &env).expect("load").config.model, "user");
+    assert_eq!(
+        load(&root, &env, &Flags::default())
+            .expect("load")
+            .config
+            .model,
+        "user"
+    );
 
     std::fs::write(root.join(PROJECT_FILE), r#"{"model":"project"}"#).expect("write");
-    let loaded = load(&root, &env).expect("load");
+    let loaded = load(&root, &env, &Flags::default()).expect("load");
     assert_eq!(loaded.config.model, "project");
     assert_eq!(loaded.file.map(|f| f.trust), Some(Trust::Project));
 
@@ -202,7 +242,7 @@ fn file_search_order() {
         metron_config: Some(explicit),
         ..env.clone()
     };
-    let loaded = load(&root, &env2).expect("load");
+    let loaded = load(&root, &env2, &Flags::default()).expect("load");
     assert_eq!(loaded.config.model, "explicit");
     assert!(
         loaded.config.auto_approve_patches,
@@ -213,7 +253,10 @@ fn file_search_order() {
         metron_config: Some(dir.path().join("missing.json")),
         ..env
     };
-    assert!(matches!(load(&root, &env3), Err(ConfigError::Read { .. })));
+    assert!(matches!(
+        load(&root, &env3, &Flags::default()),
+        Err(ConfigError::Read { .. })
+    ));
 }
 
 #[test]
@@ -228,7 +271,10 @@ fn config_dir_beats_home() {
         ..ConfigEnv::default()
     };
     assert_eq!(
-        load(dir.path(), &env).expect("load").config.model,
+        load(dir.path(), &env, &Flags::default())
+            .expect("load")
+            .config
+            .model,
         "from-dir"
     );
 }
@@ -328,7 +374,7 @@ fn a_project_file_never_lifts_the_users_refusal() {
     let user_refuses = r#"{"remote_endpoint":"refuse","model":"user"}"#;
     for project in [r#"{"remote_endpoint":"warn"}"#, r#"{"max_turns":3}"#] {
         let (dir, env) = project_and_user(project, user_refuses);
-        let loaded = load(&dir.path().join("repo"), &env).expect("load");
+        let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
         assert_eq!(loaded.file.as_ref().map(|f| f.trust), Some(Trust::Project));
         assert_eq!(
             loaded.config.remote_endpoint,
@@ -345,7 +391,7 @@ fn a_project_file_never_lifts_the_users_refusal() {
 
     // The project's own refusal stands, and is reported as the project's.
     let (dir, env) = project_and_user(r#"{"remote_endpoint":"refuse"}"#, r#"{}"#);
-    let loaded = load(&dir.path().join("repo"), &env).expect("load");
+    let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
     assert_eq!(loaded.config.remote_endpoint, RemoteEndpoint::Refuse);
     assert_eq!(
         loaded.source_of("remote_endpoint"),
@@ -359,7 +405,7 @@ fn a_project_file_never_lifts_the_users_refusal() {
         r#"{"remote_endpoint":7}"#,
     ] {
         let (dir, env) = project_and_user("{}", user);
-        let loaded = load(&dir.path().join("repo"), &env).expect("load");
+        let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
         assert_eq!(
             loaded.config.remote_endpoint,
             RemoteEndpoint::Warn,

@@ -8,11 +8,12 @@
 
 pub(crate) mod ask;
 pub(crate) mod ctrl_c;
+pub(crate) mod models;
 pub(crate) mod session;
 
 use std::io::Write;
 
-use crate::config::{self, ConfigEnv};
+use crate::config::{self, ConfigEnv, Flags};
 use crate::project::Project;
 
 /// What metron tells the shell.
@@ -39,8 +40,9 @@ pub(crate) fn error(message: impl std::fmt::Display) {
     eprintln!("metron: {message}");
 }
 
-/// Loads the project and configuration, printing warnings; `Err` carries the exit code.
-pub(crate) fn startup() -> Result<(Project, config::Loaded), Exit> {
+/// Loads the project and configuration (with the command line's `flags` on top), printing
+/// warnings; `Err` carries the exit code.
+pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> {
     let cwd = std::env::current_dir().map_err(|e| {
         error(format!("cannot read the working directory: {e}"));
         Exit::Failure
@@ -49,7 +51,7 @@ pub(crate) fn startup() -> Result<(Project, config::Loaded), Exit> {
         error(format!("cannot open the project at {}: {e}", cwd.display()));
         Exit::Failure
     })?;
-    let loaded = config::load(project.root(), &ConfigEnv::from_process())
+    let loaded = config::load(project.root(), &ConfigEnv::from_process(), flags)
         .and_then(|loaded| {
             config::check_tool_names(&loaded, &crate::tools::names())?;
             Ok(loaded)

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::{Exit, error, startup};
 use crate::agent::{Agent, Settings, TurnError, TurnReport};
 use crate::authority::{Approver, CancelToken};
-use crate::config::Loaded;
+use crate::config::{Flags, Loaded};
 use crate::display::Display;
 use crate::ollama::Client;
 use crate::tools::{Budgets, Policy, Toolbox};
@@ -33,14 +33,15 @@ pub(crate) struct Session {
     pub(crate) cancel: CancelToken,
 }
 
-/// Loads everything a session needs, with the approver `approver` builds around the
-/// session's Ctrl-C; on failure the error is printed and the exit code returned (2 for
-/// configuration problems).
+/// Loads everything a session needs (the command line's `flags` as the top configuration
+/// layer), with the approver `approver` builds around the session's Ctrl-C; on failure
+/// the error is printed and the exit code returned (2 for configuration problems).
 pub(crate) fn start(
     mode: Mode,
+    flags: &Flags,
     approver: impl FnOnce(&CancelToken) -> Box<dyn Approver>,
 ) -> Result<Session, Exit> {
-    let (project, loaded) = startup()?;
+    let (project, loaded) = startup(flags)?;
     // A remote endpoint receives every tool result: refuse it when the user's config says
     // so, and otherwise say so once, before the first request.
     let route = crate::disclosure::check_loaded(&loaded).map_err(|message| {

@@ -35,7 +35,7 @@ pub enum OllamaError {
     },
     /// The model is not installed on the server (HTTP 404).
     #[error(
-        "model `{model}` is not installed on the Ollama server at {host}; run `ollama pull {model}`, or set `model` (or OLLAMA_MODEL) to one that `ollama list` shows; `metron --doctor` checks the setup"
+        "model `{model}` is not installed on the Ollama server at {host}; run `ollama pull {model}`, or choose one that `ollama list` shows (`/model NAME` in the session, `metron --model NAME`, or `model` / OLLAMA_MODEL); `metron --doctor` checks the setup"
     )]
     ModelNotFound {
         /// The model that was asked for.
@@ -45,7 +45,7 @@ pub enum OllamaError {
     },
     /// The model's template has no tool support (HTTP 400), so it cannot call metron's tools.
     #[error(
-        "model `{model}` does not support tools, so it cannot drive metron (it would never see your code); pick a model whose `ollama show` lists the `tools` capability (qwen2.5-coder, qwen3, llama3.1 and others) and set `model` or OLLAMA_MODEL; `metron --doctor` checks it"
+        "model `{model}` does not support tools, so it cannot drive metron (it would never see your code); pick a model whose `ollama show` lists the `tools` capability (qwen2.5-coder, qwen3, llama3.1 and others) and choose it (`/model NAME` in the session, `metron --model NAME`, or `model` / OLLAMA_MODEL); `metron --doctor` checks it"
     )]
     NoToolSupport {
         /// The model that was asked for.

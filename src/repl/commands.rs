@@ -1,17 +1,26 @@
 //! The REPL's slash commands. Each returns the text to print, so they are easy to test.
+//!
+//! Every line that starts with `/` is a command and is never sent to the model: a typo
+//! (`/confg`) or a command with arguments it does not take gets an error with the nearest
+//! command, instead of costing a model round trip, or showing the model a line the person
+//! meant for metron.
 
 use std::fmt::Write;
+use std::path::Path;
 
 use crate::agent::{Agent, Model, prompt::approx_tokens};
-use crate::config::{KEYS, Loaded};
+use crate::config::{KEYS, Loaded, Source, edit_distance};
+use crate::frontend::models::{Installed, ToolSupport, installed_as};
 
 /// A line the REPL handles itself instead of sending to the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Command {
     /// List the commands.
     Help,
     /// Every effective setting with its layer, and the tools offered.
     Config,
+    /// List the installed models with tool support (`None`), or switch to one.
+    Model(Option<String>),
     /// Clear the conversation, keeping the system prompt.
     Reset,
     /// How much the session is carrying.
@@ -34,55 +43,284 @@ pub(crate) enum Command {
 
 /// The commands and what they do, for `/help`.
 pub(crate) const HELP: &str = "\
-/help     list the commands
-/config   print the effective settings, which layer each came from, and the tools offered
-/reset    clear the conversation history, keeping the system prompt
-/history  show how many messages and bytes the session is carrying
-/tags     rebuild the symbol index behind find_symbol (after a big refactor)
-/ledger   every tool call of this session: proposed, decided, approved, done, reported
-/show N   the full result of call N exactly as the model read it (also /ledger N)
-/diff     this session's writes as one diff: each file from before metron's first write to now
-/undo     revert the newest patch metron applied (only if its files are as metron left them)
-/context  what the model has been shown (files and lines, searches, symbols) and still carries
-/exit     quit (also exit, quit, /quit, or Ctrl-D)
-Anything else is sent to the model. Ctrl-C cancels a reply in progress.";
+/help          list the commands
+/config        print the effective settings, which layer each came from, and the tools offered
+/model         list the installed models that support tools, marking the current one
+/model NAME    switch to NAME (installed, with tool support); the conversation is kept
+/reset         clear the conversation history, keeping the system prompt
+/history       show how many messages and bytes the session is carrying
+/tags          rebuild the symbol index behind find_symbol (after a big refactor)
+/ledger        every tool call of this session: proposed, decided, approved, done, reported
+/show N        the full result of call N exactly as the model read it (also /ledger N)
+/diff          this session's writes as one diff: each file from before metron's first write
+/undo          revert the newest patch metron applied (only if its files are as metron left them)
+/context       what the model has been shown (files and lines, searches, symbols) and still carries
+/exit          quit (also exit, quit, /quit, or Ctrl-D)
+A line starting with / is always a command; anything else is sent to the model.
+Ctrl-C cancels a reply in progress.";
+
+/// Every command's name, for the "did you mean" hint.
+const NAMES: &[&str] = &[
+    "help", "config", "model", "reset", "history", "tags", "ledger", "show", "diff", "undo",
+    "context", "exit", "quit",
+];
 
 impl Command {
-    /// Recognises a command line. `Err` carries the message for an unknown `/word`; a line
-    /// that is not a command at all gives `Ok(None)`.
+    /// Recognises a command line. `Ok(None)` is a line for the model; `Err` carries the
+    /// message for a line that starts with `/` but is not a command metron can run (an
+    /// unknown name, or arguments the command does not take), so that such a line never
+    /// reaches the model.
     pub(crate) fn parse(line: &str) -> Result<Option<Command>, String> {
         let line = line.trim();
-        let command = match line {
-            "exit" | "quit" | "/exit" | "/quit" => Command::Exit,
-            "/help" | "/?" => Command::Help,
-            "/config" => Command::Config,
-            "/reset" => Command::Reset,
-            "/history" => Command::History,
-            "/tags" => Command::Tags,
-            "/ledger" => Command::Ledger,
-            "/context" => Command::Context,
-            "/diff" => Command::Diff,
-            "/undo" => Command::Undo,
-            _ if line.starts_with("/show") || line.starts_with("/ledger ") => {
-                let (word, number) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-                if word != "/show" && word != "/ledger" {
-                    return Err(format!("unknown command {line}; /help lists the commands"));
-                }
-                match number.trim().parse::<usize>() {
-                    Ok(n) if n > 0 => Command::Show(n),
-                    _ => {
-                        return Err(format!(
-                            "{word} takes a call number, as /ledger numbers them: {word} 3"
-                        ));
-                    }
-                }
-            }
-            _ if line.starts_with('/') && !line.contains(char::is_whitespace) => {
-                return Err(format!("unknown command {line}; /help lists the commands"));
-            }
-            _ => return Ok(None),
+        if line == "exit" || line == "quit" {
+            return Ok(Some(Command::Exit));
+        }
+        let Some(rest) = line.strip_prefix('/') else {
+            return Ok(None);
         };
+        let (name, args) = match rest.split_once(char::is_whitespace) {
+            Some((name, args)) => (name, args.trim()),
+            None => (rest, ""),
+        };
+        let command = match name {
+            "help" | "?" => Command::Help,
+            "config" => Command::Config,
+            "model" => return parse_model(args).map(|name| Some(Command::Model(name))),
+            "reset" => Command::Reset,
+            "history" => Command::History,
+            "tags" => Command::Tags,
+            "ledger" if args.is_empty() => Command::Ledger,
+            "ledger" | "show" => {
+                return parse_call_number(name, args).map(|n| Some(Command::Show(n)));
+            }
+            "diff" => Command::Diff,
+            "undo" => Command::Undo,
+            "context" => Command::Context,
+            "exit" | "quit" => Command::Exit,
+            _ => return Err(unknown_command(name, args)),
+        };
+        if !args.is_empty() {
+            return Err(format!(
+                "/{name} takes no arguments; did you mean /{name}? (/help lists the commands)"
+            ));
+        }
         Ok(Some(command))
+    }
+}
+
+/// The argument of `/show N` (or `/ledger N`): a call number as `/ledger` numbers them.
+fn parse_call_number(name: &str, args: &str) -> Result<usize, String> {
+    match args.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "/{name} takes a call number, as /ledger numbers them: /{name} 3"
+        )),
+    }
+}
+
+/// The argument of `/model`: none, or one model name (model names hold no spaces).
+fn parse_model(args: &str) -> Result<Option<String>, String> {
+    let mut words = args.split_whitespace();
+    match (words.next(), words.next()) {
+        (None, _) => Ok(None),
+        (Some(name), None) => Ok(Some(name.to_owned())),
+        (Some(name), Some(_)) => Err(format!(
+            "/model takes one model name, and model names hold no spaces; did you mean /model {name}? (/model alone lists the models with tool support)"
+        )),
+    }
+}
+
+/// The error for a `/word` that is no command: the nearest command when one is close, and,
+/// for what looks like a path or a sentence, how to ask the model about it instead.
+fn unknown_command(name: &str, args: &str) -> String {
+    let mut text = match closest_command(name) {
+        Some(near) => {
+            format!("unknown command /{name}; did you mean /{near}? (/help lists the commands)")
+        }
+        None => format!("unknown command /{name}; /help lists the commands"),
+    };
+    if name.contains('/') || !args.is_empty() {
+        text.push_str(
+            ". A line starting with / is never sent to the model: to ask about a path, start the line with a word (\"what is in /etc/hosts?\")",
+        );
+    }
+    text
+}
+
+/// The command nearest to a mistyped name: within a third of its length in edits (at
+/// least one edit), or of which the name is a beginning (`/hist`).
+fn closest_command(typed: &str) -> Option<&'static str> {
+    let typed = typed.to_lowercase();
+    NAMES
+        .iter()
+        .filter_map(|&name| {
+            let distance = edit_distance(&typed, name);
+            let near = distance <= 1.max(name.len() / 3)
+                || (typed.chars().count() >= 2 && name.starts_with(typed.as_str()));
+            near.then_some((distance, name))
+        })
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// How the layer that chose a setting reads in a sentence: `the built-in default`,
+/// `from --model`, `from $OLLAMA_MODEL`, `from .metron.json` (a file beneath `root` is
+/// named relative to it), `chosen with /model`.
+pub(crate) fn chosen_by(source: &Source, root: &Path) -> String {
+    match source {
+        Source::Default => "the built-in default".to_owned(),
+        Source::File(path) => {
+            let shown = path.strip_prefix(root).unwrap_or(path);
+            format!("from {}", shown.display())
+        }
+        Source::Env(_) | Source::Flag(_) => format!("from {source}"),
+        Source::Command(command) => format!("chosen with {command}"),
+    }
+}
+
+/// The names of `models` with this tool support, in the server's order.
+fn names_with(models: &[Installed], tools: ToolSupport) -> Vec<&str> {
+    models
+        .iter()
+        .filter(|m| m.tools == tools)
+        .map(|m| m.name.as_str())
+        .collect()
+}
+
+/// What can be chosen instead: `installed models with tool support: a, b`, or that there
+/// is none, plus any model the server did not describe in time.
+fn alternatives(models: &[Installed]) -> String {
+    let usable = names_with(models, ToolSupport::Yes);
+    let mut text = if usable.is_empty() {
+        "no installed model supports tools".to_owned()
+    } else {
+        format!("installed models with tool support: {}", usable.join(", "))
+    };
+    let unknown = names_with(models, ToolSupport::Unknown);
+    if !unknown.is_empty() {
+        let _ = write!(
+            text,
+            " (not described by the server in time: {})",
+            unknown.join(", ")
+        );
+    }
+    text
+}
+
+/// The next step when no installed model supports tools.
+const PULL_ONE: &str =
+    "`ollama pull qwen3` installs one (`ollama show NAME` lists a model's capabilities)";
+
+/// The start-up notice for a configured `model` (`chosen` says by which layer) that the
+/// server at `server` does not have: what is there instead, and how to choose it.
+pub(crate) fn missing_model_text(
+    model: &str,
+    chosen: &str,
+    server: &str,
+    models: &[Installed],
+) -> String {
+    let next = if names_with(models, ToolSupport::Yes).is_empty() {
+        format!("Run `ollama pull {model}`, or {PULL_ONE}")
+    } else {
+        format!("Switch with /model NAME, or run `ollama pull {model}`")
+    };
+    format!(
+        "the model {model} ({chosen}) is not installed at {server}; {}. {next}",
+        alternatives(models)
+    )
+}
+
+/// `/model`: the installed models with tool support, the current one marked with `*`;
+/// then what else is installed, so nothing on the server is hidden.
+pub(crate) fn model_list_text(
+    current: &str,
+    chosen: &str,
+    server: &str,
+    models: &[Installed],
+) -> String {
+    let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+    let resolved = installed_as(current, names.iter().copied());
+    let usable = names_with(models, ToolSupport::Yes);
+    let mut text = String::new();
+    if usable.is_empty() {
+        let _ = writeln!(
+            text,
+            "no model installed at {server} supports tools; {PULL_ONE}"
+        );
+    } else {
+        let _ = writeln!(text, "models with tool support at {server}:");
+        for name in &usable {
+            if Some(*name) == resolved {
+                let _ = writeln!(text, "* {name} (current, {chosen})");
+            } else {
+                let _ = writeln!(text, "  {name}");
+            }
+        }
+    }
+    let current_usable = resolved.is_some_and(|name| usable.contains(&name));
+    if !current_usable {
+        let why = match resolved {
+            None => "which is not installed",
+            Some(_) => "which does not support tools",
+        };
+        let _ = writeln!(text, "current: {current} ({chosen}), {why}");
+    }
+    let without = names_with(models, ToolSupport::No);
+    if !without.is_empty() {
+        let _ = writeln!(
+            text,
+            "installed without tool support: {}",
+            without.join(", ")
+        );
+    }
+    let unknown = names_with(models, ToolSupport::Unknown);
+    if !unknown.is_empty() {
+        let _ = writeln!(
+            text,
+            "not described by the server in time: {}",
+            unknown.join(", ")
+        );
+    }
+    if !usable.is_empty() {
+        text.push_str("/model NAME switches to another; the conversation is kept\n");
+    }
+    text
+}
+
+/// `/model NAME`: the installed name to switch to (the server's spelling, so `llama3.1`
+/// becomes `llama3.1:latest`), or the error to print: not installed, or installed without
+/// tool support, with what could be chosen instead.
+pub(crate) fn model_choice(
+    wanted: &str,
+    current: &str,
+    server: &str,
+    models: &[Installed],
+) -> Result<String, String> {
+    let found = installed_as(wanted, models.iter().map(|m| m.name.as_str()))
+        .and_then(|name| models.iter().find(|m| m.name == name));
+    let stays = format!("the model stays {current}");
+    match found {
+        Some(model) if model.tools == ToolSupport::Yes => Ok(model.name.clone()),
+        Some(model) if model.tools == ToolSupport::No => Err(format!(
+            "{} is installed but does not support tools, so it could never see your code; {stays}; {}. Choose one with /model NAME",
+            model.name,
+            alternatives(models)
+        )),
+        Some(model) => Err(format!(
+            "the server did not say in time whether {} supports tools; {stays}. Try /model {} again, or check `ollama show {}`",
+            model.name, model.name, model.name
+        )),
+        None => {
+            let next = if names_with(models, ToolSupport::Yes).is_empty() {
+                format!("Run `ollama pull {wanted}` first")
+            } else {
+                format!("Choose one of them with /model NAME, or run `ollama pull {wanted}` first")
+            };
+            Err(format!(
+                "there is no model {wanted} at {server}; {stays}; {}. {next}",
+                alternatives(models)
+            ))
+        }
     }
 }
 
@@ -149,8 +387,174 @@ mod tests {
             assert_eq!(Command::parse(exit), Ok(Some(Command::Exit)), "{exit}");
         }
         assert_eq!(Command::parse("/tags"), Ok(Some(Command::Tags)));
+        assert_eq!(Command::parse("/?"), Ok(Some(Command::Help)));
         assert_eq!(Command::parse("make Greet return hola"), Ok(None));
-        assert_eq!(Command::parse("/etc/passwd is what?"), Ok(None));
+        // `exit` without a slash is only a command alone; in a sentence it is a question.
+        assert_eq!(Command::parse("exit the loop early"), Ok(None));
         assert!(Command::parse("/frobnicate").is_err_and(|e| e.contains("/help")));
+    }
+
+    #[test]
+    fn a_line_starting_with_a_slash_is_never_for_the_model() {
+        for line in [
+            "/etc/passwd is what?",
+            "/model qwen3 please",
+            "/config model",
+            "/",
+            "  /tags now",
+            "/Help",
+        ] {
+            assert!(
+                Command::parse(line).is_err(),
+                "{line} would reach the model"
+            );
+        }
+        let path = Command::parse("/etc/passwd is what?").unwrap_err();
+        assert!(path.starts_with("unknown command /etc/passwd;"), "{path}");
+        assert!(path.contains("start the line with a word"), "{path}");
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_command() {
+        let cases = [
+            ("/confg", "config"),
+            ("/Config", "config"),
+            ("/modle", "model"),
+            ("/models", "model"),
+            ("/hist", "history"),
+            ("/histroy", "history"),
+            ("/ledgr", "ledger"),
+            ("/exti", "exit"),
+            ("/hepl", "help"),
+        ];
+        for (typed, near) in cases {
+            let message = Command::parse(typed).unwrap_err();
+            assert!(
+                message.contains(&format!("did you mean /{near}?")),
+                "{typed}: {message}"
+            );
+        }
+        let far = Command::parse("/frobnicate").unwrap_err();
+        assert_eq!(far, "unknown command /frobnicate; /help lists the commands");
+    }
+
+    #[test]
+    fn unexpected_arguments_are_refused_with_the_bare_command() {
+        let message = Command::parse("/history all").unwrap_err();
+        assert_eq!(
+            message,
+            "/history takes no arguments; did you mean /history? (/help lists the commands)"
+        );
+        let message = Command::parse("/model qwen3 please").unwrap_err();
+        assert!(message.contains("did you mean /model qwen3?"), "{message}");
+    }
+
+    #[test]
+    fn model_takes_no_name_or_one() {
+        assert_eq!(Command::parse("/model"), Ok(Some(Command::Model(None))));
+        assert_eq!(
+            Command::parse("/model   qwen3:8b  "),
+            Ok(Some(Command::Model(Some("qwen3:8b".to_owned()))))
+        );
+    }
+
+    fn installed(list: &[(&str, ToolSupport)]) -> Vec<Installed> {
+        list.iter()
+            .map(|&(name, tools)| Installed {
+                name: name.to_owned(),
+                tools,
+            })
+            .collect()
+    }
+
+    const SERVER: &str = "http://127.0.0.1:11434";
+
+    #[test]
+    fn the_list_marks_the_current_model_and_shows_what_else_is_installed() {
+        let models = installed(&[
+            ("llama3.1:latest", ToolSupport::Yes),
+            ("nomic-embed-text:latest", ToolSupport::No),
+            ("qwen3:8b", ToolSupport::Yes),
+            ("slow:1b", ToolSupport::Unknown),
+        ]);
+        let text = model_list_text("llama3.1", "from --model", SERVER, &models);
+        assert_eq!(
+            text,
+            "models with tool support at http://127.0.0.1:11434:
+* llama3.1:latest (current, from --model)
+  qwen3:8b
+installed without tool support: nomic-embed-text:latest
+not described by the server in time: slow:1b
+/model NAME switches to another; the conversation is kept
+"
+        );
+        let text = model_list_text("gone:7b", "the built-in default", SERVER, &models);
+        assert!(
+            text.contains("current: gone:7b (the built-in default), which is not installed"),
+            "{text}"
+        );
+        assert!(!text.contains('*'), "{text}");
+        let text = model_list_text("nomic-embed-text", "from $OLLAMA_MODEL", SERVER, &models);
+        assert!(text.contains("which does not support tools"), "{text}");
+        let none = model_list_text("x", "the built-in default", SERVER, &[]);
+        assert!(none.starts_with("no model installed at"), "{none}");
+        assert!(none.contains("ollama pull"), "{none}");
+    }
+
+    #[test]
+    fn a_choice_must_be_installed_and_support_tools() {
+        let models = installed(&[
+            ("llama3.1:latest", ToolSupport::Yes),
+            ("nomic-embed-text:latest", ToolSupport::No),
+            ("qwen3:8b", ToolSupport::Yes),
+            ("slow:1b", ToolSupport::Unknown),
+        ]);
+        let choose = |wanted| model_choice(wanted, "qwen3:8b", SERVER, &models);
+        assert_eq!(choose("llama3.1"), Ok("llama3.1:latest".to_owned()));
+        assert_eq!(choose("qwen3:8b"), Ok("qwen3:8b".to_owned()));
+        let missing = choose("foo").unwrap_err();
+        assert!(missing.starts_with("there is no model foo at http://127.0.0.1:11434; the model stays qwen3:8b; installed models with tool support: llama3.1:latest, qwen3:8b"), "{missing}");
+        assert!(missing.contains("ollama pull foo"), "{missing}");
+        let no_tools = choose("nomic-embed-text").unwrap_err();
+        assert!(no_tools.contains("does not support tools"), "{no_tools}");
+        assert!(no_tools.contains("llama3.1:latest, qwen3:8b"), "{no_tools}");
+        let unknown = choose("slow:1b").unwrap_err();
+        assert!(unknown.contains("did not say in time"), "{unknown}");
+    }
+
+    #[test]
+    fn the_startup_notice_names_the_layer_and_the_alternatives() {
+        let models = installed(&[("qwen3:8b", ToolSupport::Yes), ("e:1b", ToolSupport::No)]);
+        let text = missing_model_text("qwen2.5-coder:32b", "the built-in default", SERVER, &models);
+        assert_eq!(
+            text,
+            "the model qwen2.5-coder:32b (the built-in default) is not installed at http://127.0.0.1:11434; installed models with tool support: qwen3:8b. Switch with /model NAME, or run `ollama pull qwen2.5-coder:32b`"
+        );
+        let none = missing_model_text("m", "from --model", SERVER, &[]);
+        assert!(none.contains("no installed model supports tools"), "{none}");
+        assert!(none.contains("ollama pull m"), "{none}");
+    }
+
+    #[test]
+    fn layers_read_as_sentences() {
+        let root = Path::new("/p");
+        assert_eq!(chosen_by(&Source::Default, root), "the built-in default");
+        assert_eq!(chosen_by(&Source::Flag("--model"), root), "from --model");
+        assert_eq!(
+            chosen_by(&Source::Env("OLLAMA_MODEL"), root),
+            "from $OLLAMA_MODEL"
+        );
+        assert_eq!(
+            chosen_by(&Source::File("/p/.metron.json".into()), root),
+            "from .metron.json"
+        );
+        assert_eq!(
+            chosen_by(&Source::File("/home/u/.metron/config.json".into()), root),
+            "from /home/u/.metron/config.json"
+        );
+        assert_eq!(
+            chosen_by(&Source::Command("/model"), root),
+            "chosen with /model"
+        );
     }
 }

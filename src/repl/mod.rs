@@ -1,22 +1,32 @@
 //! The interactive session: a prompt, the reply streamed, and the slash commands.
 //!
-//! Each line is one turn. Ctrl-C during a reply cancels that turn and returns to the
+//! Each line is one turn, except a line starting with `/` (or a lone `exit` or `quit`),
+//! which is a command and never reaches the model. Ctrl-C during a reply cancels that turn and returns to the
 //! prompt with the session intact; Ctrl-C (or Ctrl-D) at an idle prompt quits. Approval
 //! questions are asked through the same line reader as the prompt; when stdin is not a
 //! terminal nobody can answer them, so writes and commands fail closed unless `--yes`.
+//!
+//! At start, a check bounded by [`STARTUP_CHECK`] asks the server whether the configured
+//! model is installed, so a missing one is reported at once, with what could be chosen
+//! instead, rather than on the first prompt. A server that does not answer in time is left
+//! for the first prompt to report, as it always was.
 
 mod commands;
 mod input;
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::authority::CancelToken;
 use crate::authority::approval::{Approver, Decision, Request, decision_for, may_add_reason};
-use crate::display::{Display, footer};
+use crate::config::{Flags, Source};
+use crate::display::{Display, footer, terminal_safe};
 use crate::frontend::ask::{self, show_request, stderr_supports_color};
+use crate::frontend::models::{self, installed_as, server_url};
 use crate::frontend::session::{self, Mode, Outcome, Session};
 use crate::frontend::{Exit, error};
+use crate::ollama::Client;
 
 pub(crate) use commands::{Command, HELP};
 pub(crate) use input::{Input, Line};
@@ -24,8 +34,16 @@ pub(crate) use input::{Input, Line};
 /// The prompt shown for each line.
 pub(crate) const PROMPT: &str = "metron > ";
 
-/// Runs the interactive session until the person quits.
-pub(crate) fn run(yes: bool) -> Exit {
+/// The longest the start-up model check may delay the first prompt: long enough for a
+/// local server to list its models, short enough not to be noticed when none answers.
+pub(crate) const STARTUP_CHECK: Duration = Duration::from_secs(2);
+
+/// The longest `/model` waits for the server to list and describe its models.
+const MODEL_LIMIT: Duration = Duration::from_secs(5);
+
+/// Runs the interactive session (with the command line's `flags` as the top configuration
+/// layer) until the person quits.
+pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
     let terminal = std::io::stdin().is_terminal();
     let input = Arc::new(Input::spawn(terminal));
     let asker = |cancel: &CancelToken| -> Box<dyn Approver> {
@@ -35,7 +53,7 @@ pub(crate) fn run(yes: bool) -> Exit {
             cancel: cancel.clone(),
         })
     };
-    let started = session::start(Mode::Interactive, |cancel| {
+    let started = session::start(Mode::Interactive, flags, |cancel| {
         ask::approver(yes, terminal.then(|| asker(cancel)))
     });
     let mut session = match started {
@@ -46,6 +64,12 @@ pub(crate) fn run(yes: bool) -> Exit {
     let prompt = if terminal { PROMPT } else { "" };
     let cancel = session.cancel.clone();
     session::block_on(async || {
+        // Ctrl-C during the check quits, as it would at the prompt the check comes before.
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Exit::Interrupted,
+            () = check_model(&session) => {}
+        }
         loop {
             // A press that a turn or a slash command already acted on is not a press at
             // the idle prompt (where Ctrl-C quits).
@@ -65,6 +89,17 @@ pub(crate) fn run(yes: bool) -> Exit {
             }
             match Command::parse(&line) {
                 Ok(Some(Command::Exit)) => return Exit::Success,
+                // Asking the server can take a while; Ctrl-C abandons it.
+                Ok(Some(Command::Model(name))) => {
+                    tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => eprintln!(
+                            "[interrupted: /model was cancelled; the model stays {}]",
+                            terminal_safe(&session.loaded.config.model)
+                        ),
+                        () = choose_model(&mut session, name.as_deref()) => {}
+                    }
+                }
                 // A slash command (`/tags` walks the tree) cannot be cut short; a press
                 // while it runs is forgotten before the next prompt.
                 Ok(Some(command)) => run_slash_command(command, &mut session),
@@ -75,12 +110,26 @@ pub(crate) fn run(yes: bool) -> Exit {
     })
 }
 
-/// The banner: the model, how to get help, and which config file was read.
+/// The banner: the model and the layer that chose it, how to get help, the project (and
+/// whether it is a git work tree, which decides whether patches can be offered), and which
+/// config file was read: what a person needs to know before the first prompt.
 fn print_banner(session: &Session) {
     let config = &session.loaded;
-    println!("=== metron (model: {}) ===", config.config.model);
+    let project = session.agent.toolbox().project();
+    let root = project.root();
+    // The model may come from a repository's own `.metron.json`: shown, never obeyed.
+    println!(
+        "=== metron (model: {}, {}) ===",
+        terminal_safe(&config.config.model),
+        commands::chosen_by(config.source_of("model"), root)
+    );
     println!("Context-disciplined terminal coder. /help for commands, /exit to quit.");
-    let root = session.agent.toolbox().project().root();
+    let kind = if project.is_git() {
+        "a git work tree"
+    } else {
+        "not a git work tree, so apply_patch is not offered"
+    };
+    println!("project: {} ({kind})", root.display());
     match &config.file {
         Some(file) => {
             let shown = file.path.strip_prefix(root).unwrap_or(&file.path);
@@ -89,6 +138,80 @@ fn print_banner(session: &Session) {
         None => println!("config: built-in defaults (no config file)"),
     }
     println!();
+}
+
+/// The start-up check: when the server lists its models within [`STARTUP_CHECK`] and the
+/// configured model is not among them, says so on stderr with the installed models that
+/// support tools. Any failure to ask (no server, no answer in time) says nothing: the
+/// first prompt reports it with its remedy.
+async fn check_model(session: &Session) {
+    let deadline = Instant::now() + STARTUP_CHECK;
+    let config = &session.loaded.config;
+    let Ok(client) = Client::new(&config.endpoint, STARTUP_CHECK) else {
+        return;
+    };
+    let Ok(names) = client.models(STARTUP_CHECK).await else {
+        return;
+    };
+    if installed_as(&config.model, names.iter().map(String::as_str)).is_some() {
+        return;
+    }
+    let installed = models::describe(&client, names, deadline).await;
+    let root = session.agent.toolbox().project().root();
+    let notice = commands::missing_model_text(
+        &config.model,
+        &commands::chosen_by(session.loaded.source_of("model"), root),
+        server_url(&config.endpoint),
+        &installed,
+    );
+    // Model names come from the server: shown, never obeyed.
+    error(terminal_safe(&notice));
+}
+
+/// `/model` lists the installed models with tool support; `/model NAME` switches to NAME
+/// when it is one of them, keeping the conversation. Only `/api/tags` and `/api/show` are
+/// asked, never `/api/chat`, so a wrong name costs no inference.
+async fn choose_model(session: &mut Session, wanted: Option<&str>) {
+    let config = &session.loaded.config;
+    let server = server_url(&config.endpoint).to_owned();
+    let current = config.model.clone();
+    let surveyed = match Client::new(&config.endpoint, MODEL_LIMIT) {
+        Ok(client) => models::survey(&client, MODEL_LIMIT).await,
+        Err(e) => Err(e),
+    };
+    let installed = match surveyed {
+        Ok(installed) => installed,
+        Err(e) => {
+            eprintln!(
+                "cannot list the models installed at {server}, so the model stays {current}: {e}"
+            );
+            return;
+        }
+    };
+    let root = session.agent.toolbox().project().root();
+    let chosen = commands::chosen_by(session.loaded.source_of("model"), root);
+    // Model names come from the server: every text below is shown, never obeyed.
+    let Some(wanted) = wanted else {
+        let list = commands::model_list_text(&current, &chosen, &server, &installed);
+        print!("{}", terminal_safe(&list));
+        return;
+    };
+    match commands::model_choice(wanted, &current, &server, &installed) {
+        Ok(name) if name == current => println!("already using {}", terminal_safe(&name)),
+        Ok(name) => {
+            println!(
+                "model: {} (was {current}); the conversation is kept",
+                terminal_safe(&name)
+            );
+            session.agent.set_model(name.clone());
+            session.loaded.config.model = name;
+            session
+                .loaded
+                .sources
+                .insert("model", Source::Command("/model"));
+        }
+        Err(message) => eprintln!("{}", terminal_safe(&message)),
+    }
 }
 
 fn run_slash_command(command: Command, session: &mut Session) {
@@ -135,7 +258,8 @@ fn run_slash_command(command: Command, session: &mut Session) {
             "{}",
             session.agent.ledger().context(session.agent.history())
         ),
-        Command::Exit => {}
+        // Handled by the loop: leaving, and asking the server (which needs the runtime).
+        Command::Exit | Command::Model(_) => {}
     }
 }
 

@@ -539,12 +539,22 @@ fn fits_at_shifted_start(diff: &str, before: &BTreeMap<String, Entry>, shift: us
     let fits = |file: &Option<Vec<&[u8]>>, start: usize, old: &[&str]| {
         let Some(lines) = file else { return false };
         let at = start.saturating_sub(1) + shift;
-        !old.is_empty()
-            && at + old.len() <= lines.len()
-            && old
-                .iter()
-                .zip(&lines[at..])
-                .all(|(want, have)| want.as_bytes() == *have)
+        let fits_with = |old: &[&str]| {
+            !old.is_empty()
+                && at + old.len() <= lines.len()
+                && old
+                    .iter()
+                    .zip(&lines[at..])
+                    .all(|(want, have)| want.as_bytes() == *have)
+        };
+        // apply_patch drops blank context lines at the end of a hunk (they are usually
+        // the gap before the next file), keeping one only when it is the hunk's sole old
+        // line; a hunk so shortened may fit at the shifted start too.
+        let mut trimmed = old;
+        while trimmed.len() > 1 && trimmed.last().is_some_and(|l| l.trim().is_empty()) {
+            trimmed = &trimmed[..trimmed.len() - 1];
+        }
+        fits_with(old) || fits_with(trimmed)
     };
     for line in diff.split_inclusive('\n') {
         if let Some(path) = line.strip_prefix("--- a/") {

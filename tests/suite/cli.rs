@@ -549,10 +549,80 @@ fn tool_cannot_be_combined_with_prompt_or_doctor() {
     for args in [
         ["-p", "hi", "tool", "list_files"],
         ["--doctor", "tool", "list_files", "{}"],
+        ["--model", "qwen3:8b", "tool", "list_files"],
     ] {
         let run = metron(p.root()).args(args).run();
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(
+            run.stderr
+                .contains("cannot be combined with -p, --doctor or --model"),
+            "{args:?}: {run:?}"
+        );
     }
+}
+
+#[test]
+fn a_request_without_p_is_a_usage_error_with_the_spelling_that_works() {
+    let p = project();
+    let run = metron(p.root()).args(["some text"]).run();
+    assert_run(
+        &run,
+        2,
+        "",
+        "metron: unexpected argument 'some text': to run one request, pass it with -p: metron -p \"some text\"; to start the interactive session, run metron with no arguments\n",
+    );
+    // Unquoted words make one request in the hint.
+    let run = metron(p.root()).args(["fix", "the", "bug"]).run();
+    assert_usage_error(&run, "metron -p \"fix the bug\"");
+    let run = metron(p.root()).args(["doctor"]).run();
+    assert_run(
+        &run,
+        2,
+        "",
+        "metron: unexpected argument 'doctor': the setup check is a flag; run `metron --doctor`\n",
+    );
+    // Nothing was started: no banner, no request.
+    let run = metron(p.root())
+        .args(["-m", "x", "hello"])
+        .stdin("hi\n")
+        .run();
+    assert_usage_error(&run, "metron -p \"hello\"");
+}
+
+#[test]
+fn the_model_flag_reaches_one_shot_mode_and_names_its_layer() {
+    use super::fake_ollama::{FakeOllama, answer};
+    let p = project();
+    let fake = FakeOllama::builder()
+        .model("qwen3:8b", &["completion", "tools"], 40960)
+        .chat(vec![answer("Hi.", 10, 1), answer("Hi again.", 10, 1)])
+        .start();
+    let run = metron(p.root())
+        .args(["-p", "hello", "--model", "qwen3:8b"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("OLLAMA_MODEL", "other:1b")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Hi.\n", "{run:?}");
+    let (run, events) = json_events(
+        metron(p.root())
+            .args(["-m", "qwen3:8b", "-p", "hello", "--json"])
+            .env("OLLAMA_HOST", fake.base_url())
+            .run(),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let start = &events_of_type(&events, "session_start")[0];
+    assert_eq!(start["model"], "qwen3:8b", "{start}");
+    assert_eq!(start["config_sources"]["model"], "--model", "{start}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2);
+    assert!(
+        bodies.iter().all(|b| b["model"] == "qwen3:8b"),
+        "{bodies:?}"
+    );
+    // An empty name is a configuration error that names the flag.
+    let run = metron(p.root()).args(["-p", "hello", "--model", ""]).run();
+    assert_config_error(&run, &["`model` from --model must name a model"]);
 }
 
 #[test]

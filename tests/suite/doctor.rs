@@ -208,6 +208,45 @@ fn a_name_without_a_tag_matches_latest() {
 }
 
 #[test]
+fn the_model_flag_is_checked_and_named_as_its_layer() {
+    let project = TestProject::git();
+    let fake = FakeOllama::builder()
+        .model("qwen3:8b", &["completion", "tools"], 40960)
+        .start();
+    let run = doctor(project.root(), &fake.base_url())
+        .args(["--model", "qwen3:8b"])
+        .env("OLLAMA_MODEL", "missing:1b")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let model = row(&run, "ok", "model");
+    assert_eq!(
+        model,
+        "ok    model     qwen3:8b is installed (from --model)"
+    );
+    assert!(
+        row(&run, "ok", "config").contains("overridden by $OLLAMA_HOST and --model"),
+        "{}",
+        run.stdout
+    );
+    // A missing model named by the flag fails with the flag in the row and the remedy.
+    let run = doctor(project.root(), &fake.base_url())
+        .args(["-m", "gone:1b"])
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        row(&run, "fail", "model").contains("gone:1b (from --model) is not installed"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        remedy(&run, "fail", "model").contains("metron --model NAME"),
+        "{}",
+        run.stdout
+    );
+    assert_no_inference(&fake);
+}
+
+#[test]
 fn a_model_without_tool_support_fails() {
     let project = TestProject::git();
     let fake = FakeOllama::builder()

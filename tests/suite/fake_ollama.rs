@@ -174,6 +174,32 @@ impl FakeOllama {
             .collect()
     }
 
+    /// The `/api/chat` requests received so far, in arrival order: what a test counts when
+    /// metron also asks other endpoints (the REPL lists the models at start).
+    pub fn chat_requests(&self) -> Vec<Recorded> {
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|r| route_path(&r.path) == "/api/chat")
+            .cloned()
+            .collect()
+    }
+
+    /// Waits until at least `n` `/api/chat` requests have been recorded; false if `timeout`
+    /// passes first. Like [`FakeOllama::wait_for_requests`], for a client that also asks
+    /// other endpoints.
+    pub fn wait_for_chats(&self, n: usize, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.chat_requests().len() >= n {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
     /// How many chat requests arrived after the script ran out (each got a 500).
     pub fn unexpected(&self) -> usize {
         self.shared.unexpected.load(Ordering::SeqCst)

@@ -45,7 +45,7 @@ fn stdout_is_exactly_the_answer_and_everything_else_is_on_stderr() {
         "[executing: find_symbol]",
         "[executing: view_slice]",
         "[executing: apply_patch]",
-        "[600 prompt / 71 generated tokens · 3 tool calls]",
+        "[600 prompt / 71 generated tokens · 3 tool calls · ",
     ];
     let mut from = 0;
     for needle in order {

@@ -8,6 +8,7 @@
 //! metron runs (Ctrl-C, typing an answer) use [`Live`], which keeps the pipes open and
 //! collects the output as it arrives.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -21,7 +22,9 @@ use super::common::{
     greet_patch, greet_project, greet_session, hermetic, metron, on_a_terminal, roles,
     script_available, skip, tool_messages, user_config,
 };
-use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, json_answer, json_calls, text};
+use super::fake_ollama::{
+    Chunk, FakeOllama, Reply, answer, call, json_answer, json_calls, refused_url, text,
+};
 
 /// A request a server would accept after an interrupted or failed turn: every tool call of
 /// an assistant message is answered by a `tool` message with its id before the next
@@ -67,10 +70,22 @@ fn specs(names: &[&str]) -> Vec<&'static ToolSpec> {
         .collect()
 }
 
-/// The banner for `model` and the config line.
-fn banner(model: &str, config: &str) -> String {
+/// The banner of a session in the git work tree at `root`, for `model` chosen as `chosen`
+/// says (`the built-in default`, `from --model`...), with the config line.
+fn banner(root: &Path, model: &str, chosen: &str, config: &str) -> String {
     format!(
-        "=== metron (model: {model}) ===\nContext-disciplined terminal coder. /help for commands, /exit to quit.\nconfig: {config}\n\n"
+        "=== metron (model: {model}, {chosen}) ===\nContext-disciplined terminal coder. /help for commands, /exit to quit.\nproject: {} (a git work tree)\nconfig: {config}\n\n",
+        root.display()
+    )
+}
+
+/// The banner of a session on the defaults in the git work tree at `root`.
+fn default_banner(root: &Path) -> String {
+    banner(
+        root,
+        "qwen2.5-coder:32b",
+        "the built-in default",
+        "built-in defaults (no config file)",
     )
 }
 
@@ -79,18 +94,26 @@ fn banner(model: &str, config: &str) -> String {
 // ---------------------------------------------------------------------------------------
 
 #[test]
-fn the_banner_names_the_model_and_the_config_file() {
+fn the_banner_names_the_project_the_model_its_layer_and_the_config_file() {
+    // Nothing answers at the endpoint: the start-up check says nothing, and the banner is
+    // all there is.
+    let nobody = refused_url();
     // As the README shows it: a project file is named relative to the project, even when
     // metron starts in a subdirectory.
     let p = TestProject::git();
     p.file(".metron.json", r#"{"model": "qwen3.8:27b-mlx"}"#);
     p.dir("deep/er");
     for cwd in [p.root().to_path_buf(), p.path("deep/er")] {
-        let run = metron(&cwd).run();
+        let run = metron(&cwd).env("OLLAMA_HOST", &nobody).run();
         assert_eq!(run.code, 0, "{run:?}");
         assert_eq!(
             run.stdout,
-            banner("qwen3.8:27b-mlx", ".metron.json"),
+            banner(
+                p.root(),
+                "qwen3.8:27b-mlx",
+                "from .metron.json",
+                ".metron.json"
+            ),
             "{run:?}"
         );
         assert_eq!(run.stderr, "", "{run:?}");
@@ -98,21 +121,67 @@ fn the_banner_names_the_model_and_the_config_file() {
 
     // No file at all, and the model from the environment.
     let p = TestProject::git();
-    let run = metron(p.root()).env("OLLAMA_MODEL", "gemma4:12b-mlx").run();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", &nobody)
+        .env("OLLAMA_MODEL", "gemma4:12b-mlx")
+        .run();
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stdout,
-        banner("gemma4:12b-mlx", "built-in defaults (no config file)"),
+        banner(
+            p.root(),
+            "gemma4:12b-mlx",
+            "from $OLLAMA_MODEL",
+            "built-in defaults (no config file)"
+        ),
         "{run:?}"
     );
 
     // A user file outside the project is named by its full path.
     let (_dir, path) = user_config(r#"{"model": "mine:7b"}"#);
-    let run = metron(p.root()).env("METRON_CONFIG", &path).run();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", &nobody)
+        .env("METRON_CONFIG", &path)
+        .run();
     assert_eq!(run.code, 0, "{run:?}");
+    let file = path.display().to_string();
     assert_eq!(
         run.stdout,
-        banner("mine:7b", &path.display().to_string()),
+        banner(p.root(), "mine:7b", &format!("from {file}"), &file),
+        "{run:?}"
+    );
+
+    // --model (and -m) beats the environment and the file.
+    for flag in ["--model", "-m"] {
+        let run = metron(p.root())
+            .args([flag, "chosen:3b"])
+            .env("OLLAMA_HOST", &nobody)
+            .env("OLLAMA_MODEL", "gemma4:12b-mlx")
+            .env("METRON_CONFIG", &path)
+            .run();
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            run.stdout,
+            banner(p.root(), "chosen:3b", "from --model", &file),
+            "{run:?}"
+        );
+    }
+
+    // The default, and a project that is not a git work tree.
+    let plain = TestProject::new();
+    let run = metron(plain.root()).env("OLLAMA_HOST", &nobody).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let first_lines: Vec<&str> = run.stdout.lines().take(3).collect();
+    assert_eq!(
+        first_lines,
+        [
+            "=== metron (model: qwen2.5-coder:32b, the built-in default) ===",
+            "Context-disciplined terminal coder. /help for commands, /exit to quit.",
+            &format!(
+                "project: {} (not a git work tree, so apply_patch is not offered)",
+                plain.root().display()
+            ),
+        ],
         "{run:?}"
     );
 }
@@ -120,16 +189,18 @@ fn the_banner_names_the_model_and_the_config_file() {
 #[test]
 fn help_lists_every_command() {
     let p = TestProject::git();
-    let run = metron(p.root()).stdin("/help\n").run();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", refused_url())
+        .stdin("/help\n")
+        .run();
     assert_eq!(run.code, 0, "{run:?}");
     let help = run
         .stdout
-        .strip_prefix(&banner(
-            "qwen2.5-coder:32b",
-            "built-in defaults (no config file)",
-        ))
+        .strip_prefix(&default_banner(p.root()))
         .unwrap_or_else(|| panic!("banner first: {run:?}"));
-    for command in ["/help", "/config", "/reset", "/history", "/tags", "/exit"] {
+    for command in [
+        "/help", "/config", "/model", "/reset", "/history", "/tags", "/ledger", "/context", "/exit",
+    ] {
         assert!(
             help.lines().any(|l| l.starts_with(&format!("{command} "))),
             "/help lacks a line for {command}: {help}"
@@ -228,7 +299,7 @@ fn config_shows_every_key_with_its_layer_and_the_tools_with_their_cost() {
         ),
         "{tools}"
     );
-    let requests = fake.requests();
+    let requests = fake.chat_requests();
     assert_eq!(requests.len(), 1, "one question after /config");
     let sent = String::from_utf8_lossy(&requests[0].raw_body);
     assert!(
@@ -316,18 +387,18 @@ fn history_counts_messages_and_bytes_and_reset_empties_it() {
     );
     let expected = format!(
         "{}{empty}\n{reply}\n{after_turn}\nconversation cleared (the system prompt is kept)\n{empty}\nHello again.\n",
-        banner("qwen2.5-coder:32b", "built-in defaults (no config file)")
+        default_banner(p.root())
     );
     assert_eq!(run.stdout, expected, "{run:?}");
     // The footers, one per turn.
     assert!(
         run.stderr
-            .contains("[120 prompt / 7 generated tokens · 0 tool calls]"),
+            .contains("[120 prompt / 7 generated tokens · 0 tool calls · "),
         "{run:?}"
     );
     assert!(
         run.stderr
-            .contains("[90 prompt / 3 generated tokens · 0 tool calls]"),
+            .contains("[90 prompt / 3 generated tokens · 0 tool calls · "),
         "{run:?}"
     );
     // After /reset the model no longer sees the first exchange.
@@ -375,31 +446,281 @@ fn tags_rebuilds_the_symbol_index() {
         run.stdout.contains("definitions are parsed on demand"),
         "{run:?}"
     );
-    assert!(fake.requests().is_empty());
+    assert!(fake.chat_requests().is_empty());
 }
 
 #[test]
-fn an_unknown_command_is_reported_and_not_sent_to_the_model() {
+fn a_line_starting_with_a_slash_never_reaches_the_model() {
     let p = TestProject::git();
     let fake = FakeOllama::start(vec![answer("A path is not a command.", 10, 2)]);
     let run = metron(p.root())
         .env("OLLAMA_HOST", fake.base_url())
-        .stdin("/frobnicate\n/etc/passwd is what?\n/history\n")
+        .stdin(
+            "/frobnicate\n/confg\n/etc/passwd is what?\n/model qwen3 please\n/history all\n/history\nwhat is in /etc/passwd?\n",
+        )
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let errors: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(
+        errors[..5],
+        [
+            "unknown command /frobnicate; /help lists the commands",
+            "unknown command /confg; did you mean /config? (/help lists the commands)",
+            "unknown command /etc/passwd; /help lists the commands. A line starting with / is never sent to the model: to ask about a path, start the line with a word (\"what is in /etc/hosts?\")",
+            "/model takes one model name, and model names hold no spaces; did you mean /model qwen3? (/model alone lists the models with tool support)",
+            "/history takes no arguments; did you mean /history? (/help lists the commands)",
+        ],
+        "{run:?}"
+    );
+    // Only the line that starts with a word was a question for the model.
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(roles(&bodies[0]), ["system", "user"]);
+    assert_eq!(content(&bodies[0], 1), "what is in /etc/passwd?");
+    assert!(
+        run.stdout.contains(&format!(
+            "0 messages after the system prompt, {} bytes",
+            SYSTEM_PROMPT.len()
+        )),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.ends_with("A path is not a command.\n"),
+        "{run:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Choosing a model
+// ---------------------------------------------------------------------------------------
+
+/// A server with two models that support tools and one that does not.
+fn three_models() -> super::fake_ollama::FakeBuilder {
+    FakeOllama::builder()
+        .model("qwen3:8b", &["completion", "tools", "thinking"], 40960)
+        .model("llama3.1:latest", &["completion", "tools"], 131072)
+        .model("nomic-embed-text:latest", &["embedding"], 2048)
+}
+
+/// Every request the fake received that was not `/api/chat`, as `METHOD path`.
+fn other_requests(fake: &FakeOllama) -> Vec<String> {
+    fake.requests()
+        .iter()
+        .filter(|r| r.path != "/api/chat")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
+#[test]
+fn model_lists_the_installed_models_with_tool_support_and_marks_the_current_one() {
+    let p = TestProject::git();
+    let fake = three_models().start();
+    let run = metron(p.root())
+        .args(["--model", "llama3.1"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("/model\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
+    let listing = run
+        .stdout
+        .split_once("\n\n")
+        .map(|(_, after)| after)
+        .unwrap_or_else(|| panic!("banner first: {run:?}"));
+    assert_eq!(
+        listing,
+        format!(
+            "models with tool support at {}:
+  qwen3:8b
+* llama3.1:latest (current, from --model)
+installed without tool support: nomic-embed-text:latest
+/model NAME switches to another; the conversation is kept
+",
+            fake.base_url()
+        ),
+        "{run:?}"
+    );
+    assert!(fake.chat_requests().is_empty());
+}
+
+#[test]
+fn model_switches_and_the_conversation_carries_over() {
+    let p = TestProject::git();
+    let fake = three_models()
+        .chat(vec![answer("First.", 10, 1), answer("Second.", 20, 1)])
+        .start();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("OLLAMA_MODEL", "qwen3:8b")
+        .stdin("one\n/model llama3.1\n/model llama3.1:latest\n/config\n/model\ntwo\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("First.\nmodel: llama3.1:latest (was qwen3:8b); the conversation is kept\nalready using llama3.1:latest\n"),
+        "{run:?}"
+    );
+    // /config names the command as the layer that chose the model now.
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("model ") && l.ends_with("\"llama3.1:latest\"  (/model)")),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("* llama3.1:latest (current, chosen with /model)"),
+        "{run:?}"
+    );
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2, "{run:?}");
+    assert_eq!(bodies[0]["model"], "qwen3:8b");
+    assert_eq!(bodies[1]["model"], "llama3.1:latest");
+    assert_eq!(roles(&bodies[1]), ["system", "user", "assistant", "user"]);
+    assert_eq!(content(&bodies[1], 1), "one");
+    assert_eq!(content(&bodies[1], 2), "First.");
+    assert_eq!(content(&bodies[1], 3), "two");
+    assert_eq!(fake.unexpected(), 0);
+}
+
+#[test]
+fn model_refuses_a_missing_or_toolless_model_without_a_chat_request() {
+    let p = TestProject::git();
+    let fake = three_models().start();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("OLLAMA_MODEL", "qwen3:8b")
+        .stdin("/model foo\n/model nomic-embed-text\n/config\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let errors: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(errors.len(), 2, "{run:?}");
+    assert_eq!(
+        errors[0],
+        format!(
+            "there is no model foo at {}; the model stays qwen3:8b; installed models with tool support: qwen3:8b, llama3.1:latest. Choose one of them with /model NAME, or run `ollama pull foo` first",
+            fake.base_url()
+        ),
+        "{run:?}"
+    );
+    assert!(
+        errors[1].starts_with("nomic-embed-text:latest is installed but does not support tools"),
+        "{run:?}"
+    );
+    assert!(errors[1].contains("qwen3:8b, llama3.1:latest"), "{run:?}");
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("model ") && l.ends_with("\"qwen3:8b\"  ($OLLAMA_MODEL)")),
+        "the model did not stay: {run:?}"
+    );
+    // Only the model list and descriptions were asked for: no inference, and the name
+    // that is not installed was never sent anywhere.
+    assert!(fake.chat_requests().is_empty(), "{run:?}");
+    for request in other_requests(&fake) {
+        assert!(
+            request == "GET /api/tags" || request == "POST /api/show",
+            "{request}"
+        );
+    }
+    assert!(
+        !fake
+            .requests()
+            .iter()
+            .any(|r| String::from_utf8_lossy(&r.raw_body).contains("\"foo\"")),
+        "the missing name reached the server"
+    );
+}
+
+#[test]
+fn a_model_that_is_not_installed_is_reported_at_start() {
+    let p = TestProject::git();
+    let fake = three_models().chat(vec![answer("Hi.", 10, 1)]).start();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("/model qwen3:8b\nhello\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let first = run.stderr.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        format!(
+            "metron: the model qwen2.5-coder:32b (the built-in default) is not installed at {}; installed models with tool support: qwen3:8b, llama3.1:latest. Switch with /model NAME, or run `ollama pull qwen2.5-coder:32b`",
+            fake.base_url()
+        ),
+        "{run:?}"
+    );
+    // Following the advice works: the session goes on with the model chosen.
+    assert!(
+        run.stdout
+            .contains("model: qwen3:8b (was qwen2.5-coder:32b)"),
+        "{run:?}"
+    );
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(bodies[0]["model"], "qwen3:8b");
+
+    // The notice names the layer that chose the missing model.
+    let run = metron(p.root())
+        .args(["-m", "gone:1b"])
+        .env("OLLAMA_HOST", fake.base_url())
         .run();
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         run.stderr
-            .contains("unknown command /frobnicate; /help lists the commands"),
+            .starts_with("metron: the model gone:1b (from --model) is not installed at "),
         "{run:?}"
     );
-    // A line that merely starts with a path is a question for the model.
-    let bodies = fake.chat_bodies();
-    assert_eq!(bodies.len(), 1, "{run:?}");
-    assert_eq!(content(&bodies[0], 1), "/etc/passwd is what?");
+
+    // An installed model (as `NAME:latest`) is not worth a word.
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("OLLAMA_MODEL", "llama3.1")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
+}
+
+#[test]
+fn model_names_from_the_server_cannot_drive_the_terminal() {
+    let p = TestProject::git();
+    let fake = FakeOllama::builder()
+        .model("evil\x1b[2J:1b", &["completion", "tools"], 2048)
+        .start();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("/model\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(!text.contains('\x1b'), "{name} carries an escape: {run:?}");
+        assert!(text.contains("evil\\u{1b}[2J:1b"), "{name}: {run:?}");
+    }
+}
+
+#[test]
+fn the_start_check_says_nothing_when_the_server_does_not_answer_in_time() {
+    // A port that accepts connections and never answers: the check gives up after its two
+    // seconds and leaves the server to the first prompt, as before.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", silent.local_addr().expect("address"));
+    let p = TestProject::git();
+    let started = Instant::now();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", &url)
+        .stdin("/history\n")
+        .run();
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
     assert!(
-        run.stdout.contains("A path is not a command.\n2 messages"),
+        run.stdout.contains("0 messages after the system prompt"),
         "{run:?}"
     );
+    // Two seconds for the check, and room for a slow, shared machine; without the limit
+    // the check would wait for `timeout_seconds` (180).
+    assert!(took < Duration::from_secs(8), "startup took {took:?}");
+    drop(silent);
 }
 
 #[test]
@@ -446,7 +767,7 @@ fn a_full_session_edits_the_file_and_reports_what_it_cost() {
         run.stdout,
         format!(
             "{}Let me find Greet.\nGreet now returns \"hola\" (greet.go:5).\n",
-            banner("qwen2.5-coder:32b", "built-in defaults (no config file)")
+            default_banner(p.root())
         ),
         "{run:?}"
     );
@@ -465,7 +786,7 @@ fn a_full_session_edits_the_file_and_reports_what_it_cost() {
         "{run:?}"
     );
     // The footer comes after the tools: the last prompt size, all generated tokens.
-    let footer = "[600 prompt / 71 generated tokens · 3 tool calls]";
+    let footer = "[600 prompt / 71 generated tokens · 3 tool calls · ";
     let at = run.stderr.find(footer).unwrap_or_else(|| panic!("{run:?}"));
     assert!(
         at > run
@@ -598,15 +919,20 @@ fn the_footer_warns_once_the_prompt_passes_80_percent_of_num_ctx() {
     let lines: Vec<&str> = run.stderr.lines().collect();
     let first = lines
         .iter()
-        .position(|l| l.starts_with("[800 prompt / 5 generated tokens · 0 tool calls] [model "))
+        .position(|l| {
+            l.starts_with("[800 prompt / 5 generated tokens · 0 tool calls · 80% of num_ctx]")
+        })
         .unwrap_or_else(|| panic!("{run:?}"));
     let second = lines
         .iter()
-        .position(|l| l.starts_with("[801 prompt / 5 generated tokens · 0 tool calls] [model "))
+        .position(|l| {
+            l.starts_with("[801 prompt / 5 generated tokens · 0 tool calls · 80% of num_ctx]")
+        })
         .unwrap_or_else(|| panic!("{run:?}"));
-    // 80% exactly is not past it; the line after the second footer is the warning.
-    assert_eq!(second, first + 1, "no warning after 800 of 1000: {run:?}");
-    let warning = lines.get(second + 1).copied().unwrap_or_default();
+    // 80% exactly is not past it; each footer is two lines (tokens, then time), and the
+    // line after the second footer is the warning.
+    assert_eq!(second, first + 2, "no warning after 800 of 1000: {run:?}");
+    let warning = lines.get(second + 2).copied().unwrap_or_default();
     assert!(
         warning.starts_with("warning: the prompt is at 80% of num_ctx (1000 tokens)")
             && warning.contains("/reset"),
@@ -634,7 +960,7 @@ fn with_streaming_off_the_whole_answer_is_printed() {
     assert!(run.stderr.contains("[executing: list_files]"), "{run:?}");
     assert!(
         run.stderr
-            .contains("[50 prompt / 5 generated tokens · 1 tool call]"),
+            .contains("[50 prompt / 5 generated tokens · 1 tool call · "),
         "{run:?}"
     );
     for body in fake.chat_bodies() {
@@ -700,7 +1026,7 @@ fn ctrl_c_during_a_reply_cancels_the_turn_and_the_session_goes_on() {
     let mut live = Live::metron(p.root(), &[], &fake);
     live.send("first question\n");
     assert!(
-        fake.wait_for_requests(1, PATIENCE),
+        fake.wait_for_chats(1, PATIENCE),
         "the first request never came"
     );
     live.wait_stdout("partial", 1);
@@ -745,7 +1071,7 @@ fn ctrl_c_after_a_tool_ran_keeps_the_call_and_its_result_and_says_so() {
     let mut live = Live::metron(p.root(), &[], &fake);
     live.send("what is here?\n");
     assert!(
-        fake.wait_for_requests(2, PATIENCE),
+        fake.wait_for_chats(2, PATIENCE),
         "the second round trip never came"
     );
     live.wait_stdout("Looking", 1);
@@ -799,7 +1125,7 @@ fn ctrl_c_at_an_idle_prompt_quits_with_130() {
     }
     let run = live.finish();
     assert_eq!(run.code, 130, "{run:?}");
-    assert!(fake.requests().is_empty());
+    assert!(fake.chat_requests().is_empty());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -882,7 +1208,7 @@ fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_quits_at_the_prompt() {
     let mut live = on_a_terminal(&p, &fake);
     live.wait_stdout("metron > ", 1);
     live.send("first\r");
-    assert!(fake.wait_for_requests(1, PATIENCE), "{}", live.stdout());
+    assert!(fake.wait_for_chats(1, PATIENCE), "{}", live.stdout());
     live.wait_stdout("partial", 1);
     // The Ctrl-C key: the terminal turns it into SIGINT while the reply streams.
     live.send("\x03");
@@ -928,7 +1254,7 @@ fn on_a_terminal_ctrl_d_quits_with_0() {
     }
     let run = live.finish();
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(fake.requests().is_empty());
+    assert!(fake.chat_requests().is_empty());
 }
 
 #[test]
