@@ -83,6 +83,10 @@ pub(crate) fn start(
 
 /// How a turn ended.
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per turn, matched at once; boxing it would buy nothing"
+)]
 pub(crate) enum Outcome {
     /// It finished, with an answer or an error.
     Finished(Result<TurnReport, TurnError>),
