@@ -357,6 +357,21 @@ impl Spinner {
         self.shown = true;
     }
 
+    /// Redraws the elapsed-time line of an approved command that is running:
+    /// `running go test ./... 12 s (Ctrl-C stops it)`, cut to the terminal's width.
+    pub(crate) fn draw_running(&mut self, label: &str, elapsed: Duration) {
+        if !self.enabled || elapsed < SPINNER_DELAY {
+            return;
+        }
+        self.frame = (self.frame + 1) % FRAMES.len();
+        let line = running_line(FRAMES[self.frame], label, elapsed);
+        let width = Style::for_stderr().width;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{}", terminal_safe(&fit(&line, width)));
+        let _ = err.flush();
+        self.shown = true;
+    }
+
     /// Erases the indicator line if it is drawn.
     pub(crate) fn clear(&mut self) {
         if self.shown {
@@ -366,6 +381,14 @@ impl Spinner {
             self.shown = false;
         }
     }
+}
+
+/// The elapsed-time line of a running command.
+fn running_line(frame: char, label: &str, elapsed: Duration) -> String {
+    format!(
+        "{frame} running {label} {} s (Ctrl-C stops it)",
+        elapsed.as_secs()
+    )
 }
 
 /// Columns the footer fits in: a terminal's classic width, whatever the terminal's own.
@@ -458,6 +481,14 @@ pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_running_command_says_what_for_how_long_and_how_to_stop_it() {
+        assert_eq!(
+            running_line('|', "go test ./...", Duration::from_millis(12_400)),
+            "| running go test ./... 12 s (Ctrl-C stops it)"
+        );
+    }
 
     #[test]
     fn lines_fit_the_width_and_failures_stand_out() {

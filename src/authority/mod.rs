@@ -20,6 +20,7 @@
 //! [`Authority::authorize`] and get a [`Verdict`]. Nothing outside this module can swap
 //! the approver or write evidence except through the methods below.
 
+pub(crate) mod activity;
 pub(crate) mod applied;
 pub mod approval;
 mod cancel;
@@ -61,6 +62,7 @@ pub struct Authority {
     approver: Box<dyn Approver>,
     auto_approve_patches: bool,
     cancel: CancelToken,
+    activity: activity::Activity,
     state: Mutex<State>,
 }
 
@@ -88,6 +90,7 @@ impl Authority {
             approver,
             auto_approve_patches,
             cancel,
+            activity: activity::Activity::default(),
             state: Mutex::default(),
         }
     }
@@ -104,6 +107,7 @@ impl Authority {
             approver: approver.unwrap_or(self.approver),
             auto_approve_patches: auto_approve_patches.unwrap_or(self.auto_approve_patches),
             cancel: cancel.unwrap_or(self.cancel),
+            activity: self.activity,
             state: Mutex::default(),
         }
     }
@@ -113,6 +117,11 @@ impl Authority {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What is running now on the person's behalf (for the elapsed-time line).
+    pub(crate) fn activity(&self) -> &activity::Activity {
+        &self.activity
     }
 
     /// The session's Ctrl-C token.

@@ -105,6 +105,8 @@ pub(crate) async fn drive_turn(
     display: &mut Display,
 ) -> Outcome {
     let spinner = display.spinner();
+    // An approved command's elapsed time, set by the tool thread while it runs.
+    let activity = agent.toolbox().authority().activity().clone();
     let result = {
         let turn = agent.turn(line, display);
         tokio::pin!(turn);
@@ -114,7 +116,10 @@ pub(crate) async fn drive_turn(
             tokio::select! {
                 biased;
                 result = &mut turn => break result,
-                _ = ticks.tick() => spinner.borrow_mut().draw(),
+                _ = ticks.tick() => match activity.current() {
+                    Some((label, elapsed)) => spinner.borrow_mut().draw_running(&label, elapsed),
+                    None => spinner.borrow_mut().draw(),
+                },
             }
         }
     };

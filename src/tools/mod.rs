@@ -349,6 +349,11 @@ pub(crate) struct ToolContext<'a> {
 }
 
 impl ToolContext<'_> {
+    /// What is running now, for the front end's elapsed-time line.
+    pub(crate) fn activity(&self) -> &crate::authority::activity::Activity {
+        self.authority.activity()
+    }
+
     /// The session's Ctrl-C token (a running command polls it).
     pub(crate) fn cancel_token(&self) -> &CancelToken {
         self.authority.cancel_token()

@@ -222,6 +222,7 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
         .stdin(Stdio::null())
         .process_group(0);
     let started = std::time::Instant::now();
+    let _running = context.activity().start(typed);
     let outcome = spawn_and_watch(
         child_command,
         policy.command_timeout,

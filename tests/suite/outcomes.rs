@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::common::{
     GREET_GO, GREET_HOLA, Live, exit_on_a_terminal, greet_patch, greet_project, greet_session,
-    metron, on_a_terminal, script_available, skip, user_config,
+    hermetic, metron, on_a_terminal, script_available, skip, user_config,
 };
 use super::fake_ollama::{FakeOllama, Reply, answer, call};
 
@@ -520,5 +520,46 @@ fn undo_refuses_when_a_file_changed_since_metron_wrote_it() {
     assert_eq!(
         std::fs::read_to_string(p.path("greet.go")).expect("read"),
         mine
+    );
+}
+
+#[test]
+fn a_running_command_shows_its_elapsed_time_on_a_terminal() {
+    if !script_available() {
+        return skip(
+            "a_running_command_shows_its_elapsed_time_on_a_terminal",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "sleep 2"}), 100, 10),
+        answer("Slept.", 120, 4),
+    ]);
+    let inner = format!("'{}' --yes", env!("CARGO_BIN_EXE_metron"));
+    let (mut script, home) = hermetic("script", p.root());
+    let dir = home.path().join(".metron");
+    std::fs::create_dir_all(&dir).expect("mkdir .metron");
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"allowed_commands": ["sleep"]}"#,
+    )
+    .expect("write config");
+    script
+        .args(["-qec", &inner, "/dev/null"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1");
+    let mut live = Live::start(script, home);
+    live.wait_stdout("metron > ", 1);
+    live.send("sleep a bit\r");
+    // While it runs, the line says what, for how long, and how to stop it.
+    live.wait_stdout("running sleep 2 1 s (Ctrl-C stops it)", 1);
+    live.wait_stdout("Slept.", 1);
+    live.wait_stdout_after("Slept.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert!(
+        run.stdout.contains("run_command sleep 2 → exit 0 after 2."),
+        "{run:?}"
     );
 }
