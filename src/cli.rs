@@ -16,12 +16,22 @@ use crate::frontend::ask::{self, AskOnTerminal};
 use crate::frontend::{Exit, error, print_text, startup};
 use crate::tools::{self, Access, Budgets, Policy, ToolError, Toolbox};
 
+/// What `--help` adds after the flags: where settings come from, and where to read more.
+const AFTER_HELP: &str = "\
+Environment:
+  OLLAMA_HOST    the Ollama server (default http://localhost:11434)
+  OLLAMA_MODEL   the model, unless --model or /model chooses another
+
+Configuration is read from the first of: $METRON_CONFIG, <project>/.metron.json (which cannot grant authority), $METRON_CONFIG_DIR/.metron/config.json, ~/.metron/config.json. `metron --example-config` prints every key at its default; /config in a session shows where each value came from.
+
+`metron tool --help` lists the tools and their arguments.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "metron",
     version = crate::version::long_version(),
     about = "A terminal coding agent for local Ollama models, with budgeted, confined tools.",
-    after_help = "Run `metron tool --help` for the tools and their arguments. Configuration: metron.example.json and README.md."
+    after_help = AFTER_HELP
 )]
 struct Cli {
     /// Run one request non-interactively and exit: the answer on stdout, everything else
@@ -44,6 +54,11 @@ struct Cli {
     /// (no inference, nothing written; exit status 1 when the setup is incomplete).
     #[arg(long)]
     doctor: bool,
+
+    /// Print a configuration file with every key at its built-in default, and exit
+    /// (save it as ~/.metron/config.json and edit what you need).
+    #[arg(long, conflicts_with_all = ["prompt", "doctor"])]
+    example_config: bool,
 
     /// The model to use for this run, overriding OLLAMA_MODEL and the config file (works
     /// with the session, -p and --doctor; /model NAME switches within a session).
@@ -105,6 +120,7 @@ pub fn main() -> std::process::ExitCode {
             Exit::Usage
         }
         Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes, &flags),
+        None if cli.example_config => print_text(&crate::config::example_json(), Exit::Success),
         None if cli.doctor => crate::doctor::run(&flags),
         None => match cli.prompt {
             Some(prompt) => crate::oneshot::run(&prompt, cli.yes, cli.json, &flags),

@@ -178,10 +178,7 @@ pub(crate) enum ConfigError {
 fn suggestion_text(suggestion: &Option<&'static str>) -> String {
     match suggestion {
         Some(key) => format!("; did you mean `{key}`?"),
-        None => format!(
-            "; valid keys are listed in metron.example.json ({} keys)",
-            KEYS.len()
-        ),
+        None => format!("; `metron --example-config` prints all {} keys", KEYS.len()),
     }
 }
 
@@ -539,8 +536,8 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     rows[a.len()][b.len()]
 }
 
-/// The text of `metron.example.json`: every key at its built-in default.
-#[cfg(test)]
+/// The text of `metron.example.json` and `metron --example-config`: every key at its
+/// built-in default.
 pub(crate) fn example_json() -> String {
     let defaults = Config::default();
     let map: serde_json::Map<String, Value> = KEYS

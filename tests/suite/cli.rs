@@ -277,7 +277,7 @@ fn config_errors_exit_2_with_one_line() {
         &tool(p.root(), "list_files", "{}"),
         &[
             "unknown key `zzzzzzzzzz`",
-            "valid keys are listed in metron.example.json",
+            "`metron --example-config` prints all",
         ],
     );
     p.file(".metron.json", r#"{"max_slice_lines": 0}"#);

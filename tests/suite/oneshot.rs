@@ -361,13 +361,41 @@ fn help_lists_the_flags() {
             "--doctor",
             "--version",
             "-h, --help",
+            "--example-config",
+            "OLLAMA_HOST",
+            "OLLAMA_MODEL",
+            "~/.metron/config.json",
         ] {
             assert!(
                 run.stdout.contains(needle),
                 "{flag} lacks {needle}: {run:?}"
             );
         }
+        assert!(
+            !run.stdout.contains("metron.example.json"),
+            "an installed user has no such file: {run:?}"
+        );
     }
+}
+
+#[test]
+fn example_config_prints_every_key_at_its_default() {
+    let p = TestProject::new();
+    let run = metron(p.root()).args(["--example-config"]).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let shipped =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/metron.example.json"))
+            .expect("metron.example.json");
+    assert_eq!(run.stdout, shipped);
+    // What it prints is a valid config file as it stands.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("config.json");
+    std::fs::write(&path, &run.stdout).expect("write");
+    let check = metron(p.root())
+        .args(["tool", "list_files"])
+        .env("METRON_CONFIG", &path)
+        .run();
+    assert_eq!(check.code, 0, "{check:?}");
 }
 
 #[cfg(target_os = "linux")]
