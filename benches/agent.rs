@@ -33,6 +33,9 @@
 //!   - `parse_stream/60_chunks`: the 60-line streamed answer; `parse_stream/tool_call`:
 //!     the 3-line reply asking for view_slice;
 //!   - `view_slice/120_lines`: the tool call through `Toolbox::call`;
+//!   - `outcome/view_slice_line`: the person's outcome line for the 120-line view_slice
+//!     (added to every call); `outcome/turn_evidence`: the evidence of a turn, read from
+//!     the ledger (added to every turn's end);
 //!   - `compaction/40_messages`: compacting the history right after a turn (44 messages,
 //!     one fresh slice and reasoning to drop), without and with trimming.
 //!
@@ -181,6 +184,20 @@ fn main() {
         // The agent hands the tool a clone of the call's arguments; so does this.
         let (toolbox, arguments) = (steady.toolbox(), view_slice_arguments());
         b.iter(|| toolbox.call("view_slice", black_box(arguments.clone())));
+    });
+    group.finish();
+
+    // What the person sees: the outcome line of every call (here the 120-line slice, the
+    // longest result a call returns in this session) and the evidence of every turn.
+    let turns =
+        u32::try_from(steady.ledger().entries().last().map_or(0, |e| e.turn)).expect("turn number");
+    let mut group = c.benchmark_group("outcome");
+    group.bench_function("view_slice_line", |b| {
+        let arguments = view_slice_arguments();
+        b.iter(|| metron::testing::outcome_line("view_slice", &arguments, black_box(&slice)));
+    });
+    group.bench_function("turn_evidence", |b| {
+        b.iter(|| metron::testing::evidence_line(black_box(steady.ledger()), turns));
     });
     group.finish();
 

@@ -113,3 +113,29 @@ pub async fn models_with_tools(
     }
     Ok(found)
 }
+
+/// The person's outcome line for a successful read call with `result` as its text (what
+/// the agent adds to every call), for the bench that measures its cost.
+pub fn outcome_line(tool: &str, arguments: &serde_json::Value, result: &str) -> String {
+    crate::agent::outcome::describe(
+        tool,
+        arguments,
+        &crate::authority::policy::Rule::Offered,
+        crate::agent::CallOutcome::Ok,
+        result,
+        &crate::authority::journal::Journal::default(),
+    )
+    .text
+}
+
+/// The evidence line of turn `turn` in `ledger` (what the agent adds to every turn's end),
+/// for the same bench.
+pub fn evidence_line(ledger: &crate::agent::Ledger, turn: u32) -> Option<String> {
+    let evidence =
+        crate::agent::outcome::Evidence::of(ledger.entries().iter().filter(|e| e.turn == turn));
+    crate::agent::outcome::evidence_line(
+        &evidence.files_changed,
+        &evidence.patches_not_applied,
+        &evidence.commands,
+    )
+}
