@@ -299,6 +299,22 @@ fn outcome_lines_on_a_terminal_fit_its_width() {
         line.chars().count()
     );
     assert!(line.ends_with('…'), "{line}");
+    // The footer fits 80 columns too, on two lines: tokens (with the share of num_ctx),
+    // then time.
+    let footer: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("[120 prompt") || l.starts_with("[model "))
+        .collect();
+    assert_eq!(footer.len(), 2, "{run:?}");
+    assert!(footer[0].contains("% of num_ctx]"), "{footer:?}");
+    for line in footer {
+        assert!(
+            line.chars().count() <= 80,
+            "{} chars: {line}",
+            line.chars().count()
+        );
+    }
 }
 
 /// The greet session on a terminal, declined with `answers` typed in turn (each once its
