@@ -10,7 +10,7 @@
 //!
 //! Presses are counted, and [`CancelToken::forget`] moves the baseline to the current
 //! count: a press that a tool already acted on can never also end the next wait (at the
-//! idle prompt, Ctrl-C quits), without waiting to drain it.
+//! idle prompt, where Ctrl-C shows how to quit), without waiting to drain it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

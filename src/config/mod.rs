@@ -13,9 +13,11 @@
 //! machine. Its `remote_endpoint` may only be stricter: `refuse` applies, `warn` is the
 //! default anyway. The one exception to "files are not merged" serves the same rule: when a
 //! project file is the one read, the user's own `~/.metron/config.json` is still consulted
-//! for `remote_endpoint: "refuse"`, so that entering a repository never lifts a user's
-//! refusal of remote servers. Loading does I/O only to read those files: the environment is
-//! passed in as a [`ConfigEnv`], so tests never touch the process environment.
+//! for `remote_endpoint: "refuse"` and `save_input_history: false`, so that entering a
+//! repository never lifts a user's refusal of remote servers, nor starts keeping what they
+//! type on disk against their wish. Loading does I/O only to read those files: the
+//! environment is passed in as a [`ConfigEnv`], so tests never touch the process
+//! environment.
 
 mod endpoint;
 mod settings;
@@ -33,6 +35,11 @@ pub(crate) use settings::{PRIVILEGED_KEYS, SettingValue};
 
 /// The file name of a project's own config, at the project root.
 pub(crate) const PROJECT_FILE: &str = ".metron.json";
+
+/// The name of the user's metron directory, under `$METRON_CONFIG_DIR` or else `$HOME`. It
+/// holds the user's own `config.json` and the REPL's input history, so one override moves
+/// both (which is how tests stay out of the real home).
+pub(crate) const USER_DIR: &str = ".metron";
 
 /// Where the value of one setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,7 +231,7 @@ pub(crate) fn load(
         if file.trust == Trust::Project
             && let Some(user) = user_file(env)
         {
-            keep_user_refusal(&mut loaded, &user);
+            keep_user_limits(&mut loaded, &user);
         }
         loaded.file = Some(file);
     }
@@ -256,36 +263,45 @@ fn find_file(project_root: &Path, env: &ConfigEnv) -> Option<ConfigFile> {
     })
 }
 
-/// The user's own config file (`$METRON_CONFIG_DIR/.metron/config.json`, else
-/// `~/.metron/config.json`), when it exists.
-fn user_file(env: &ConfigEnv) -> Option<PathBuf> {
+/// The user's metron directory (`$METRON_CONFIG_DIR/.metron`, else `~/.metron`), whether
+/// or not it exists yet; `None` when neither variable is set. Everything metron keeps for
+/// the user (their config file, the REPL's input history) lives here and nowhere else.
+pub(crate) fn user_dir(env: &ConfigEnv) -> Option<PathBuf> {
     let base = env.metron_config_dir.as_ref().or(env.home.as_ref())?;
-    let user = base.join(".metron").join("config.json");
+    Some(base.join(USER_DIR))
+}
+
+/// The user's own config file (`config.json` in [`user_dir`]), when it exists.
+fn user_file(env: &ConfigEnv) -> Option<PathBuf> {
+    let user = user_dir(env)?.join("config.json");
     user.exists().then_some(user)
 }
 
-/// When a project file was read instead of the user's own file at `user`, keeps the user's
-/// `remote_endpoint: "refuse"`: a repository may not lift it, even by simply having a
-/// `.metron.json`. Only that one value is taken from the user's file; a user file that
-/// cannot be read or parsed is not in use, so it is passed over here as it is everywhere
-/// else while the project file wins.
-fn keep_user_refusal(loaded: &mut Loaded, user: &Path) {
-    if loaded.config.remote_endpoint == RemoteEndpoint::Refuse {
-        return;
-    }
+/// When a project file was read instead of the user's own file at `user`, keeps what the
+/// user's file withholds: `remote_endpoint: "refuse"` and `save_input_history: false`. A
+/// repository may lift neither, even by simply having a `.metron.json`. Only those values
+/// are taken from the user's file; a user file that cannot be read or parsed is not in use,
+/// so it is passed over here as it is everywhere else while the project file wins.
+fn keep_user_limits(loaded: &mut Loaded, user: &Path) {
     let Ok(text) = std::fs::read_to_string(user) else {
         return;
     };
-    let refuses = serde_json::from_str::<Value>(&text)
-        .ok()
-        .and_then(|v| v.get("remote_endpoint").cloned())
-        .and_then(|v| RemoteEndpoint::from_json(&v).ok())
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
+        return;
+    };
+    let source = || Source::File(user.to_path_buf());
+    let refuses = map
+        .get("remote_endpoint")
+        .and_then(|v| RemoteEndpoint::from_json(v).ok())
         == Some(RemoteEndpoint::Refuse);
-    if refuses {
+    if refuses && loaded.config.remote_endpoint != RemoteEndpoint::Refuse {
         loaded.config.remote_endpoint = RemoteEndpoint::Refuse;
-        loaded
-            .sources
-            .insert("remote_endpoint", Source::File(user.to_path_buf()));
+        loaded.sources.insert("remote_endpoint", source());
+    }
+    let keeps_none = map.get("save_input_history").and_then(Value::as_bool) == Some(false);
+    if keeps_none && loaded.config.save_input_history {
+        loaded.config.save_input_history = false;
+        loaded.sources.insert("save_input_history", source());
     }
 }
 

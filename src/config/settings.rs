@@ -200,6 +200,10 @@ settings! {
     max_command_output_bytes: u64 = 4000;
     /// Environment variables passed to `run_command` beyond the safe set (trusted config only).
     command_env_passthrough: Vec<String> = Vec::new();
+    /// Keep the lines typed at the session prompt in `input_history` in the user's metron
+    /// directory, so the next session offers them with the arrow keys. A project's file may
+    /// only turn it off (see `config::load`).
+    save_input_history: bool = true;
 }
 
 /// Keys a project's own `.metron.json` may not set, because they widen what metron may do
@@ -210,7 +214,8 @@ settings! {
 /// allow one. A project file saying `warn` changes nothing: it is the default, and when the
 /// user's own config file says `refuse`, that refusal still holds (see `config::load`).
 /// Likewise `endpoint` is not here, because a project's value is accepted only when it names
-/// this machine.
+/// this machine, and neither is `save_input_history`: a project's `false` keeps less on
+/// disk, and its `true` is the default, which never outweighs the user's own `false`.
 pub(crate) const PRIVILEGED_KEYS: &[&str] = &[
     "auto_approve_patches",
     "allowed_commands",

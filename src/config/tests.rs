@@ -414,3 +414,72 @@ fn a_project_file_never_lifts_the_users_refusal() {
         assert_eq!(loaded.source_of("remote_endpoint"), &Source::Default);
     }
 }
+
+#[test]
+fn the_user_directory_holds_the_config_file_and_follows_the_same_override() {
+    let env = ConfigEnv {
+        metron_config_dir: Some(PathBuf::from("/base")),
+        home: Some(PathBuf::from("/home/me")),
+        ..ConfigEnv::default()
+    };
+    assert_eq!(user_dir(&env), Some(PathBuf::from("/base/.metron")));
+    let env = ConfigEnv {
+        home: Some(PathBuf::from("/home/me")),
+        ..ConfigEnv::default()
+    };
+    assert_eq!(user_dir(&env), Some(PathBuf::from("/home/me/.metron")));
+    assert_eq!(user_dir(&ConfigEnv::default()), None);
+}
+
+#[test]
+fn save_input_history_is_on_unless_a_file_turns_it_off() {
+    assert!(Config::default().save_input_history);
+    let off = load_text(r#"{"save_input_history":false}"#, Trust::User, &env()).expect("loads");
+    assert!(!off.config.save_input_history);
+    // A project may turn it off (it only keeps less), with no warning.
+    let off = load_text(r#"{"save_input_history":false}"#, Trust::Project, &env()).expect("loads");
+    assert!(!off.config.save_input_history);
+    assert!(off.warnings.is_empty(), "{:?}", off.warnings);
+    assert!(!PRIVILEGED_KEYS.contains(&"save_input_history"));
+    let err = load_text(r#"{"save_input_history":"no"}"#, Trust::User, &env())
+        .expect_err("not a boolean")
+        .to_string();
+    assert!(
+        err.contains("save_input_history") && err.contains("must be true or false"),
+        "{err}"
+    );
+    assert_eq!(
+        closest_key("save_input_histroy"),
+        Some("save_input_history")
+    );
+}
+
+#[test]
+fn a_project_file_never_turns_the_input_history_back_on() {
+    let user_off = r#"{"save_input_history":false,"model":"user"}"#;
+    for project in [r#"{"save_input_history":true}"#, r#"{"max_turns":3}"#] {
+        let (dir, env) = project_and_user(project, user_off);
+        let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
+        assert_eq!(loaded.file.as_ref().map(|f| f.trust), Some(Trust::Project));
+        assert!(!loaded.config.save_input_history, "{project}");
+        assert_eq!(
+            loaded.source_of("save_input_history"),
+            &Source::File(dir.path().join("home/.metron/config.json"))
+        );
+        assert_eq!(loaded.config.model, Config::default().model);
+    }
+    // The user's `true`, or a broken user file, leaves the project's choice alone.
+    for user in [r#"{"save_input_history":true}"#, "{not json", "[false]"] {
+        let (dir, env) = project_and_user(r#"{"save_input_history":false}"#, user);
+        let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
+        assert!(!loaded.config.save_input_history, "{user}");
+        assert_eq!(
+            loaded.source_of("save_input_history"),
+            &Source::File(dir.path().join("repo").join(PROJECT_FILE))
+        );
+        let (dir, env) = project_and_user("{}", user);
+        let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
+        assert!(loaded.config.save_input_history, "{user}");
+        assert_eq!(loaded.source_of("save_input_history"), &Source::Default);
+    }
+}

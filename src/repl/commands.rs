@@ -57,7 +57,9 @@ pub(crate) const HELP: &str = "\
 /context       what the model has been shown (files and lines, searches, symbols) and still carries
 /exit          quit (also exit, quit, /quit, or Ctrl-D)
 A line starting with / is always a command; anything else is sent to the model.
-Ctrl-C cancels a reply in progress.";
+Ctrl-C cancels a reply in progress; at the prompt it clears the line (Ctrl-D or /exit quits).
+Typed lines are offered again next session (arrow keys), except one starting with a space;
+save_input_history: false keeps none.";
 
 /// Every command's name, for the "did you mean" hint.
 const NAMES: &[&str] = &[

@@ -2,26 +2,58 @@
 //!
 //! The session waits for a line *and* for Ctrl-C at the same time, so the blocking read
 //! happens on this thread and the answer comes back through a channel. On a terminal the
-//! line editor (rustyline) gives editing and in-session history (never written to disk);
-//! in its raw mode Ctrl-C arrives as a key, not a signal. Otherwise lines are read from
-//! stdin as they come, which is how scripts and tests drive the REPL.
+//! line editor (rustyline) gives editing and history: the lines typed at the prompt, which
+//! [`HistoryFile`] keeps between sessions unless `save_input_history` is off. In its raw
+//! mode Ctrl-C arrives as a key, not a signal, and the editor tells whether anything had
+//! been typed, so the session can clear a line quietly and explain how to quit on an empty
+//! one. Otherwise lines are read from stdin as they come, which is how scripts and tests
+//! drive the REPL, and nothing is kept.
 //!
 //! Approval questions are read through the same thread, so a question and the prompt
-//! never compete for stdin.
+//! never compete for stdin; their answers are never kept in the history.
 
+use std::cell::Cell;
 use std::io::BufRead;
 use std::sync::Mutex;
 use std::sync::mpsc;
+
+use rustyline::completion::Completer;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
+
+use super::history::{HistoryFile, MAX_ENTRIES};
 
 /// What one read produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Line {
     /// A line, without its newline.
     Text(String),
-    /// Ctrl-C at the line editor.
+    /// Ctrl-C at the line editor with nothing but blanks typed.
     Interrupted,
+    /// Ctrl-C at the line editor with text typed: the text is dropped, as a shell does.
+    Cleared,
     /// End of input (Ctrl-D).
     Eof,
+}
+
+/// The history the line editor starts with, and where it saves new entries.
+#[derive(Debug, Default)]
+pub(crate) struct History {
+    /// Saved entries, oldest first.
+    pub(crate) entries: Vec<String>,
+    /// Where each new entry is appended; `None` keeps this session's lines in memory only.
+    pub(crate) file: Option<HistoryFile>,
+}
+
+/// What the reading thread is asked to do, in order.
+#[derive(Debug)]
+enum Request {
+    /// Read one line.
+    Ask(Ask),
+    /// Take this history (sent once, before the first prompt).
+    Keep(History),
 }
 
 /// Where an answer goes: an async waiter (the prompt) or a blocked one (an approval
@@ -40,7 +72,54 @@ struct Ask {
 /// A handle on the reading thread.
 #[derive(Debug)]
 pub(crate) struct Input {
-    asks: Mutex<mpsc::Sender<Ask>>,
+    asks: Mutex<mpsc::Sender<Request>>,
+}
+
+/// The line editor's helper, there only to watch the line: rustyline (built without
+/// custom key bindings) reports Ctrl-C as an error that drops the buffer, so the last
+/// line it asked for a hint about is the only way to know what the press cleared. It
+/// never offers a hint, a completion or a colour.
+#[derive(Debug, Default)]
+struct LineWatch {
+    /// Whether the line on screen holds more than blanks.
+    typed: Cell<bool>,
+}
+
+impl Hinter for LineWatch {
+    type Hint = String;
+
+    /// Called on every change to the line (and when a read starts, with it empty).
+    fn hint(&self, line: &str, _pos: usize, _ctx: &rustyline::Context<'_>) -> Option<String> {
+        self.typed.set(!line.trim().is_empty());
+        None
+    }
+}
+
+impl Completer for LineWatch {
+    type Candidate = String;
+}
+
+impl Highlighter for LineWatch {}
+
+impl Validator for LineWatch {}
+
+impl rustyline::Helper for LineWatch {}
+
+/// The line editor as the REPL uses it.
+type Editor = rustyline::Editor<LineWatch, DefaultHistory>;
+
+/// A line editor that keeps [`MAX_ENTRIES`] entries and leaves out a line that starts with
+/// a space (the shell convention), or `None` when the terminal cannot have one.
+fn editor() -> Option<Editor> {
+    let config = rustyline::Config::builder()
+        .max_history_size(MAX_ENTRIES)
+        .ok()?
+        .history_ignore_space(true)
+        .auto_add_history(false)
+        .build();
+    let mut editor = Editor::with_config(config).ok()?;
+    editor.set_helper(Some(LineWatch::default()));
+    Some(editor)
 }
 
 impl std::fmt::Debug for Ask {
@@ -52,16 +131,25 @@ impl std::fmt::Debug for Ask {
 impl Input {
     /// Starts the reading thread: a line editor when `terminal`, plain stdin otherwise.
     pub(crate) fn spawn(terminal: bool) -> Input {
-        let (asks, receiver) = mpsc::channel::<Ask>();
+        let (asks, receiver) = mpsc::channel::<Request>();
         std::thread::spawn(move || {
-            let mut editor = if terminal {
-                rustyline::DefaultEditor::new().ok()
-            } else {
-                None
-            };
-            for ask in receiver {
+            let mut editor = if terminal { editor() } else { None };
+            let mut file = None;
+            for request in receiver {
+                let ask = match request {
+                    Request::Ask(ask) => ask,
+                    Request::Keep(history) => {
+                        if let Some(editor) = editor.as_mut() {
+                            for entry in &history.entries {
+                                let _ = editor.add_history_entry(entry.as_str());
+                            }
+                            file = history.file;
+                        }
+                        continue;
+                    }
+                };
                 let line = match editor.as_mut() {
-                    Some(editor) => read_edited(editor, &ask),
+                    Some(editor) => read_edited(editor, &ask, &mut file),
                     None => read_plain(),
                 };
                 match ask.reply {
@@ -77,6 +165,16 @@ impl Input {
         Input {
             asks: Mutex::new(asks),
         }
+    }
+
+    /// Gives the line editor the saved `history` and the file to save to. Without a line
+    /// editor (stdin is not a terminal) it is dropped: a script's lines are not kept.
+    pub(crate) fn keep(&self, history: History) {
+        let asks = self
+            .asks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = asks.send(Request::Keep(history));
     }
 
     /// Reads a line at the session prompt; the line goes into the editor's history.
@@ -103,25 +201,37 @@ impl Input {
             .asks
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        asks.send(Ask {
+        asks.send(Request::Ask(Ask {
             prompt: prompt.to_owned(),
             remember,
             reply,
-        })
+        }))
         .is_ok()
     }
 }
 
-fn read_edited(editor: &mut rustyline::DefaultEditor, ask: &Ask) -> Line {
+/// Reads one line with the editor. A line read at the prompt goes into the history, and
+/// into `file` when the editor kept it (not blank, not starting with a space, not the
+/// same as the entry before); `file` becomes `None` once saving fails.
+fn read_edited(editor: &mut Editor, ask: &Ask, file: &mut Option<HistoryFile>) -> Line {
     use rustyline::error::ReadlineError;
     match editor.readline(&ask.prompt) {
         Ok(line) => {
-            if ask.remember && !line.trim().is_empty() {
-                let _ = editor.add_history_entry(line.as_str());
+            if ask.remember
+                && !line.trim().is_empty()
+                && editor.add_history_entry(line.as_str()).unwrap_or(false)
+            {
+                *file = file.take().and_then(|f| f.append(&line));
             }
             Line::Text(line)
         }
-        Err(ReadlineError::Interrupted) => Line::Interrupted,
+        Err(ReadlineError::Interrupted) => {
+            if editor.helper().is_some_and(|watch| watch.typed.get()) {
+                Line::Cleared
+            } else {
+                Line::Interrupted
+            }
+        }
         Err(_) => Line::Eof,
     }
 }

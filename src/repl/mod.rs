@@ -1,10 +1,14 @@
 //! The interactive session: a prompt, the reply streamed, and the slash commands.
 //!
 //! Each line is one turn, except a line starting with `/` (or a lone `exit` or `quit`),
-//! which is a command and never reaches the model. Ctrl-C during a reply cancels that turn and returns to the
-//! prompt with the session intact; Ctrl-C (or Ctrl-D) at an idle prompt quits. Approval
-//! questions are asked through the same line reader as the prompt; when stdin is not a
-//! terminal nobody can answer them, so writes and commands fail closed unless `--yes`.
+//! which is a command and never reaches the model. The prompt behaves like a shell's:
+//! Ctrl-C clears what was typed, and on an empty line says how to quit ([`QUIT_HINT`])
+//! instead of quitting, so a press meant for a reply that had just finished never ends the
+//! session; Ctrl-D or `/exit` quits. Ctrl-C during a reply cancels that turn and returns to
+//! the prompt with the session intact. On a terminal the typed lines are kept between
+//! sessions (see [`history`]). Approval questions are asked through the same line reader
+//! as the prompt; when stdin is not a terminal nobody can answer them, so writes and
+//! commands fail closed unless `--yes`.
 //!
 //! At start, a check bounded by [`STARTUP_CHECK`] asks the server whether the configured
 //! model is installed, so a missing one is reported at once, with what could be chosen
@@ -12,6 +16,7 @@
 //! for the first prompt to report, as it always was.
 
 mod commands;
+mod history;
 mod input;
 
 use std::io::{IsTerminal, Write};
@@ -20,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::authority::CancelToken;
 use crate::authority::approval::{Approver, Decision, Request, decision_for, may_add_reason};
-use crate::config::{Flags, Source};
+use crate::config::{self, ConfigEnv, Flags, Source};
 use crate::display::{Display, footer, terminal_safe};
 use crate::frontend::ask::{self, show_request, stderr_supports_color};
 use crate::frontend::models::{self, installed_as, server_url};
@@ -29,10 +34,14 @@ use crate::frontend::{Exit, error};
 use crate::ollama::Client;
 
 pub(crate) use commands::{Command, HELP};
-pub(crate) use input::{Input, Line};
+pub(crate) use input::{History, Input, Line};
 
 /// The prompt shown for each line.
 pub(crate) const PROMPT: &str = "metron > ";
+
+/// Shown when Ctrl-C finds nothing to stop or clear: the person may be trying to quit, and
+/// Ctrl-C no longer does that.
+pub(crate) const QUIT_HINT: &str = "Ctrl-D or /exit quits";
 
 /// The longest the start-up model check may delay the first prompt: long enough for a
 /// local server to list its models, short enough not to be noticed when none answers.
@@ -61,28 +70,45 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
         Err(exit) => return exit,
     };
     print_banner(&session);
+    if terminal {
+        input.keep(saved_history(&session));
+    }
     let prompt = if terminal { PROMPT } else { "" };
     let cancel = session.cancel.clone();
     session::block_on(async || {
-        // Ctrl-C during the check quits, as it would at the prompt the check comes before.
+        // Ctrl-C during the check gives up on it and goes on to the prompt, where it would
+        // not quit either.
         tokio::select! {
             biased;
-            () = cancel.cancelled() => return Exit::Interrupted,
+            () = cancel.cancelled() => eprintln!("{QUIT_HINT}"),
             () = check_model(&session) => {}
         }
+        // The read waiting for the next line. It outlives a Ctrl-C that arrives as a
+        // signal (stdin is not a terminal, or the editor is between reads): the reading
+        // thread is still blocked on that line, so asking again would lose it.
+        let mut pending = None;
         loop {
             // A press that a turn or a slash command already acted on is not a press at
-            // the idle prompt (where Ctrl-C quits).
+            // the idle prompt (where Ctrl-C shows how to quit).
             cancel.forget();
+            let read = pending.get_or_insert_with(|| Box::pin(input.read(prompt)));
             let line = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Exit::Interrupted,
-                line = input.read(prompt) => line,
+                () = cancel.cancelled() => {
+                    eprintln!("{QUIT_HINT}");
+                    continue;
+                }
+                line = read => line,
             };
+            pending = None;
             let line = match line {
                 Line::Text(line) => line,
                 Line::Eof => return Exit::Success,
-                Line::Interrupted => return Exit::Interrupted,
+                Line::Interrupted => {
+                    eprintln!("{QUIT_HINT}");
+                    continue;
+                }
+                Line::Cleared => continue,
             };
             if line.trim().is_empty() {
                 continue;
@@ -108,6 +134,23 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
             }
         }
     })
+}
+
+/// The input history for the line editor: the saved entries and the file new ones go to,
+/// or nothing when `save_input_history` is off (this session's lines are then kept in
+/// memory only) or there is no user directory to keep them in.
+fn saved_history(session: &Session) -> History {
+    if !session.loaded.config.save_input_history {
+        return History::default();
+    }
+    let Some(dir) = config::user_dir(&ConfigEnv::from_process()) else {
+        error(
+            "warning: this session does not save what you type: neither $HOME nor $METRON_CONFIG_DIR is set; set one to keep the input history, or set \"save_input_history\": false",
+        );
+        return History::default();
+    };
+    let (file, entries) = history::HistoryFile::open(&dir);
+    History { entries, file }
 }
 
 /// The banner: the model and the layer that chose it, how to get help, the project (and
@@ -320,7 +363,7 @@ impl Approver for AskThroughInput {
                             decision = Decision::Declined(Some(reason.trim().to_owned()));
                         }
                         Line::Text(_) | Line::Eof => {}
-                        Line::Interrupted => {
+                        Line::Interrupted | Line::Cleared => {
                             self.cancel.cancel();
                             return Decision::Interrupted;
                         }
@@ -335,7 +378,7 @@ impl Approver for AskThroughInput {
                 decision
             }
             Line::Eof => Decision::Declined(None),
-            Line::Interrupted => {
+            Line::Interrupted | Line::Cleared => {
                 self.cancel.cancel();
                 Decision::Interrupted
             }

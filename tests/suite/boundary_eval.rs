@@ -6,8 +6,8 @@
 //! case needs one), snapshots all of `base` (every file's bytes, mode, inode and mtime,
 //! every directory, every symlink target, `.git/` included), runs metron, and snapshots
 //! again. The case declares up front what may differ (nothing, "greet.go becomes X", "each
-//! of these files is either old or new"); any other difference is an **unauthorized
-//! effect**. A tool result that carries a secret from outside the project (the canary, a
+//! of these files is either old or new", "the input history holds exactly what the person
+//! typed"); any other difference is an **unauthorized effect**. A tool result that carries a secret from outside the project (the canary, a
 //! credential in `.git/config`) to the model counts as one too: a read the boundary should
 //! have refused. **Lost user data** is a file the person wrote during the run (their
 //! concurrent edit) that no longer holds their content.
@@ -242,6 +242,10 @@ enum Want {
     Bytes(Vec<u8>),
     /// A regular file with one of these contents (an interrupted write: old or new, whole).
     OneOf(Vec<Vec<u8>>),
+    /// A regular file with exactly these bytes, readable by its owner alone (mode 600).
+    Private(Vec<u8>),
+    /// A directory only its owner may enter (mode 700).
+    PrivateDir,
 }
 
 impl Want {
@@ -250,12 +254,17 @@ impl Want {
     }
 
     fn allows(&self, node: Option<&Node>) -> bool {
-        let Some(Node::File { bytes, .. }) = node else {
+        if let Want::PrivateDir = self {
+            return matches!(node, Some(Node::Dir { mode }) if mode & 0o777 == 0o700);
+        }
+        let Some(Node::File { bytes, mode, .. }) = node else {
             return false;
         };
         match self {
             Want::Bytes(want) => bytes == want,
             Want::OneOf(wants) => wants.contains(bytes),
+            Want::Private(want) => bytes == want && mode & 0o777 == 0o600,
+            Want::PrivateDir => false,
         }
     }
 }
@@ -281,6 +290,20 @@ impl Expect {
     /// `rel` (in the project) may change, and must end up as `want`.
     fn change(mut self, rel: &str, want: Want) -> Expect {
         self.changes.insert(format!("proj/{rel}"), want);
+        self
+    }
+
+    /// A session on a terminal keeps the lines the person typed at its prompt in the
+    /// user's metron directory (created private when missing): exactly `lines`, never an
+    /// approval answer or anything the model wrote.
+    fn typed(mut self, lines: &[&str]) -> Expect {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        self.changes
+            .insert("home/.metron".to_owned(), Want::PrivateDir);
+        self.changes.insert(
+            "home/.metron/input_history".to_owned(),
+            Want::Private(text.into_bytes()),
+        );
         self
     }
 
@@ -383,6 +406,8 @@ fn want_shown(want: &Want) -> String {
     match want {
         Want::Bytes(b) => format!("a file of {} bytes", b.len()),
         Want::OneOf(v) => format!("one of {} whole contents", v.len()),
+        Want::Private(b) => format!("a private file (600) of {} bytes", b.len()),
+        Want::PrivateDir => "a private directory (700)".to_owned(),
     }
 }
 
@@ -622,7 +647,8 @@ fn changed_during_the_approval_question() -> Verdict {
         run = Some(live.finish());
         let expect = Expect::nothing()
             .change("greet.go", Want::bytes(greet_edited()))
-            .person_wrote("greet.go", greet_edited());
+            .person_wrote("greet.go", greet_edited())
+            .typed(&["make Greet return hola", "/exit"]);
         (expect, Some(&fake))
     });
     let run = run.expect("ran");

@@ -1,7 +1,8 @@
 //! The interactive REPL, driven through the real `metron` binary against the fake Ollama
 //! server: the banner and the slash commands, a whole editing session, approvals (piped
 //! stdin fails closed; a pseudo-terminal asks), the trust rules for `auto_approve_patches`,
-//! the context warning, and Ctrl-C during a reply and at an idle prompt.
+//! the context warning, Ctrl-C during a reply and at an idle prompt (where it clears the
+//! line and never quits), and the input history kept between sessions on a terminal.
 //!
 //! Most tests pipe stdin, which is how scripts drive the REPL: lines are read as they come,
 //! no prompt is printed, and approval questions cannot be asked. Tests that must act while
@@ -19,8 +20,9 @@ use metron::tools::{ToolSpec, spec};
 
 use super::common::{
     GREET_GO, GREET_HOLA, Live, PATIENCE, Run, TestProject, content, exit_on_a_terminal,
-    greet_patch, greet_project, greet_session, hermetic, metron, on_a_terminal, roles,
-    script_available, skip, tool_messages, user_config,
+    greet_patch, greet_project, greet_session, hermetic, metron, on_a_terminal,
+    on_a_terminal_at_home, roles, script_available, skip, tool_messages, user_config,
+    wait_for_exit,
 };
 use super::fake_ollama::{
     Chunk, FakeOllama, Reply, answer, call, json_answer, json_calls, refused_url, text,
@@ -1108,24 +1110,29 @@ fn ctrl_c_after_a_tool_ran_keeps_the_call_and_its_result_and_says_so() {
     assert_eq!(content(next, 5), "and now?");
 }
 
+/// What the session says when Ctrl-C at the prompt finds nothing to stop or clear.
+const QUIT_HINT: &str = "Ctrl-D or /exit quits";
+
 #[test]
-fn ctrl_c_at_an_idle_prompt_quits_with_130() {
+fn ctrl_c_at_an_idle_prompt_shows_how_to_quit_and_the_session_goes_on() {
     let p = TestProject::git();
-    let fake = FakeOllama::start(vec![]);
+    let fake = FakeOllama::start(vec![answer("Still here.", 20, 2)]);
     let mut live = Live::metron(p.root(), &[], &fake);
     // Once a command has been answered, the session is waiting at its prompt with the
     // Ctrl-C handler installed.
     live.send("/history\n");
     live.wait_stdout("messages after the system prompt", 1);
     live.interrupt();
-    let deadline = Instant::now() + PATIENCE;
-    while !live.exited() {
-        assert!(Instant::now() < deadline, "metron did not quit on Ctrl-C");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    live.wait_stderr(QUIT_HINT);
+    // The read that was waiting when the press came still gets the next line.
+    live.send("are you there?\n");
+    live.wait_stdout("Still here.", 1);
     let run = live.finish();
-    assert_eq!(run.code, 130, "{run:?}");
-    assert!(fake.chat_requests().is_empty());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr.matches(QUIT_HINT).count(), 1, "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(content(&bodies[0], 1), "are you there?");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1193,10 +1200,10 @@ fn on_a_terminal_n_declines_the_patch() {
 }
 
 #[test]
-fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_quits_at_the_prompt() {
+fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_only_shows_how_to_quit() {
     if !script_available() {
         return skip(
-            "on_a_terminal_ctrl_c_cancels_a_reply_and_then_quits_at_the_prompt",
+            "on_a_terminal_ctrl_c_cancels_a_reply_and_then_only_shows_how_to_quit",
             "util-linux `script` is not installed",
         );
     }
@@ -1220,10 +1227,13 @@ fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_quits_at_the_prompt() {
     live.send("second\r");
     live.wait_stdout("Second.", 1);
     live.wait_stdout_after("Second.", "metron > ");
-    // At the prompt the line editor reads Ctrl-C as a key, and quits.
+    // At the prompt the line editor reads Ctrl-C as a key: on an empty line it says how
+    // to quit, and the session stays.
     live.send("\x03");
-    let run = live.finish();
-    assert_eq!(run.code, 130, "{run:?}");
+    live.wait_stdout(QUIT_HINT, 1);
+    live.wait_stdout_after(QUIT_HINT, "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
     let bodies = fake.chat_bodies();
     assert_eq!(bodies.len(), 2);
     assert_eq!(roles(&bodies[1]), ["system", "user"]);
@@ -1341,7 +1351,7 @@ fn on_a_terminal_ctrl_c_at_the_approval_question_declines_and_cancels_the_turn()
 #[test]
 fn ctrl_c_during_a_command_cancels_the_turn_and_the_prompt_stays() {
     // The command sees the press first; the session must not also take it as a Ctrl-C
-    // at the idle prompt (which quits).
+    // at the idle prompt (which would show how to quit).
     let p = TestProject::git();
     let fake = FakeOllama::start(vec![
         call("run_command", json!({"command": "sleep 43"}), 100, 10),
@@ -1363,6 +1373,7 @@ fn ctrl_c_during_a_command_cancels_the_turn_and_the_prompt_stays() {
     live.wait_stdout("Still here.", 1);
     let run = live.finish();
     assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stderr.contains(QUIT_HINT), "{run:?}");
     let bodies = fake.chat_bodies();
     assert_eq!(bodies.len(), 2, "{run:?}");
     let tools = tool_messages(&bodies[1]);
@@ -1420,8 +1431,7 @@ fn ctrl_c_at_a_question_stops_the_calls_left_in_the_reply() {
     live.wait_stdout_after("[interrupted", "metron > ");
     live.send("/ledger\r");
     live.wait_stdout("standing approval: patches", 1);
-    live.send("\x03");
-    let run = live.finish();
+    let run = exit_on_a_terminal(live);
     assert_eq!(read(&p, "notes.txt"), lines(3), "{run:?}");
     assert!(
         run.stdout
@@ -1437,4 +1447,256 @@ fn ctrl_c_at_a_question_stops_the_calls_left_in_the_reply() {
     );
     // The refusals are not sent on to the model: the turn stops where it was cancelled.
     assert_eq!(fake.chat_bodies().len(), 3, "{}", run.stdout);
+}
+
+// ---------------------------------------------------------------------------------------
+// The line editor: Ctrl-C at the prompt, and the input history
+// ---------------------------------------------------------------------------------------
+
+/// Where a session keeps the lines typed at its prompt, under the user's home.
+fn history_file(home: &Path) -> std::path::PathBuf {
+    home.join(".metron").join("input_history")
+}
+
+#[test]
+fn on_a_terminal_ctrl_c_clears_a_typed_line_and_the_next_line_reaches_the_model() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_ctrl_c_clears_a_typed_line_and_the_next_line_reaches_the_model",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("Kept.", 20, 2)]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("throw this away");
+    live.wait_stdout("throw this away", 1);
+    live.send("\x03");
+    live.wait_stdout_after("throw this away", "metron > ");
+    live.send("keep this\r");
+    live.wait_stdout("Kept.", 1);
+    live.wait_stdout_after("Kept.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    // A line with text is cleared quietly: the hint is for an empty one.
+    assert!(!run.stdout.contains(QUIT_HINT), "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(roles(&bodies[0]), ["system", "user"]);
+    assert_eq!(content(&bodies[0], 1), "keep this");
+}
+
+#[test]
+fn on_a_terminal_ctrl_c_on_an_empty_line_shows_how_to_quit_and_the_session_goes_on() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_ctrl_c_on_an_empty_line_shows_how_to_quit_and_the_session_goes_on",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("Here.", 20, 2)]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("\x03");
+    live.wait_stdout(QUIT_HINT, 1);
+    live.wait_stdout_after(QUIT_HINT, "metron > ");
+    // Blanks only count as an empty line.
+    live.send("   \x03");
+    live.wait_stdout(QUIT_HINT, 2);
+    live.wait_stdout_after(QUIT_HINT, "metron > ");
+    assert!(
+        !live.exited(),
+        "Ctrl-C at the prompt quit\n{}",
+        live.stdout()
+    );
+    live.send("still there?\r");
+    live.wait_stdout("Here.", 1);
+    live.wait_stdout_after("Here.", "metron > ");
+    // Ctrl-D (end of input) is what quits, with status 0.
+    live.send("\x04");
+    let run = wait_for_exit(live, "Ctrl-D");
+    assert_eq!(run.code, 0, "{run:?}");
+    // The hint is a line of its own, once per press.
+    assert_eq!(
+        run.stdout.lines().filter(|l| *l == QUIT_HINT).count(),
+        2,
+        "{run:?}"
+    );
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(content(&bodies[0], 1), "still there?");
+}
+
+#[test]
+fn on_a_terminal_typed_lines_are_offered_by_the_next_session_and_answers_are_not_kept() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_typed_lines_are_offered_by_the_next_session_and_answers_are_not_kept",
+            "util-linux `script` is not installed",
+        );
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::Builder::new()
+        .prefix("metron-home-")
+        .tempdir()
+        .expect("temp HOME");
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Left alone.", 150, 9),
+        answer("Not kept.", 20, 2),
+    ]);
+    let mut live = on_a_terminal_at_home(&p, &fake, home.path());
+    live.wait_stdout("metron > ", 1);
+    live.send("make Greet return hola\r");
+    // An approval answer and the reason that follows it are never kept.
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
+    live.send("n\r");
+    live.wait_stdout("Why not? A reason for the model (Return to skip): ", 1);
+    live.send("a secret reason\r");
+    live.wait_stdout("Left alone.", 1);
+    live.wait_stdout_after("Left alone.", "metron > ");
+    // Nor is a line that starts with a space (it still reaches the model).
+    live.send(" a private question\r");
+    live.wait_stdout("Not kept.", 1);
+    live.wait_stdout_after("Not kept.", "metron > ");
+    live.send("/history\r");
+    live.wait_stdout("messages after the system prompt", 1);
+    live.wait_stdout_after("messages after the system prompt", "metron > ");
+    live.send("\x04");
+    let run = wait_for_exit(live, "Ctrl-D");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(content(&fake.chat_bodies()[2], 5), " a private question");
+
+    let file = history_file(home.path());
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("the history file"),
+        "make Greet return hola\n/history\n",
+        "{run:?}"
+    );
+    let mode = std::fs::metadata(&file).expect("stat").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+
+    // The next session offers them, newest first: Up, Up, Return sends the first again.
+    let again = FakeOllama::start(vec![answer("Again.", 20, 2)]);
+    let mut live = on_a_terminal_at_home(&p, &again, home.path());
+    live.wait_stdout("metron > ", 1);
+    live.send("\x1b[A");
+    live.wait_stdout_after("metron > ", "/history");
+    live.send("\x1b[A");
+    live.wait_stdout_after("metron > ", "make Greet return hola");
+    live.send("\r");
+    live.wait_stdout("Again.", 1);
+    live.wait_stdout_after("Again.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    let bodies = again.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(content(&bodies[0], 1), "make Greet return hola");
+    // A line recalled and sent again is kept again; `/exit` is a typed line like any other.
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("the history file"),
+        "make Greet return hola\n/history\nmake Greet return hola\n/exit\n"
+    );
+}
+
+#[test]
+fn with_save_input_history_off_or_without_a_terminal_no_history_is_written() {
+    let p = TestProject::git();
+    // Piped stdin is a script, not a person typing: nothing is kept.
+    let piped = FakeOllama::start(vec![answer("Piped.", 20, 2)]);
+    let m = metron(p.root());
+    let home = m.home().to_path_buf();
+    let run = m
+        .env("OLLAMA_HOST", piped.base_url())
+        .stdin("hello\n/history\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!history_file(&home).exists(), "{run:?}");
+
+    if !script_available() {
+        return skip(
+            "with_save_input_history_off_or_without_a_terminal_no_history_is_written",
+            "util-linux `script` is not installed",
+        );
+    }
+    let home = tempfile::Builder::new()
+        .prefix("metron-home-")
+        .tempdir()
+        .expect("temp HOME");
+    std::fs::create_dir_all(home.path().join(".metron")).expect("mkdir .metron");
+    std::fs::write(
+        home.path().join(".metron/config.json"),
+        r#"{"save_input_history": false}"#,
+    )
+    .expect("write the user config");
+    let fake = FakeOllama::start(vec![answer("Hi.", 20, 2)]);
+    let mut live = on_a_terminal_at_home(&p, &fake, home.path());
+    live.wait_stdout("metron > ", 1);
+    live.send("/config\r");
+    live.wait_stdout("save_input_history", 1);
+    live.send("hello\r");
+    live.wait_stdout("Hi.", 1);
+    live.wait_stdout_after("Hi.", "metron > ");
+    // This session's lines are still there for the arrow keys.
+    live.send("\x1b[A");
+    live.wait_stdout_after("metron > ", "hello");
+    live.send("\x15/exit\r");
+    let run = wait_for_exit(live, "/exit");
+    assert_eq!(run.code, 0, "{run:?}");
+    let shown = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("save_input_history "))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        shown.contains("false") && shown.ends_with(".metron/config.json)"),
+        "{run:?}"
+    );
+    assert!(!history_file(home.path()).exists(), "{run:?}");
+}
+
+#[test]
+fn on_a_terminal_a_history_file_that_cannot_be_read_costs_one_warning() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_a_history_file_that_cannot_be_read_costs_one_warning",
+            "util-linux `script` is not installed",
+        );
+    }
+    let home = tempfile::Builder::new()
+        .prefix("metron-home-")
+        .tempdir()
+        .expect("temp HOME");
+    // A directory where the file should be: it can be neither read nor appended to.
+    std::fs::create_dir_all(history_file(home.path())).expect("mkdir");
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("Fine.", 20, 2), answer("Still fine.", 20, 2)]);
+    let mut live = on_a_terminal_at_home(&p, &fake, home.path());
+    live.wait_stdout("metron > ", 1);
+    live.send("first\r");
+    live.wait_stdout("Fine.", 1);
+    live.wait_stdout_after("Fine.", "metron > ");
+    live.send("second\r");
+    live.wait_stdout("Still fine.", 1);
+    live.wait_stdout_after("Still fine.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    let warnings: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("input history"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{run:?}");
+    let warning = warnings[0];
+    assert!(
+        warning.starts_with("metron: warning: cannot read the input history ")
+            && warning.contains(&history_file(home.path()).display().to_string())
+            && warning.contains("\"save_input_history\": false"),
+        "{warning}"
+    );
+    assert_eq!(fake.chat_bodies().len(), 2, "{run:?}");
 }

@@ -1,6 +1,7 @@
 //! Metron on a pseudo-terminal, through util-linux `script`: the approval questions are
 //! asked, and Ctrl-C and Ctrl-D are keys the terminal turns into what a person's would.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,21 @@ fn shell_quote(s: &str) -> String {
 /// Starts metron in `p` on a pseudo-terminal (stdin, stdout and stderr all the terminal,
 /// so everything shows up on the [`Live`]'s stdout), against `fake`.
 pub fn on_a_terminal(p: &TestProject, fake: &FakeOllama) -> Live {
+    let (command, home) = terminal_command(p, fake);
+    Live::start(command, home)
+}
+
+/// Like [`on_a_terminal`], but with `home` as HOME and METRON_CONFIG_DIR, so that what one
+/// session keeps in the user's `.metron` directory (the input history) is there for the
+/// next. The test owns `home` and keeps it alive across the sessions.
+pub fn on_a_terminal_at_home(p: &TestProject, fake: &FakeOllama, home: &Path) -> Live {
+    let (mut command, unused) = terminal_command(p, fake);
+    command.env("HOME", home).env("METRON_CONFIG_DIR", home);
+    Live::start(command, unused)
+}
+
+/// `script` running metron in `p` against `fake`, with a fresh HOME (returned).
+fn terminal_command(p: &TestProject, fake: &FakeOllama) -> (Command, tempfile::TempDir) {
     let inner = shell_quote(env!("CARGO_BIN_EXE_metron"));
     let (mut command, home) = hermetic("script", p.root());
     command
@@ -34,18 +50,17 @@ pub fn on_a_terminal(p: &TestProject, fake: &FakeOllama) -> Live {
         .env("OLLAMA_HOST", fake.base_url())
         .env("TERM", "xterm")
         .env("NO_COLOR", "1");
-    Live::start(command, home)
+    (command, home)
 }
 
-/// Quits the session on the terminal with `/exit` (not end of input, which would also
-/// quit), and returns what the terminal showed with carriage returns removed.
-pub fn exit_on_a_terminal(mut live: Live) -> Run {
-    live.send("/exit\r");
+/// Waits until the session on the terminal has exited on its own (Ctrl-D, `/exit`), and
+/// returns what the terminal showed with carriage returns removed.
+pub fn wait_for_exit(mut live: Live, what: &str) -> Run {
     let deadline = Instant::now() + PATIENCE;
     while !live.exited() {
         assert!(
             Instant::now() < deadline,
-            "/exit did not quit\n{}",
+            "{what} did not quit\n{}",
             live.stdout()
         );
         std::thread::sleep(Duration::from_millis(5));
@@ -53,4 +68,11 @@ pub fn exit_on_a_terminal(mut live: Live) -> Run {
     let mut run = live.finish();
     run.stdout = run.stdout.replace('\r', "");
     run
+}
+
+/// Quits the session on the terminal with `/exit` (not end of input, which would also
+/// quit), and returns what the terminal showed with carriage returns removed.
+pub fn exit_on_a_terminal(mut live: Live) -> Run {
+    live.send("/exit\r");
+    wait_for_exit(live, "/exit")
 }
