@@ -350,7 +350,8 @@ impl Spinner {
             err,
             "\r\x1b[2K{} {what} {} · {}s",
             FRAMES[self.frame],
-            self.model,
+            // The model may be named by a repository's `.metron.json`.
+            terminal_safe(&self.model),
             waited.as_secs()
         );
         let _ = err.flush();
@@ -457,22 +458,65 @@ pub(crate) fn latency_text(latency: &Latency) -> String {
     )
 }
 
-/// Text made harmless for a terminal: control characters other than newline and tab,
-/// and bidirectional overrides, are shown as escapes instead of being obeyed.
+/// The mark metron's own approval questions start with. Every text the person did not
+/// type goes through [`terminal_safe`], which shows this character as an escape, so a
+/// model (or a file, or a tool's output) cannot print a line that starts like a real
+/// question: a line beginning with it was written by metron.
+pub(crate) const QUESTION_MARK: char = '\u{276f}';
+
+/// Whether a character must be shown as an escape rather than sent to the terminal: the
+/// C0 and C1 controls except newline and tab (ESC, and CSI U+009B and OSC U+009D, which
+/// some terminals obey as one character), DEL, the bidirectional-format characters
+/// (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069, which reorder what is read:
+/// "Trojan Source"), the line and paragraph separators, and [`QUESTION_MARK`]. One rule
+/// for every path, so no view is laxer than another.
+pub(crate) fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+        || c == QUESTION_MARK
+}
+
+/// Text made harmless for a terminal: every character [`needs_escape`] names is shown
+/// as `\u{..}` instead of being obeyed. Used by every path that prints text the person
+/// did not type (model text, tool names, arguments and results, file content, config
+/// values, server answers).
 pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(unsafe_char) {
+    if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if unsafe_char(c) {
+        if needs_escape(c) {
             out.push_str(&c.escape_unicode().to_string());
         } else {
             out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Bytes that may not be UTF-8 (a diff's context lines are the file's bytes) made
+/// harmless for a terminal: valid text as [`terminal_safe`] shows it, every byte that is
+/// not part of valid UTF-8 as `\xNN`, so no raw C1 byte (0x9b is CSI to some terminals)
+/// reaches the terminal either.
+pub(crate) fn terminal_safe_bytes(bytes: &[u8]) -> Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return terminal_safe(text);
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&terminal_safe(chunk.valid()));
+        for byte in chunk.invalid() {
+            out.push_str(&format!("\\x{byte:02x}"));
         }
     }
     Cow::Owned(out)
@@ -601,5 +645,24 @@ mod tests {
         assert_eq!(terminal_safe("ok\n\tfine"), "ok\n\tfine");
         assert_eq!(terminal_safe("a\x1b[2Jb"), "a\\u{1b}[2Jb");
         assert_eq!(terminal_safe("x\u{202e}y"), "x\\u{202e}y");
+    }
+
+    #[test]
+    fn c1_controls_arabic_mark_separators_and_the_question_mark_are_escaped() {
+        // CSI and OSC as single characters, NEL, the Arabic letter mark.
+        assert_eq!(
+            terminal_safe("a\u{9b}2Jb\u{9d}0;x\u{85}c\u{61c}d\u{2028}e"),
+            "a\\u{9b}2Jb\\u{9d}0;x\\u{85}c\\u{61c}d\\u{2028}e"
+        );
+        // Nothing but metron writes its question mark.
+        let forged = format!("{QUESTION_MARK} Apply this patch? [y/N] ");
+        assert!(!terminal_safe(&forged).contains(QUESTION_MARK));
+        // Raw bytes that are not UTF-8 are shown as bytes; valid text around them keeps
+        // the same rules.
+        assert_eq!(
+            terminal_safe_bytes(b"x\x9b2J\xffy\x1b"),
+            "x\\x9b2J\\xffy\\u{1b}"
+        );
+        assert_eq!(terminal_safe_bytes("é".as_bytes()), "é");
     }
 }

@@ -26,6 +26,7 @@ use crate::config::{
     self, Config, ConfigEnv, ConfigError, Flags, KEYS, Loaded, RemoteEndpoint, Source, Trust,
 };
 use crate::disclosure::{self, Route};
+use crate::display::terminal_safe;
 use crate::frontend::Exit;
 use crate::frontend::models::installed_as;
 use crate::ollama::wire::{ChatRequest, ModelDetails};
@@ -870,18 +871,18 @@ pub(crate) fn summary(checks: &[Check]) -> String {
     }
 }
 
-/// `text` with control and bidirectional-format characters made visible, so a server's
-/// version string or a file name cannot drive the terminal or reorder the line.
+/// `text` on one row, made visible by the same rule as every other view
+/// ([`terminal_safe`]: controls, C1 included, bidirectional-format characters), so a
+/// server's version string, a file name or a model name from an untrusted `.metron.json`
+/// cannot drive the terminal or reorder the line; a tab becomes a space and a newline an
+/// escape, so a row stays one row.
 fn visible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
             '\t' => out.push(' '),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
-                out.push_str(&format!("\\u{{{:04x}}}", u32::from(c)));
-            }
-            c => out.push(c),
+            '\n' => out.push_str("\\u{a}"),
+            c => out.push_str(&terminal_safe(c.encode_utf8(&mut [0; 4]))),
         }
     }
     out
@@ -1130,8 +1131,11 @@ doctor: 1 problem
 
     #[test]
     fn server_text_cannot_drive_the_terminal() {
-        let check = Check::ok("ollama", "Ollama 1.0\x1b[2J\u{202e}x\n");
+        let check = Check::ok("ollama", "Ollama 1.0\x1b[2J\u{202e}x\n\u{9b}1m\u{61c}");
         let text = render(&[check], false);
-        assert!(text.contains("1.0\\x1b[2J\\u{202e}x\\x0a"), "{text:?}");
+        assert!(
+            text.contains("1.0\\u{1b}[2J\\u{202e}x\\u{a}\\u{9b}1m\\u{61c}"),
+            "{text:?}"
+        );
     }
 }

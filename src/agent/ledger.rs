@@ -478,7 +478,7 @@ impl Ledger {
             }
             let what = match crate::tools::spec(&entry.tool) {
                 Some(spec) => (spec.shown)(&entry.arguments),
-                None => entry.tool.clone(),
+                None => one_line(&entry.tool, 80),
             };
             let state = carried_state(history, &entry.call_id);
             let _ = writeln!(
@@ -521,7 +521,9 @@ fn render_entry(text: &mut String, n: usize, entry: &Entry) {
         Some(describe) => describe(&entry.arguments),
         None => one_line(&entry.arguments.to_string(), 80),
     };
-    let _ = writeln!(text, "  {n}. {} {arguments}", entry.tool);
+    // The tool name is the model's text: kept to one line, so it cannot forge rows (the
+    // front end escapes what remains).
+    let _ = writeln!(text, "  {n}. {} {arguments}", one_line(&entry.tool, 80));
     let policy = if entry.policy.allowed {
         "allowed".to_owned()
     } else {

@@ -10,6 +10,8 @@ use std::io::{IsTerminal, Write};
 
 use std::sync::Mutex;
 
+use crate::display::{QUESTION_MARK, terminal_safe, terminal_safe_bytes};
+
 use crate::authority::CancelToken;
 use crate::authority::approval::{
     ApproveAll, Approver, Decision, NobodyToAsk, Request, decision_for,
@@ -50,6 +52,9 @@ impl Approver for AskOnTerminal {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "{question}");
         let _ = err.flush();
+        // Only an answer typed after the question was shown counts: a `y` typed earlier
+        // (at a fake question in the model's text, say) is thrown away here.
+        discard_typed_ahead();
         // Ctrl-C is caught (so a command or a write is never torn), which means it no
         // longer ends metron at a question: wait for a line while watching for it.
         while !line_ready() {
@@ -90,19 +95,35 @@ fn line_ready() -> bool {
     }
 }
 
+/// Throws away whatever was typed but not yet read on stdin, when stdin is a terminal
+/// (`tcflush(TCIFLUSH)`), so an answer can only be typed after its question appeared.
+/// Without this, keys typed while the model's reply streamed (a `y` at a question the
+/// model's text imitated) would sit in the terminal's buffer and answer the next real
+/// question at once. Called by every approver immediately before it reads an answer.
+pub(crate) fn discard_typed_ahead() {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let _ = rustix::termios::tcflush(&stdin, rustix::termios::QueueSelector::IFlush);
+    }
+}
+
 /// Prints what a request would do on stderr and returns the question to ask about it.
-/// Shared by every approver that asks a person, so all questions look the same.
-/// `offer_standing` adds the `a` answer (a session-long approval of this scope).
+/// Shared by every approver that asks a person, so all questions look the same. The
+/// question starts on its own line with [`QUESTION_MARK`], which no text from the model,
+/// a file or a tool can produce (`terminal_safe` escapes it), so a line that imitates a
+/// question is told apart from the real one. Everything shown about the request
+/// (summary, argv, scope) is made terminal-safe. `offer_standing` adds the `a` answer (a
+/// session-long approval of this scope).
 pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: bool) -> String {
     let mut err = std::io::stderr().lock();
     let question = match request {
         Request::Patch { summary, diff, .. } => {
             let _ = err.write_all(&render_diff(diff, color));
-            let _ = writeln!(err, "{summary}");
+            let _ = writeln!(err, "{}", terminal_safe(summary));
             "Apply this patch?"
         }
         Request::Command { argv, .. } => {
-            let _ = writeln!(err, "command: {}", argv.join(" "));
+            let _ = writeln!(err, "command: {}", terminal_safe(&argv.join(" ")));
             "Run this command?"
         }
     };
@@ -110,12 +131,12 @@ pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: b
         let _ = writeln!(
             err,
             "(a = yes, and do not ask again for {})",
-            request.standing_scope()
+            terminal_safe(&request.standing_scope())
         );
-        format!("{question} [y/N/a] ")
-    } else {
-        format!("{question} [y/N] ")
     }
+    let _ = err.flush();
+    let answers = if offer_standing { "y/N/a" } else { "y/N" };
+    format!("{QUESTION_MARK} {question} [{answers}] ")
 }
 
 /// The session's approver, chosen in one place for every front end: `--yes` approves
@@ -154,37 +175,17 @@ pub(crate) fn render_diff(diff: &[u8], color: bool) -> Vec<u8> {
         if let Some(code) = paint {
             out.extend_from_slice(code.as_bytes());
         }
-        let mut rest = body;
-        while let Some((&byte, after)) = rest.split_first() {
-            // Bidirectional-format characters (U+200E, U+200F, U+202A..U+202E,
-            // U+2066..U+2069, three bytes each in UTF-8) would reorder what the person
-            // reads, so the diff shown could differ from the one applied ("Trojan Source").
-            if let Some(c) = bidi_format_char(rest) {
-                out.extend_from_slice(format!("\\u{{{:04x}}}", u32::from(c)).as_bytes());
-                rest = &rest[3..];
-                continue;
-            }
-            match byte {
-                b'\t' => out.push(b'\t'),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                0..=0x1f | 0x7f => out.extend_from_slice(format!("\\x{byte:02x}").as_bytes()),
-                _ => out.push(byte),
-            }
-            rest = after;
-        }
+        // The same character rules as every other view (`terminal_safe`): controls
+        // (C0, and C1 such as CSI U+009B), bidirectional-format characters ("Trojan
+        // Source": the diff shown could read differently from the one applied) and raw
+        // bytes that are not UTF-8 are shown as escapes.
+        out.extend_from_slice(terminal_safe_bytes(body).as_bytes());
         if paint.is_some() {
             out.extend_from_slice(b"\x1b[0m");
         }
         out.push(b'\n');
     }
     out
-}
-
-/// The bidirectional-format character `bytes` starts with, if any.
-fn bidi_format_char(bytes: &[u8]) -> Option<char> {
-    let c = std::str::from_utf8(bytes.get(..3)?).ok()?.chars().next()?;
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        .then_some(c)
 }
 
 #[cfg(test)]
@@ -197,7 +198,7 @@ mod tests {
         let shown = render_diff(diff, false);
         assert_eq!(
             shown,
-            b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\\x1b[2J\n+b\\r\n".to_vec()
+            b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\\u{1b}[2J\n+b\\u{d}\n".to_vec()
         );
     }
 
@@ -206,6 +207,21 @@ mod tests {
         let diff = "+let admin = false; // \u{202e}{ x\u{2066}\n é\n".as_bytes();
         let shown = String::from_utf8(render_diff(diff, false)).unwrap_or_default();
         assert_eq!(shown, "+let admin = false; // \\u{202e}{ x\\u{2066}\n é\n");
+    }
+
+    #[test]
+    fn c1_controls_and_raw_bytes_are_shown_not_obeyed() {
+        // CSI and OSC as UTF-8-encoded C1 characters, the Arabic letter mark, and a
+        // context line holding raw bytes that are not UTF-8 (0x9b is CSI to some
+        // terminals).
+        let diff = "+a\u{9b}2Jb\u{9d}0;t\u{7}\u{61c}\n".as_bytes();
+        let shown = String::from_utf8(render_diff(diff, false)).unwrap_or_default();
+        assert_eq!(shown, "+a\\u{9b}2Jb\\u{9d}0;t\\u{7}\\u{61c}\n");
+        let shown = render_diff(b" x\x9b2J\xc2\n", false);
+        assert_eq!(shown, b" x\\x9b2J\\xc2\n".to_vec());
+        for byte in render_diff(b" \x9b\x9d\x1b\n", true) {
+            assert!(byte < 0x80, "a raw byte reached the terminal: {byte:#x}");
+        }
     }
 
     #[test]

@@ -37,7 +37,11 @@ impl From<Exit> for std::process::ExitCode {
 
 /// Prints an error line in the one format metron uses.
 pub(crate) fn error(message: impl std::fmt::Display) {
-    eprintln!("metron: {message}");
+    // Messages quote config values, server answers and paths: shown, never obeyed.
+    eprintln!(
+        "metron: {}",
+        crate::display::terminal_safe(&message.to_string())
+    );
 }
 
 /// Loads the project and configuration (with the command line's `flags` on top), printing
@@ -69,6 +73,14 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
 /// Writes a tool's text to stdout with a final newline. A closed pipe (`| head`) is not an
 /// error: the reader got what it wanted.
 pub(crate) fn print_text(text: &str, exit: Exit) -> Exit {
+    use std::io::IsTerminal as _;
+    // On a terminal, a tool's output (a file's slice, a command's output) is shown, never
+    // obeyed; a pipe gets the bytes as they are.
+    let text = if std::io::stdout().is_terminal() {
+        crate::display::terminal_safe(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     let mut stdout = std::io::stdout().lock();
     let newline = if text.ends_with('\n') { "" } else { "\n" };
     match write!(stdout, "{text}{newline}").and_then(|()| stdout.flush()) {

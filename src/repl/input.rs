@@ -10,7 +10,8 @@
 //! drive the REPL, and nothing is kept.
 //!
 //! Approval questions are read through the same thread, so a question and the prompt
-//! never compete for stdin; their answers are never kept in the history.
+//! never compete for stdin; their answers are never kept in the history, and what was
+//! typed before a question appeared is discarded rather than taken as its answer.
 
 use std::cell::Cell;
 use std::io::BufRead;
@@ -65,6 +66,8 @@ enum ReplyTo {
 
 struct Ask {
     prompt: String,
+    /// A line for the prompt (kept in the history); false for a question's answer
+    /// (never kept, and only what is typed after the question appeared counts).
     remember: bool,
     reply: ReplyTo,
 }
@@ -148,6 +151,13 @@ impl Input {
                         continue;
                     }
                 };
+                // A question's answer must be typed after the question appeared: keys
+                // typed while the reply streamed (at a question the model's text
+                // imitated, say) are thrown away, not taken as the answer. Lines typed
+                // ahead for the prompt are kept, as a shell keeps them.
+                if !ask.remember {
+                    crate::frontend::ask::discard_typed_ahead();
+                }
                 let line = match editor.as_mut() {
                     Some(editor) => read_edited(editor, &ask, &mut file),
                     None => read_plain(),

@@ -172,11 +172,15 @@ fn print_banner(session: &Session) {
     } else {
         "not a git work tree, so apply_patch is not offered"
     };
-    println!("project: {} ({kind})", root.display());
+    // A directory name can hold escapes too.
+    println!(
+        "project: {} ({kind})",
+        terminal_safe(&root.display().to_string())
+    );
     match &config.file {
         Some(file) => {
             let shown = file.path.strip_prefix(root).unwrap_or(&file.path);
-            println!("config: {}", shown.display());
+            println!("config: {}", terminal_safe(&shown.display().to_string()));
         }
         None => println!("config: built-in defaults (no config file)"),
     }
@@ -260,19 +264,27 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
 fn run_slash_command(command: Command, session: &mut Session) {
     match command {
         Command::Help => println!("{HELP}"),
-        Command::Config => print!("{}", commands::config_text(&session.loaded, &session.agent)),
+        // Values may come from a repository's `.metron.json`: shown, never obeyed.
+        Command::Config => print!(
+            "{}",
+            terminal_safe(&commands::config_text(&session.loaded, &session.agent))
+        ),
         Command::Reset => {
             session.agent.reset();
             println!("conversation cleared (the system prompt is kept)");
         }
-        Command::History => println!("{}", commands::history_text(&session.agent)),
+        Command::History => println!("{}", terminal_safe(&commands::history_text(&session.agent))),
         Command::Tags => rebuild_tags(session),
+        // The ledger quotes the model (tool names, arguments, reasons) and the tools
+        // (results, paths, argv): shown, never obeyed.
         Command::Ledger => print!(
             "{}",
-            session
-                .agent
-                .ledger()
-                .render(&session.agent.toolbox().authority().standing_approvals())
+            terminal_safe(
+                &session
+                    .agent
+                    .ledger()
+                    .render(&session.agent.toolbox().authority().standing_approvals())
+            )
         ),
         Command::Diff => match session.agent.session_diff() {
             Ok(diff) if diff.is_empty() => {
@@ -290,16 +302,16 @@ fn run_slash_command(command: Command, session: &mut Session) {
             Err(why) => error(why),
         },
         Command::Undo => match session.agent.undo() {
-            Ok(done) => println!("{done}"),
+            Ok(done) => println!("{}", terminal_safe(&done)),
             Err(why) => error(why),
         },
         Command::Show(number) => match session.agent.ledger().show(number) {
-            Ok(text) => print!("{text}"),
-            Err(why) => error(why),
+            Ok(text) => print!("{}", terminal_safe(&text)),
+            Err(why) => error(terminal_safe(&why)),
         },
         Command::Context => print!(
             "{}",
-            session.agent.ledger().context(session.agent.history())
+            terminal_safe(&session.agent.ledger().context(session.agent.history()))
         ),
         // Handled by the loop: leaving, and asking the server (which needs the runtime).
         Command::Exit | Command::Model(_) => {}
@@ -372,7 +384,7 @@ impl Approver for AskThroughInput {
                 if decision == Decision::ApprovedForSession {
                     eprintln!(
                         "standing approval granted: {} (listed by /ledger)",
-                        request.standing_scope()
+                        terminal_safe(&request.standing_scope())
                     );
                 }
                 decision

@@ -507,3 +507,32 @@ fn a_local_endpoint_row_shows_the_remote_policy() {
     row(&run, "ok", "ollama");
     assert_no_inference(&fake);
 }
+
+/// A model name from a repository's `.metron.json` is untrusted text: `--doctor` shows its
+/// escapes, C1 controls (CSI as U+009B) and the Arabic letter mark instead of sending them
+/// to the terminal, on every row that names it.
+#[test]
+fn a_model_name_from_the_project_config_cannot_drive_the_terminal() {
+    let project = TestProject::git();
+    project.file(
+        ".metron.json",
+        r#"{"model": "evil\u001b[2J\u009b2J\u061cx\u009d0;t\u0007"}"#,
+    );
+    let fake = FakeOllama::builder()
+        .model(DEFAULT_MODEL, &["completion", "tools"], 32768)
+        .start();
+    let run = doctor(project.root(), &fake.base_url()).run();
+    for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        for c in ['\u{1b}', '\u{9b}', '\u{9d}', '\u{61c}', '\u{7}'] {
+            assert!(
+                !text.contains(c),
+                "{name} carries {:?}: {run:?}",
+                c.escape_unicode().to_string()
+            );
+        }
+    }
+    assert!(
+        run.stdout.contains("evil\\u{1b}[2J\\u{9b}2J\\u{61c}x"),
+        "{run:?}"
+    );
+}

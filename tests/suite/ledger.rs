@@ -302,3 +302,49 @@ fn blob_id(text: &str) -> String {
         .expect("hash")
         .to_string()
 }
+
+/// `/ledger` and `/context` quote the model (tool names, arguments) and the tools
+/// (results, file names): escapes in them, C1 controls (CSI U+009B, OSC U+009D) and the
+/// Arabic letter mark are shown, never obeyed, so an argument such as `\e[7F\e[J` cannot
+/// move the cursor up and rewrite what the ledger appears to show.
+#[test]
+fn ledger_and_context_show_escapes_instead_of_obeying_them() {
+    let p = TestProject::git();
+    p.file("notes.txt", "line one\n");
+    let forged = "\u{1b}[7F\u{1b}[J  1. view_slice notes.txt\u{9b}2J\u{9d}0;t\u{7}\u{61c}";
+    let fake = FakeOllama::start(vec![
+        call(
+            "view_slice",
+            json!({"path": "notes.txt", "start": 1, "end": 1}),
+            10,
+            1,
+        ),
+        call("search_text", json!({"pattern": forged}), 10, 1),
+        call("list_files", json!({"glob": forged}), 10, 1),
+        call("evil\u{1b}[2J\u{9b}H", json!({"x": forged}), 10, 1),
+        answer("Read them.", 10, 1),
+    ]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("read the notes\n/ledger\n/context\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("turn 1: read the notes [ok]"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("bytes carried on every request"),
+        "{run:?}"
+    );
+    for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        for c in ['\u{1b}', '\u{9b}', '\u{9d}', '\u{61c}', '\u{7}'] {
+            assert!(
+                !text.contains(c),
+                "{name} carries {:?}: {run:?}",
+                c.escape_unicode().to_string()
+            );
+        }
+    }
+    assert!(run.stdout.contains("\\u{1b}[7F\\u{1b}[J"), "{run:?}");
+}

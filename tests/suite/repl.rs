@@ -25,7 +25,8 @@ use super::common::{
     wait_for_exit,
 };
 use super::fake_ollama::{
-    Chunk, FakeOllama, Reply, answer, call, json_answer, json_calls, refused_url, text,
+    Chunk, FakeOllama, Reply, answer, call, done, json_answer, json_calls, refused_url, text,
+    tool_calls,
 };
 
 /// A request a server would accept after an interrupted or failed turn: every tool call of
@@ -1182,6 +1183,71 @@ fn on_a_terminal_the_prompt_shows_and_y_applies_the_patch() {
     assert_eq!(on_disk, GREET_HOLA);
     let result = tool_messages(&bodies[1])[0]["content"].to_string();
     assert!(result.contains("Applied:"), "{result}");
+}
+
+/// The mark metron's own questions start with; nothing else can print it.
+const QUESTION_MARK: char = '\u{276f}';
+
+/// A reply whose text imitates a diff and its question (mark included), then keeps the
+/// person waiting before it asks for the real patch: a `y` typed at the imitation must not
+/// answer the real question, which waits for a fresh answer.
+#[test]
+fn on_a_terminal_a_key_typed_while_the_reply_streams_does_not_answer_the_question() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_a_key_typed_while_the_reply_streams_does_not_answer_the_question",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = greet_project();
+    let imitation = format!(
+        "I will change it.\n--- a/greet.go\n+++ b/greet.go\n@@ -1 +1 @@\n-x\n+y\n{QUESTION_MARK} Apply this patch? [y/N/a] "
+    );
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![
+            text(&imitation),
+            Chunk::Pause(Duration::from_millis(1500)),
+            tool_calls(&[("apply_patch", json!({"diff": greet_patch()}))]),
+            done(100, 20),
+        ]),
+        answer("Finished.", 150, 9),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("make Greet return hola\r");
+    // The imitation is on screen while the reply is still streaming: the person answers it.
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
+    live.send("y\r");
+    // The real question comes, and the `y` typed before it does not answer it.
+    live.wait_stdout("Apply this patch? [y/N/a] ", 2);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO,
+        "a key typed before the question answered it:\n{}",
+        live.stdout()
+    );
+    assert_eq!(fake.chat_requests().len(), 1, "{}", live.stdout());
+    live.send("n\r");
+    live.wait_stdout("Why not? A reason for the model (Return to skip): ", 1);
+    live.send("\r");
+    live.wait_stdout("Finished.", 1);
+    live.wait_stdout_after("Finished.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("greet.go")).expect("read"),
+        GREET_GO
+    );
+    let result = tool_messages(&fake.chat_bodies()[1])[0]["content"].to_string();
+    assert!(result.contains("The user declined this patch"), "{result}");
+    // Only metron's own question carries the mark: the model's imitation shows it escaped.
+    let marked = format!("{QUESTION_MARK} Apply this patch? [y/N/a] ");
+    assert_eq!(run.stdout.matches(&marked).count(), 1, "{run:?}");
+    assert!(
+        run.stdout.contains("\\u{276f} Apply this patch? [y/N/a] "),
+        "{run:?}"
+    );
 }
 
 #[test]
