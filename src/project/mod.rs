@@ -107,6 +107,12 @@ pub enum BoundaryError {
         /// The git directory, relative to the root.
         git_dir: String,
     },
+    /// The trusted config file in use (named by `$METRON_CONFIG`), when it lies inside
+    /// the project: a patch to it could grant metron authority, so only the person edits it.
+    #[error(
+        "refused: `{0}` is metron's trusted config file for this session; a patch may not change what metron is allowed to do, so ask the person to edit it themselves"
+    )]
+    ActiveConfig(String),
     /// A path that passes through a symlink, refused for writes.
     #[error(
         "refused: `{path}` goes through the symlink `{link}`; apply_patch only writes real paths inside the project"
@@ -182,6 +188,10 @@ pub struct Project {
     /// inside the root: its path relative to the root, and its device and inode, taken at
     /// open. Protected like `.git/` itself, since git runs the hooks it holds.
     separate_git_dir: Option<(String, (u64, u64))>,
+    /// The trusted config file in use, when it lies inside the root (relative to it):
+    /// writing it would let a patch grant itself authority (`allowed_commands`), so every
+    /// write refuses it.
+    active_config: Option<String>,
 }
 
 impl Project {
@@ -216,7 +226,26 @@ impl Project {
             is_git,
             git_dir,
             separate_git_dir,
+            active_config: None,
         })
+    }
+
+    /// Marks `relative` (a path beneath the root, see `config::inside_project`) as the
+    /// trusted config file in use, which writes then refuse.
+    pub(crate) fn protect_config(&mut self, relative: String) {
+        self.active_config = Some(relative);
+    }
+
+    /// The write rules on a path, before any disk access: not git's internals
+    /// ([`Project::refuse_git_internals`]) and not the trusted config file in use.
+    pub(crate) fn refuse_protected(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+        self.refuse_git_internals(path)?;
+        if let Some(config) = &self.active_config
+            && path.as_str().eq_ignore_ascii_case(config)
+        {
+            return Err(BoundaryError::ActiveConfig(path.to_string()));
+        }
+        Ok(())
     }
 
     /// Refuses a path inside git's internals: anything under a directory named `.git` (in
@@ -629,7 +658,7 @@ impl Project {
     ) -> Result<Staged, BoundaryError> {
         use std::io::Write;
         use std::os::unix::fs::PermissionsExt;
-        self.refuse_git_internals(path)?;
+        self.refuse_protected(path)?;
         let io_error = |source: io::Error| classify(path.as_str(), source);
         let (parent, name) = match path.as_str().rsplit_once('/') {
             Some((parent, name)) => (Some(parent), name),
@@ -680,7 +709,7 @@ impl Project {
 
     /// Removes a file.
     pub(crate) fn remove_file(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
-        self.refuse_git_internals(path)?;
+        self.refuse_protected(path)?;
         self.dir
             .remove_file(path.as_path())
             .map_err(|e| classify(path.as_str(), e))
