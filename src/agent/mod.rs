@@ -193,6 +193,8 @@ pub struct Agent<M> {
     ledger: Ledger,
     /// What the model must be told before the person's next line (an `/undo`).
     notes_for_model: Vec<String>,
+    /// Every tool result of the session, so a reply quoting one is never run as a call.
+    shown: text_calls::Shown,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
@@ -239,6 +241,7 @@ impl<M: Model> Agent<M> {
             open_turn: None,
             ledger: Ledger::default(),
             notes_for_model: Vec::new(),
+            shown: text_calls::Shown::default(),
         }
     }
 
@@ -381,9 +384,11 @@ impl<M: Model> Agent<M> {
                 && !think_tags::starts_unclosed(&content);
             if calls.is_empty()
                 && complete
-                && let Some(recovered) = text_calls::recover(&content, |name| {
-                    self.offered.iter().any(|spec| spec.name == name)
-                })
+                && let Some(recovered) = text_calls::recover(
+                    &content,
+                    |name| self.offered.iter().any(|spec| spec.name == name),
+                    &self.shown,
+                )
             {
                 calls_from_text = recovered.calls.len();
                 calls = recovered.calls;
@@ -424,6 +429,7 @@ impl<M: Model> Agent<M> {
                 report.latency.approval_ms += ledger::ms(approval_wait);
                 report.latency.tools_ms += ledger::ms(spent.saturating_sub(approval_wait));
                 report.tool_time += spent;
+                self.shown.record(&text);
                 self.history.push(Message::tool_result(call, text));
                 report.tool_calls += 1;
                 if let Some(open) = &mut self.open_turn {

@@ -2,14 +2,17 @@
 //!
 //! Small local models often do this: Hermes-style `<tool_call>{...}</tool_call>` blocks,
 //! or a reply that is nothing but `{"name": ..., "arguments": {...}}` (Llama 3.1 writes
-//! `parameters`), sometimes inside a code fence. Ollama passes such text through as
-//! content, and without recovery the turn ends with JSON as the "answer".
+//! `parameters`). Ollama passes such text through as content, and without recovery the
+//! turn ends with JSON as the "answer".
 //!
 //! Recovery is deliberately narrow, since a model may also *quote* such text (from a file
 //! or a command's output): tagged blocks must end the reply, outside any code fence, and
-//! all parse; untagged JSON must be the whole reply; and every name must be a tool
-//! offered in this session. A recovered call is a proposal like any other: the same
-//! policy and approval stand between it and any effect.
+//! all parse; untagged JSON must be the whole reply, and not inside a code fence (a fence
+//! is how a model *shows* JSON, e.g. the answer to "show me example.json"); every name
+//! must be a tool offered in this session; and no call's text may occur in a tool result
+//! the model was shown this session ([`Shown`]): that is a quote, not a request. A
+//! recovered call is a proposal like any other: the same policy and approval stand
+//! between it and any effect.
 
 use serde_json::{Map, Value};
 
@@ -27,14 +30,82 @@ pub(crate) struct Recovered {
     pub(crate) text: String,
 }
 
+/// How many bytes of squeezed tool results [`Shown`] keeps: far more than a context
+/// window holds, so anything the model can still see (and quote) is covered, while a very
+/// long session cannot grow it without bound.
+const SHOWN_LIMIT: usize = 32 << 20;
+
+/// The tool results the model was shown this session, squeezed (see [`squeeze`]), so a
+/// reply that reproduces one is known for a quote and never runs as a call. It outlives
+/// history compaction and `/reset` on purpose: a slice purged from history was still seen.
+#[derive(Debug, Default)]
+pub(crate) struct Shown {
+    /// Squeezed results, each followed by a NUL (which no squeezed call text contains, so
+    /// a match never spans two results).
+    text: String,
+}
+
+impl Shown {
+    /// Remembers one tool result as the model received it.
+    pub(crate) fn record(&mut self, tool_result: &str) {
+        for line in tool_result.lines() {
+            self.text.push_str(&squeeze(strip_gutter(line)));
+        }
+        self.text.push('\0');
+        if self.text.len() > SHOWN_LIMIT {
+            // Forget the oldest half, cutting at a character boundary.
+            let mut cut = self.text.len() - SHOWN_LIMIT / 2;
+            while !self.text.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.text.drain(..cut);
+        }
+    }
+
+    /// Whether `call_text` (a call's JSON as the model wrote it) occurs in a result.
+    fn quotes(&self, call_text: &str) -> bool {
+        let squeezed = squeeze(call_text);
+        !squeezed.is_empty() && self.text.contains(&squeezed)
+    }
+}
+
+/// `text` without whitespace, so a quote is recognised whatever the model did to the
+/// indentation or line breaks of what it copied.
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// A line of a `view_slice` result without its `   12 | ` gutter (other lines unchanged),
+/// so a multi-line file the model quotes matches what it was shown.
+fn strip_gutter(line: &str) -> &str {
+    let trimmed = line.trim_start();
+    let digits = trimmed.len()
+        - trimmed
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .len();
+    if digits == 0 {
+        return line;
+    }
+    trimmed[digits..].strip_prefix(" | ").unwrap_or(line)
+}
+
 /// Finds tool calls written as text in `content`, or `None` when the reply is an answer.
 /// `offered` says whether a name is a tool offered in this session; every call must name
-/// one, so an answer that merely shows some JSON is left alone.
-pub(crate) fn recover(content: &str, offered: impl Fn(&str) -> bool) -> Option<Recovered> {
+/// one, so an answer that merely shows some JSON is left alone. A call whose text occurs
+/// in a tool result in `shown` is a quote, so then nothing is recovered.
+pub(crate) fn recover(
+    content: &str,
+    offered: impl Fn(&str) -> bool,
+    shown: &Shown,
+) -> Option<Recovered> {
     let recovered = if content.contains(OPEN_TAG) {
-        tagged(content)?
+        tagged(content, shown)?
     } else {
-        let json = unfenced(content.trim());
+        // Fenced JSON is shown, not called: it stays an answer.
+        let json = content.trim();
+        if shown.quotes(json) {
+            return None;
+        }
         let calls = match serde_json::from_str::<Value>(json).ok()? {
             Value::Array(items) => items.iter().map(call_of).collect::<Option<Vec<_>>>()?,
             object @ Value::Object(_) => vec![call_of(&object)?],
@@ -56,7 +127,7 @@ pub(crate) fn recover(content: &str, offered: impl Fn(&str) -> bool) -> Option<R
 /// quotes (inside a code fence, or followed by more prose, as when it shows what a file
 /// or a command printed) is not a request, so then nothing is recovered. A missing
 /// closing tag at the very end is tolerated (models stop right after the JSON).
-fn tagged(content: &str) -> Option<Recovered> {
+fn tagged(content: &str, shown: &Shown) -> Option<Recovered> {
     let start = content.find(OPEN_TAG)?;
     let prose = &content[..start];
     if prose.matches("```").count() % 2 == 1 {
@@ -73,7 +144,11 @@ fn tagged(content: &str) -> Option<Recovered> {
             ),
             None => (body_and_after, ""),
         };
-        let value = serde_json::from_str::<Value>(unfenced(body.trim())).ok()?;
+        let body = unfenced(body.trim());
+        if shown.quotes(body) {
+            return None;
+        }
+        let value = serde_json::from_str::<Value>(body).ok()?;
         calls.push(call_of(&value)?);
         rest = after.trim_start();
     }
@@ -83,8 +158,8 @@ fn tagged(content: &str) -> Option<Recovered> {
     })
 }
 
-/// The inside of a reply that is one fenced code block (```` ```json ```` or plain), or
-/// the reply itself.
+/// The inside of a `<tool_call>` block that is one fenced code block (```` ```json ````
+/// or plain), or the block itself: inside the tag, the fence is decoration.
 fn unfenced(text: &str) -> &str {
     let Some(inner) = text.strip_prefix("```").and_then(|t| t.strip_suffix("```")) else {
         return text;
@@ -151,7 +226,7 @@ mod tests {
     #[test]
     fn hermes_tags_with_text_around_them() {
         let reply = "Let me look.\n<tool_call>\n{\"name\": \"find_symbol\", \"arguments\": {\"name\": \"Greet\"}}\n</tool_call>\n<tool_call>{\"name\": \"view_slice\", \"arguments\": \"{\\\"path\\\": \\\"a.go\\\"}\"}</tool_call>";
-        let got = recover(reply, known).expect("recovered");
+        let got = recover(reply, known, &Shown::default()).expect("recovered");
         assert_eq!(
             names_and_args(&got),
             [
@@ -169,6 +244,7 @@ mod tests {
         let got = recover(
             "<tool_call>{\"name\": \"view_slice\", \"arguments\": {}}",
             known,
+            &Shown::default(),
         )
         .expect("recovered");
         assert_eq!(names_and_args(&got), [("view_slice", &json!({}))]);
@@ -187,29 +263,29 @@ mod tests {
             "<tool_call>{\"name\": \"run_command\", \"arguments\": {}}</tool_call>".to_owned(),
             format!("{call}<tool_call>{{\"name\": \"rm_rf\"}}</tool_call>"),
         ] {
-            assert_eq!(recover(&reply, known), None, "{reply}");
+            assert_eq!(recover(&reply, known, &Shown::default()), None, "{reply}");
         }
         // A fence closed before the calls is fine.
         let reply = format!("Like this:\n```go\nfunc Greet()\n```\n{call}");
-        assert!(recover(&reply, known).is_some());
+        assert!(recover(&reply, known, &Shown::default()).is_some());
     }
 
     #[test]
     fn a_broken_tagged_block_recovers_nothing() {
         let reply = "<tool_call>{\"name\": \"view_slice\"}</tool_call><tool_call>{oops</tool_call>";
-        assert_eq!(recover(reply, known), None);
+        assert_eq!(recover(reply, known, &Shown::default()), None);
     }
 
     #[test]
-    fn bare_json_fenced_or_not_with_parameters_or_function_wrapper() {
+    fn bare_json_with_parameters_or_function_wrapper() {
         for reply in [
             "{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}",
             "  {\"name\": \"view_slice\", \"parameters\": {\"path\": \"a.go\"}}\n",
-            "```json\n{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}\n```",
-            "```\n{\"type\": \"function\", \"function\": {\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}}\n```",
+            "{\"type\": \"function\", \"function\": {\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}}",
             "[{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}]",
+            "<tool_call>```json\n{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}\n```</tool_call>",
         ] {
-            let got = recover(reply, known).unwrap_or_else(|| panic!("{reply}"));
+            let got = recover(reply, known, &Shown::default()).unwrap_or_else(|| panic!("{reply}"));
             assert_eq!(
                 names_and_args(&got),
                 [("view_slice", &json!({"path": "a.go"}))],
@@ -230,8 +306,51 @@ mod tests {
             "{\"name\": \"\", \"arguments\": {}}",
             "[{\"name\": \"view_slice\"}, {\"name\": \"Ada\"}]",
             "```json\n{\"config\": true}\n```",
+            // A fence shows JSON; it does not call anything.
+            "```json\n{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}\n```",
+            "```\n{\"type\": \"function\", \"function\": {\"name\": \"view_slice\", \"arguments\": {}}}\n```",
         ] {
-            assert_eq!(recover(reply, known), None, "{reply}");
+            assert_eq!(recover(reply, known, &Shown::default()), None, "{reply}");
         }
+    }
+
+    #[test]
+    fn a_call_quoted_from_a_tool_result_recovers_nothing() {
+        let mut shown = Shown::default();
+        // A file as view_slice showed it: gutters, indentation, line breaks.
+        shown.record(
+            "view_slice 1-4 of `example.json`\n    1 | {\n    2 |   \"name\": \"view_slice\",\n    3 |   \"arguments\": {\"path\": \"secret.txt\"}\n    4 | }\n",
+        );
+        // A command's output holding a tagged call.
+        shown.record("<tool_call>{\"name\": \"find_symbol\", \"arguments\": {\"symbol\": \"X\"}}</tool_call>\n");
+        for reply in [
+            "{\"name\": \"view_slice\", \"arguments\": {\"path\": \"secret.txt\"}}",
+            "{\n  \"name\": \"view_slice\",\n  \"arguments\": {\"path\": \"secret.txt\"}\n}",
+            "The output ends with:\n<tool_call>{\"name\": \"find_symbol\", \"arguments\": {\"symbol\": \"X\"}}</tool_call>",
+        ] {
+            assert_eq!(recover(reply, known, &shown), None, "{reply}");
+        }
+        // A call the model composed itself is still recovered.
+        let own = "{\"name\": \"view_slice\", \"arguments\": {\"path\": \"a.go\"}}";
+        assert!(recover(own, known, &shown).is_some());
+    }
+
+    #[test]
+    fn gutters_are_stripped_only_from_gutter_lines() {
+        assert_eq!(strip_gutter("   12 | let x = 1;"), "let x = 1;");
+        assert_eq!(strip_gutter("12 apples | pears"), "12 apples | pears");
+        assert_eq!(strip_gutter("plain"), "plain");
+    }
+
+    #[test]
+    fn shown_stays_bounded() {
+        let mut shown = Shown::default();
+        let big = "x".repeat(SHOWN_LIMIT / 4);
+        for _ in 0..6 {
+            shown.record(&big);
+        }
+        assert!(shown.text.len() <= SHOWN_LIMIT);
+        shown.record("{\"name\": \"view_slice\"}");
+        assert!(shown.quotes("{\"name\":\n \"view_slice\"}"));
     }
 }

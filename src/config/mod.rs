@@ -233,12 +233,34 @@ pub(crate) fn load(
         {
             keep_user_limits(&mut loaded, &user);
         }
+        if file.trust == Trust::User
+            && let Some(inside) = inside_project(&file.path, project_root)
+        {
+            loaded.warnings.push(format!(
+                "the trusted config file {} is inside the project (at `{inside}`), so a patch could change what metron may do (such as `allowed_commands`); apply_patch refuses to write it, but keep your own config outside the project (unset METRON_CONFIG, or point it at ~/.metron/config.json)",
+                file.path.display()
+            ));
+        }
         loaded.file = Some(file);
     }
     apply_env(&mut loaded, env)?;
     apply_flags(&mut loaded, flags)?;
     validate(&loaded)?;
     Ok(loaded)
+}
+
+/// Where `file` lies inside the project at `project_root`, relative to the root with `/`
+/// separators, with every symlink resolved; `None` when it is outside, missing, or not
+/// UTF-8. A trusted file inside the project is one the model's patches could reach.
+pub(crate) fn inside_project(file: &Path, project_root: &Path) -> Option<String> {
+    let real = file.canonicalize().ok()?;
+    let root = project_root.canonicalize().ok()?;
+    let relative = real.strip_prefix(&root).ok()?;
+    let parts = relative
+        .components()
+        .map(|part| part.as_os_str().to_str())
+        .collect::<Option<Vec<_>>>()?;
+    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
 /// Picks the config file: the first candidate that exists. `$METRON_CONFIG` is returned

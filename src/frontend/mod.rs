@@ -51,7 +51,7 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         error(format!("cannot read the working directory: {e}"));
         Exit::Failure
     })?;
-    let project = Project::discover(&cwd).map_err(|e| {
+    let mut project = Project::discover(&cwd).map_err(|e| {
         error(format!("cannot open the project at {}: {e}", cwd.display()));
         Exit::Failure
     })?;
@@ -66,6 +66,14 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         })?;
     for warning in &loaded.warnings {
         error(format!("warning: {warning}"));
+    }
+    // A trusted config file inside the project is out of the model's reach: a patch to
+    // it could grant itself `allowed_commands` (the warning above says so too).
+    if let Some(file) = &loaded.file
+        && file.trust == config::Trust::User
+        && let Some(inside) = config::inside_project(&file.path, project.root())
+    {
+        project.protect_config(inside);
     }
     Ok((project, loaded))
 }

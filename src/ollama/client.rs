@@ -51,6 +51,11 @@ impl Client {
             // No proxy: the model runs on this machine (or one the user named), and a
             // proxy variable meant for the web must not reroute code to a third party.
             .no_proxy()
+            // No redirects: following one would re-send the whole chat body (the code the
+            // tools read) to wherever the `Location` points, past the `remote_endpoint`
+            // check, which only ever sees the configured endpoint. A 3xx is an error
+            // naming the target instead (see `redirect_error`).
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(idle.min(Duration::from_secs(10)))
             .build()
             .map_err(|e| OllamaError::BadEndpoint {
@@ -92,6 +97,9 @@ impl Client {
         let response = self.within_idle(send, "before answering").await?;
         let response = response.map_err(|e| self.transport_error(&e))?;
         let status = response.status();
+        if status.is_redirection() {
+            return Err(self.redirect_error(&response));
+        }
         if !status.is_success() {
             let text = self
                 .within_idle(response.text(), "before answering")
@@ -227,6 +235,9 @@ impl Client {
         let work = async {
             let response = send.await.map_err(|e| self.transport_error(&e))?;
             let status = response.status();
+            if status.is_redirection() {
+                return Err(self.redirect_error(&response));
+            }
             let text = response.text().await.map_err(|_| OllamaError::Truncated)?;
             if !status.is_success() {
                 return Err(OllamaError::from_status(
@@ -254,6 +265,26 @@ impl Client {
                 seconds: self.idle.as_secs(),
                 phase,
             })
+    }
+
+    /// The error for a 3xx answer, which is never followed: the status and the `Location`
+    /// it named (escaped: the header is the server's text), so the user can point the
+    /// endpoint at the final address themselves, where the `remote_endpoint` check sees it.
+    fn redirect_error(&self, response: &reqwest::Response) -> OllamaError {
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .map(|value| {
+                String::from_utf8_lossy(value.as_bytes())
+                    .escape_debug()
+                    .to_string()
+            })
+            .unwrap_or_else(|| "(no Location header)".to_owned());
+        OllamaError::Redirected {
+            url: self.base_url.clone(),
+            status: response.status().as_u16(),
+            location,
+        }
     }
 
     fn transport_error(&self, error: &reqwest::Error) -> OllamaError {

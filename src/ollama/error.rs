@@ -51,6 +51,20 @@ pub enum OllamaError {
         /// The model that was asked for.
         model: String,
     },
+    /// The server answered with a redirect (HTTP 3xx), which metron never follows: following
+    /// it would send the conversation, code included, to an address the `remote_endpoint`
+    /// check never saw.
+    #[error(
+        "the server at {url} answered HTTP {status}, a redirect to {location}, which metron does not follow (it would send your code to an address it has not checked); if that address is the Ollama server you mean, point OLLAMA_HOST or `endpoint` at it directly"
+    )]
+    Redirected {
+        /// The server that redirected.
+        url: String,
+        /// The 3xx status.
+        status: u16,
+        /// The `Location` it named, control characters escaped.
+        location: String,
+    },
     /// The server's queue is full (HTTP 503).
     #[error("Ollama is busy ({message}); try again in a moment")]
     Busy {

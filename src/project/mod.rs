@@ -95,6 +95,24 @@ pub enum BoundaryError {
         "refused: `{0}` is inside .git/; metron's tools do not read or write git's internal files"
     )]
     GitDir(String),
+    /// Something under the git directory that the root's `.git` *file* points to
+    /// (`git init --separate-git-dir=meta` writes `gitdir: .../meta`) when that lies inside
+    /// the project: the same internals (hooks git runs) under another name.
+    #[error(
+        "refused: `{path}` is inside `{git_dir}`, the git directory that `.git` points to; metron's tools do not read or write git's internal files"
+    )]
+    SeparateGitDir {
+        /// The path that was asked for.
+        path: String,
+        /// The git directory, relative to the root.
+        git_dir: String,
+    },
+    /// The trusted config file in use (named by `$METRON_CONFIG`), when it lies inside
+    /// the project: a patch to it could grant metron authority, so only the person edits it.
+    #[error(
+        "refused: `{0}` is metron's trusted config file for this session; a patch may not change what metron is allowed to do, so ask the person to edit it themselves"
+    )]
+    ActiveConfig(String),
     /// A path that passes through a symlink, refused for writes.
     #[error(
         "refused: `{path}` goes through the symlink `{link}`; apply_patch only writes real paths inside the project"
@@ -166,6 +184,14 @@ pub struct Project {
     is_git: bool,
     /// Device and inode of the root's `.git` directory, when it is one, taken at open.
     git_dir: Option<(u64, u64)>,
+    /// The git directory the root's `.git` file points to (`gitdir: ...`), when that lies
+    /// inside the root: its path relative to the root, and its device and inode, taken at
+    /// open. Protected like `.git/` itself, since git runs the hooks it holds.
+    separate_git_dir: Option<(String, (u64, u64))>,
+    /// The trusted config file in use, when it lies inside the root (relative to it):
+    /// writing it would let a patch grant itself authority (`allowed_commands`), so every
+    /// write refuses it.
+    active_config: Option<String>,
 }
 
 impl Project {
@@ -192,13 +218,53 @@ impl Project {
                 use cap_std::fs::MetadataExt;
                 (meta.dev(), meta.ino())
             });
+        let separate_git_dir = separate_git_dir(&dir, root, &canonical_root);
         Ok(Project {
             root: root.to_path_buf(),
             canonical_root,
             dir,
             is_git,
             git_dir,
+            separate_git_dir,
+            active_config: None,
         })
+    }
+
+    /// Marks `relative` (a path beneath the root, see `config::inside_project`) as the
+    /// trusted config file in use, which writes then refuse.
+    pub(crate) fn protect_config(&mut self, relative: String) {
+        self.active_config = Some(relative);
+    }
+
+    /// The write rules on a path, before any disk access: not git's internals
+    /// ([`Project::refuse_git_internals`]) and not the trusted config file in use.
+    pub(crate) fn refuse_protected(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+        self.refuse_git_internals(path)?;
+        if let Some(config) = &self.active_config
+            && path.as_str().eq_ignore_ascii_case(config)
+        {
+            return Err(BoundaryError::ActiveConfig(path.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Refuses a path inside git's internals: anything under a directory named `.git` (in
+    /// any letter case), or under the git directory the root's `.git` file points to. The
+    /// check is on the normalised path; writes also refuse symlinks on the way, and
+    /// view_slice checks the directories it opened through ([`Project::open_resolved`]).
+    pub(crate) fn refuse_git_internals(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+        if path.is_in_git_dir() {
+            return Err(BoundaryError::GitDir(path.to_string()));
+        }
+        if let Some((git_dir, _)) = &self.separate_git_dir
+            && is_under(path.as_str(), git_dir)
+        {
+            return Err(BoundaryError::SeparateGitDir {
+                path: path.to_string(),
+                git_dir: git_dir.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// The root directory on disk, as it was given.
@@ -263,7 +329,13 @@ impl Project {
     pub(crate) fn walked_path(&self, relative: &Path) -> Option<ProjectPath> {
         let text = relative.to_str()?;
         let text = text.strip_prefix("./").unwrap_or(text);
-        (!text.is_empty() && !text.chars().any(char::is_control))
+        // The walk does not know the separate git directory (it is not hidden), so its
+        // files are left out here: listing and search never show git's internals.
+        let in_git_dir = self
+            .separate_git_dir
+            .as_ref()
+            .is_some_and(|(git_dir, _)| is_under(text, git_dir));
+        (!text.is_empty() && !text.chars().any(char::is_control) && !in_git_dir)
             .then(|| ProjectPath(text.to_owned()))
     }
 
@@ -412,7 +484,10 @@ impl Project {
                     .map_err(fail)?;
                 let opened = Dir::from_std_file(opened.into_std());
                 let meta = opened.dir_metadata().map_err(fail)?;
-                in_git_dir |= is_git_name(&name) || self.git_dir == Some((meta.dev(), meta.ino()));
+                let id = Some((meta.dev(), meta.ino()));
+                in_git_dir |= is_git_name(&name)
+                    || self.git_dir == id
+                    || self.separate_git_dir.as_ref().map(|(_, at)| *at) == id;
                 entered.push((opened, name));
                 continue;
             }
@@ -469,6 +544,48 @@ impl Project {
             .symlink_metadata(path.as_path())
             .map_err(|e| classify(path.as_str(), e))
     }
+}
+
+/// `path` is `dir` or lies beneath it (both normalised, relative to the root), comparing
+/// names in any letter case as [`ProjectPath::is_in_git_dir`] does.
+fn is_under(path: &str, dir: &str) -> bool {
+    let mut parts = path.split('/');
+    dir.split('/').all(|want| {
+        parts
+            .next()
+            .is_some_and(|part| part.eq_ignore_ascii_case(want))
+    })
+}
+
+/// The git directory the root's `.git` file names (`gitdir: PATH`, relative to the root
+/// or absolute), when `.git` is a regular file and that directory lies inside the root:
+/// its path relative to the root and its device and inode. `None` otherwise (no such
+/// file, an unreadable one, or a git directory outside the project, which the boundary
+/// keeps out of reach anyway).
+fn separate_git_dir(dir: &Dir, root: &Path, canonical_root: &Path) -> Option<(String, (u64, u64))> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = dir.symlink_metadata(".git").ok()?;
+    if !meta.is_file() || meta.len() > 4096 {
+        return None;
+    }
+    let text = dir.read_to_string(".git").ok()?;
+    let target = text
+        .lines()
+        .find_map(|line| line.strip_prefix("gitdir:"))?
+        .trim();
+    if target.is_empty() {
+        return None;
+    }
+    let real = root.join(target).canonicalize().ok()?;
+    let relative = real.strip_prefix(canonical_root).ok()?;
+    let relative = relative.to_str()?;
+    if relative.is_empty() {
+        return None;
+    }
+    let meta = std::fs::metadata(&real)
+        .ok()
+        .filter(std::fs::Metadata::is_dir)?;
+    Some((relative.to_owned(), (meta.dev(), meta.ino())))
 }
 
 /// Writing beneath the root. Every write refuses `.git/`, goes through the same
@@ -541,9 +658,7 @@ impl Project {
     ) -> Result<Staged, BoundaryError> {
         use std::io::Write;
         use std::os::unix::fs::PermissionsExt;
-        if path.is_in_git_dir() {
-            return Err(BoundaryError::GitDir(path.to_string()));
-        }
+        self.refuse_protected(path)?;
         let io_error = |source: io::Error| classify(path.as_str(), source);
         let (parent, name) = match path.as_str().rsplit_once('/') {
             Some((parent, name)) => (Some(parent), name),
@@ -594,9 +709,7 @@ impl Project {
 
     /// Removes a file.
     pub(crate) fn remove_file(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
-        if path.is_in_git_dir() {
-            return Err(BoundaryError::GitDir(path.to_string()));
-        }
+        self.refuse_protected(path)?;
         self.dir
             .remove_file(path.as_path())
             .map_err(|e| classify(path.as_str(), e))

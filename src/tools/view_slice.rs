@@ -152,9 +152,7 @@ fn read_slice(
         ));
     }
     let path = project.resolve(path)?;
-    if path.is_in_git_dir() {
-        return Err(BoundaryError::GitDir(path.to_string()).into());
-    }
+    project.refuse_git_internals(&path)?;
     // Through a symlink in the tree the path may still lead into .git/; that is decided
     // on the directories the file was actually opened through.
     let resolved = project.open_resolved(&path)?;

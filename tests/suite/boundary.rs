@@ -573,3 +573,74 @@ fn directory_swapped_for_a_symlink_during_search_is_not_read() {
         "the race never showed the inside directory: {counts:?}"
     );
 }
+
+/// A work tree made by `git init --separate-git-dir=meta`: `.git` is a file naming the
+/// real git directory, here `meta/` inside the project. `absolute` writes the path as git
+/// does; otherwise relative to the root.
+fn separate_git_dir_project(absolute: bool) -> TestProject {
+    let p = TestProject::new();
+    p.file("a.txt", "needle\n")
+        .file("meta/HEAD", "ref: refs/heads/main\n")
+        .file("meta/config", "[core]\n\tneedle = 1\n")
+        .file("meta/hooks/pre-commit.sample", "#!/bin/sh\n# needle\n");
+    let target = if absolute {
+        p.path("meta").to_string_lossy().into_owned()
+    } else {
+        "meta".to_owned()
+    };
+    p.file(".git", format!("gitdir: {target}\n"));
+    p
+}
+
+/// The git directory a `.git` file points to is git's internals like `.git/` itself: an
+/// approved patch once wrote `meta/hooks/pre-commit` (a hook git then runs). Now
+/// apply_patch refuses it, view_slice does not show it, and the walking tools skip it.
+#[test]
+fn the_git_dir_a_git_file_points_to_is_protected_like_dot_git() {
+    use metron::authority::approval::ApproveAll;
+    for absolute in [true, false] {
+        let p = separate_git_dir_project(absolute);
+        let toolbox = || {
+            Toolbox::new(Project::open(p.root(), true).expect("open"), budgets())
+                .with_approver(Box::new(ApproveAll))
+        };
+        let hook = "--- /dev/null\n+++ b/meta/hooks/pre-commit\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch pwned\n";
+        let edit = "--- a/META/config\n+++ b/META/config\n@@ -1,2 +1,2 @@\n [core]\n-\tneedle = 1\n+\thooksPath = /tmp\n";
+        for diff in [hook, edit] {
+            let err = toolbox()
+                .call("apply_patch", json!({ "diff": diff }))
+                .expect_err(diff);
+            assert!(
+                err.to_string()
+                    .contains("the git directory that `.git` points to"),
+                "{err}"
+            );
+        }
+        assert!(!p.path("meta/hooks/pre-commit").exists());
+        assert_eq!(
+            std::fs::read_to_string(p.path("meta/config")).expect("read"),
+            "[core]\n\tneedle = 1\n"
+        );
+        // A patch elsewhere still applies.
+        let ok = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-needle\n+needle!\n";
+        toolbox()
+            .call("apply_patch", json!({ "diff": ok }))
+            .expect("a patch outside the git dir applies");
+
+        let project = p.project();
+        for raw in ["meta/config", "./meta/HEAD", "META/config"] {
+            let err = view_slice(&project, &budgets(), raw, 1, 1).expect_err(raw);
+            assert!(err.to_string().contains("`.git` points to"), "{raw}: {err}");
+        }
+        // Through a symlink too: decided on the directory opened, by device and inode.
+        std::os::unix::fs::symlink("meta", p.path("m")).expect("symlink");
+        let err = view_slice(&project, &budgets(), "m/config", 1, 1).expect_err("m/config");
+        assert!(err.to_string().contains("git"), "{err}");
+        std::fs::remove_file(p.path("m")).expect("rm symlink");
+
+        let listed = list_files(&project, &budgets(), None).expect("list");
+        assert!(!listed.contains("meta/"), "{listed}");
+        let found = search_text(&project, &budgets(), "needle").expect("search");
+        assert!(!found.contains("meta/"), "{found}");
+    }
+}

@@ -19,7 +19,7 @@ use std::path::Path;
 use serde_json::json;
 
 use super::common::{Metron, Run, TestProject, metron, skip, skip_live};
-use super::fake_ollama::{FakeOllama, answer, call};
+use super::fake_ollama::{FakeOllama, Reply, answer, call};
 
 /// The start of the notice line, as `metron::disclosure::notice` words it.
 const NOTICE: &str = "metron: note: code the tools read";
@@ -222,5 +222,38 @@ fn an_unknown_policy_is_a_config_error() {
         run.stderr
             .contains(r#"must be "warn" or "refuse", got "allow""#),
         "{run:?}"
+    );
+}
+
+/// A redirect is an error naming its target, never followed: following it re-sent the
+/// whole chat body (the code the tools read) to the `Location`, past the
+/// `remote_endpoint` check, which only ever sees the configured endpoint.
+#[test]
+fn a_redirect_is_refused_and_the_second_server_receives_nothing() {
+    let p = TestProject::git();
+    p.file("secret.txt", "the code\n");
+    let second = FakeOllama::start(vec![answer("Followed the redirect.", 10, 2)]);
+    let first = FakeOllama::start(vec![Reply::Redirect(307, second.chat_url())]);
+    let run = oneshot_at(
+        p.root(),
+        &first.base_url(),
+        r#", "remote_endpoint": "refuse""#,
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.is_empty(), "{run:?}");
+    assert!(
+        second.requests().is_empty(),
+        "the redirect target received {:?}",
+        second.requests()
+    );
+    assert_eq!(first.chat_bodies().len(), 1, "{run:?}");
+    assert!(run.stderr.contains("HTTP 307"), "{run:?}");
+    assert!(
+        run.stderr.contains(&second.chat_url()),
+        "names the Location: {run:?}"
+    );
+    assert!(
+        run.stderr.contains("point OLLAMA_HOST or `endpoint` at it"),
+        "says what to do: {run:?}"
     );
 }

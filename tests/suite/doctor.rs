@@ -536,3 +536,28 @@ fn a_model_name_from_the_project_config_cannot_drive_the_terminal() {
         "{run:?}"
     );
 }
+
+/// `--doctor` warns when the trusted config file (`METRON_CONFIG`) lies inside the
+/// project, where the model's patches could reach it; outside, it says nothing of it.
+#[test]
+fn doctor_warns_about_a_trusted_config_inside_the_project() {
+    let p = TestProject::git();
+    p.file("cfg/metron.json", "{}\n");
+    let fake = FakeOllama::start(vec![]);
+    let run = doctor(p.root(), &fake.base_url())
+        .env("METRON_CONFIG", p.path("cfg/metron.json"))
+        .run();
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("is inside the project"))
+        .unwrap_or_else(|| panic!("no warning row:\n{}", run.stdout));
+    assert!(line.trim_start().starts_with("warn"), "{line}");
+    assert!(line.contains("`cfg/metron.json`"), "{line}");
+    let outside = with_user_config(doctor(p.root(), &fake.base_url()), "{}").run();
+    assert!(
+        !outside.stdout.contains("is inside the project"),
+        "{}",
+        outside.stdout
+    );
+}

@@ -100,6 +100,9 @@ pub enum Reply {
     /// Waits before writing anything at all (not even the status line), then serves the
     /// inner reply: a model that is still loading.
     Delayed(Duration, Box<Reply>),
+    /// A redirect: this status (301, 302, 307, 308) with a `Location` header naming the
+    /// second URL, and a short plain-text body, as a hostile or misconfigured proxy sends.
+    Redirect(u16, String),
 }
 
 /// One step of a [`Reply::Stream`] body.
@@ -1133,6 +1136,26 @@ fn serve_reply(conn: &mut Conn<'_>, reply: Reply, model: &str, close: bool) -> i
         Reply::Raw(status, content_type, body) => {
             conn.respond(status, content_type, body.as_bytes(), false, close)
         }
+        Reply::Redirect(status, location) => {
+            let body = format!("moved to {location}");
+            let mut out = conn
+                .head(
+                    status,
+                    "text/plain; charset=utf-8",
+                    Some(body.len()),
+                    close,
+                    &[("Location", &location)],
+                )
+                .into_bytes();
+            out.extend_from_slice(body.as_bytes());
+            conn.writer.write_all(&out)?;
+            conn.writer.flush()?;
+            Ok(if close {
+                After::Close
+            } else {
+                After::KeepAlive
+            })
+        }
         Reply::Delayed(delay, inner) => {
             if !conn.shared.sleep(delay) {
                 return Ok(After::Close);
@@ -1292,6 +1315,10 @@ fn reason_phrase(status: u16) -> &'static str {
         200 => "OK",
         201 => "Created",
         204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",

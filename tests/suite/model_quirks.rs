@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::common::{GREET_GO, greet_patch, greet_project, tool_messages};
 use super::common::{Metron, Run, TestProject, events_of_type, json_events, metron};
-use super::fake_ollama::{FakeOllama, Reply, answer, done, text};
+use super::fake_ollama::{FakeOllama, Reply, answer, call, done, text};
 
 fn oneshot_json(p: &TestProject, fake: &FakeOllama, extra: &[&str]) -> (Run, Vec<Value>) {
     json_events(
@@ -84,10 +84,9 @@ fn a_tagged_call_split_across_chunks_runs_and_history_carries_it_as_a_call() {
 #[test]
 fn a_patch_written_as_bare_json_still_needs_approval() {
     let p = greet_project();
-    let patch = json!({"name": "apply_patch", "arguments": {"diff": greet_patch()}});
-    let fenced = format!("```json\n{patch}\n```");
+    let patch = json!({"name": "apply_patch", "arguments": {"diff": greet_patch()}}).to_string();
     let fake = FakeOllama::start(vec![
-        said(&[&fenced]),
+        said(&[&patch]),
         answer("The patch needs --yes.", 300, 9),
     ]);
     let (run, events) = oneshot_json(&p, &fake, &[]);
@@ -127,6 +126,69 @@ fn prose_that_shows_json_is_an_answer_not_a_call() {
         assert_eq!(end[0]["answer"], reply, "{end:#?}");
         assert_eq!(fake.chat_bodies().len(), 1);
     }
+}
+
+/// The natural answer to "show me example.json" is the file itself: when that file holds a
+/// call's JSON, the reply reproduces a tool result the model was shown, so it is a quote
+/// and the turn ends with it as the answer (it once ran as a call).
+#[test]
+fn a_reply_quoting_a_file_the_model_read_is_an_answer_not_a_call() {
+    let p = TestProject::git();
+    let example = "{\n  \"name\": \"find_symbol\",\n  \"arguments\": {\"symbol\": \"Greet\"}\n}\n";
+    p.file("example.json", example);
+    p.file("greet.go", GREET_GO);
+    for reply in [
+        example.to_owned(),
+        format!("<tool_call>{example}</tool_call>"),
+    ] {
+        let fake = FakeOllama::start(vec![
+            call(
+                "view_slice",
+                json!({"path": "example.json", "start": 1, "end": 4}),
+                100,
+                5,
+            ),
+            said(&[&reply]),
+            answer("(a second call was run)", 300, 9),
+        ]);
+        let (run, events) = oneshot_json(&p, &fake, &[]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let proposed = events_of_type(&events, "tool_proposed");
+        assert_eq!(proposed.len(), 1, "only the view_slice: {events:#?}");
+        assert_eq!(proposed[0]["tool"], "view_slice");
+        assert!(!run.stderr.contains("as text"), "{run:?}");
+        let end = events_of_type(&events, "turn_end");
+        assert_eq!(end[0]["status"], "ok", "{end:#?}");
+        assert_eq!(end[0]["answer"], reply.as_str(), "{end:#?}");
+        assert_eq!(fake.chat_bodies().len(), 2, "{run:?}");
+    }
+}
+
+/// A code fence is how a model shows JSON, so a reply that is one fenced call is an
+/// answer (it once ran as a call); the same JSON unfenced is still recovered.
+#[test]
+fn fenced_json_is_an_answer_and_bare_json_a_call() {
+    let p = greet_project();
+    let json = r#"{"name": "find_symbol", "arguments": {"symbol": "Greet"}}"#;
+    let fenced = format!("Here is an example call:\n\n```json\n{json}\n```");
+    for reply in [format!("```json\n{json}\n```"), fenced] {
+        let fake = FakeOllama::start(vec![said(&[&reply]), answer("(ran)", 300, 9)]);
+        let (run, events) = oneshot_json(&p, &fake, &[]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(
+            events_of_type(&events, "tool_proposed").is_empty(),
+            "{events:#?}"
+        );
+        let end = events_of_type(&events, "turn_end");
+        assert_eq!(end[0]["answer"], reply.as_str(), "{end:#?}");
+        assert_eq!(fake.chat_bodies().len(), 1);
+    }
+    let fake = FakeOllama::start(vec![said(&[json]), answer("Greet is in greet.go.", 300, 9)]);
+    let (run, events) = oneshot_json(&p, &fake, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let proposed = events_of_type(&events, "tool_proposed");
+    assert_eq!(proposed.len(), 1, "{events:#?}");
+    assert_eq!(proposed[0]["tool"], "find_symbol");
 }
 
 /// `metron -p PROMPT --json` with `num_ctx` set in the user's config, against a model that

@@ -463,3 +463,41 @@ fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
         "{run:?}"
     );
 }
+
+/// A trusted config file (`METRON_CONFIG`) inside the project was reported as trusted
+/// without a word, and an approved patch could grant itself `allowed_commands` through
+/// it. Now the session warns at start, and apply_patch refuses to write that file even
+/// with `--yes`.
+#[test]
+fn a_trusted_config_inside_the_project_is_warned_about_and_never_patched() {
+    let p = greet_project();
+    let config = "{\n  \"max_turns\": 5\n}\n";
+    p.file("metron-config.json", config);
+    let grant = "--- a/metron-config.json\n+++ b/metron-config.json\n@@ -1,3 +1,4 @@\n {\n-  \"max_turns\": 5\n+  \"max_turns\": 5,\n+  \"allowed_commands\": [\"sh\"]\n }\n";
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({ "diff": grant }), 100, 20),
+        answer("Done.", 200, 3),
+    ]);
+    let run = metron(p.root())
+        .args(["-p", "allow sh", "--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", p.path("metron-config.json"))
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path("metron-config.json")).expect("read"),
+        config,
+        "the config was patched: {run:?}"
+    );
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("metron: warning: the trusted config file"))
+        .unwrap_or_else(|| panic!("no warning: {run:?}"));
+    assert!(warning.contains("is inside the project"), "{warning}");
+    let result = last_tool_result(&fake);
+    assert!(
+        result.contains("metron's trusted config file"),
+        "the model is told why: {result}"
+    );
+}

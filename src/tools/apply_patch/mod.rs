@@ -423,12 +423,11 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
 }
 
 /// Resolves a path from the patch and applies the write rules: inside the root, not in
-/// `.git/`, not through a symlink.
+/// `.git/` (nor the git directory a `.git` file points to), not the trusted config file in
+/// use, not through a symlink.
 fn checked_path(project: &Project, raw: &str) -> Result<ProjectPath, BoundaryError> {
     let path = project.resolve(raw)?;
-    if path.is_in_git_dir() {
-        return Err(BoundaryError::GitDir(path.to_string()));
-    }
+    project.refuse_protected(&path)?;
     project.check_no_symlinks(&path)?;
     Ok(path)
 }
