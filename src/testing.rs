@@ -30,7 +30,7 @@ pub fn prepare_patch(project: &Project, diff: &str) -> Result<(Vec<u8>, String),
 
 /// Every file the walking tools would see, in walk order.
 pub fn walk_files(project: &Project) -> Vec<ProjectPath> {
-    let walk = crate::tools::walk::builder(project).build();
+    let walk = crate::tools::walk::builder(project, None).build();
     crate::tools::walk::files(project, walk).collect()
 }
 

@@ -60,7 +60,7 @@ pub(crate) fn list_files(
     pattern: Option<&str>,
 ) -> Result<String, ToolError> {
     let pattern = pattern.map(str::trim).filter(|p| !p.is_empty());
-    let mut builder = walk::builder(project);
+    let mut narrow: Option<walk::Narrow> = None;
     if let Some(glob) = pattern {
         let bad_glob = |e: ignore::Error| ToolError::Refused(format!("bad glob `{glob}`: {e}"));
         let mut overrides = OverrideBuilder::new(project.root());
@@ -68,11 +68,12 @@ pub(crate) fn list_files(
         let overrides = overrides.build().map_err(bad_glob)?;
         // Keep what the glob does not exclude; a directory it excludes (`!vendor`) is not
         // entered. Unlike `WalkBuilder::overrides`, a match never re-admits an ignored file.
-        builder.filter_entry(move |entry| {
+        narrow = Some(Box::new(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             !overrides.matched(entry.path(), is_dir).is_ignore()
-        });
+        }));
     }
+    let builder = walk::builder(project, narrow);
     let limit = budgets.list_max_entries;
     let found: Vec<_> = walk::files(project, builder.build())
         .take(limit.saturating_add(1))

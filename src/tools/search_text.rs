@@ -122,7 +122,7 @@ fn search(
         wanted: limit.saturating_add(1),
     };
 
-    let mut files = walk::files(project, walk::builder(project).build());
+    let mut files = walk::files(project, walk::builder(project, None).build());
     let mut hits: Vec<Hit> = Vec::new();
     let mut searcher = job.searcher();
     let mut kept = Vec::new();

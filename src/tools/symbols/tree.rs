@@ -279,7 +279,7 @@ pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
     // itself reads directories by path (the `ignore` crate's walker); everything looked
     // at here goes through the project boundary.
     let mut dirs = OpenDirs::new(project);
-    for entry in walk::builder(project).build().filter_map(Result::ok) {
+    for entry in walk::builder(project, None).build().filter_map(Result::ok) {
         let Some(file_type) = entry.file_type() else {
             continue;
         };
@@ -436,7 +436,7 @@ mod tests {
         std::os::unix::fs::symlink(root.join("a.go"), root.join("link.go")).expect("symlink");
 
         let project = Project::open(root, true).expect("open");
-        let expected: Vec<String> = walk::files(&project, walk::builder(&project).build())
+        let expected: Vec<String> = walk::files(&project, walk::builder(&project, None).build())
             .filter(|p| Lang::of_path(p.as_str()).is_some())
             .map(|p| p.as_str().to_owned())
             .collect();
