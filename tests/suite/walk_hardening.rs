@@ -160,3 +160,26 @@ fn hidden_files_shown_still_leave_git_internals_out() {
         .expect("list_files");
     assert!(listed.contains(".hidden.txt"), "{listed}");
 }
+
+#[test]
+fn search_text_skips_a_file_with_an_overlong_line_and_says_so() {
+    // The searcher's line buffer is bounded (4 MiB): a file that is one 5 MiB line is
+    // skipped with a note naming it, instead of being held whole (a 1 GB line used to
+    // cost 1.27 GB), and the other files are still searched.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let mut long = "x".repeat(5 << 20);
+    long.push_str("needle\n");
+    put(root, "huge.txt", &long);
+    put(root, "small.txt", "a needle here\n");
+    let project = Project::open(root, false).expect("open project");
+    let text = Toolbox::new(project, huge_budgets())
+        .call("search_text", json!({"pattern": "needle"}))
+        .expect("search_text");
+    assert!(text.contains("small.txt:1:a needle here"), "{text}");
+    assert!(
+        text.contains("[skipped huge.txt: it has a line longer than 4 MiB"),
+        "{text}"
+    );
+    assert!(!text.contains("huge.txt:1:"), "{text}");
+}
