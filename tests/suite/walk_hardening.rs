@@ -183,3 +183,42 @@ fn search_text_skips_a_file_with_an_overlong_line_and_says_so() {
     );
     assert!(!text.contains("huge.txt:1:"), "{text}");
 }
+
+/// Runs `metron tool list_files` in `root`, which loads the configuration first.
+fn list_with_config(root: &Path) -> Run {
+    metron(root).args(["tool", "list_files"]).run()
+}
+
+#[test]
+fn a_project_config_is_read_through_the_boundary_and_capped() {
+    let base = tempfile::tempdir().expect("tempdir");
+    let root = base.path().join("proj");
+    put(&root, "a.txt", "a\n");
+    // Valid settings outside the tree: a symlink must not bring them in.
+    put(base.path(), "outside.json", "{\"list_max_entries\": 7}\n");
+    std::os::unix::fs::symlink("../outside.json", root.join(".metron.json")).expect("symlink");
+    let run = list_with_config(&root);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(".metron.json") && run.stderr.contains("outside the project root"),
+        "{run:?}"
+    );
+
+    // A regular file over 1 MiB (valid JSON, padded) is refused with the limit named.
+    std::fs::remove_file(root.join(".metron.json")).expect("rm");
+    let padded = format!("{{\"list_max_entries\": 7{}}}\n", " ".repeat(1 << 20));
+    put(&root, ".metron.json", &padded);
+    let run = list_with_config(&root);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(".metron.json") && run.stderr.contains("1048576 bytes"),
+        "{run:?}"
+    );
+
+    // A symlink inside the tree to a small regular file is fine.
+    std::fs::remove_file(root.join(".metron.json")).expect("rm");
+    put(&root, "conf/metron.json", "{\"list_max_entries\": 7}\n");
+    std::os::unix::fs::symlink("conf/metron.json", root.join(".metron.json")).expect("symlink");
+    let run = list_with_config(&root);
+    assert_eq!(run.code, 0, "{run:?}");
+}
