@@ -73,15 +73,16 @@ pub(crate) fn list_files(
             !overrides.matched(entry.path(), is_dir).is_ignore()
         }));
     }
-    let builder = walk::builder(project, narrow);
+    let (builder, skipped) = walk::builder(project, narrow)?;
     let limit = budgets.list_max_entries;
     let found: Vec<_> = walk::files(project, builder.build())
         .take(limit.saturating_add(1))
         .collect();
+    let notes = skipped.notes();
     if found.is_empty() {
         return Ok(match pattern {
-            Some(glob) => format!("No files match `{glob}`."),
-            None => "No files found.".to_owned(),
+            Some(glob) => format!("{notes}No files match `{glob}`."),
+            None => format!("{notes}No files found."),
         });
     }
     let mut out = String::new();
@@ -94,6 +95,7 @@ pub(crate) fn list_files(
             "[truncated to {limit} entries; narrow with a glob]\n"
         ));
     }
+    out.push_str(&notes);
     Ok(out)
 }
 

@@ -144,7 +144,8 @@ fn search(
         too_long: Mutex::new(Vec::new()),
     };
 
-    let mut files = walk::files(project, walk::builder(project, None).build());
+    let (builder, skipped) = walk::builder(project, None)?;
+    let mut files = walk::files(project, builder.build());
     let mut hits: Vec<Hit> = Vec::new();
     let mut searcher = job.searcher();
     let mut kept = Vec::new();
@@ -163,7 +164,8 @@ fn search(
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
     too_long.sort();
-    let notes: String = too_long.iter().map(long_line_note).collect();
+    let mut notes: String = too_long.iter().map(long_line_note).collect();
+    notes.push_str(&skipped.notes());
     if hits.is_empty() {
         return Ok((format!("{notes}No matches found."), Vec::new()));
     }

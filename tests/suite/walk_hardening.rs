@@ -222,3 +222,57 @@ fn a_project_config_is_read_through_the_boundary_and_capped() {
     let run = list_with_config(&root);
     assert_eq!(run.code, 0, "{run:?}");
 }
+
+#[test]
+fn ignore_files_that_are_symlinks_or_oversized_are_not_read() {
+    let base = tempfile::tempdir().expect("tempdir");
+    let root = base.path().join("proj");
+    put(&root, "main.go", "package main\nfunc Main() {}\n");
+    put(
+        &root,
+        "sub/secret_name.go",
+        "package sub\nfunc Probe() {}\n",
+    );
+    put(&root, "big/b.go", "package big\nfunc Probe() {}\n");
+    // Outside the tree: a list of names whose presence the repository wants to test.
+    put(base.path(), "outside/list", "*\n");
+    std::os::unix::fs::symlink("../../outside/list", root.join("sub/.gitignore")).expect("symlink");
+    put(&root, "big/.ignore", &"#\n".repeat(600 << 10));
+    let call = |tool: &str, args: serde_json::Value| {
+        let project = Project::open(&root, false).expect("open project");
+        Toolbox::new(project, huge_budgets()).call(tool, args)
+    };
+    for (tool, args) in [
+        ("list_files", json!({})),
+        ("search_text", json!({"pattern": "Probe"})),
+    ] {
+        let text = call(tool, args).expect(tool);
+        assert!(
+            text.contains("[skipped sub/: `sub/.gitignore` is a symlink;")
+                && text.contains("[skipped big/: `big/.ignore` is larger than 1 MiB;"),
+            "{tool}:\n{text}"
+        );
+        assert!(
+            !text.contains("secret_name") && !text.contains("b.go"),
+            "{tool}:\n{text}"
+        );
+    }
+    let found = call("find_symbol", json!({"symbol": "Probe"})).expect("find_symbol");
+    assert!(found.starts_with("No definition"), "{found}");
+
+    // At the root nothing can be skipped: every walking tool refuses, naming the file.
+    std::os::unix::fs::symlink("../outside/list", root.join(".ignore")).expect("symlink");
+    for (tool, args) in [
+        ("list_files", json!({})),
+        ("search_text", json!({"pattern": "Probe"})),
+        ("find_symbol", json!({"symbol": "Main"})),
+    ] {
+        match call(tool, args) {
+            Err(ToolError::Refused(message)) => assert!(
+                message.contains("`.ignore` is a symlink") && message.contains("replace it"),
+                "{tool}: {message}"
+            ),
+            other => panic!("{tool} should refuse: {other:?}"),
+        }
+    }
+}
