@@ -30,8 +30,10 @@ pub fn prepare_patch(project: &Project, diff: &str) -> Result<(Vec<u8>, String),
 
 /// Every file the walking tools would see, in walk order.
 pub fn walk_files(project: &Project) -> Vec<ProjectPath> {
-    let walk = crate::tools::walk::builder(project).build();
-    crate::tools::walk::files(project, walk).collect()
+    match crate::tools::walk::builder(project, None) {
+        Ok((builder, _)) => crate::tools::walk::files(project, builder.build()).collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The symbol index's own extractor (one per thread), for the recall tests against ctags.

@@ -36,6 +36,10 @@ pub(crate) use settings::{PRIVILEGED_KEYS, SettingValue};
 /// The file name of a project's own config, at the project root.
 pub(crate) const PROJECT_FILE: &str = ".metron.json";
 
+/// The most bytes a config file may hold. Far above any real configuration; it keeps a
+/// repository's `.metron.json -> /dev/zero` (or a huge file) from exhausting memory.
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// The name of the user's metron directory, under `$METRON_CONFIG_DIR` or else `$HOME`. It
 /// holds the user's own `config.json` and the REPL's input history, so one override moves
 /// both (which is how tests stay out of the real home).
@@ -152,6 +156,18 @@ pub(crate) enum ConfigError {
         /// Why.
         source: std::io::Error,
     },
+    /// The project's config file cannot be used safely: a symlink leaving the project, not
+    /// a regular file, or larger than [`MAX_CONFIG_BYTES`].
+    #[error(
+        "cannot use config file {}: {reason}; config files must be regular files inside the project of at most 1 MiB",
+        path.display()
+    )]
+    Unsafe {
+        /// The file.
+        path: PathBuf,
+        /// The boundary's refusal.
+        reason: String,
+    },
     /// The file is not a JSON object.
     #[error("config file {} is not valid JSON: {message}", path.display())]
     Parse {
@@ -223,10 +239,7 @@ pub(crate) fn load(
         warnings: Vec::new(),
     };
     if let Some(file) = find_file(project_root, env) {
-        let text = std::fs::read_to_string(&file.path).map_err(|source| ConfigError::Read {
-            path: file.path.clone(),
-            source,
-        })?;
+        let text = read_file(project_root, &file)?;
         apply_file(&mut loaded, &file, &text, env)?;
         if file.trust == Trust::Project
             && let Some(user) = user_file(env)
@@ -263,6 +276,57 @@ pub(crate) fn inside_project(file: &Path, project_root: &Path) -> Option<String>
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
+/// Reads a config file whole. The project's own file is read through the project
+/// boundary (a symlink may not leave the tree; only a regular file; at most
+/// [`MAX_CONFIG_BYTES`]), since a cloned repository controls it. The user's files are
+/// theirs and may be symlinks (dotfile managers), but are capped all the same.
+fn read_file(project_root: &Path, file: &ConfigFile) -> Result<String, ConfigError> {
+    let read_error = |source| ConfigError::Read {
+        path: file.path.clone(),
+        source,
+    };
+    let too_large = || {
+        read_error(std::io::Error::other(format!(
+            "larger than {MAX_CONFIG_BYTES} bytes; shorten it or point METRON_CONFIG elsewhere"
+        )))
+    };
+    let bytes = match file.trust {
+        Trust::Project => {
+            let unsafe_file = |reason: String| ConfigError::Unsafe {
+                path: file.path.clone(),
+                reason,
+            };
+            let project = crate::project::Project::open(project_root, false).map_err(read_error)?;
+            let path = project
+                .resolve(PROJECT_FILE)
+                .map_err(|e| unsafe_file(e.to_string()))?;
+            project
+                .read_capped(&path, MAX_CONFIG_BYTES)
+                .map_err(|e| match e {
+                    crate::project::BoundaryError::Io { source, .. } => read_error(source),
+                    other => unsafe_file(other.to_string()),
+                })?
+        }
+        Trust::User => {
+            use std::io::Read;
+            let mut bytes = Vec::new();
+            std::fs::File::open(&file.path)
+                .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
+                .map_err(read_error)?;
+            if bytes.len() as u64 > MAX_CONFIG_BYTES {
+                return Err(too_large());
+            }
+            bytes
+        }
+    };
+    String::from_utf8(bytes).map_err(|_| {
+        read_error(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not UTF-8 text; save it as UTF-8 JSON",
+        ))
+    })
+}
+
 /// Picks the config file: the first candidate that exists. `$METRON_CONFIG` is returned
 /// even when missing, so that a typo in it is reported instead of silently skipped.
 fn find_file(project_root: &Path, env: &ConfigEnv) -> Option<ConfigFile> {
@@ -273,7 +337,9 @@ fn find_file(project_root: &Path, env: &ConfigEnv) -> Option<ConfigFile> {
         });
     }
     let project = project_root.join(PROJECT_FILE);
-    if project.exists() {
+    // A symlink counts even when it leads nowhere usable, so reading it reports why
+    // instead of passing over it in silence.
+    if std::fs::symlink_metadata(&project).is_ok() {
         return Some(ConfigFile {
             path: project,
             trust: Trust::Project,
@@ -305,7 +371,11 @@ fn user_file(env: &ConfigEnv) -> Option<PathBuf> {
 /// are taken from the user's file; a user file that cannot be read or parsed is not in use,
 /// so it is passed over here as it is everywhere else while the project file wins.
 fn keep_user_limits(loaded: &mut Loaded, user: &Path) {
-    let Ok(text) = std::fs::read_to_string(user) else {
+    let file = ConfigFile {
+        path: user.to_path_buf(),
+        trust: Trust::User,
+    };
+    let Ok(text) = read_file(user, &file) else {
         return;
     };
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {

@@ -129,6 +129,17 @@ pub enum BoundaryError {
     /// A directory (or other non-file) where a file was needed.
     #[error("`{0}` is not a regular file")]
     NotAFile(String),
+    /// A file larger than the caller reads (a configuration file metron reads whole), so
+    /// a file the repository made huge, or one that never ends, cannot exhaust memory.
+    #[error(
+        "refused: `{path}` is larger than {limit} bytes; shorten it to at most {limit} bytes or remove it"
+    )]
+    TooLarge {
+        /// The path as given.
+        path: String,
+        /// The most bytes read.
+        limit: u64,
+    },
     /// The path cannot name a readable file at all: a symlink loop, a name too long for the
     /// file system, a NUL byte. The model chose the path, so the model can fix it.
     #[error(
@@ -401,6 +412,43 @@ impl Project {
                 path: path.to_string(),
                 source,
             })?;
+        Ok(bytes)
+    }
+
+    /// Reads a whole regular file beneath the root, refusing one larger than `limit`
+    /// bytes: for files metron reads whole on its own account (the project's
+    /// `.metron.json`), which a cloned repository controls. A symlink leading outside the
+    /// root (`-> /dev/zero`) fails the open, a device or FIFO is refused before it is
+    /// opened, and at most `limit + 1` bytes are ever read, so even a file that grows
+    /// while being read cannot exhaust memory.
+    pub(crate) fn read_capped(
+        &self,
+        path: &ProjectPath,
+        limit: u64,
+    ) -> Result<Vec<u8>, BoundaryError> {
+        use std::io::Read;
+        let too_large = || BoundaryError::TooLarge {
+            path: path.to_string(),
+            limit,
+        };
+        let file = self.open_named_file(path)?;
+        let length = file
+            .metadata()
+            .map_err(|e| classify(path.as_str(), e))?
+            .len();
+        if length > limit {
+            return Err(too_large());
+        }
+        let mut bytes = Vec::new();
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|source| BoundaryError::Io {
+                path: path.to_string(),
+                source,
+            })?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large());
+        }
         Ok(bytes)
     }
 
@@ -904,6 +952,21 @@ mod tests {
             std::fs::read(dir.path().join(&name)).ok(),
             Some(b"new\n".to_vec())
         );
+    }
+
+    #[test]
+    fn read_capped_refuses_devices_escapes_and_oversized_files() {
+        let (dir, p) = project();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).expect("symlink");
+        std::fs::write(dir.path().join("big"), vec![b' '; 11]).expect("write");
+        std::fs::write(dir.path().join("ok"), b"0123456789").expect("write");
+        let read = |name: &str| p.read_capped(&p.resolve(name).expect("path"), 10);
+        assert!(matches!(read("zero"), Err(BoundaryError::SymlinkEscape(_))));
+        assert!(matches!(
+            read("big"),
+            Err(BoundaryError::TooLarge { limit: 10, .. })
+        ));
+        assert_eq!(read("ok").ok(), Some(b"0123456789".to_vec()));
     }
 
     #[test]

@@ -44,6 +44,8 @@ fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
 /// Looks up the definitions of `symbol` and formats them for the model.
 fn find_symbol(env: &ToolEnv, symbol: &str) -> Result<String, ToolError> {
     let limit = env.budgets.list_max_entries;
+    // The walker would read an unsafe ignore file at the root before skipping anything.
+    super::walk::check_root(&env.project)?;
     let lookup = env.symbols.lookup(&env.project, symbol, limit)?;
     Ok(format(
         &lookup,

@@ -60,7 +60,7 @@ pub(crate) fn list_files(
     pattern: Option<&str>,
 ) -> Result<String, ToolError> {
     let pattern = pattern.map(str::trim).filter(|p| !p.is_empty());
-    let mut builder = walk::builder(project);
+    let mut narrow: Option<walk::Narrow> = None;
     if let Some(glob) = pattern {
         let bad_glob = |e: ignore::Error| ToolError::Refused(format!("bad glob `{glob}`: {e}"));
         let mut overrides = OverrideBuilder::new(project.root());
@@ -68,19 +68,21 @@ pub(crate) fn list_files(
         let overrides = overrides.build().map_err(bad_glob)?;
         // Keep what the glob does not exclude; a directory it excludes (`!vendor`) is not
         // entered. Unlike `WalkBuilder::overrides`, a match never re-admits an ignored file.
-        builder.filter_entry(move |entry| {
+        narrow = Some(Box::new(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             !overrides.matched(entry.path(), is_dir).is_ignore()
-        });
+        }));
     }
+    let (builder, skipped) = walk::builder(project, narrow)?;
     let limit = budgets.list_max_entries;
     let found: Vec<_> = walk::files(project, builder.build())
         .take(limit.saturating_add(1))
         .collect();
+    let notes = skipped.notes();
     if found.is_empty() {
         return Ok(match pattern {
-            Some(glob) => format!("No files match `{glob}`."),
-            None => "No files found.".to_owned(),
+            Some(glob) => format!("{notes}No files match `{glob}`."),
+            None => format!("{notes}No files found."),
         });
     }
     let mut out = String::new();
@@ -93,6 +95,7 @@ pub(crate) fn list_files(
             "[truncated to {limit} entries; narrow with a glob]\n"
         ));
     }
+    out.push_str(&notes);
     Ok(out)
 }
 

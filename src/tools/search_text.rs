@@ -100,6 +100,26 @@ const BATCH: usize = 32;
 /// Most searcher threads used, whatever the machine has.
 const MAX_THREADS: usize = 8;
 
+/// The most bytes the searcher may hold for one line (its buffer grows to fit the longest
+/// line it meets). Without a bound, one file of a single 1 GB line made a search hold
+/// more than 1 GB; a file with a longer line is skipped with a note in the result.
+const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// The note for a file skipped because of [`MAX_LINE_BYTES`], with the next step.
+fn long_line_note(path: &ProjectPath) -> String {
+    format!(
+        "[skipped {path}: it has a line longer than {} MiB, more than search_text holds; view_slice shows it with long lines clipped]\n",
+        MAX_LINE_BYTES >> 20
+    )
+}
+
+/// True when a search stopped because a line did not fit in [`MAX_LINE_BYTES`].
+/// grep-searcher reports that only as an `Other` error with this text.
+fn is_line_limit_error(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::Other
+        && error.to_string().contains("configured allocation limit")
+}
+
 /// Each file whose lines a search shows, with the content hash of the bytes searched.
 type Shown = Vec<(ProjectPath, Arc<str>)>;
 
@@ -120,9 +140,12 @@ fn search(
         per_file: budgets.search_max_per_file as u64,
         max_line_chars: budgets.max_line_chars,
         wanted: limit.saturating_add(1),
+        line_limit: MAX_LINE_BYTES,
+        too_long: Mutex::new(Vec::new()),
     };
 
-    let mut files = walk::files(project, walk::builder(project).build());
+    let (builder, skipped) = walk::builder(project, None)?;
+    let mut files = walk::files(project, builder.build());
     let mut hits: Vec<Hit> = Vec::new();
     let mut searcher = job.searcher();
     let mut kept = Vec::new();
@@ -136,10 +159,17 @@ fn search(
         search_in_parallel(&job, files, &mut hits);
     }
 
+    let mut too_long = job
+        .too_long
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    too_long.sort();
+    let mut notes: String = too_long.iter().map(long_line_note).collect();
+    notes.push_str(&skipped.notes());
     if hits.is_empty() {
-        return Ok(("No matches found.".to_owned(), Vec::new()));
+        return Ok((format!("{notes}No matches found."), Vec::new()));
     }
-    let mut out = String::new();
+    let mut out = notes;
     let mut shown: Shown = Vec::new();
     for hit in hits.iter().take(limit) {
         out.push_str(&format!("{}:{}:{}\n", hit.path, hit.line, hit.text));
@@ -194,6 +224,10 @@ struct Job<'a> {
     max_line_chars: usize,
     /// The total budget plus one: finding this many proves the output is truncated.
     wanted: usize,
+    /// The searcher's buffer limit ([`MAX_LINE_BYTES`]; lower in unit tests).
+    line_limit: usize,
+    /// Files skipped because a line was longer than `line_limit`, for the notes.
+    too_long: Mutex<Vec<ProjectPath>>,
 }
 
 impl Job<'_> {
@@ -202,6 +236,7 @@ impl Job<'_> {
             .binary_detection(BinaryDetection::quit(b'\0'))
             .line_number(true)
             .max_matches(Some(self.per_file))
+            .heap_limit(Some(self.line_limit))
             .build()
     }
 
@@ -233,7 +268,15 @@ impl Job<'_> {
         };
         // A read error part-way through a file is skipped too, as ripgrep does after
         // reporting it; the matches found before it stand (without a revision).
-        let _ = searcher.search_reader(&self.matcher, &mut tee, &mut sink);
+        if let Err(error) = searcher.search_reader(&self.matcher, &mut tee, &mut sink)
+            && is_line_limit_error(&error)
+        {
+            self.too_long
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(path.clone());
+            return;
+        }
         if hits.len() > first {
             // The searcher may stop early (per-file cap, budget, a NUL byte): read the
             // rest through the same handle so the hash covers the whole file.

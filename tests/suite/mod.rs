@@ -21,3 +21,4 @@ mod read_tools;
 mod repl;
 mod run_command;
 mod symbols;
+mod walk_hardening;

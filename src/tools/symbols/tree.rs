@@ -279,7 +279,14 @@ pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
     // itself reads directories by path (the `ignore` crate's walker); everything looked
     // at here goes through the project boundary.
     let mut dirs = OpenDirs::new(project);
-    for entry in walk::builder(project).build().filter_map(Result::ok) {
+    // A root with an unsafe ignore file is refused by find_symbol before it gets here
+    // ([`walk::check_root`]); should it appear in between, nothing is walked and the
+    // snapshot is never reused.
+    let Ok((builder, skipped)) = walk::builder(project, None) else {
+        snapshot.reusable = false;
+        return (files, snapshot);
+    };
+    for entry in builder.build().filter_map(Result::ok) {
         let Some(file_type) = entry.file_type() else {
             continue;
         };
@@ -292,6 +299,10 @@ pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
         {
             files.push((path, lang));
         }
+    }
+    // A skipped directory is not watched, so fixing its ignore file would go unnoticed.
+    if !skipped.notes().is_empty() {
+        snapshot.reusable = false;
     }
     (files, snapshot)
 }
@@ -436,10 +447,13 @@ mod tests {
         std::os::unix::fs::symlink(root.join("a.go"), root.join("link.go")).expect("symlink");
 
         let project = Project::open(root, true).expect("open");
-        let expected: Vec<String> = walk::files(&project, walk::builder(&project).build())
-            .filter(|p| Lang::of_path(p.as_str()).is_some())
-            .map(|p| p.as_str().to_owned())
-            .collect();
+        let expected: Vec<String> = walk::files(
+            &project,
+            walk::builder(&project, None).expect("walk").0.build(),
+        )
+        .filter(|p| Lang::of_path(p.as_str()).is_some())
+        .map(|p| p.as_str().to_owned())
+        .collect();
         let (found, _) = walk(&project);
         let found: Vec<String> = found.iter().map(|(p, _)| p.as_str().to_owned()).collect();
         assert_eq!(found, expected);

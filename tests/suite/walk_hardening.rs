@@ -1,0 +1,278 @@
+//! The walking tools (list_files, search_text, find_symbol) against a hostile repository,
+//! called as the model calls them, through [`Toolbox::call`]:
+//!
+//! - git's internals stay out of every walk whatever the ignore files say (`!.git` in
+//!   `.ignore`, `!.git/` in `.gitignore`, `.rgignore`, `!.*`), including a worktree's
+//!   `.git` file, a submodule's git directory under `.git/modules/` and its `.git` file,
+//!   and a nested repository's `.git`.
+
+use std::path::Path;
+
+use metron::project::Project;
+use metron::tools::{ToolError, Toolbox};
+use serde_json::json;
+
+use super::common::*;
+
+/// Marker text planted in every file under a `.git`; no tool result may contain it.
+const CANARY: &str = "GITSECRET";
+
+/// Writes `body` at `rel` beneath `root`, creating parent directories.
+fn put(root: &Path, rel: &str, body: &str) {
+    let path = root.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(&path, body).expect("write");
+}
+
+/// The three walking tools, called through the registry on a fresh project at `root`.
+fn walk_all(root: &Path) -> Vec<(&'static str, Result<String, ToolError>)> {
+    let call = |tool: &str, args: serde_json::Value| {
+        let project = Project::open(root, true).expect("open project");
+        Toolbox::new(project, huge_budgets()).call(tool, args)
+    };
+    vec![
+        ("list_files", call("list_files", json!({}))),
+        (
+            "list_files **",
+            call("list_files", json!({"pattern": "**"})),
+        ),
+        (
+            "search_text",
+            call("search_text", json!({"pattern": CANARY})),
+        ),
+        (
+            "search_text url",
+            call("search_text", json!({"pattern": "url ="})),
+        ),
+        (
+            "find_symbol",
+            call("find_symbol", json!({"symbol": CANARY})),
+        ),
+    ]
+}
+
+/// A repository with git internals everywhere the review found them: the root's `.git`
+/// directory (config with a credential, a Go file), a submodule's git directory under
+/// `.git/modules/`, the submodule's `.git` file, a nested repository's `.git` directory,
+/// and a `.GIT` spelled in another case.
+fn hostile_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    git_init(root);
+    let config = format!("[remote \"origin\"]\n\turl = https://user:{CANARY}@example.com/r.git\n");
+    put(root, ".git/config", &config);
+    put(
+        root,
+        ".git/hooks/x.go",
+        &format!("package x\nfunc {CANARY}() {{}}\n"),
+    );
+    put(root, ".git/modules/sub/config", &config);
+    put(
+        root,
+        ".git/modules/sub/y.go",
+        &format!("package y\nfunc {CANARY}() {{}}\n"),
+    );
+    put(
+        root,
+        "sub/.git",
+        &format!("gitdir: ../.git/modules/sub\n# {CANARY}\n"),
+    );
+    put(root, "sub/lib.go", "package sub\nfunc Lib() {}\n");
+    put(root, "nested/.git/config", &config);
+    put(
+        root,
+        "nested/.git/z.go",
+        &format!("package z\nfunc {CANARY}() {{}}\n"),
+    );
+    put(
+        root,
+        "nested/.GIT/w.go",
+        &format!("package w\nfunc {CANARY}() {{}}\n"),
+    );
+    put(root, "main.go", "package main\nfunc main() {}\n");
+    dir
+}
+
+/// Asserts that no tool shows anything of git's internals, and that the ordinary files
+/// are still there (so the test cannot pass by the walk finding nothing).
+fn assert_no_git_internals(root: &Path, variant: &str) {
+    for (tool, result) in walk_all(root) {
+        let text = match result {
+            Ok(text) => text,
+            Err(e) => panic!("{variant}: {tool} failed: {e}"),
+        };
+        // find_symbol's "not found" answer repeats the name asked for.
+        let leaked = match tool {
+            "find_symbol" => !text.starts_with("No definition"),
+            _ => text.contains(CANARY),
+        };
+        assert!(!leaked, "{variant}: {tool} showed git internals:\n{text}");
+        assert!(
+            !text.lines().any(|line| line
+                .split(['/', ':'])
+                .any(|part| part.eq_ignore_ascii_case(".git"))),
+            "{variant}: {tool} named a .git path:\n{text}"
+        );
+        if tool.starts_with("list_files") {
+            assert!(
+                text.contains("main.go") && text.contains("sub/lib.go"),
+                "{variant}: {tool}:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ignore_files_cannot_reopen_git_internals_to_the_walking_tools() {
+    for (file, rules) in [
+        (".ignore", "!.git\n"),
+        (".ignore", "!.git/\n!.GIT\n"),
+        (".gitignore", "!.git/\n"),
+        (".rgignore", "!.git\n"),
+        (".ignore", "!.*\n"),
+        (".gitignore", "!.*\n!.*/**\n"),
+        (".rgignore", "!.*\n!**/.git/**\n"),
+    ] {
+        let repo = hostile_repo();
+        let root = repo.path();
+        put(root, file, rules);
+        // The same rules again in the subdirectories, which the walker reads as well.
+        put(root, &format!("sub/{file}"), rules);
+        put(root, &format!("nested/{file}"), rules);
+        assert_no_git_internals(root, &format!("{file} with {rules:?}"));
+    }
+}
+
+#[test]
+fn hidden_files_shown_still_leave_git_internals_out() {
+    // `!.*` everywhere turns the hidden-file rule off for the whole tree: ordinary hidden
+    // files come back, git's internals do not.
+    let repo = hostile_repo();
+    let root = repo.path();
+    put(root, ".ignore", "!.*\n!**/.*\n");
+    put(root, ".hidden.txt", "visible hidden\n");
+    assert_no_git_internals(root, "hidden files on");
+    let project = Project::open(root, true).expect("open project");
+    let listed = Toolbox::new(project, huge_budgets())
+        .call("list_files", json!({}))
+        .expect("list_files");
+    assert!(listed.contains(".hidden.txt"), "{listed}");
+}
+
+#[test]
+fn search_text_skips_a_file_with_an_overlong_line_and_says_so() {
+    // The searcher's line buffer is bounded (4 MiB): a file that is one 5 MiB line is
+    // skipped with a note naming it, instead of being held whole (a 1 GB line used to
+    // cost 1.27 GB), and the other files are still searched.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let mut long = "x".repeat(5 << 20);
+    long.push_str("needle\n");
+    put(root, "huge.txt", &long);
+    put(root, "small.txt", "a needle here\n");
+    let project = Project::open(root, false).expect("open project");
+    let text = Toolbox::new(project, huge_budgets())
+        .call("search_text", json!({"pattern": "needle"}))
+        .expect("search_text");
+    assert!(text.contains("small.txt:1:a needle here"), "{text}");
+    assert!(
+        text.contains("[skipped huge.txt: it has a line longer than 4 MiB"),
+        "{text}"
+    );
+    assert!(!text.contains("huge.txt:1:"), "{text}");
+}
+
+/// Runs `metron tool list_files` in `root`, which loads the configuration first.
+fn list_with_config(root: &Path) -> Run {
+    metron(root).args(["tool", "list_files"]).run()
+}
+
+#[test]
+fn a_project_config_is_read_through_the_boundary_and_capped() {
+    let base = tempfile::tempdir().expect("tempdir");
+    let root = base.path().join("proj");
+    put(&root, "a.txt", "a\n");
+    // Valid settings outside the tree: a symlink must not bring them in.
+    put(base.path(), "outside.json", "{\"list_max_entries\": 7}\n");
+    std::os::unix::fs::symlink("../outside.json", root.join(".metron.json")).expect("symlink");
+    let run = list_with_config(&root);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(".metron.json") && run.stderr.contains("outside the project root"),
+        "{run:?}"
+    );
+
+    // A regular file over 1 MiB (valid JSON, padded) is refused with the limit named.
+    std::fs::remove_file(root.join(".metron.json")).expect("rm");
+    let padded = format!("{{\"list_max_entries\": 7{}}}\n", " ".repeat(1 << 20));
+    put(&root, ".metron.json", &padded);
+    let run = list_with_config(&root);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(".metron.json") && run.stderr.contains("1048576 bytes"),
+        "{run:?}"
+    );
+
+    // A symlink inside the tree to a small regular file is fine.
+    std::fs::remove_file(root.join(".metron.json")).expect("rm");
+    put(&root, "conf/metron.json", "{\"list_max_entries\": 7}\n");
+    std::os::unix::fs::symlink("conf/metron.json", root.join(".metron.json")).expect("symlink");
+    let run = list_with_config(&root);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn ignore_files_that_are_symlinks_or_oversized_are_not_read() {
+    let base = tempfile::tempdir().expect("tempdir");
+    let root = base.path().join("proj");
+    put(&root, "main.go", "package main\nfunc Main() {}\n");
+    put(
+        &root,
+        "sub/secret_name.go",
+        "package sub\nfunc Probe() {}\n",
+    );
+    put(&root, "big/b.go", "package big\nfunc Probe() {}\n");
+    // Outside the tree: a list of names whose presence the repository wants to test.
+    put(base.path(), "outside/list", "*\n");
+    std::os::unix::fs::symlink("../../outside/list", root.join("sub/.gitignore")).expect("symlink");
+    put(&root, "big/.ignore", &"#\n".repeat(600 << 10));
+    let call = |tool: &str, args: serde_json::Value| {
+        let project = Project::open(&root, false).expect("open project");
+        Toolbox::new(project, huge_budgets()).call(tool, args)
+    };
+    for (tool, args) in [
+        ("list_files", json!({})),
+        ("search_text", json!({"pattern": "Probe"})),
+    ] {
+        let text = call(tool, args).expect(tool);
+        assert!(
+            text.contains("[skipped sub/: `sub/.gitignore` is a symlink;")
+                && text.contains("[skipped big/: `big/.ignore` is larger than 1 MiB;"),
+            "{tool}:\n{text}"
+        );
+        assert!(
+            !text.contains("secret_name") && !text.contains("b.go"),
+            "{tool}:\n{text}"
+        );
+    }
+    let found = call("find_symbol", json!({"symbol": "Probe"})).expect("find_symbol");
+    assert!(found.starts_with("No definition"), "{found}");
+
+    // At the root nothing can be skipped: every walking tool refuses, naming the file.
+    std::os::unix::fs::symlink("../outside/list", root.join(".ignore")).expect("symlink");
+    for (tool, args) in [
+        ("list_files", json!({})),
+        ("search_text", json!({"pattern": "Probe"})),
+        ("find_symbol", json!({"symbol": "Main"})),
+    ] {
+        match call(tool, args) {
+            Err(ToolError::Refused(message)) => assert!(
+                message.contains("`.ignore` is a symlink") && message.contains("replace it"),
+                "{tool}: {message}"
+            ),
+            other => panic!("{tool} should refuse: {other:?}"),
+        }
+    }
+}
