@@ -49,7 +49,8 @@ impl Shown {
     /// Remembers one tool result as the model received it.
     pub(crate) fn record(&mut self, tool_result: &str) {
         for line in tool_result.lines() {
-            self.text.push_str(&squeeze(strip_gutter(line)));
+            self.text
+                .extend(strip_gutter(line).chars().filter(|c| !c.is_whitespace()));
         }
         self.text.push('\0');
         if self.text.len() > SHOWN_LIMIT {
@@ -103,14 +104,16 @@ pub(crate) fn recover(
     } else {
         // Fenced JSON is shown, not called: it stays an answer.
         let json = content.trim();
-        if shown.quotes(json) {
-            return None;
-        }
         let calls = match serde_json::from_str::<Value>(json).ok()? {
             Value::Array(items) => items.iter().map(call_of).collect::<Option<Vec<_>>>()?,
             object @ Value::Object(_) => vec![call_of(&object)?],
             _ => return None,
         };
+        // Only a reply that parses as calls is searched for in what the model was shown
+        // (up to SHOWN_LIMIT bytes): every plain answer would otherwise pay for a search.
+        if shown.quotes(json) {
+            return None;
+        }
         Recovered {
             calls: numbered(calls),
             text: String::new(),
@@ -145,11 +148,12 @@ fn tagged(content: &str, shown: &Shown) -> Option<Recovered> {
             None => (body_and_after, ""),
         };
         let body = unfenced(body.trim());
+        let value = serde_json::from_str::<Value>(body).ok()?;
+        let call = call_of(&value)?;
         if shown.quotes(body) {
             return None;
         }
-        let value = serde_json::from_str::<Value>(body).ok()?;
-        calls.push(call_of(&value)?);
+        calls.push(call);
         rest = after.trim_start();
     }
     Some(Recovered {
