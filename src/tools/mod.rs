@@ -18,6 +18,7 @@
 pub(crate) mod apply_patch;
 mod find_symbol;
 pub(crate) mod list_files;
+pub(crate) mod ordered;
 pub(crate) mod run_command;
 pub(crate) mod search_text;
 pub mod symbols;

@@ -7,21 +7,20 @@
 //! match more than the budget is found, the walk stops.
 //!
 //! The first files are searched one at a time, so a frequent pattern stops the walk
-//! exactly where truncation became certain. After that the walk (still in order, on the
-//! calling thread) hands batches of files to one searcher thread per core and merges their
-//! matches back in walk order: the answer is identical to a sequential search, a full scan
-//! costs what a parallel `rg` costs, and the walk runs at most a bounded number of files
-//! ahead of the point where the budget ran out.
+//! exactly where truncation became certain. After that the walk (still in order, on a
+//! thread of its own) hands batches of files to one searcher thread per core, and their
+//! matches are merged back in walk order by [`super::ordered::map`]: the answer is
+//! identical to a sequential search, a full scan costs what a parallel `rg` costs, and the
+//! walk runs at most a bounded number of files ahead of the point where the budget ran out.
 //! Each file is opened through the project boundary before it is read.
 //!
 //! The lines it shows are reads the model's patches are held to (see
 //! [`crate::authority::revisions`]): every file whose matching lines are printed gets its revision
 //! recorded, hashed from the very bytes that were searched (see [`Tee`]).
 
-use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::Arc;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -29,7 +28,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::text::clip_line;
-use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args, walk};
+use super::{
+    Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, ordered, parse_args, walk,
+};
 use crate::authority::journal::content_hash;
 use crate::authority::revisions::MAX_HASHED_BYTES;
 use crate::project::{Project, ProjectPath};
@@ -91,7 +92,9 @@ struct Hit {
 /// tree on every core.
 const SEQUENTIAL_FILES: usize = 64;
 
-/// How far, in files, the walk may run ahead of the searchers in the parallel phase.
+/// How far, in files, the walk may run ahead of the searchers in the parallel phase. It
+/// runs on a thread of its own and keeps up to this many files ready; the searchers take
+/// batches at most this far past the merged matches, plus one batch in flight each.
 const LOOKAHEAD: usize = 256;
 
 /// Files handed to a searcher thread at a time (fewer hand-offs, less locking).
@@ -291,88 +294,48 @@ impl Job<'_> {
     }
 }
 
-/// Matches of batches searched out of order, merged back into walk order.
-struct Ordered {
-    /// Results of batches whose predecessors are not all done yet, by batch number.
-    pending: BTreeMap<usize, Vec<Hit>>,
-    /// The number of the first batch not yet merged.
-    next: usize,
-    /// Matches of every batch before `next`, in walk order.
-    hits: Vec<Hit>,
-}
-
-/// Searches the rest of the walk on several threads. The walk stays on this thread, in
-/// order, and hands out batches of files through a bounded queue; each batch's matches
-/// are merged in walk order, so the answer is exactly the sequential one. Once the merged
-/// prefix holds `wanted` matches the walk stops, and batches still queued are skipped:
-/// they come after the cut and cannot change the output.
+/// Searches the rest of the walk on several threads. The walk goes on, in order, on a
+/// thread of its own, and hands out batches of files; each batch's matches are merged in
+/// walk order, so the answer is exactly the sequential one. Once the merged prefix holds
+/// `wanted` matches no batch is handed out any more, batches still being searched give up
+/// (they come after the cut and cannot change the output), and the walk stops.
 fn search_in_parallel(
     job: &Job<'_>,
-    mut files: impl Iterator<Item = ProjectPath>,
+    mut files: impl Iterator<Item = ProjectPath> + Send,
     hits: &mut Vec<Hit>,
 ) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .clamp(1, MAX_THREADS);
-    let ordered = Mutex::new(Ordered {
-        pending: BTreeMap::new(),
-        next: 0,
-        hits: std::mem::take(hits),
+    let threads = ordered::available_threads().clamp(1, MAX_THREADS);
+    // Each thread's searcher and the buffer its `Tee` copies into.
+    let mut scratch: Vec<(Searcher, Vec<u8>)> =
+        (0..threads).map(|_| (job.searcher(), Vec::new())).collect();
+    let batches = std::iter::from_fn(|| {
+        let batch: Vec<ProjectPath> = files.by_ref().take(BATCH).collect();
+        (!batch.is_empty()).then_some(batch)
     });
-    let done = AtomicBool::new(false);
-    let (queue, receiver) = mpsc::sync_channel::<(usize, Vec<ProjectPath>)>(LOOKAHEAD / BATCH);
-    let receiver = Mutex::new(receiver);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let mut searcher = job.searcher();
-                let mut kept = Vec::new();
-                loop {
-                    let next = receiver
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .recv();
-                    let Ok((number, batch)) = next else {
+    let mut merged = hits.len();
+    let found = std::thread::scope(|scope| {
+        ordered::map(
+            ordered::read_ahead(scope, batches, LOOKAHEAD / BATCH),
+            &mut scratch,
+            LOOKAHEAD / BATCH + threads,
+            |(searcher, kept), batch, stop| {
+                let mut found = Vec::new();
+                for path in &batch {
+                    if stop.requested() || found.len() >= job.wanted {
                         break;
-                    };
-                    let mut found = Vec::new();
-                    for path in &batch {
-                        if done.load(AtomicOrdering::Relaxed) || found.len() >= job.wanted {
-                            break;
-                        }
-                        job.search(&mut searcher, path, &mut found, &mut kept);
                     }
-                    let mut ordered = ordered.lock().unwrap_or_else(PoisonError::into_inner);
-                    ordered.pending.insert(number, found);
-                    loop {
-                        let next = ordered.next;
-                        let Some(found) = ordered.pending.remove(&next) else {
-                            break;
-                        };
-                        ordered.hits.extend(found);
-                        ordered.next += 1;
-                    }
-                    if ordered.hits.len() >= job.wanted {
-                        done.store(true, AtomicOrdering::Relaxed);
-                    }
+                    job.search(searcher, path, &mut found, kept);
                 }
-            });
-        }
-        for number in 0.. {
-            let batch: Vec<ProjectPath> = files.by_ref().take(BATCH).collect();
-            if batch.is_empty()
-                || done.load(AtomicOrdering::Relaxed)
-                || queue.send((number, batch)).is_err()
-            {
-                break;
-            }
-        }
-        drop(queue);
+                Ok::<_, Infallible>(found)
+            },
+            |found| {
+                merged += found.len();
+                merged >= job.wanted
+            },
+        )
     });
-    *hits = ordered
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner)
-        .hits;
+    let Ok(found) = found;
+    hits.extend(found.into_iter().flatten());
 }
 
 /// Collects matches from one file until the global budget (plus one) is reached.

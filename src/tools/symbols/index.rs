@@ -3,14 +3,15 @@
 //! A lookup refreshes the file list (walking the project again unless the last walk's
 //! snapshot proves nothing changed), keeps the entries of files it already knows, and
 //! then visits every Go and Rust file in path order, in chunks handed out to a few
-//! threads. Each finished chunk is recorded; as soon as the finished prefix of chunks
-//! holds more definitions than the caller's limit, the answer is known (output is sorted
-//! by path and capped) and the remaining files are left for a later lookup. That keeps a name like `String`, with hundreds of definitions and
+//! threads by [`crate::tools::ordered::map`]. Each finished chunk is recorded; as soon as
+//! the finished prefix of chunks holds more definitions than the caller's limit, the
+//! answer is known (output is sorted by path and capped) and the remaining files are left
+//! for a later lookup. That keeps a name like `String`, with hundreds of definitions and
 //! thousands of files mentioning it, as fast as a rare one.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 
 use super::cache::{FileEntry, Query, Visit, Worker};
 use super::lang::Lang;
@@ -18,6 +19,7 @@ use super::prefilter::Key;
 use super::tree::{self, Snapshot};
 use super::{Lookup, SymbolError, normalize_name};
 use crate::project::{Project, ProjectPath};
+use crate::tools::ordered;
 
 /// Files per chunk of work. Small enough that the early stop wastes little, large
 /// enough that handing chunks out costs nothing measurable.
@@ -115,7 +117,7 @@ impl SymbolIndex {
             name: &name,
             key: Key::of(&name),
         };
-        let threads = thread_count();
+        let threads = ordered::available_threads().clamp(1, MAX_THREADS);
         let state = &mut *state;
         if state.workers.len() < threads {
             state.workers.resize_with(threads, Worker::default);
@@ -192,17 +194,6 @@ impl SymbolIndex {
     }
 }
 
-/// How many threads a lookup uses: one per core, at most [`MAX_THREADS`]. Asked once,
-/// since on Linux the answer comes from reading cgroup files.
-fn thread_count() -> usize {
-    static THREADS: OnceLock<usize> = OnceLock::new();
-    *THREADS.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .clamp(1, MAX_THREADS)
-    })
-}
-
 /// Replaces the file list with a fresh walk's, keeping what is known about files that
 /// are still there.
 fn merge_file_list(files: &mut Vec<FileEntry>, walked: Vec<(ProjectPath, Lang)>) {
@@ -228,34 +219,7 @@ fn merge_file_list(files: &mut Vec<FileEntry>, walked: Vec<(ProjectPath, Lang)>)
     );
 }
 
-/// What the threads share while visiting chunks.
-struct Progress<I> {
-    /// The chunks not yet handed out, in path order.
-    chunks: I,
-    /// How many chunks have been handed out.
-    handed_out: usize,
-    /// Results of finished chunks, by chunk index.
-    done: Vec<Option<ChunkResult>>,
-    /// Every chunk before this one is finished.
-    prefix: usize,
-    /// Definitions in the finished prefix.
-    prefix_defs: usize,
-    /// Set when the finished prefix settles the answer, or on an error.
-    stop: bool,
-    error: Option<SymbolError>,
-}
-
-/// Runs its closure when dropped during a panic.
-struct OnUnwind<F: FnMut()>(F);
-
-impl<F: FnMut()> Drop for OnUnwind<F> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            (self.0)();
-        }
-    }
-}
-
+/// What one chunk of files gave.
 #[derive(Default)]
 struct ChunkResult {
     definitions: Vec<super::Definition>,
@@ -265,110 +229,38 @@ struct ChunkResult {
 
 /// Visits `files` in order on one thread per worker and returns the definitions of the
 /// settled prefix (more than `limit` of them only when the rest could not matter), the
-/// number of unreadable files in it, and the number of files visited.
+/// number of unreadable files in it, and the number of files visited in it.
 fn visit_in_order(
     files: &mut [FileEntry],
     query: &Query<'_>,
     limit: usize,
     workers: &mut [Worker],
 ) -> Result<(Vec<super::Definition>, usize, usize), SymbolError> {
-    let chunk_count = files.len().div_ceil(CHUNK_FILES);
-    let progress = Mutex::new(Progress {
-        chunks: files.chunks_mut(CHUNK_FILES).enumerate(),
-        handed_out: 0,
-        done: (0..chunk_count).map(|_| None).collect(),
-        prefix: 0,
-        prefix_defs: 0,
-        stop: false,
-        error: None,
-    });
-    // Signalled whenever the finished prefix grows or the visit stops, for threads
-    // waiting at the edge of the look-ahead window.
-    let advanced = Condvar::new();
-    let lock = || progress.lock().unwrap_or_else(PoisonError::into_inner);
-
-    let run = |worker: &mut Worker| {
-        // A thread that panics mid-chunk never finishes it; without this the others
-        // would wait at the window's edge for ever instead of letting the panic surface.
-        let _unblock = OnUnwind(|| {
-            lock().stop = true;
-            advanced.notify_all();
-        });
-        loop {
-            let (index, chunk) = {
-                let mut shared = lock();
-                while !shared.stop && shared.handed_out >= shared.prefix + LOOKAHEAD_CHUNKS {
-                    shared = advanced
-                        .wait(shared)
-                        .unwrap_or_else(PoisonError::into_inner);
-                }
-                if shared.stop {
-                    return;
-                }
-                match shared.chunks.next() {
-                    Some(next) => {
-                        shared.handed_out += 1;
-                        next
-                    }
-                    None => return,
-                }
-            };
+    let mut found = 0;
+    let chunks = ordered::map(
+        files.chunks_mut(CHUNK_FILES),
+        workers,
+        LOOKAHEAD_CHUNKS,
+        |worker, chunk, _| {
             let mut result = ChunkResult::default();
-            let mut error = None;
             worker.forget_dir();
             for entry in chunk.iter_mut() {
                 result.visited += 1;
-                match entry.visit(query, worker, &mut result.definitions) {
-                    Ok(Visit::Checked | Visit::Gone) => {}
-                    Ok(Visit::Unreadable) => result.unreadable += 1,
-                    Err(e) => {
-                        error = Some(e);
-                        break;
-                    }
+                match entry.visit(query, worker, &mut result.definitions)? {
+                    Visit::Checked | Visit::Gone => {}
+                    Visit::Unreadable => result.unreadable += 1,
                 }
             }
-            let mut shared = lock();
-            if let Some(e) = error {
-                shared.error = Some(e);
-                shared.stop = true;
-                advanced.notify_all();
-                return;
-            }
-            if let Some(slot) = shared.done.get_mut(index) {
-                *slot = Some(result);
-            }
-            while let Some(Some(finished)) = shared.done.get(shared.prefix) {
-                let found = finished.definitions.len();
-                shared.prefix_defs += found;
-                shared.prefix += 1;
-            }
-            if shared.prefix_defs > limit {
-                shared.stop = true;
-            }
-            advanced.notify_all();
-        }
-    };
-
-    match workers {
-        [] => {}
-        [only] => run(only),
-        [first, rest @ ..] => std::thread::scope(|scope| {
-            for worker in rest.iter_mut() {
-                scope.spawn(|| run(worker));
-            }
-            run(first);
-        }),
-    }
-
-    let progress = progress
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(error) = progress.error {
-        return Err(error);
-    }
+            Ok(result)
+        },
+        |result| {
+            found += result.definitions.len();
+            found > limit
+        },
+    )?;
     let mut definitions = Vec::new();
     let (mut unreadable, mut visited) = (0, 0);
-    for result in progress.done.into_iter().take(progress.prefix).flatten() {
+    for result in chunks {
         definitions.extend(result.definitions);
         unreadable += result.unreadable;
         visited += result.visited;
@@ -378,10 +270,7 @@ fn visit_in_order(
 
 #[cfg(test)]
 mod tests {
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    use super::{OnUnwind, SymbolIndex};
+    use super::SymbolIndex;
     use crate::project::Project;
 
     /// `invalidate` and `rebuild` forget parsed files, and answers stay the same.
@@ -408,20 +297,5 @@ mod tests {
         assert_eq!(index.rebuild(&project), 2, "both files, none parsed yet");
         assert_eq!(index.parsed_files(), 0);
         assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
-    }
-
-    #[test]
-    fn the_unwind_guard_acts_only_during_a_panic() {
-        let ran = AtomicBool::new(false);
-        {
-            let _guard = OnUnwind(|| ran.store(true, Ordering::SeqCst));
-        }
-        assert!(!ran.load(Ordering::SeqCst), "no panic, no action");
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            let _guard = OnUnwind(|| ran.store(true, Ordering::SeqCst));
-            panic!("a worker failed");
-        }));
-        assert!(result.is_err());
-        assert!(ran.load(Ordering::SeqCst), "the panic ran the action");
     }
 }
