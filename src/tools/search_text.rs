@@ -20,7 +20,7 @@
 
 use std::convert::Infallible;
 use std::io::Read;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
