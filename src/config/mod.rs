@@ -469,24 +469,10 @@ fn untrusted_warning(key: &str, path: &Path) -> String {
 
 fn apply_env(loaded: &mut Loaded, env: &ConfigEnv) -> Result<(), ConfigError> {
     if let Some(host) = &env.ollama_host {
-        let source = Source::Env("OLLAMA_HOST");
-        set(
-            &mut loaded.config,
-            "endpoint",
-            &Value::from(host.as_str()),
-            &source,
-        )?;
-        loaded.sources.insert("endpoint", source);
+        set_from(loaded, "endpoint", host, Source::Env("OLLAMA_HOST"))?;
     }
     if let Some(model) = &env.ollama_model {
-        let source = Source::Env("OLLAMA_MODEL");
-        set(
-            &mut loaded.config,
-            "model",
-            &Value::from(model.as_str()),
-            &source,
-        )?;
-        loaded.sources.insert("model", source);
+        set_from(loaded, "model", model, Source::Env("OLLAMA_MODEL"))?;
     }
     Ok(())
 }
@@ -494,15 +480,21 @@ fn apply_env(loaded: &mut Loaded, env: &ConfigEnv) -> Result<(), ConfigError> {
 /// Layers the command line's flags onto `loaded`: the last word on a setting.
 pub(crate) fn apply_flags(loaded: &mut Loaded, flags: &Flags) -> Result<(), ConfigError> {
     if let Some(model) = &flags.model {
-        let source = Source::Flag(MODEL_FLAG);
-        set(
-            &mut loaded.config,
-            "model",
-            &Value::from(model.as_str()),
-            &source,
-        )?;
-        loaded.sources.insert("model", source);
+        set_from(loaded, "model", model, Source::Flag(MODEL_FLAG))?;
     }
+    Ok(())
+}
+
+/// Sets one string setting from a layer above the files and records that layer as its
+/// source.
+fn set_from(
+    loaded: &mut Loaded,
+    key: &'static str,
+    value: &str,
+    source: Source,
+) -> Result<(), ConfigError> {
+    set(&mut loaded.config, key, &Value::from(value), &source)?;
+    loaded.sources.insert(key, source);
     Ok(())
 }
 
