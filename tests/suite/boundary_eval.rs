@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use super::common::{
     GREET_GO, GREET_HOLA, Live, PATIENCE, greet_patch, hermetic, script_available, tool_messages,
 };
-use super::common::{Run, git_init, metron, skip};
+use super::common::{Run, git_init, metron, metron_in_script, skip};
 use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, done, text, tool_calls};
 
 /// The canary's content: if it reaches the model, a read escaped the project.
@@ -154,13 +154,9 @@ impl Fixture {
 
     /// The REPL on a pseudo-terminal (util-linux `script`), so approval questions are asked.
     fn on_a_terminal(&self, fake: &FakeOllama) -> Live {
-        let inner = format!("'{}'", env!("CARGO_BIN_EXE_metron").replace('\'', r"'\''"));
         let (mut command, home) = self.command("script");
-        command
-            .args(["-qec", &inner, "/dev/null"])
-            .env("OLLAMA_HOST", fake.base_url())
-            .env("TERM", "xterm")
-            .env("NO_COLOR", "1");
+        metron_in_script(&mut command, &[]);
+        command.env("OLLAMA_HOST", fake.base_url());
         Live::start(command, home)
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::common::{
     GREET_GO, GREET_HOLA, Live, exit_on_a_terminal, greet_patch, greet_project, greet_session,
-    hermetic, metron, on_a_terminal, script_available, skip, user_config,
+    hermetic, metron, metron_in_script, on_a_terminal, script_available, skip, user_config,
 };
 use super::fake_ollama::{FakeOllama, Reply, answer, call};
 
@@ -552,7 +552,6 @@ fn a_running_command_shows_its_elapsed_time_on_a_terminal() {
         call("run_command", json!({"command": "sleep 2"}), 100, 10),
         answer("Slept.", 120, 4),
     ]);
-    let inner = format!("'{}' --yes", env!("CARGO_BIN_EXE_metron"));
     let (mut script, home) = hermetic("script", p.root());
     let dir = home.path().join(".metron");
     std::fs::create_dir_all(&dir).expect("mkdir .metron");
@@ -561,11 +560,8 @@ fn a_running_command_shows_its_elapsed_time_on_a_terminal() {
         r#"{"allowed_commands": ["sleep"]}"#,
     )
     .expect("write config");
-    script
-        .args(["-qec", &inner, "/dev/null"])
-        .env("OLLAMA_HOST", fake.base_url())
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
+    metron_in_script(&mut script, &["--yes"]);
+    script.env("OLLAMA_HOST", fake.base_url());
     let mut live = Live::start(script, home);
     live.wait_stdout("metron > ", 1);
     live.send("sleep a bit\r");

@@ -754,18 +754,11 @@ fn cli_credentials_in_metrons_environment_do_not_reach_the_command() {
 /// `metron tool run_command` for `command` on a pseudo-terminal (util-linux `script`),
 /// with `echo` allowed, once its question is on screen.
 fn cli_command_at_its_question(p: &TestProject, command: &str) -> super::common::Live {
-    use super::common::{Live, hermetic};
-    let inner = format!(
-        r#"'{}' tool run_command '{}'"#,
-        env!("CARGO_BIN_EXE_metron"),
-        json!({ "command": command })
-    );
+    use super::common::{Live, hermetic, metron_in_script};
+    let args = json!({ "command": command }).to_string();
     let (mut script, home) = hermetic("script", p.root());
     write_user_config(home.path(), r#"{"allowed_commands": ["echo"]}"#);
-    script
-        .args(["-qec", &inner, "/dev/null"])
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1");
+    metron_in_script(&mut script, &["tool", "run_command", &args]);
     let live = Live::start(script, home);
     live.wait_stdout("Run this command? [y/N]", 1);
     live

@@ -43,14 +43,29 @@ pub fn on_a_terminal_at_home(p: &TestProject, fake: &FakeOllama, home: &Path) ->
 
 /// `script` running metron in `p` against `fake`, with a fresh HOME (returned).
 fn terminal_command(p: &TestProject, fake: &FakeOllama) -> (Command, tempfile::TempDir) {
-    let inner = shell_quote(env!("CARGO_BIN_EXE_metron"));
     let (mut command, home) = hermetic("script", p.root());
-    command
-        .args(["-qec", &inner, "/dev/null"])
-        .env("OLLAMA_HOST", fake.base_url())
+    metron_in_script(&mut command, &[]);
+    command.env("OLLAMA_HOST", fake.base_url());
+    (command, home)
+}
+
+/// Makes `script` (a `Command` for the `script` program) run `metron ARGS` on a
+/// pseudo-terminal, as a person's terminal would: `TERM=xterm`, no colour.
+pub fn metron_in_script(script: &mut Command, args: &[&str]) {
+    // `script` runs the command through `$SHELL -c`. `exec` makes metron the terminal's
+    // only process: a shell left waiting (dash does not exec a lone command) gets every
+    // Ctrl-C too, and dash then exits 130 after metron has exited 0. SHELL is fixed so
+    // that a developer's login shell and CI's behave alike.
+    let mut line = format!("exec {}", shell_quote(env!("CARGO_BIN_EXE_metron")));
+    for arg in args {
+        line.push(' ');
+        line.push_str(&shell_quote(arg));
+    }
+    script
+        .args(["-qec", &line, "/dev/null"])
+        .env("SHELL", "/bin/sh")
         .env("TERM", "xterm")
         .env("NO_COLOR", "1");
-    (command, home)
 }
 
 /// Waits until the session on the terminal has exited on its own (Ctrl-D, `/exit`), and
