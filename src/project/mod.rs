@@ -64,6 +64,12 @@ impl ProjectPath {
     }
 }
 
+impl AsRef<str> for ProjectPath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
 impl std::fmt::Display for ProjectPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

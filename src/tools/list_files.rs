@@ -8,13 +8,17 @@
 //! as a filter on top of the ignore rules instead of as an override. The answer is always a
 //! subset of the unglobbed listing: the files `rg --files -g GLOB` lists that `rg --files`
 //! lists too.
-//! The walk stops as soon as one entry more than the budget has been seen.
+//! When the budget cuts the listing, the walk goes on to count what was not listed, by
+//! directory (`[not listed: cmd/promtool/testdata/ (143 more), ...]`), so the next call
+//! can be a narrower glob instead of a guess.
 
 use ignore::overrides::OverrideBuilder;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args, walk};
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::project::Project;
 
 /// The registry entry.
@@ -75,11 +79,10 @@ pub(crate) fn list_files(
     }
     let (builder, skipped) = walk::builder(project, narrow)?;
     let limit = budgets.list_max_entries;
-    let found: Vec<_> = walk::files(project, builder.build())
-        .take(limit.saturating_add(1))
-        .collect();
-    let notes = skipped.notes();
+    let mut files = walk::files(project, builder.build());
+    let found: Vec<_> = files.by_ref().take(limit.saturating_add(1)).collect();
     if found.is_empty() {
+        let notes = skipped.notes();
         return Ok(match pattern {
             Some(glob) => format!("{notes}No files match `{glob}`."),
             None => format!("{notes}No files found."),
@@ -94,9 +97,162 @@ pub(crate) fn list_files(
         out.push_str(&format!(
             "[truncated to {limit} entries; narrow with a glob]\n"
         ));
+        let rest = found[limit..]
+            .iter()
+            .cloned()
+            .chain(files.take(MAX_COUNTED));
+        out.push_str(&not_listed(rest));
     }
-    out.push_str(&notes);
+    // After the whole walk: the directories skipped while counting are named too.
+    out.push_str(&skipped.notes());
     Ok(out)
+}
+
+/// How many unlisted files are counted at most after a cut listing: the count is a hint
+/// for the next glob, and a huge tree must not make a capped answer slow.
+const MAX_COUNTED: usize = 100_000;
+
+/// How many places the note on unlisted files names at most.
+const MAX_GROUPS: usize = 6;
+
+/// The note on the files a cut listing left out: where they are, in at most
+/// [`MAX_GROUPS`] places, largest first. Starting from the top-level directories, a
+/// directory is split into its subdirectories while the split still fits, or when one
+/// subdirectory holds most of its files; so one crowded directory deep in the tree
+/// (`cmd/promtool/testdata/`) is named rather than only its top-level ancestor, and the
+/// next call can exclude or narrow to it.
+fn not_listed<P: AsRef<str>>(rest: impl Iterator<Item = P>) -> String {
+    let mut tree = DirCounts::default();
+    let mut counted = 0;
+    for path in rest {
+        counted += 1;
+        tree.add(path.as_ref());
+    }
+    let mut groups = vec![Group {
+        dir: String::new(),
+        own: false,
+    }];
+    loop {
+        groups.sort_by_key(|g| std::cmp::Reverse(tree.files_in(g)));
+        let fits = |g: &Group| groups.len() + tree.split_adds(&g.dir) <= MAX_GROUPS;
+        let splittable = |g: &Group| {
+            !g.own
+                && tree.children.contains_key(&g.dir)
+                && (g.dir.is_empty() || fits(g) || tree.dominated(&g.dir))
+        };
+        let Some(at) = groups.iter().position(splittable) else {
+            break;
+        };
+        let dir = groups.remove(at).dir;
+        if tree.direct(&dir) > 0 {
+            groups.push(Group {
+                dir: dir.clone(),
+                own: true,
+            });
+        }
+        let subdirs = tree.children[&dir].iter().cloned();
+        groups.extend(subdirs.map(|dir| Group { dir, own: false }));
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(tree.files_in(g)));
+    let mut named: Vec<String> = Vec::new();
+    let mut elsewhere = 0;
+    for (i, group) in groups.iter().enumerate() {
+        let n = tree.files_in(group);
+        if i + 1 < MAX_GROUPS || groups.len() == MAX_GROUPS {
+            named.push(format!("{} ({n} more)", group.label()));
+        } else {
+            elsewhere += n;
+        }
+    }
+    if elsewhere > 0 {
+        named.push(format!("{elsewhere} more elsewhere"));
+    }
+    let capped = if counted > MAX_COUNTED {
+        format!("; counted the first {MAX_COUNTED}")
+    } else {
+        String::new()
+    };
+    format!("[not listed: {}{capped}]\n", named.join(", "))
+}
+
+/// A place in the note on unlisted files: a directory with everything beneath it, or
+/// (`own`) only the files directly in it, once its subdirectories are named on their own.
+struct Group {
+    /// `cmd/promtool/`, or empty for the root.
+    dir: String,
+    own: bool,
+}
+
+impl Group {
+    fn label(&self) -> String {
+        match (self.dir.is_empty(), self.own) {
+            (true, _) => "the top level".to_owned(),
+            (false, true) => format!("{}*", self.dir),
+            (false, false) => self.dir.clone(),
+        }
+    }
+}
+
+/// Unlisted files counted per directory (each file counts in every ancestor).
+#[derive(Default)]
+struct DirCounts {
+    /// Files beneath each directory (`a/b/`; the root is "").
+    total: BTreeMap<String, usize>,
+    /// Each directory's subdirectories that hold unlisted files.
+    children: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl DirCounts {
+    fn add(&mut self, path: &str) {
+        let mut dir = String::new();
+        *self.total.entry(String::new()).or_default() += 1;
+        let mut parts: Vec<&str> = path.split('/').collect();
+        parts.pop();
+        for part in parts {
+            let child = format!("{dir}{part}/");
+            self.children.entry(dir).or_default().insert(child.clone());
+            *self.total.entry(child.clone()).or_default() += 1;
+            dir = child;
+        }
+    }
+
+    fn count(&self, dir: &str) -> usize {
+        self.total.get(dir).copied().unwrap_or(0)
+    }
+
+    fn below(&self, dir: &str) -> impl Iterator<Item = usize> + '_ {
+        self.children
+            .get(dir)
+            .into_iter()
+            .flatten()
+            .map(|d| self.count(d))
+    }
+
+    /// Files directly in `dir`, not in a subdirectory.
+    fn direct(&self, dir: &str) -> usize {
+        self.count(dir) - self.below(dir).sum::<usize>()
+    }
+
+    fn files_in(&self, group: &Group) -> usize {
+        if group.own {
+            self.direct(&group.dir)
+        } else {
+            self.count(&group.dir)
+        }
+    }
+
+    /// How many more groups splitting `dir` makes.
+    fn split_adds(&self, dir: &str) -> usize {
+        let subdirs = self.children.get(dir).map_or(0, BTreeSet::len);
+        (subdirs + usize::from(self.direct(dir) > 0)).saturating_sub(1)
+    }
+
+    /// True when one subdirectory holds at least half of `dir`'s files.
+    fn dominated(&self, dir: &str) -> bool {
+        self.below(dir)
+            .max()
+            .is_some_and(|n| n * 2 >= self.count(dir))
+    }
 }
 
 /// `41 files`, `60 files (truncated)`, `no files`.
@@ -110,5 +266,45 @@ fn summarize(result: &str) -> String {
         (0, _) => "no files".to_owned(),
         (n, false) => super::count(n, "file", "files"),
         (n, true) => format!("{} (truncated)", super::count(n, "file", "files")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(paths: &[String]) -> String {
+        not_listed(paths.iter())
+    }
+
+    fn many(dir: &str, n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("{dir}f{i}.yml")).collect()
+    }
+
+    #[test]
+    fn a_crowded_directory_deep_in_the_tree_is_named() {
+        let mut paths = many("cmd/promtool/testdata/", 143);
+        paths.extend(many("cmd/promtool/", 2));
+        for top in ["a", "b", "c", "d", "e", "f", "g"] {
+            paths.extend(many(&format!("{top}/x/"), 3));
+        }
+        paths.extend(many("", 4));
+        assert_eq!(
+            note(&paths),
+            "[not listed: cmd/promtool/testdata/ (143 more), the top level (4 more), a/x/ (3 more), b/x/ (3 more), c/x/ (3 more), 14 more elsewhere]\n"
+        );
+    }
+
+    #[test]
+    fn a_few_directories_are_split_as_far_as_they_fit() {
+        let mut paths = many("src/a/", 5);
+        paths.extend(many("src/b/", 4));
+        paths.extend(many("src/", 1));
+        paths.extend(many("docs/", 2));
+        assert_eq!(
+            note(&paths),
+            "[not listed: src/a/ (5 more), src/b/ (4 more), docs/ (2 more), src/* (1 more)]\n"
+        );
+        assert_eq!(note(&many("", 3)), "[not listed: the top level (3 more)]\n");
     }
 }

@@ -22,7 +22,7 @@ use std::convert::Infallible;
 use std::io::Read;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use serde::Deserialize;
 use serde_json::Value;
@@ -132,10 +132,7 @@ fn search(
     budgets: &Budgets,
     pattern: &str,
 ) -> Result<(String, Shown), ToolError> {
-    let matcher = RegexMatcherBuilder::new()
-        .line_terminator(Some(b'\n'))
-        .build(pattern)
-        .map_err(|e| ToolError::Refused(format!("bad regex `{pattern}`: {e}")))?;
+    let (matcher, literal_note) = matcher_for(pattern)?;
     let limit = budgets.search_max_matches;
     let job = Job {
         project,
@@ -167,7 +164,8 @@ fn search(
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
     too_long.sort();
-    let mut notes: String = too_long.iter().map(long_line_note).collect();
+    let mut notes = literal_note;
+    notes.extend(too_long.iter().map(long_line_note));
     notes.push_str(&skipped.notes());
     if hits.is_empty() {
         return Ok((format!("{notes}No matches found."), Vec::new()));
@@ -217,6 +215,46 @@ impl<R: Read> Read for Tee<'_, R> {
         }
         Ok(n)
     }
+}
+
+/// The matcher for `pattern`, and a note when it is searched as plain text: a pattern
+/// that is not a valid regex (`Greet(`, `a[0]`, `*.go`) is what a small model writes for
+/// literal code, and searching it literally answers at once where an error would cost a
+/// round trip. Only a syntax error falls back: a pattern the engine parses but will not
+/// run (one that needs a newline, one too big to compile) is refused with its reason.
+fn matcher_for(pattern: &str) -> Result<(RegexMatcher, String), ToolError> {
+    let builder = || {
+        let mut builder = RegexMatcherBuilder::new();
+        builder.line_terminator(Some(b'\n'));
+        builder
+    };
+    let regex_error = match builder().build(pattern) {
+        Ok(matcher) => return Ok((matcher, String::new())),
+        Err(e) => e,
+    };
+    let refused = || ToolError::Refused(format!("bad regex `{pattern}`: {regex_error}"));
+    let syntax = matches!(regex_error.kind(), ErrorKind::Regex(message) if message.starts_with("regex parse error"));
+    if !syntax {
+        return Err(refused());
+    }
+    let matcher = builder()
+        .fixed_strings(true)
+        .build(pattern)
+        .map_err(|_| refused())?;
+    let regex_error = regex_error.to_string();
+    // The parser's message ends with its one-line reason ("error: unclosed group").
+    let reason = regex_error
+        .lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default()
+        .trim()
+        .trim_start_matches("error: ");
+    let shown: String = pattern.chars().take(60).collect();
+    Ok((
+        matcher,
+        format!("[`{shown}` is not a valid regex ({reason}); searched for it as plain text]\n"),
+    ))
 }
 
 /// One search: what to look for, where, and how much of it to keep.
@@ -367,7 +405,12 @@ impl Sink for Collect<'_> {
 fn summarize(result: &str) -> String {
     let mut files: Vec<&str> = Vec::new();
     let mut matches = 0;
-    for line in result.lines() {
+    let is_note = |line: &str| {
+        ["[`", "[skipped ", "[truncated "]
+            .iter()
+            .any(|note| line.starts_with(note))
+    };
+    for line in result.lines().filter(|line| !is_note(line)) {
         let path = line.match_indices(':').find_map(|(at, _)| {
             let rest = &line[at + 1..];
             let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
@@ -381,13 +424,39 @@ fn summarize(result: &str) -> String {
         }
     }
     let truncated = result.lines().any(|line| line.starts_with("[truncated"));
+    let literal = if result.starts_with("[`") {
+        " (as plain text)"
+    } else {
+        ""
+    };
     match matches {
-        0 => "no matches".to_owned(),
+        0 => format!("no matches{literal}"),
         n => format!(
-            "{} in {}{}",
+            "{} in {}{}{literal}",
             super::count(n, "match", "matches"),
             super::count(files.len(), "file", "files"),
             if truncated { " (truncated)" } else { "" }
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summarize;
+
+    #[test]
+    fn the_outcome_counts_matches_not_notes() {
+        let literal = "[`a:1:(` is not a valid regex (unclosed group); searched for it as plain text]\n[skipped big/: too large]\nx.go:1:a:1:(\ny.go:2:a:1:(\n";
+        assert_eq!(summarize(literal), "2 matches in 2 files (as plain text)");
+        assert_eq!(
+            summarize(
+                "[`(` is not a valid regex (x); searched for it as plain text]\nNo matches found."
+            ),
+            "no matches (as plain text)"
+        );
+        assert_eq!(
+            summarize("[id].tsx:3:x\n[truncated to 1 matches; narrow the pattern]\n"),
+            "1 match in 1 file (truncated)"
+        );
     }
 }

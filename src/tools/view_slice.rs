@@ -1,9 +1,11 @@
 //! `view_slice(path, start, end)`: one numbered line range from one file.
 //!
 //! This is the only tool that shows file content in bulk, so it is where the budget bites:
-//! a span wider than `max_slice_lines` is refused outright (not trimmed, so the model learns
-//! the rule), every line is clipped to `max_line_chars`, and a large file is streamed so
-//! memory use does not depend on its size, even for a single enormous line.
+//! a span wider than `max_slice_lines` is refused (not trimmed, so the model learns the
+//! rule) unless the file ends within the budget (`1-500` on a 6-line file is answered: a
+//! refusal would only cost a round trip), every line is clipped to `max_line_chars`, and a
+//! large file is streamed so memory use does not depend on its size, even for a single
+//! enormous line.
 //!
 //! It is also a read the model's patches are held to (see [`crate::authority::revisions`]): a file up
 //! to [`MAX_HASHED_BYTES`] is read whole, once, hashed, and the lines are cut from those
@@ -145,11 +147,16 @@ fn read_slice(
         ));
     }
     let span = end.abs_diff(start).saturating_add(1);
-    if span > budgets.max_slice_lines as u64 {
-        return refuse(format!(
-            "lines {start}-{end} is {span} lines; view_slice reads at most {} lines per call, so ask for a narrower range",
-            budgets.max_slice_lines
-        ));
+    let max = budgets.max_slice_lines as u64;
+    let too_wide = move || {
+        ToolError::Refused(format!(
+            "lines {start}-{end} is {span} lines; view_slice reads at most {max} lines per call, so ask for a narrower range"
+        ))
+    };
+    // Zero lines per call refuses everything, as before; otherwise a wide range is read up
+    // to the budget and refused only if the file goes on past it.
+    if max == 0 {
+        return Err(too_wide());
     }
     let path = project.resolve(path)?;
     project.refuse_git_internals(&path)?;
@@ -160,7 +167,13 @@ fn read_slice(
         return Err(BoundaryError::GitDir(path.to_string()).into());
     }
     let (mut file, real) = (resolved.file, resolved.real);
-    let (start, end) = (start as u64, end as u64);
+    let (start, asked_end) = (start as u64, end as u64);
+    let end = asked_end.min(start.saturating_add(max - 1));
+    let slice = Slice {
+        start,
+        end,
+        wide: asked_end > end,
+    };
     let fault = |e: std::io::Error| ToolError::Fault(format!("reading `{path}`: {e}"));
 
     // A file up to the limit is read whole, hashed, and sliced from the same bytes. The
@@ -176,14 +189,15 @@ fn read_slice(
             .read_to_end(&mut bytes)
             .map_err(fault)?;
         if bytes.len() <= MAX_HASHED_BYTES {
-            let (text, last) = render(&bytes[..], &path, budgets, start, end)?;
+            let (text, last) = render(&bytes[..], &path, budgets, slice)?.ok_or_else(too_wide)?;
             (text, last, Some(content_hash(&bytes)))
         } else {
-            let (text, last) = render(bytes.as_slice().chain(file), &path, budgets, start, end)?;
+            let (text, last) = render(bytes.as_slice().chain(file), &path, budgets, slice)?
+                .ok_or_else(too_wide)?;
             (text, last, None)
         }
     } else {
-        let (text, last) = render(file, &path, budgets, start, end)?;
+        let (text, last) = render(file, &path, budgets, slice)?.ok_or_else(too_wide)?;
         (text, last, None)
     };
     Ok(Viewed {
@@ -196,15 +210,28 @@ fn read_slice(
     })
 }
 
-/// Cuts lines `start..=end` out of `reader`, numbered and clipped; returns them and the
-/// number of the last line shown.
+/// The lines a view cuts out.
+#[derive(Clone, Copy)]
+struct Slice {
+    /// The first line (1-based).
+    start: u64,
+    /// The last line, within the budget.
+    end: u64,
+    /// The model asked for more than the budget: the answer stands only if the file ends
+    /// by `end`.
+    wide: bool,
+}
+
+/// Cuts the slice's lines out of `reader`, numbered and clipped; returns them and the
+/// number of the last line shown, or `None` for a wide slice of a file that goes on past
+/// the budget (the caller refuses it).
 fn render(
     reader: impl Read,
     path: &ProjectPath,
     budgets: &Budgets,
-    start: u64,
-    end: u64,
-) -> Result<(String, u64), ToolError> {
+    slice: Slice,
+) -> Result<Option<(String, u64)>, ToolError> {
+    let Slice { start, end, wide } = slice;
     let refuse = |msg: String| Err(ToolError::Refused(msg));
     let mut lines = LineReader::new(reader, budgets.max_line_chars);
     let fault = |e: std::io::Error| ToolError::Fault(format!("reading `{path}`: {e}"));
@@ -232,7 +259,11 @@ fn render(
             clip_line(line, budgets.max_line_chars)
         ));
         if number == end {
-            return Ok((out, number));
+            // Only counted: is there a line past the budget?
+            if wide && lines.next_line(false).map_err(fault)?.is_some() {
+                return Ok(None);
+            }
+            return Ok(Some((out, number)));
         }
     }
     if number < start {
@@ -241,7 +272,7 @@ fn render(
             "`{path}` has {number} {noun}; start {start} is past the end of the file"
         ));
     }
-    Ok((out, number))
+    Ok(Some((out, number)))
 }
 
 /// Streams lines out of a reader, keeping at most a fixed prefix of each one, so a file
@@ -346,6 +377,25 @@ mod tests {
         assert!(view_slice(&p, &b, "a.txt", 3, 2).is_err());
         assert!(view_slice(&p, &b, "a.txt", 0, 2).is_err());
         assert!(view_slice(&p, &b, "a.txt", 1, i64::MAX).is_err());
+    }
+
+    #[test]
+    fn a_wide_range_is_answered_when_the_file_ends_within_the_budget() {
+        let (_d, p) = setup(&[("a.txt", b"one\ntwo\nthree\n"), ("b.txt", b"1\n2\n3\n4\n")]);
+        let b = budgets(3, 100);
+        assert_eq!(
+            view_slice(&p, &b, "a.txt", 1, 500),
+            Ok("    1 | one\n    2 | two\n    3 | three\n".into())
+        );
+        assert_eq!(
+            view_slice(&p, &b, "b.txt", 2, i64::MAX),
+            Ok("    2 | 2\n    3 | 3\n    4 | 4\n".into())
+        );
+        // A line past the budget: refused as before, naming the budget.
+        let wide = view_slice(&p, &b, "b.txt", 1, 500).unwrap_err().to_string();
+        assert!(wide.contains("at most 3 lines per call"), "{wide}");
+        let none = view_slice(&p, &budgets(0, 100), "a.txt", 1, 1).unwrap_err();
+        assert!(none.to_string().contains("at most 0 lines"), "{none}");
     }
 
     #[test]

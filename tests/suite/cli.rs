@@ -105,6 +105,7 @@ fn stdout_is_exactly_what_the_model_reads() {
 #[test]
 fn refusals_and_failures_exit_1_with_the_text_on_stdout() {
     let p = project();
+    p.file("long.txt", "line\n".repeat(500));
     let cases = [
         (
             "view_slice",
@@ -120,7 +121,7 @@ fn refusals_and_failures_exit_1_with_the_text_on_stdout() {
         ),
         (
             "view_slice",
-            json!({"path": "src/main.rs", "start": 1, "end": 500}),
+            json!({"path": "long.txt", "start": 1, "end": 500}),
         ),
         (
             "view_slice",
@@ -130,7 +131,7 @@ fn refusals_and_failures_exit_1_with_the_text_on_stdout() {
             "view_slice",
             json!({"path": "src/main.rs", "start": 9, "end": 9}),
         ),
-        ("search_text", json!({"pattern": "fn (main"})),
+        ("search_text", json!({"pattern": "a\\nb"})),
         ("list_files", json!({"pattern": "src/[a"})),
     ];
     for (name, args) in cases {
@@ -335,7 +336,13 @@ fn config_errors_exit_2_with_one_line() {
 #[test]
 fn config_layers_choose_the_budgets() {
     let p = numbered(6);
-    let listing = |run: &Run| run.stdout.lines().count();
+    // Files listed, plus the truncation line when cut (not the note on the rest).
+    let listing = |run: &Run| {
+        run.stdout
+            .lines()
+            .filter(|line| !line.starts_with("[not listed: "))
+            .count()
+    };
     // Defaults: 60 entries, so all 6 files.
     assert_eq!(listing(&tool(p.root(), "list_files", "{}")), 6);
 
@@ -346,7 +353,7 @@ fn config_layers_choose_the_budgets() {
     assert_run(
         &run,
         0,
-        "f0.txt\nf1.txt\n[truncated to 2 entries; narrow with a glob]\n",
+        "f0.txt\nf1.txt\n[truncated to 2 entries; narrow with a glob]\n[not listed: the top level (4 more)]\n",
         "",
     );
 
@@ -373,7 +380,8 @@ fn config_layers_choose_the_budgets() {
     assert_eq!(listing(&run), 6);
     assert!(
         run.stdout
-            .ends_with("[truncated to 5 entries; narrow with a glob]\n")
+            .contains("[truncated to 5 entries; narrow with a glob]\n"),
+        "{run:?}"
     );
 
     // The search and slice budgets reach their tools.
@@ -423,7 +431,7 @@ fn a_project_config_cannot_grant_authority_and_says_so() {
     // Budgets from the project file still apply.
     assert_text_eq(
         &run.stdout,
-        "README.md\n[truncated to 1 entries; narrow with a glob]\n",
+        "README.md\n[truncated to 1 entries; narrow with a glob]\n[not listed: src/ (2 more), sub/deep/ (1 more)]\n",
     );
     assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
     assert!(

@@ -34,7 +34,24 @@ fn call(
     metron::tools::Toolbox::new(project, *budgets).call(tool, args)
 }
 
+/// list_files as the model calls it, without the note on what a cut listing left out
+/// (`[not listed: ...]`): the listing itself is what most tests compare (with rg, with
+/// itself unbudgeted). The note has its own tests: [`a_cut_listing_says_where_the_rest_is`]
+/// and the budget property.
 fn list_files(
+    project: &Project,
+    budgets: &Budgets,
+    pattern: Option<&str>,
+) -> Result<String, ToolError> {
+    list_files_with_note(project, budgets, pattern).map(|text| {
+        text.split_inclusive('\n')
+            .filter(|line| !line.starts_with("[not listed: "))
+            .collect()
+    })
+}
+
+/// list_files as the model calls it, whole.
+fn list_files_with_note(
     project: &Project,
     budgets: &Budgets,
     pattern: Option<&str>,
@@ -419,21 +436,40 @@ fn trap_directory_really_shows_in_a_full_walk() {
     );
 }
 
+/// A cut listing walks on to count what it left out (it no longer stops at the budget),
+/// yet a FIFO ignore file on the way is skipped, not blocked on, and named.
 #[test]
-fn list_stops_walking_once_truncation_is_certain() {
+fn a_cut_listing_says_where_the_rest_is() {
     let p = numbered_files(3);
     let trap = trap_directory(&p);
+    p.file("docs/a.md", "").file("docs/b.md", "");
+    for i in 0..5 {
+        p.file(&format!("src/deep/testdata/t{i}.yml"), "");
+    }
     let project = p.project();
     let out = must_not_enter_trap(&trap, move || {
-        list_files(&project, &list_budget(2), None).expect("list")
+        list_files_with_note(&project, &list_budget(2), None).expect("list")
     });
-    assert_text_eq(&out, &text(&["f00.txt", "f01.txt", &list_trunc(2)]));
-
+    assert_text_eq(
+        &out,
+        &text(&[
+            "docs/a.md",
+            "docs/b.md",
+            &list_trunc(2),
+            "[not listed: src/deep/testdata/ (5 more), the top level (3 more)]",
+            "[skipped zz/: `zz/.ignore` is not a regular file; metron does not read ignore files that are symlinks, not regular files, or over 1 MiB, so that a repository cannot make it read outside the project or exhaust memory; replace it with a regular file]",
+        ]),
+    );
     let project = p.project();
-    let out = must_not_enter_trap(&trap, move || {
-        list_files(&project, &list_budget(1), Some("*.txt")).expect("list")
-    });
-    assert_text_eq(&out, &text(&["f00.txt", &list_trunc(1)]));
+    let out = list_files_with_note(&project, &list_budget(1), Some("*.txt")).expect("list");
+    assert!(
+        out.starts_with(&text(&[
+            "f00.txt",
+            &list_trunc(1),
+            "[not listed: the top level (2 more)]"
+        ])),
+        "{out}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -512,14 +548,33 @@ fn search_miss_and_bad_regex() {
         &search(&TestProject::new(), 2, 10, "x"),
         "No matches found.",
     );
-    let msg = refused(search_text(
-        &p.project(),
-        &search_budget(2, 10, 500),
-        "fn (main",
-    ));
-    assert!(msg.starts_with("bad regex `fn (main`: "), "{msg}");
-    assert!(msg.contains("unclosed group"), "{msg}");
-    // A pattern that can only match across lines is refused too, readably.
+    // A pattern that is not a valid regex is searched as plain text, with a note.
+    let p = TestProject::new();
+    p.file(
+        "a.go",
+        "func Greet(name string) {}
+Greet (x)
+",
+    )
+    .file(
+        "b.txt",
+        "a[0] = 1
+",
+    );
+    let budget = search_budget(2, 10, 500);
+    assert_text_eq(
+        &search_text(&p.project(), &budget, "Greet(").expect("searched"),
+        "[`Greet(` is not a valid regex (unclosed group); searched for it as plain text]\na.go:1:func Greet(name string) {}\n",
+    );
+    let found = search_text(&p.project(), &budget, "a[0").expect("searched");
+    assert!(found.ends_with("b.txt:1:a[0] = 1\n"), "{found}");
+    let missed = search_text(&p.project(), &budget, "(absent").expect("searched");
+    assert!(
+        missed.starts_with("[`(absent` is not a valid regex")
+            && missed.ends_with("No matches found."),
+        "{missed}"
+    );
+    // A pattern that can only match across lines is refused, readably.
     let msg = refused(search_text(
         &p.project(),
         &search_budget(2, 10, 500),
@@ -730,6 +785,17 @@ fn view_span_edges() {
     }
     // Extremes do not overflow.
     assert!(refused(view_slice(&project, &b, "a.txt", 1, i64::MAX)).contains("narrower"));
+    // Wider than the budget on a file that ends within it: answered, not refused.
+    p.file("small.txt", "1\n2\n3\n");
+    assert_text_eq(
+        &view(&p, &b, "small.txt", 1, 500),
+        "    1 | 1\n    2 | 2\n    3 | 3\n",
+    );
+    assert_text_eq(
+        &view(&p, &b, "a.txt", 17, 500),
+        "   17 | 17\n   18 | 18\n   19 | 19\n   20 | 20\n",
+    );
+    assert!(refused(view_slice(&project, &b, "a.txt", 15, 500)).contains("narrower"));
     assert!(
         refused(view_slice(&project, &b, "a.txt", i64::MAX, i64::MAX)).contains("has 20 lines")
     );
@@ -958,6 +1024,23 @@ mod props {
             let full = list(&p, usize::MAX / 4, glob);
             let got = list(&p, limit, glob);
             let full_lines = lines(&full);
+            // The note on a cut listing accounts for every file left out.
+            let noted = list_files_with_note(&p.project(), &list_budget(limit), glob).expect("list");
+            let left_out: usize = noted
+                .lines()
+                .filter_map(|line| line.strip_prefix("[not listed: "))
+                .flat_map(|note| note.split(", "))
+                .filter_map(|place| {
+                    let n = place.rsplit_once(" (").map_or(place, |(_, n)| n);
+                    n.split(' ').next().and_then(|n| n.parse::<usize>().ok())
+                })
+                .sum();
+            let files = if full.starts_with("No files") {
+                0
+            } else {
+                full_lines.iter().filter(|l| !l.starts_with('[')).count()
+            };
+            prop_assert_eq!(left_out, files.saturating_sub(limit));
             let got_lines = lines(&got);
             prop_assert!(got_lines.len() <= limit + 1);
             if full.starts_with("No files") {
@@ -1066,7 +1149,11 @@ mod props {
                 trimmed.split(|&b| b == b'\n').collect()
             };
             let count = file_lines.len() as i64;
-            let span_ok = start >= 1 && end >= start && (end - start + 1) as usize <= max_lines;
+            // A range wider than the budget is answered when the file ends within it.
+            let span_ok = start >= 1
+                && end >= start
+                && ((end - start + 1) as usize <= max_lines
+                    || end.min(count) - start + 1 <= max_lines as i64);
             if !span_ok || start > count {
                 prop_assert!(matches!(result, Err(ToolError::Refused(_))), "{:?}", result);
                 if span_ok {
