@@ -8,9 +8,10 @@
 //! as a filter on top of the ignore rules instead of as an override. The answer is always a
 //! subset of the unglobbed listing: the files `rg --files -g GLOB` lists that `rg --files`
 //! lists too.
-//! When the budget cuts the listing, the walk goes on to count what was not listed, by
-//! directory (`[not listed: cmd/promtool/testdata/ (143 more), ...]`), so the next call
-//! can be a narrower glob instead of a guess.
+//! The walk stops as soon as one entry more than the budget has been seen. A listing the
+//! budget cut then says where the rest is, by directory (`[not listed:
+//! cmd/promtool/testdata/ (143 more), ...]`), so the next call can be a narrower glob
+//! instead of a guess; that count walks the whole tree, on every core.
 
 use ignore::overrides::OverrideBuilder;
 use serde::Deserialize;
@@ -18,6 +19,10 @@ use serde_json::Value;
 
 use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args, walk};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+
+use ignore::WalkState;
 
 use crate::project::Project;
 
@@ -64,23 +69,11 @@ pub(crate) fn list_files(
     pattern: Option<&str>,
 ) -> Result<String, ToolError> {
     let pattern = pattern.map(str::trim).filter(|p| !p.is_empty());
-    let mut narrow: Option<walk::Narrow> = None;
-    if let Some(glob) = pattern {
-        let bad_glob = |e: ignore::Error| ToolError::Refused(format!("bad glob `{glob}`: {e}"));
-        let mut overrides = OverrideBuilder::new(project.root());
-        overrides.add(glob).map_err(bad_glob)?;
-        let overrides = overrides.build().map_err(bad_glob)?;
-        // Keep what the glob does not exclude; a directory it excludes (`!vendor`) is not
-        // entered. Unlike `WalkBuilder::overrides`, a match never re-admits an ignored file.
-        narrow = Some(Box::new(move |entry| {
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !overrides.matched(entry.path(), is_dir).is_ignore()
-        }));
-    }
-    let (builder, skipped) = walk::builder(project, narrow)?;
+    let (builder, skipped) = walk::builder(project, glob_filter(project, pattern)?)?;
     let limit = budgets.list_max_entries;
-    let mut files = walk::files(project, builder.build());
-    let found: Vec<_> = files.by_ref().take(limit.saturating_add(1)).collect();
+    let found: Vec<_> = walk::files(project, builder.build())
+        .take(limit.saturating_add(1))
+        .collect();
     if found.is_empty() {
         let notes = skipped.notes();
         return Ok(match pattern {
@@ -93,24 +86,96 @@ pub(crate) fn list_files(
         out.push_str(path.as_str());
         out.push('\n');
     }
-    if found.len() > limit {
-        out.push_str(&format!(
-            "[truncated to {limit} entries; narrow with a glob]\n"
-        ));
-        let rest = found[limit..]
-            .iter()
-            .cloned()
-            .chain(files.take(MAX_COUNTED));
-        out.push_str(&not_listed(rest));
+    if found.len() <= limit {
+        out.push_str(&skipped.notes());
+        return Ok(out);
     }
-    // After the whole walk: the directories skipped while counting are named too.
-    out.push_str(&skipped.notes());
+    out.push_str(&format!(
+        "[truncated to {limit} entries; narrow with a glob]\n"
+    ));
+    // The rest is counted by a second, parallel walk of the whole tree (order does not
+    // matter for counts), less what was listed.
+    let (builder, skipped) = walk::builder(project, glob_filter(project, pattern)?)?;
+    let (mut per_dir, capped) = files_per_directory(project, builder);
+    for path in &found[..limit] {
+        if let Some(n) = per_dir.get_mut(parent_of(path.as_str())) {
+            *n = n.saturating_sub(1);
+        }
+    }
+    out.push_str(&not_listed(&per_dir, capped));
+    // Walk order is not defined in parallel; the notes are sorted by directory.
+    let mut notes: Vec<&str> = Vec::new();
+    let all = skipped.notes();
+    notes.extend(all.split_inclusive('\n'));
+    notes.sort_unstable();
+    notes.dedup();
+    out.extend(notes);
     Ok(out)
 }
 
-/// How many unlisted files are counted at most after a cut listing: the count is a hint
-/// for the next glob, and a huge tree must not make a capped answer slow.
-const MAX_COUNTED: usize = 100_000;
+/// The walk filter for list_files' glob, if there is one.
+fn glob_filter(project: &Project, glob: Option<&str>) -> Result<Option<walk::Narrow>, ToolError> {
+    let Some(glob) = glob else {
+        return Ok(None);
+    };
+    let bad_glob = |e: ignore::Error| ToolError::Refused(format!("bad glob `{glob}`: {e}"));
+    let mut overrides = OverrideBuilder::new(project.root());
+    overrides.add(glob).map_err(bad_glob)?;
+    let overrides = overrides.build().map_err(bad_glob)?;
+    // Keep what the glob does not exclude; a directory it excludes (`!vendor`) is not
+    // entered. Unlike `WalkBuilder::overrides`, a match never re-admits an ignored file.
+    Ok(Some(Box::new(move |entry| {
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        !overrides.matched(entry.path(), is_dir).is_ignore()
+    })))
+}
+
+/// `a/b/` for `a/b/c.go`, "" for a file at the top.
+fn parent_of(path: &str) -> &str {
+    path.rfind('/').map_or("", |at| &path[..=at])
+}
+
+/// The most files the note on a cut listing counts: past it the note says so, so that a
+/// huge tree cannot make a capped answer cost more than a walk of this many files.
+const MAX_COUNTED: usize = 50_000;
+
+/// How many files the walk yields in each directory (`a/b/`; "" for the top), counted on
+/// every core: the same files [`walk::files`] yields, in no particular order, and whether
+/// the count stopped at [`MAX_COUNTED`].
+fn files_per_directory(
+    project: &Project,
+    builder: ignore::WalkBuilder,
+) -> (BTreeMap<String, usize>, bool) {
+    let counts: Mutex<(BTreeMap<String, usize>, usize)> = Mutex::new((BTreeMap::new(), 0));
+    let root = project.root();
+    builder.build_parallel().run(|| {
+        let counts = &counts;
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let relative = entry.path().strip_prefix(root).unwrap_or(Path::new(""));
+            let Some(path) = project.walked_path(relative) else {
+                return WalkState::Continue;
+            };
+            let mut counts = counts.lock().unwrap_or_else(PoisonError::into_inner);
+            let (per_dir, total) = &mut *counts;
+            if *total >= MAX_COUNTED {
+                return WalkState::Quit;
+            }
+            *total += 1;
+            *per_dir
+                .entry(parent_of(path.as_str()).to_owned())
+                .or_default() += 1;
+            WalkState::Continue
+        })
+    });
+    let (per_dir, total) = counts.into_inner().unwrap_or_else(PoisonError::into_inner);
+    (per_dir, total >= MAX_COUNTED)
+}
 
 /// How many places the note on unlisted files names at most.
 const MAX_GROUPS: usize = 6;
@@ -121,12 +186,10 @@ const MAX_GROUPS: usize = 6;
 /// subdirectory holds most of its files; so one crowded directory deep in the tree
 /// (`cmd/promtool/testdata/`) is named rather than only its top-level ancestor, and the
 /// next call can exclude or narrow to it.
-fn not_listed<P: AsRef<str>>(rest: impl Iterator<Item = P>) -> String {
+fn not_listed(per_dir: &BTreeMap<String, usize>, capped: bool) -> String {
     let mut tree = DirCounts::default();
-    let mut counted = 0;
-    for path in rest {
-        counted += 1;
-        tree.add(path.as_ref());
+    for (dir, &n) in per_dir {
+        tree.add(dir, n);
     }
     let mut groups = vec![Group {
         dir: String::new(),
@@ -167,8 +230,8 @@ fn not_listed<P: AsRef<str>>(rest: impl Iterator<Item = P>) -> String {
     if elsewhere > 0 {
         named.push(format!("{elsewhere} more elsewhere"));
     }
-    let capped = if counted > MAX_COUNTED {
-        format!("; counted the first {MAX_COUNTED}")
+    let capped = if capped {
+        format!("; counting stopped at {MAX_COUNTED} files")
     } else {
         String::new()
     };
@@ -203,16 +266,21 @@ struct DirCounts {
 }
 
 impl DirCounts {
-    fn add(&mut self, path: &str) {
-        let mut dir = String::new();
-        *self.total.entry(String::new()).or_default() += 1;
-        let mut parts: Vec<&str> = path.split('/').collect();
-        parts.pop();
-        for part in parts {
-            let child = format!("{dir}{part}/");
-            self.children.entry(dir).or_default().insert(child.clone());
-            *self.total.entry(child.clone()).or_default() += 1;
-            dir = child;
+    /// Adds `n` files directly in `dir` (`a/b/`, or "" for the top).
+    fn add(&mut self, dir: &str, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let mut parent = String::new();
+        *self.total.entry(String::new()).or_default() += n;
+        for part in dir.split_terminator('/') {
+            let child = format!("{parent}{part}/");
+            self.children
+                .entry(parent)
+                .or_default()
+                .insert(child.clone());
+            *self.total.entry(child.clone()).or_default() += n;
+            parent = child;
         }
     }
 
@@ -274,7 +342,11 @@ mod tests {
     use super::*;
 
     fn note(paths: &[String]) -> String {
-        not_listed(paths.iter())
+        let mut per_dir = BTreeMap::new();
+        for path in paths {
+            *per_dir.entry(parent_of(path).to_owned()).or_default() += 1;
+        }
+        not_listed(&per_dir, false)
     }
 
     fn many(dir: &str, n: usize) -> Vec<String> {

@@ -1153,7 +1153,7 @@ mod props {
             let span_ok = start >= 1
                 && end >= start
                 && ((end - start + 1) as usize <= max_lines
-                    || end.min(count) - start + 1 <= max_lines as i64);
+                    || end.min(count) - start < max_lines as i64);
             if !span_ok || start > count {
                 prop_assert!(matches!(result, Err(ToolError::Refused(_))), "{:?}", result);
                 if span_ok {
