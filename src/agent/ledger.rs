@@ -22,6 +22,7 @@ use super::outcome::{CommandRun, FileDelta, NotDone, OutcomeLine};
 use crate::authority::journal::{ApprovalRecord, Effect, FileChange};
 use crate::authority::policy::Rule;
 use crate::ollama::wire::Role;
+use crate::project::FileMode;
 use crate::tools::text::one_line;
 
 /// How a call ended, as the model's result was classed.
@@ -266,6 +267,12 @@ pub struct FileHashes {
     /// Hash after.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
+    /// Git mode before (`"100644"` or `"100755"`), for a file that existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode_before: Option<FileMode>,
+    /// Git mode after, for a file that still exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode_after: Option<FileMode>,
 }
 
 /// Where a turn's time went, in milliseconds.
@@ -592,11 +599,22 @@ fn describe_file(file: &FileChange) -> String {
             .map_or_else(|| "absent".to_owned(), |h| h.chars().take(10).collect())
     };
     format!(
-        "{} {} -> {}",
+        "{} {} -> {}{}",
         file.path,
         short(&file.before),
-        short(&file.after)
+        short(&file.after),
+        describe_modes(file.mode_before, file.mode_after)
     )
+}
+
+/// The mode part of a file in `/ledger`: every change, and a created executable; nothing
+/// for a mode that stays (or a new 100644), to keep the usual line short.
+fn describe_modes(before: Option<FileMode>, after: Option<FileMode>) -> String {
+    match (before, after) {
+        (Some(before), Some(after)) if before != after => format!(", mode {before} -> {after}"),
+        (None, Some(FileMode::Executable)) => ", mode 100755".to_owned(),
+        _ => String::new(),
+    }
 }
 
 /// The effect as a JSON event.
@@ -608,6 +626,8 @@ pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
                 path: f.path.clone(),
                 before: f.before.clone(),
                 after: f.after.clone(),
+                mode_before: f.mode_before,
+                mode_after: f.mode_after,
             })
             .collect()
     };
@@ -641,6 +661,8 @@ pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
                     path: path.clone(),
                     before: None,
                     after: None,
+                    mode_before: None,
+                    mode_after: None,
                 })
                 .collect(),
             argv: None,
@@ -659,5 +681,62 @@ pub(crate) fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event 
         waited_ms: ms(approval.waited),
         scope: approval.scope.clone(),
         reason: approval.reason.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wrote(mode_before: Option<FileMode>, mode_after: Option<FileMode>) -> Effect {
+        Effect::Wrote {
+            files: vec![FileChange {
+                path: "greet.sh".to_owned(),
+                before: mode_before.map(|_| "aaaaaaaaaaaa".to_owned()),
+                after: mode_after.map(|_| "aaaaaaaaaaaa".to_owned()),
+                mode_before,
+                mode_after,
+                added: 0,
+                removed: 0,
+            }],
+        }
+    }
+
+    #[test]
+    fn ledger_lines_name_every_mode_change_and_a_new_executable() {
+        use FileMode::{Executable, Regular};
+        let line = |before, after| describe_effect(&wrote(before, after));
+        assert_eq!(
+            line(Some(Regular), Some(Executable)),
+            "wrote greet.sh aaaaaaaaaa -> aaaaaaaaaa, mode 100644 -> 100755"
+        );
+        assert_eq!(
+            line(Some(Executable), Some(Regular)),
+            "wrote greet.sh aaaaaaaaaa -> aaaaaaaaaa, mode 100755 -> 100644"
+        );
+        assert_eq!(
+            line(None, Some(Executable)),
+            "wrote greet.sh absent -> aaaaaaaaaa, mode 100755"
+        );
+        assert_eq!(
+            line(Some(Regular), Some(Regular)),
+            "wrote greet.sh aaaaaaaaaa -> aaaaaaaaaa"
+        );
+        assert_eq!(
+            line(None, Some(Regular)),
+            "wrote greet.sh absent -> aaaaaaaaaa"
+        );
+        assert_eq!(
+            line(Some(Executable), None),
+            "wrote greet.sh aaaaaaaaaa -> absent"
+        );
+        let Event::Effect { files, .. } =
+            effect_event("c1", &wrote(Some(Regular), Some(Executable)))
+        else {
+            panic!("an effect event");
+        };
+        let json = serde_json::to_value(&files[0]).unwrap_or_default();
+        assert_eq!(json["mode_before"], "100644");
+        assert_eq!(json["mode_after"], "100755");
     }
 }

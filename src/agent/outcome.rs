@@ -455,6 +455,8 @@ mod tests {
                     path: "greet.go".to_owned(),
                     before: Some("a".to_owned()),
                     after: Some("b".to_owned()),
+                    mode_before: None,
+                    mode_after: None,
                     added: 1,
                     removed: 1,
                 }],

@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use crate::project::FileMode;
+
 /// Who or what approved (or refused) a write or an execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApprovalSource {
@@ -88,6 +90,11 @@ pub struct FileChange {
     pub before: Option<String>,
     /// The content hash after the write.
     pub after: Option<String>,
+    /// The file's git mode before the write (`None`: it did not exist), so a change of
+    /// mode is on record even when the content did not change.
+    pub mode_before: Option<FileMode>,
+    /// The file's git mode after the write (`None`: it was deleted).
+    pub mode_after: Option<FileMode>,
     /// Lines added, as the applied patch counts them.
     pub added: usize,
     /// Lines removed.

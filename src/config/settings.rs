@@ -198,6 +198,9 @@ settings! {
     command_timeout_seconds: u64 = 120;
     /// Combined output `run_command` returns.
     max_command_output_bytes: u64 = 4000;
+    /// Largest file `apply_patch` reads or writes (16 MiB): a larger target is refused
+    /// from its size, before it is read, so a huge file cannot exhaust memory.
+    max_patch_file_bytes: u64 = 16 * 1024 * 1024;
     /// Environment variables passed to `run_command` beyond the safe set (trusted config only).
     command_env_passthrough: Vec<String> = Vec::new();
     /// Keep the lines typed at the session prompt in `input_history` in the user's metron

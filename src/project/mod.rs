@@ -76,6 +76,133 @@ impl std::fmt::Display for ProjectPath {
     }
 }
 
+/// The two kinds of regular file git records, and the only modes apply_patch writes.
+///
+/// Git stores a regular file as 100644 or 100755 and nothing else; a patch naming any other
+/// mode (100711, 100600, a symlink's 120000, a submodule's 160000) is asking for something
+/// the approval question could not show faithfully, so it is refused before this type is
+/// ever made (see `apply_patch::parse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileMode {
+    /// 100644: not executable.
+    Regular,
+    /// 100755: executable.
+    Executable,
+}
+
+impl FileMode {
+    /// The mode for git's octal number, or `None` for any other number.
+    pub(crate) fn from_git(mode: u32) -> Option<FileMode> {
+        match mode {
+            0o100644 => Some(FileMode::Regular),
+            0o100755 => Some(FileMode::Executable),
+            _ => None,
+        }
+    }
+
+    /// Git's octal number for the mode.
+    pub(crate) fn git(self) -> u32 {
+        match self {
+            FileMode::Regular => 0o100644,
+            FileMode::Executable => 0o100755,
+        }
+    }
+
+    /// How git would record a file with these permission bits: executable when any x bit
+    /// is set (metron has always read it this way; git itself looks at the owner's bit).
+    pub(crate) fn of_bits(bits: u32) -> FileMode {
+        if bits & 0o111 == 0 {
+            FileMode::Regular
+        } else {
+            FileMode::Executable
+        }
+    }
+
+    /// The bits a new file is created with before the kernel applies the umask, as
+    /// `touch` (0o666) or a compiler writing a program (0o777) does.
+    fn creation_bits(self) -> u32 {
+        match self {
+            FileMode::Regular => 0o666,
+            FileMode::Executable => 0o777,
+        }
+    }
+}
+
+impl std::fmt::Display for FileMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:o}", self.git())
+    }
+}
+
+/// In JSON a mode is git's octal number as text (`"100755"`): the decimal value of
+/// 0o100755 would read as a different number.
+impl serde::Serialize for FileMode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The permission bits a written file gets.
+///
+/// New files are created with the mode `touch` would give them, by the kernel, which
+/// applies the umask (and a directory's default ACL) at the moment of creation: metron
+/// never reads the umask, so there is nothing to race with another thread that changes it
+/// (the classic `umask()` set-and-restore is process-wide and not thread-safe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteMode {
+    /// Exactly these bits: an existing file keeps its own, and a file put back by a
+    /// rollback or an undo gets the bits it had.
+    Exact(u32),
+    /// A new file: 0o666 (100644) or 0o777 (100755), less the umask.
+    Create(FileMode),
+    /// An existing file whose mode the patch changes: its bits with the x bits cleared
+    /// (100644), or with the x bits the umask allows added (100755), as `chmod +x` does.
+    Switch {
+        /// The file's permission bits before the write.
+        bits: u32,
+        /// The mode it gets.
+        to: FileMode,
+    },
+}
+
+impl WriteMode {
+    /// The git mode the written file will have.
+    pub(crate) fn file_mode(self) -> FileMode {
+        match self {
+            WriteMode::Exact(bits) => FileMode::of_bits(bits),
+            WriteMode::Create(mode) | WriteMode::Switch { to: mode, .. } => mode,
+        }
+    }
+
+    /// The bits the temporary file is created with; the kernel takes the umask off.
+    fn creation_bits(self) -> u32 {
+        match self {
+            // Owner-only until the exact bits are set: never readable by others meanwhile.
+            WriteMode::Exact(_) => 0o600,
+            WriteMode::Create(mode) => mode.creation_bits(),
+            // 0o777 less the umask says which x bits the umask allows.
+            WriteMode::Switch { .. } => 0o777,
+        }
+    }
+
+    /// The bits to set once the file exists (`created` is what the kernel gave it), or
+    /// `None` when the kernel's are right.
+    fn final_bits(self, created: u32) -> Option<u32> {
+        match self {
+            WriteMode::Exact(bits) => Some(bits),
+            WriteMode::Create(_) => None,
+            WriteMode::Switch {
+                bits,
+                to: FileMode::Regular,
+            } => Some(bits & !0o111),
+            WriteMode::Switch {
+                bits,
+                to: FileMode::Executable,
+            } => Some(bits | (created & 0o111)),
+        }
+    }
+}
+
 /// Why a path was refused or could not be opened. The text is addressed to the model.
 #[derive(Debug, thiserror::Error)]
 pub enum BoundaryError {
@@ -129,6 +256,12 @@ pub enum BoundaryError {
         /// The component that is a symlink.
         link: String,
     },
+    /// The directory a file was staged in is no longer the one at its path (moved, or
+    /// replaced by another directory) when the file is about to be renamed into place.
+    #[error(
+        "refused: the directory of `{0}` was moved or replaced while the patch was being written; read the files again and send a new patch"
+    )]
+    DirectoryReplaced(String),
     /// No such file.
     #[error("`{0}` does not exist; use list_files to see what is there")]
     NotFound(String),
@@ -432,17 +565,28 @@ impl Project {
         path: &ProjectPath,
         limit: u64,
     ) -> Result<Vec<u8>, BoundaryError> {
+        self.read_capped_with_mode(path, limit)
+            .map(|(bytes, _)| bytes)
+    }
+
+    /// [`Project::read_capped`], with the file's permission bits, taken from the file that
+    /// was opened (so bytes and mode are of the same file): for apply_patch, whose targets
+    /// are capped by `max_patch_file_bytes`. The size is checked on the open file before a
+    /// byte is read.
+    pub(crate) fn read_capped_with_mode(
+        &self,
+        path: &ProjectPath,
+        limit: u64,
+    ) -> Result<(Vec<u8>, u32), BoundaryError> {
         use std::io::Read;
+        use std::os::unix::fs::PermissionsExt;
         let too_large = || BoundaryError::TooLarge {
             path: path.to_string(),
             limit,
         };
         let file = self.open_named_file(path)?;
-        let length = file
-            .metadata()
-            .map_err(|e| classify(path.as_str(), e))?
-            .len();
-        if length > limit {
+        let metadata = file.metadata().map_err(|e| classify(path.as_str(), e))?;
+        if metadata.len() > limit {
             return Err(too_large());
         }
         let mut bytes = Vec::new();
@@ -455,7 +599,7 @@ impl Project {
         if bytes.len() as u64 > limit {
             return Err(too_large());
         }
-        Ok(bytes)
+        Ok((bytes, metadata.permissions().mode() & 0o7777))
     }
 
     /// Opens a file the model named, for reading, by following its path one component at
@@ -688,15 +832,15 @@ impl Project {
     /// Replaces (or creates) a file atomically: the bytes go to a temporary file in the
     /// same directory, which is flushed to disk and then renamed over the target, so a
     /// reader sees the old content or the new, never a mix. Missing parent directories are
-    /// created. `mode` sets the permission bits.
+    /// created. `mode` says which permission bits the file gets.
     #[cfg(test)]
     pub(crate) fn write_atomic(
         &self,
         path: &ProjectPath,
         bytes: &[u8],
-        mode: u32,
+        mode: WriteMode,
     ) -> Result<(), BoundaryError> {
-        self.stage(path, bytes, mode)?.install()
+        self.install(self.stage(path, bytes, mode)?)
     }
 
     /// The first half of [`Project::write_atomic`]: writes the bytes to a temporary file
@@ -704,15 +848,22 @@ impl Project {
     /// Nothing is visible at the target until [`Staged::install`]; dropping the
     /// [`Staged`] removes the temporary file. Several files can be staged at once (from
     /// several threads), so their flushes overlap.
+    ///
+    /// The temporary file is created with the bits of `mode` less the umask (the kernel
+    /// applies it), then given its exact bits when `mode` says so (see [`WriteMode`]).
     pub(crate) fn stage(
         &self,
         path: &ProjectPath,
         bytes: &[u8],
-        mode: u32,
+        mode: WriteMode,
     ) -> Result<Staged, BoundaryError> {
+        use cap_std::fs::OpenOptionsExt;
         use std::io::Write;
         use std::os::unix::fs::PermissionsExt;
         self.refuse_protected(path)?;
+        // Before any directory is created or opened by path (both follow symlinks
+        // beneath the root); checked again just before the rename, in `install`.
+        self.check_no_symlinks(path)?;
         let io_error = |source: io::Error| classify(path.as_str(), source);
         let (parent, name) = match path.as_str().rsplit_once('/') {
             Some((parent, name)) => (Some(parent), name),
@@ -733,7 +884,10 @@ impl Project {
             let temp = temp_files::fresh_name(name);
             match dir.open_with(
                 &temp,
-                cap_std::fs::OpenOptions::new().write(true).create_new(true),
+                cap_std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(mode.creation_bits()),
             ) {
                 Ok(file) => break (file, temp),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 8 => {
@@ -747,12 +901,18 @@ impl Project {
             dir,
             temp,
             name: name.to_owned(),
-            path: path.to_string(),
+            path: path.clone(),
             installed: false,
         };
         let mut file = file.into_std();
         file.write_all(bytes)
-            .and_then(|()| file.set_permissions(std::fs::Permissions::from_mode(mode)))
+            .and_then(|()| {
+                let created = file.metadata()?.permissions().mode();
+                match mode.final_bits(created) {
+                    Some(bits) => file.set_permissions(std::fs::Permissions::from_mode(bits)),
+                    None => Ok(()),
+                }
+            })
             // fdatasync: the bytes (and the size needed to read them back) reach the disk
             // before the rename can; it skips flushing timestamps, which costs a second
             // journal write on ext4 and buys nothing here.
@@ -761,9 +921,37 @@ impl Project {
         Ok(staged)
     }
 
-    /// Removes a file.
+    /// Renames a staged file into place, after the write rules are checked once more at
+    /// the last moment: no component of the path (the file's name included) may have
+    /// become a symlink since the patch was prepared, and the directory the file was
+    /// staged in must still be the one at its path (not moved away, not replaced). The
+    /// person approved a write to that path; a symlink or a directory swapped in while the
+    /// question was open must not redirect it. On a refusal nothing is renamed and the
+    /// staged file is removed. What remains is the instant between these checks and the
+    /// rename itself (see SECURITY.md).
+    pub(crate) fn install(&self, staged: Staged) -> Result<(), BoundaryError> {
+        use cap_std::fs::MetadataExt;
+        self.check_no_symlinks(&staged.path)?;
+        let held = staged
+            .dir
+            .dir_metadata()
+            .map_err(|e| classify(staged.path.as_str(), e))?;
+        let now = match staged.path.as_str().rsplit_once('/') {
+            Some((parent, _)) => self.dir.symlink_metadata(parent),
+            None => self.dir.dir_metadata(),
+        };
+        let same = now.is_ok_and(|now| (now.dev(), now.ino()) == (held.dev(), held.ino()));
+        if !same {
+            return Err(BoundaryError::DirectoryReplaced(staged.path.to_string()));
+        }
+        staged.rename_into_place()
+    }
+
+    /// Removes a file, refusing a path that now goes through a symlink (the removal would
+    /// otherwise follow a symlinked directory beneath the root).
     pub(crate) fn remove_file(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
         self.refuse_protected(path)?;
+        self.check_no_symlinks(path)?;
         self.dir
             .remove_file(path.as_path())
             .map_err(|e| classify(path.as_str(), e))
@@ -821,7 +1009,7 @@ pub(crate) struct Staged {
     dir: Dir,
     temp: String,
     name: String,
-    path: String,
+    path: ProjectPath,
     installed: bool,
 }
 
@@ -829,14 +1017,15 @@ impl Staged {
     /// The path (relative to the root) the file will replace.
     #[cfg(test)]
     pub(crate) fn path(&self) -> &str {
-        &self.path
+        self.path.as_str()
     }
 
-    /// Renames the temporary file over the target: the new content appears at once.
-    pub(crate) fn install(mut self) -> Result<(), BoundaryError> {
+    /// Renames the temporary file over the target: the new content appears at once. Only
+    /// [`Project::install`] calls it, after its last-moment checks.
+    fn rename_into_place(mut self) -> Result<(), BoundaryError> {
         self.dir
             .rename(&self.temp, &self.dir, &self.name)
-            .map_err(|e| classify(&self.path, e))?;
+            .map_err(|e| classify(self.path.as_str(), e))?;
         self.installed = true;
         Ok(())
     }
@@ -953,7 +1142,8 @@ mod tests {
         let name = "n".repeat(250);
         std::fs::write(dir.path().join(&name), "old\n").expect("write");
         let path = p.resolve(&name).expect("path");
-        p.write_atomic(&path, b"new\n", 0o644).expect("written");
+        p.write_atomic(&path, b"new\n", WriteMode::Exact(0o644))
+            .expect("written");
         assert_eq!(
             std::fs::read(dir.path().join(&name)).ok(),
             Some(b"new\n".to_vec())
@@ -973,6 +1163,48 @@ mod tests {
             Err(BoundaryError::TooLarge { limit: 10, .. })
         ));
         assert_eq!(read("ok").ok(), Some(b"0123456789".to_vec()));
+    }
+
+    #[test]
+    fn write_modes_set_exact_bits_or_leave_the_umask_to_the_kernel() {
+        use FileMode::{Executable, Regular};
+        assert_eq!(WriteMode::Exact(0o640).final_bits(0o600), Some(0o640));
+        assert_eq!(WriteMode::Create(Executable).final_bits(0o750), None);
+        assert_eq!(WriteMode::Create(Executable).creation_bits(), 0o777);
+        assert_eq!(WriteMode::Create(Regular).creation_bits(), 0o666);
+        // `chmod +x` under umask 027 (the temporary file came out 0o750).
+        let on = WriteMode::Switch {
+            bits: 0o644,
+            to: Executable,
+        };
+        assert_eq!(on.final_bits(0o750), Some(0o754));
+        let off = WriteMode::Switch {
+            bits: 0o755,
+            to: Regular,
+        };
+        assert_eq!(off.final_bits(0o777), Some(0o644));
+        assert_eq!(FileMode::from_git(0o100711), None);
+        assert_eq!(FileMode::Executable.to_string(), "100755");
+    }
+
+    #[test]
+    fn a_write_refuses_a_path_through_a_symlink_before_creating_anything() {
+        let (dir, p) = project();
+        std::fs::create_dir(dir.path().join("real")).expect("mkdir");
+        std::os::unix::fs::symlink("real", dir.path().join("link")).expect("symlink");
+        let path = p.resolve("link/new/x.txt").expect("path");
+        let err = p
+            .stage(&path, b"x\n", WriteMode::Create(FileMode::Regular))
+            .expect_err("refused");
+        assert!(matches!(err, BoundaryError::ThroughSymlink { .. }), "{err}");
+        assert!(!dir.path().join("real/new").exists());
+        std::fs::write(dir.path().join("real/old.txt"), "old\n").expect("write");
+        let path = p.resolve("link/old.txt").expect("path");
+        assert!(matches!(
+            p.remove_file(&path),
+            Err(BoundaryError::ThroughSymlink { .. })
+        ));
+        assert!(dir.path().join("real/old.txt").exists());
     }
 
     #[test]

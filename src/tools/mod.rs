@@ -299,6 +299,8 @@ pub struct Policy {
     pub max_command_output_bytes: usize,
     /// Environment variables passed to commands beyond the safe set.
     pub command_env_passthrough: Vec<String>,
+    /// Largest file apply_patch reads or writes.
+    pub max_patch_file_bytes: u64,
 }
 
 impl Policy {
@@ -311,6 +313,7 @@ impl Policy {
             max_command_output_bytes: usize::try_from(config.max_command_output_bytes)
                 .unwrap_or(usize::MAX),
             command_env_passthrough: config.command_env_passthrough.clone(),
+            max_patch_file_bytes: config.max_patch_file_bytes,
         }
     }
 }

@@ -114,7 +114,7 @@ pub(crate) fn stale_unprepared(context: &ToolContext<'_>, diff: &str) -> Option<
         if read.is_none() && !creates {
             continue;
         }
-        let Ok(now) = read_current(project, &path) else {
+        let Ok(now) = read_current(project, &path, context.env.limits.max_patch_file_bytes) else {
             continue;
         };
         let now = now.map(|(bytes, _)| bytes);
@@ -152,10 +152,14 @@ pub(crate) fn stale_at_write(
         .map(|change| Stale {
             path: change.path.clone(),
             read: context.revision(change.path.as_str()).map(|r| r.how),
-            now: read_current(&context.env.project, &change.path)
-                .ok()
-                .flatten()
-                .map(|(bytes, _)| bytes),
+            now: read_current(
+                &context.env.project,
+                &change.path,
+                context.env.limits.max_patch_file_bytes,
+            )
+            .ok()
+            .flatten()
+            .map(|(bytes, _)| bytes),
             creates: change.before.is_none(),
             ranges: ranges_of(regions, &change.path),
         })

@@ -2,9 +2,11 @@
 //!
 //! The flow is proposal, then policy, then execution, and nothing is written before the end:
 //!
-//! 1. [`parse`] reads the diff the way models write it;
+//! 1. [`parse`] reads the diff the way models write it; a mode other than 100644 or
+//!    100755 is refused there;
 //! 2. every path is checked against the boundary before a byte is read (absolute, `..`,
-//!    `.git/`, through a symlink, binary patches);
+//!    `.git/`, through a symlink, binary patches), and no target larger than
+//!    `max_patch_file_bytes` is read;
 //! 3. [`repair`] places each hunk against the file as it is now, repairing only what is
 //!    unambiguous, and writes a canonical git patch;
 //! 4. [`memory`] has libgit2 apply that patch to an in-memory tree: every post-image exists
@@ -12,7 +14,8 @@
 //! 5. [`conflict`]: every target the model has read must still be the revision it read
 //!    (the proposal-time precondition); otherwise nothing is asked or written and the
 //!    model is shown the current lines;
-//! 6. the person sees the exact patch that will be applied and answers;
+//! 6. the person sees the exact patch that will be applied, with every mode change named
+//!    in its summary, and answers;
 //! 7. [`write`] re-checks that no file changed meanwhile (the write-time precondition),
 //!    then writes all files or none, and the written content becomes the model's revision.
 //!
@@ -35,7 +38,7 @@ use super::{Access, Proposal, Run, ToolContext, ToolEnv, ToolError, ToolSpec, pa
 use crate::authority::applied::{AppliedFile, AppliedPatch};
 use crate::authority::journal::{Effect, FileChange, content_hash};
 use crate::authority::{Request, Verdict};
-use crate::project::{BoundaryError, Project, ProjectPath};
+use crate::project::{BoundaryError, FileMode, Project, ProjectPath, WriteMode};
 
 pub(crate) use memory::PreImage;
 pub(crate) use write::{Change, CommitError, commit};
@@ -127,7 +130,11 @@ pub(crate) fn refused(verdict: Verdict) -> ToolError {
 /// Prepares the patch and checks it against the revisions the model read; no effect.
 fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
     let args: Args = parse_args(SPEC.name, args)?;
-    let prepared = match prepare(&context.env.project, &args.diff) {
+    let prepared = match prepare_within(
+        &context.env.project,
+        &args.diff,
+        context.env.limits.max_patch_file_bytes,
+    ) {
         Ok(prepared) => prepared,
         // A patch that does not fit a file the model read may not fit because the file
         // changed since: then the conflict, with the current lines, is the useful answer.
@@ -174,6 +181,8 @@ fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, Tool
                     path: c.path.to_string(),
                     before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
                     after: c.after.as_deref().map(content_hash),
+                    mode_before: c.mode_before(),
+                    mode_after: c.mode_after(),
                     added,
                     removed,
                 }
@@ -202,7 +211,7 @@ fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, Tool
                             path: c.path.clone(),
                             before: c.before.clone(),
                             after: c.after.clone(),
-                            mode: c.mode,
+                            mode: written_bits(&context.env.project, c),
                             added,
                             removed,
                         }
@@ -238,9 +247,43 @@ fn line_counts(prepared: &Prepared, path: &ProjectPath) -> (usize, usize) {
         .map_or((0, 0), |&(_, added, removed)| (added, removed))
 }
 
-/// Everything short of asking and writing: parse, check paths, read, repair, apply in
-/// memory. Public so benches and tests can measure and inspect it.
+/// The permission bits `change` left on disk, for /undo to put back if an undo fails
+/// midway: a new file's bits come from the umask, so they are looked at after the write.
+/// When that look fails, the bits the file would have with the usual umask (022) stand in.
+fn written_bits(project: &Project, change: &Change) -> u32 {
+    let nominal = || match change.mode {
+        WriteMode::Exact(bits) => bits,
+        WriteMode::Create(FileMode::Regular) => 0o644,
+        WriteMode::Create(FileMode::Executable) => 0o755,
+        WriteMode::Switch { bits, to } => match to {
+            FileMode::Regular => bits & !0o111,
+            FileMode::Executable => bits | ((bits & 0o444) >> 2),
+        },
+    };
+    project
+        .file_mode(&change.path)
+        .ok()
+        .flatten()
+        .unwrap_or_else(nominal)
+}
+
+/// [`prepare_within`] with the default `max_patch_file_bytes`, for benches and tests.
 pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
+    prepare_within(
+        project,
+        diff,
+        crate::config::Config::default().max_patch_file_bytes,
+    )
+}
+
+/// Everything short of asking and writing: parse, check paths, read, repair, apply in
+/// memory. No target larger than `max_file_bytes` is read, and no result larger than it
+/// is produced.
+pub(crate) fn prepare_within(
+    project: &Project,
+    diff: &str,
+    max_file_bytes: u64,
+) -> Result<Prepared, ToolError> {
     let refuse = |text: String| ToolError::Refused(format!("{text}\nNothing was changed."));
     let files =
         parse::parse(diff).map_err(|e| refuse(format!("The patch cannot be read: {e}.")))?;
@@ -288,9 +331,8 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
     }
 
     let mut pre: Vec<(ProjectPath, Vec<u8>, u32)> = Vec::new();
-    // The permission bits each written path gets: a modified or renamed file keeps its
-    // own, a created one gets 0644; a mode the patch states sets or clears the x bits.
-    let mut modes: Vec<(ProjectPath, u32)> = Vec::new();
+    // The permission bits each written path gets (see `write_mode`).
+    let mut modes: Vec<(ProjectPath, WriteMode)> = Vec::new();
     let mut patch = Vec::new();
     let mut summary = String::new();
     let mut problems = Vec::new();
@@ -298,7 +340,8 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
     let mut line_counts = Vec::new();
     for (file, (old, new)) in files.iter().zip(&checked) {
         let current = match old {
-            Some(path) => read_current(project, path).map_err(|e| refuse(e.to_string()))?,
+            Some(path) => read_current(project, path, max_file_bytes)
+                .map_err(|e| refuse(too_large_or(e, max_file_bytes)))?,
             None => None,
         };
         if let (Some(new), true) = (new, old.as_ref() != new.as_ref()) {
@@ -353,19 +396,17 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
                 if let Some(old) = old {
                     regions.push((old.clone(), conflict::hunk_ranges(&resolved.text)));
                 }
+                let bits = current.as_ref().map(|(_, bits)| *bits);
                 if let Some(new) = new {
-                    let base = current.as_ref().map_or(0o644, |(_, mode)| *mode);
-                    let mode = match file.new_mode {
-                        Some(stated) if stated & 0o111 != 0 => base | ((base & 0o444) >> 2),
-                        Some(_) => base & !0o111,
-                        None => base,
-                    };
-                    modes.push((new.clone(), mode));
+                    modes.push((new.clone(), write_mode(bits, file.new_mode)));
                 }
                 let _ = writeln!(
                     summary,
-                    "{}",
-                    summary_line(old.as_ref(), new.as_ref(), resolved.added, resolved.removed)
+                    "{}{}",
+                    summary_line(old.as_ref(), new.as_ref(), resolved.added, resolved.removed),
+                    new.as_ref()
+                        .map(|_| mode_note(bits.map(FileMode::of_bits), file.new_mode))
+                        .unwrap_or_default()
                 );
                 if let Some(path) = new.as_ref().or(old.as_ref()) {
                     line_counts.push((path.clone(), resolved.added, resolved.removed));
@@ -398,6 +439,16 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
     let mut changes = Vec::with_capacity(post.len());
     for image in post {
         let path = checked_path(project, &image.path).map_err(|e| refuse(e.to_string()))?;
+        if let Some(bytes) = image
+            .bytes
+            .as_ref()
+            .filter(|b| b.len() as u64 > max_file_bytes)
+        {
+            return Err(refuse(format!(
+                "The patch would make `{path}` {} bytes, more than apply_patch's limit of {max_file_bytes} bytes per file (`max_patch_file_bytes`); send a smaller change, or ask the person to raise `max_patch_file_bytes` in their config.",
+                bytes.len()
+            )));
+        }
         let before = pre
             .iter()
             .find(|(p, _, _)| *p == path)
@@ -405,7 +456,7 @@ pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolErr
         let mode = modes
             .iter()
             .find(|(p, _)| *p == path)
-            .map_or(0o644, |(_, mode)| *mode);
+            .map_or(WriteMode::Create(FileMode::Regular), |(_, mode)| *mode);
         changes.push(Change {
             path,
             before,
@@ -432,15 +483,56 @@ fn checked_path(project: &Project, raw: &str) -> Result<ProjectPath, BoundaryErr
     Ok(path)
 }
 
-/// The file's bytes and mode, or `None` when it does not exist.
+/// The file's bytes and permission bits, or `None` when it does not exist. A file larger
+/// than `limit` bytes is refused from its size on the open file, before any is read.
 fn read_current(
     project: &Project,
     path: &ProjectPath,
+    limit: u64,
 ) -> Result<Option<(Vec<u8>, u32)>, BoundaryError> {
-    let Some(mode) = project.file_mode(path)? else {
-        return Ok(None);
-    };
-    Ok(Some((project.read(path)?, mode)))
+    match project.read_capped_with_mode(path, limit) {
+        Ok(current) => Ok(Some(current)),
+        Err(BoundaryError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The text of a read error for the model; a file over the cap names the setting.
+fn too_large_or(error: BoundaryError, max_file_bytes: u64) -> String {
+    match error {
+        BoundaryError::TooLarge { path, .. } => format!(
+            "`{path}` is larger than {max_file_bytes} bytes, apply_patch's limit per file (`max_patch_file_bytes`), so it was not read; change it another way, or ask the person to raise `max_patch_file_bytes` in their config."
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The permission bits a written path gets: a modified or renamed file keeps its own
+/// (`bits`), a created one gets what `touch` would (0o666 less the umask, or 0o777 for
+/// 100755); a mode the patch states for an existing file sets or clears its x bits.
+fn write_mode(bits: Option<u32>, stated: Option<FileMode>) -> WriteMode {
+    match (bits, stated) {
+        (None, stated) => WriteMode::Create(stated.unwrap_or(FileMode::Regular)),
+        (Some(bits), Some(to)) if FileMode::of_bits(bits) != to => WriteMode::Switch { bits, to },
+        (Some(bits), _) => WriteMode::Exact(bits),
+    }
+}
+
+/// What the summary line says about a written file's mode: a created executable, and
+/// every change, so the person sees at the question what the canonical patch's mode lines
+/// mean. Empty when nothing about the mode is worth a word (a new or kept 100644).
+fn mode_note(before: Option<FileMode>, stated: Option<FileMode>) -> String {
+    match (before, stated) {
+        (None, Some(FileMode::Executable)) => ", mode 100755 (executable)".to_owned(),
+        (Some(before), Some(after)) if before != after => {
+            let what = match after {
+                FileMode::Executable => "becomes executable",
+                FileMode::Regular => "no longer executable",
+            };
+            format!(", mode {before} -> {after} ({what})")
+        }
+        _ => String::new(),
+    }
 }
 
 fn summary_line(

@@ -12,6 +12,8 @@
 //! hunk cut short by a line that is not a hunk line is an error when a change (`+` or `-`
 //! line) follows before the next hunk or file, so no change is ever silently dropped.
 
+use crate::project::FileMode;
+
 /// One line of a hunk body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum HunkLine {
@@ -44,7 +46,10 @@ pub(crate) struct FilePatch {
     /// The path after (`None` for a deleted file).
     pub(crate) new_path: Option<String>,
     /// Mode the file should have afterwards (`new file mode`, `new mode`), if stated.
-    pub(crate) new_mode: Option<u32>,
+    pub(crate) new_mode: Option<FileMode>,
+    /// Mode the patch says the file has now (`old mode`), if stated; checked against the
+    /// file on disk before anything is asked.
+    pub(crate) old_mode: Option<FileMode>,
     /// True for `GIT binary patch` or `Binary files ... differ`.
     pub(crate) binary: bool,
     /// True for a copy (`copy from` / `copy to`), which apply_patch does not do.
@@ -138,7 +143,10 @@ pub(crate) fn parse(text: &str) -> Result<Vec<FilePatch>, ParseError> {
             i = next;
         } else {
             if let Some(file) = files.last_mut() {
-                read_extended_header(file, header);
+                read_extended_header(file, header).map_err(|message| ParseError {
+                    line: number,
+                    message,
+                })?;
             }
             i += 1;
         }
@@ -396,16 +404,21 @@ fn strip_prefix(path: &str) -> String {
         .to_owned()
 }
 
-/// Records what matters from git's extended header lines.
-fn read_extended_header(file: &mut FilePatch, line: &str) {
-    let mode = |text: &str| u32::from_str_radix(text.trim(), 8).ok();
+/// Records what matters from git's extended header lines. A mode line must name one of
+/// git's two regular-file modes; any other is an error the model can act on.
+fn read_extended_header(file: &mut FilePatch, line: &str) -> Result<(), String> {
     if let Some(m) = line.strip_prefix("new file mode ") {
-        file.new_mode = mode(m);
+        file.new_mode = Some(stated_mode(line, m)?);
         file.old_path = None;
-    } else if line.starts_with("deleted file mode ") {
+    } else if let Some(m) = line.strip_prefix("deleted file mode ") {
+        // The mode of a file being deleted changes nothing, but a symlink's or a
+        // submodule's is a sign the patch is about something apply_patch does not touch.
+        stated_mode(line, m)?;
         file.new_path = None;
     } else if let Some(m) = line.strip_prefix("new mode ") {
-        file.new_mode = mode(m);
+        file.new_mode = Some(stated_mode(line, m)?);
+    } else if let Some(m) = line.strip_prefix("old mode ") {
+        file.old_mode = Some(stated_mode(line, m)?);
     } else if let Some(p) = line.strip_prefix("rename from ") {
         let p = unquote(p);
         file.old_path = Some(p);
@@ -425,6 +438,27 @@ fn read_extended_header(file: &mut FilePatch, line: &str) {
     {
         file.binary = true;
     }
+    Ok(())
+}
+
+/// The mode a header line (`line`, whose number is `text`) states, when it is 100644 or
+/// 100755. Anything else is refused rather than approximated: the person would be shown
+/// one mode and the file given another (100711 written as executable, 100600 clearing
+/// bits nobody mentioned).
+fn stated_mode(line: &str, text: &str) -> Result<FileMode, String> {
+    let number = u32::from_str_radix(text.trim(), 8).ok();
+    if let Some(mode) = number.and_then(FileMode::from_git) {
+        return Ok(mode);
+    }
+    let what = match number {
+        Some(0o120000) => " (a symlink, which apply_patch never writes)",
+        Some(0o160000) => " (a submodule, which apply_patch never writes)",
+        _ => "",
+    };
+    Err(format!(
+        "`{}`{what} is not a mode apply_patch applies: only 100644 (a regular file) and 100755 (an executable) are applied; resend without the mode line or with one of those",
+        line.trim()
+    ))
 }
 
 #[cfg(test)]
@@ -608,6 +642,31 @@ mod tests {
         // The section's own pair still joins it.
         let text = "diff --git a/r b/s\nsimilarity index 90%\nrename from r\nrename to s\n--- a/r\n+++ b/s\n@@ -1 +1 @@\n-a\n+b\n";
         assert_eq!(parse(text).expect("parses").len(), 1);
+    }
+
+    #[test]
+    fn only_regular_file_modes_are_read() {
+        let section = |header: &str| format!("diff --git a/x b/x\n{header}\n");
+        let files = parse(&section("old mode 100644\nnew mode 100755")).expect("parses");
+        assert_eq!(files[0].old_mode, Some(FileMode::Regular));
+        assert_eq!(files[0].new_mode, Some(FileMode::Executable));
+        for header in [
+            "new file mode 100711",
+            "new mode 100600",
+            "old mode 100777",
+            "deleted file mode 120000",
+            "new file mode 160000",
+            "new mode 0",
+        ] {
+            let err = parse(&section(header)).expect_err(header);
+            assert_eq!(err.line, 2, "{header}");
+            assert!(err.message.starts_with(&format!("`{header}`")), "{err}");
+            assert!(
+                err.message
+                    .contains("resend without the mode line or with one of those"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

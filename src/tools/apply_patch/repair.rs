@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use super::parse::{FilePatch, Hunk, HunkLine};
+use crate::project::FileMode;
 
 /// Lines of context shown around the closest match in a refusal.
 const CONTEXT_SHOWN: usize = 2;
@@ -123,11 +124,11 @@ fn create(file: &FilePatch, path: &str) -> Result<Resolved, Refusal> {
             }
         }
     }
-    let mode = file.new_mode.filter(|&m| m == 0o100755).unwrap_or(0o100644);
+    let mode = file.new_mode.unwrap_or(FileMode::Regular);
     // libgit2 reads the extended header as a state machine: after `new file mode` it
     // needs the `---`/`+++` pair (or an `index` line) to finish, even with no hunk.
     let mut text = format!(
-        "{}new file mode {mode:o}\n--- /dev/null\n+++ {}\n",
+        "{}new file mode {mode}\n--- /dev/null\n+++ {}\n",
         git_line(path, path),
         quoted("b/", path)
     )
@@ -167,17 +168,18 @@ fn modify(
 
     // The header in the order libgit2's parser requires: mode change, rename, then (when
     // hunks follow) an `index` line and the `---`/`+++` pair.
-    let git_mode = if mode & 0o111 != 0 {
-        0o100755
-    } else {
-        0o100644
-    };
-    let new_mode = file
-        .new_mode
-        .filter(|m| matches!(m, 0o100644 | 0o100755) && *m != git_mode);
+    let git_mode = FileMode::of_bits(mode);
+    // A stated old mode is a claim about the file; when it is wrong, the model's idea of
+    // the file is, and the change it asks for may not be the one it means.
+    if let Some(stated) = file.old_mode.filter(|stated| *stated != git_mode) {
+        return Err(Refusal(format!(
+            "the patch says `old mode {stated}` but `{old}` is {git_mode} on disk; resend with `old mode {git_mode}`, or without the mode lines to keep its mode"
+        )));
+    }
+    let new_mode = file.new_mode.filter(|m| *m != git_mode);
     let mut text = git_line(old, new).into_bytes();
     if let Some(new_mode) = new_mode {
-        let _ = write!(text, "old mode {git_mode:o}\nnew mode {new_mode:o}\n");
+        let _ = write!(text, "old mode {git_mode}\nnew mode {new_mode}\n");
     }
     if old != new {
         let similarity = if file.hunks.is_empty() { 100 } else { 50 };
@@ -189,6 +191,11 @@ fn modify(
         );
     }
     if file.hunks.is_empty() {
+        if let (true, None, Some(stated)) = (old == new, new_mode, file.new_mode) {
+            return Err(Refusal(format!(
+                "`{old}` already has mode {stated}, so the patch changes nothing in it; send `@@` hunks with the lines to change, or leave the file out"
+            )));
+        }
         if old == new && new_mode.is_none() {
             return Err(Refusal(format!(
                 "the patch for `{old}` has no hunks; send `@@` hunks with the lines to change"

@@ -11,6 +11,7 @@ use super::write::{Change, CommitError, Store, commit};
 use crate::authority::Authority;
 use crate::authority::applied::AppliedPatch;
 use crate::authority::journal::{FileChange, content_hash};
+use crate::project::{BoundaryError, FileMode, ProjectPath, WriteMode};
 use crate::tools::ToolEnv;
 
 /// What an undo did.
@@ -28,9 +29,13 @@ pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone
         return Err("nothing to undo: no patch metron applied in this session is left".to_owned());
     };
     for file in &patch.files {
-        let now = Store::read(&env.project, &file.path)
-            .map_err(|e| format!("cannot undo: {e}; nothing was changed"))?;
-        if now != file.after {
+        // Read no further than what metron wrote: anything longer has changed.
+        let limit = file.after.as_ref().map_or(0, |bytes| bytes.len() as u64);
+        let now = match Store::read(&env.project, &file.path, limit) {
+            Err(BoundaryError::TooLarge { .. }) => None,
+            other => Some(other.map_err(|e| format!("cannot undo: {e}; nothing was changed"))?),
+        };
+        if now.as_ref() != Some(&file.after) {
             return Err(format!(
                 "cannot undo: `{}` changed since metron wrote it; nothing was changed (edit it by hand, or use git)",
                 file.path
@@ -44,7 +49,7 @@ pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone
             path: file.path.clone(),
             before: file.after.clone().map(|bytes| (bytes, file.mode)),
             after: file.before.as_ref().map(|(bytes, _)| bytes.clone()),
-            mode: file.before.as_ref().map_or(file.mode, |(_, mode)| *mode),
+            mode: WriteMode::Exact(file.before.as_ref().map_or(file.mode, |(_, mode)| *mode)),
         })
         .collect();
     match commit(&env.project, &changes) {
@@ -70,6 +75,11 @@ pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone
             path: file.path.to_string(),
             before: file.after.as_deref().map(content_hash),
             after: file.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
+            mode_before: file.after.as_ref().map(|_| FileMode::of_bits(file.mode)),
+            mode_after: file
+                .before
+                .as_ref()
+                .map(|(_, bits)| FileMode::of_bits(*bits)),
             added: file.removed,
             removed: file.added,
         })
@@ -82,7 +92,7 @@ pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone
 pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     for (path, original) in authority.originals() {
-        let now = Store::read(&env.project, &path).map_err(|e| format!("cannot diff: {e}"))?;
+        let now = read_for_diff(env, &path)?;
         if now == original {
             continue;
         }
@@ -101,4 +111,11 @@ pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u
         out.extend_from_slice(&patch);
     }
     Ok(out)
+}
+
+/// A file's content now, for `/diff`: bounded like apply_patch's reads, so a file that
+/// grew huge since metron wrote it is named instead of read.
+fn read_for_diff(env: &ToolEnv, path: &ProjectPath) -> Result<Option<Vec<u8>>, String> {
+    Store::read(&env.project, path, env.limits.max_patch_file_bytes)
+        .map_err(|e| format!("cannot diff: {e}"))
 }

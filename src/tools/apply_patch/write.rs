@@ -11,13 +11,14 @@
 //!    disk, several at once so the flushes overlap. A failure here (a full disk, a file
 //!    size limit) leaves nothing visible to undo: the temporary files are removed;
 //! 3. the temporary files are renamed into place and deleted files removed, in patch
-//!    order; if one of these fails, the ones already done are put back and the files
-//!    created are removed.
+//!    order, each only after the symlink check is repeated on its path (see
+//!    [`Project::install`]); if one of these fails or is refused, the ones already done
+//!    are put back and the files created are removed.
 //!
 //! Like `git apply`, a directory left empty by a deletion or a rename is removed
 //! afterwards.
 
-use crate::project::{BoundaryError, Project, ProjectPath, Staged};
+use crate::project::{BoundaryError, FileMode, Project, ProjectPath, Staged, WriteMode};
 
 /// Files staged at once, each on its own thread.
 const STAGED_AT_ONCE: usize = 8;
@@ -31,21 +32,47 @@ pub struct Change {
     pub(crate) before: Option<(Vec<u8>, u32)>,
     /// Its bytes afterwards, or `None` to delete it.
     pub(crate) after: Option<Vec<u8>>,
-    /// Mode for the written file.
-    pub(crate) mode: u32,
+    /// The permission bits the written file gets.
+    pub(crate) mode: WriteMode,
+}
+
+impl Change {
+    /// The file's git mode before the write (`None`: it did not exist).
+    pub(crate) fn mode_before(&self) -> Option<FileMode> {
+        self.before
+            .as_ref()
+            .map(|(_, bits)| FileMode::of_bits(*bits))
+    }
+
+    /// The file's git mode after the write (`None`: it is deleted).
+    pub(crate) fn mode_after(&self) -> Option<FileMode> {
+        self.after.as_ref().map(|_| self.mode.file_mode())
+    }
 }
 
 /// Where files are written: the project, or a wrapper that injects failures in tests.
 pub(crate) trait Store: Sync {
-    /// The file's current bytes, or `None` if it does not exist.
-    fn read(&self, path: &ProjectPath) -> Result<Option<Vec<u8>>, BoundaryError>;
+    /// The file's current bytes, or `None` if it does not exist. A file larger than
+    /// `limit` bytes is an error ([`BoundaryError::TooLarge`]) and is never read whole.
+    fn read(&self, path: &ProjectPath, limit: u64) -> Result<Option<Vec<u8>>, BoundaryError>;
     /// Writes the bytes to a flushed temporary file beside the target; nothing is visible
     /// at the target yet (see [`Project::stage`]).
-    fn stage(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<Staged, BoundaryError>;
-    /// Renames a staged file into place.
+    fn stage(
+        &self,
+        path: &ProjectPath,
+        bytes: &[u8],
+        mode: WriteMode,
+    ) -> Result<Staged, BoundaryError>;
+    /// Renames a staged file into place, after the last-moment symlink check (see
+    /// [`Project::install`]).
     fn install(&self, staged: Staged) -> Result<(), BoundaryError>;
     /// Replaces the file atomically.
-    fn write(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<(), BoundaryError> {
+    fn write(
+        &self,
+        path: &ProjectPath,
+        bytes: &[u8],
+        mode: WriteMode,
+    ) -> Result<(), BoundaryError> {
         let staged = self.stage(path, bytes, mode)?;
         self.install(staged)
     }
@@ -58,8 +85,8 @@ pub(crate) trait Store: Sync {
 }
 
 impl Store for Project {
-    fn read(&self, path: &ProjectPath) -> Result<Option<Vec<u8>>, BoundaryError> {
-        match Project::read(self, path) {
+    fn read(&self, path: &ProjectPath, limit: u64) -> Result<Option<Vec<u8>>, BoundaryError> {
+        match Project::read_capped(self, path, limit) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(BoundaryError::NotFound(_)) => Ok(None),
             // `x/y` where `x` is a file (the patch replaces `x` with a directory).
@@ -67,11 +94,16 @@ impl Store for Project {
             Err(e) => Err(e),
         }
     }
-    fn stage(&self, path: &ProjectPath, bytes: &[u8], mode: u32) -> Result<Staged, BoundaryError> {
+    fn stage(
+        &self,
+        path: &ProjectPath,
+        bytes: &[u8],
+        mode: WriteMode,
+    ) -> Result<Staged, BoundaryError> {
         Project::stage(self, path, bytes, mode)
     }
     fn install(&self, staged: Staged) -> Result<(), BoundaryError> {
-        staged.install()
+        Project::install(self, staged)
     }
     fn remove(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
         self.remove_file(path)
@@ -122,8 +154,13 @@ pub(crate) fn commit(store: &impl Store, changes: &[Change]) -> Result<(), Commi
     let stale: Vec<String> = changes
         .iter()
         .filter(|change| {
-            // A file that cannot be read now cannot be shown to be unchanged.
-            store.read(&change.path).map_or(true, |now| {
+            // A file that cannot be read now cannot be shown to be unchanged, and one
+            // longer than `before` (read no further than that) has changed.
+            let limit = change
+                .before
+                .as_ref()
+                .map_or(0, |(bytes, _)| bytes.len() as u64);
+            store.read(&change.path, limit).map_or(true, |now| {
                 now.as_deref() != change.before.as_ref().map(|(bytes, _)| bytes.as_slice())
             })
         })
@@ -278,7 +315,7 @@ fn roll_back(store: &impl Store, done: &[Change]) -> Vec<String> {
                 // (`x` deleted, `x/y` created): that directory is empty again by now
                 // (newest changes are undone first) and must go before `x` comes back.
                 store.remove_empty_dir(change.path.as_str());
-                store.write(&change.path, bytes, *mode)
+                store.write(&change.path, bytes, WriteMode::Exact(*mode))
             }
             None => store.remove(&change.path),
         };
@@ -315,14 +352,14 @@ mod tests {
     }
 
     impl Store for FailingStore<'_> {
-        fn read(&self, path: &ProjectPath) -> Result<Option<Vec<u8>>, BoundaryError> {
-            Store::read(self.project, path)
+        fn read(&self, path: &ProjectPath, limit: u64) -> Result<Option<Vec<u8>>, BoundaryError> {
+            Store::read(self.project, path, limit)
         }
         fn stage(
             &self,
             path: &ProjectPath,
             bytes: &[u8],
-            mode: u32,
+            mode: WriteMode,
         ) -> Result<Staged, BoundaryError> {
             if matches!(self.fail, Fail::Stage(p) if p == path.as_str()) {
                 return Err(injected(path));
@@ -350,6 +387,167 @@ mod tests {
         }
     }
 
+    /// What a process running beside metron swaps in just before a rename.
+    #[derive(Clone, Copy, Debug)]
+    enum Swap {
+        /// The target's directory becomes a symlink to the real one, moved aside.
+        ParentSymlink,
+        /// The target becomes a symlink to a file outside the project.
+        TargetSymlink,
+        /// The target's directory is moved away and an empty one put in its place.
+        ParentReplaced,
+    }
+
+    /// The project, with `swap` done once, immediately before `at` is renamed into place:
+    /// after the question and after staging, at the last moment the check can run.
+    struct SwappingStore<'a> {
+        project: &'a Project,
+        root: &'a std::path::Path,
+        outside: &'a std::path::Path,
+        at: &'static str,
+        swap: Swap,
+        done: std::sync::atomic::AtomicBool,
+    }
+
+    impl SwappingStore<'_> {
+        fn do_swap(&self) {
+            let root = self.root;
+            match self.swap {
+                Swap::ParentSymlink => {
+                    std::fs::rename(root.join("sub"), root.join("sub.real")).expect("move");
+                    std::os::unix::fs::symlink("sub.real", root.join("sub")).expect("symlink");
+                }
+                Swap::TargetSymlink => {
+                    std::fs::rename(root.join("sub/c.txt"), root.join("sub/c.real")).expect("move");
+                    std::os::unix::fs::symlink(self.outside, root.join("sub/c.txt"))
+                        .expect("symlink");
+                }
+                Swap::ParentReplaced => {
+                    std::fs::rename(root.join("sub"), root.join("sub.old")).expect("move");
+                    std::fs::create_dir(root.join("sub")).expect("mkdir");
+                }
+            }
+        }
+    }
+
+    impl Store for SwappingStore<'_> {
+        fn read(&self, path: &ProjectPath, limit: u64) -> Result<Option<Vec<u8>>, BoundaryError> {
+            Store::read(self.project, path, limit)
+        }
+        fn stage(
+            &self,
+            path: &ProjectPath,
+            bytes: &[u8],
+            mode: WriteMode,
+        ) -> Result<Staged, BoundaryError> {
+            Store::stage(self.project, path, bytes, mode)
+        }
+        fn install(&self, staged: Staged) -> Result<(), BoundaryError> {
+            let now = staged.path() == self.at
+                && !self.done.swap(true, std::sync::atomic::Ordering::SeqCst);
+            if now {
+                self.do_swap();
+            }
+            Store::install(self.project, staged)
+        }
+        fn remove(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+            Store::remove(self.project, path)
+        }
+        fn remove_empty_dir(&self, path: &str) {
+            Store::remove_empty_dir(self.project, path);
+        }
+        fn exists(&self, path: &str) -> bool {
+            Store::exists(self.project, path)
+        }
+    }
+
+    #[test]
+    fn a_symlink_or_directory_swapped_in_before_the_rename_stops_the_whole_patch() {
+        for swap in [
+            Swap::ParentSymlink,
+            Swap::TargetSymlink,
+            Swap::ParentReplaced,
+        ] {
+            let outside = tempfile::tempdir().expect("tempdir");
+            let outside_file = outside.path().join("target.txt");
+            std::fs::write(&outside_file, "outside\n").expect("write");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let root = dir.path();
+            std::fs::write(root.join("a.txt"), "a\n").expect("write");
+            std::fs::create_dir(root.join("sub")).expect("mkdir");
+            std::fs::write(root.join("sub/c.txt"), "c\n").expect("write");
+            let p = Project::open(root, true).expect("open");
+            let path = |s: &str| p.resolve(s).expect("path");
+            let changes = vec![
+                Change {
+                    path: path("a.txt"),
+                    before: Some((b"a\n".to_vec(), 0o644)),
+                    after: Some(b"A\n".to_vec()),
+                    mode: WriteMode::Exact(0o644),
+                },
+                Change {
+                    path: path("sub/c.txt"),
+                    before: Some((b"c\n".to_vec(), 0o644)),
+                    after: Some(b"C\n".to_vec()),
+                    mode: WriteMode::Exact(0o644),
+                },
+            ];
+            let store = SwappingStore {
+                project: &p,
+                root,
+                outside: &outside_file,
+                at: "sub/c.txt",
+                swap,
+                done: std::sync::atomic::AtomicBool::new(false),
+            };
+            let err = commit(&store, &changes).expect_err("refused");
+            let refused = match &err {
+                CommitError::RolledBack { path, source } if path == "sub/c.txt" => source,
+                other => panic!("{swap:?}: {other}"),
+            };
+            match swap {
+                Swap::ParentSymlink | Swap::TargetSymlink => assert!(
+                    matches!(refused, BoundaryError::ThroughSymlink { .. }),
+                    "{swap:?}: {refused}"
+                ),
+                Swap::ParentReplaced => assert!(
+                    matches!(refused, BoundaryError::DirectoryReplaced(_)),
+                    "{swap:?}: {refused}"
+                ),
+            }
+            // The file written before is put back, nothing was written through the swap,
+            // and no staged file is left anywhere.
+            let read = |rel: &str| std::fs::read_to_string(root.join(rel)).ok();
+            assert_eq!(read("a.txt").as_deref(), Some("a\n"), "{swap:?}");
+            assert_eq!(
+                std::fs::read_to_string(&outside_file).ok().as_deref(),
+                Some("outside\n")
+            );
+            let (moved, left) = match swap {
+                // `walk` follows the symlink `sub`: its `c.txt` is `sub.real/c.txt`.
+                Swap::ParentSymlink => (
+                    "sub.real/c.txt",
+                    vec!["a.txt", "sub", "sub.real", "sub.real/c.txt", "sub/c.txt"],
+                ),
+                Swap::TargetSymlink => (
+                    "sub/c.real",
+                    vec!["a.txt", "sub", "sub/c.real", "sub/c.txt"],
+                ),
+                Swap::ParentReplaced => (
+                    "sub.old/c.txt",
+                    vec!["a.txt", "sub", "sub.old", "sub.old/c.txt"],
+                ),
+            };
+            assert_eq!(read(moved).as_deref(), Some("c\n"), "{swap:?}");
+            let mut names: Vec<String> = walk(root)
+                .iter()
+                .filter_map(|p| p.strip_prefix(root).ok().map(|p| p.display().to_string()))
+                .collect();
+            names.sort();
+            assert_eq!(names, left, "{swap:?}");
+        }
+    }
+
     #[test]
     fn a_file_replaced_by_a_directory_comes_back_when_the_new_file_fails() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -361,13 +559,13 @@ mod tests {
                 path: path("x"),
                 before: Some((b"old x\n".to_vec(), 0o644)),
                 after: None,
-                mode: 0o644,
+                mode: WriteMode::Exact(0o644),
             },
             Change {
                 path: path("x/y"),
                 before: None,
                 after: Some(b"y\n".to_vec()),
-                mode: 0o644,
+                mode: WriteMode::Exact(0o644),
             },
         ];
         let store = FailingStore {
@@ -399,19 +597,19 @@ mod tests {
                 path: path("a.txt"),
                 before: Some((b"a\n".to_vec(), 0o644)),
                 after: Some(b"A\n".to_vec()),
-                mode: 0o644,
+                mode: WriteMode::Exact(0o644),
             },
             Change {
                 path: path("b.txt"),
                 before: Some((b"b\n".to_vec(), 0o644)),
                 after: None,
-                mode: 0o644,
+                mode: WriteMode::Exact(0o644),
             },
             Change {
                 path: path("new/dir/c.txt"),
                 before: None,
                 after: Some(b"c\n".to_vec()),
-                mode: 0o644,
+                mode: WriteMode::Exact(0o644),
             },
         ]
     }
