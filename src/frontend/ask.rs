@@ -49,12 +49,14 @@ impl Approver for AskOnTerminal {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let question = show_request(request, self.color, false);
+        // Only an answer typed after the question was shown counts: a `y` typed earlier
+        // (at a fake question in the model's text, say) is thrown away here, just before
+        // the question appears (after it, a quick answer to the real question could be
+        // thrown away too).
+        discard_typed_ahead();
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "{question}");
         let _ = err.flush();
-        // Only an answer typed after the question was shown counts: a `y` typed earlier
-        // (at a fake question in the model's text, say) is thrown away here.
-        discard_typed_ahead();
         // Ctrl-C is caught (so a command or a write is never torn), which means it no
         // longer ends metron at a question: wait for a line while watching for it.
         while !line_ready() {
