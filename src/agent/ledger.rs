@@ -553,6 +553,9 @@ fn render_entry(text: &mut String, n: usize, entry: &Entry) {
             let _ = write!(line, ": \"{}\"", one_line(reason, 80));
         }
         let _ = writeln!(text, "{line}");
+        for warning in &approval.warnings {
+            let _ = writeln!(text, "     warning: {}", one_line(warning, 200));
+        }
     }
     for effect in &entry.effects {
         let _ = writeln!(text, "     effect: {}", describe_effect(effect));

@@ -338,6 +338,7 @@ mod tests {
             waited: Duration::ZERO,
             scope: None,
             reason: None,
+            warnings: Vec::new(),
         }
     }
 

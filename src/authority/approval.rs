@@ -26,10 +26,23 @@ pub enum Request<'a> {
         /// The `allowed_commands` entry that admitted it (the scope of a standing
         /// approval).
         prefix: &'a str,
+        /// What the person must know first: the repository chose the program (one inside
+        /// the project, or one whose configuration in the project swaps what runs). Plain
+        /// text; whoever shows it escapes it. A standing approval never covers a command
+        /// with warnings, so each one is seen.
+        warnings: &'a [String],
     },
 }
 
 impl Request<'_> {
+    /// The warnings to show with the question (none for a patch).
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            Request::Patch { .. } => &[],
+            Request::Command { warnings, .. } => warnings,
+        }
+    }
+
     /// What a standing approval for this request covers, in words.
     pub(crate) fn standing_scope(&self) -> String {
         match self {
@@ -145,6 +158,7 @@ mod tests {
         match NobodyToAsk.decide(&Request::Command {
             argv: &argv,
             prefix: "go",
+            warnings: &[],
         }) {
             Decision::Unanswerable(text) => assert!(text.contains("--yes"), "{text}"),
             other => panic!("expected Unanswerable, got {other:?}"),

@@ -30,9 +30,9 @@ impl Grants {
                 && !files.is_empty()
                 && files.iter().all(|f| self.approved_files.contains(f)))
             .then(|| request.standing_scope()),
-            Request::Command { prefix, .. } => self
-                .command_prefixes
-                .contains(*prefix)
+            Request::Command {
+                prefix, warnings, ..
+            } => (warnings.is_empty() && self.command_prefixes.contains(*prefix))
                 .then(|| request.standing_scope()),
         }
     }

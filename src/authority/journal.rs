@@ -78,6 +78,9 @@ pub struct ApprovalRecord {
     pub(crate) scope: Option<String>,
     /// The reason the person gave for a no, if any.
     pub(crate) reason: Option<String>,
+    /// The warnings the question carried (the repository chose the program), so the
+    /// ledger shows what the person was told.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// One file a patch wrote, by content hash (git's blob id, so `git hash-object FILE`

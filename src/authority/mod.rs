@@ -142,13 +142,23 @@ impl Authority {
 
     fn decide(&self, request: &Request<'_>) -> Verdict {
         if self.auto_approve_patches && matches!(request, Request::Patch { .. }) {
-            self.journal_approval(ApprovalSource::TrustedConfig, ApprovalOutcome::Yes, None);
+            self.journal_approval(
+                ApprovalSource::TrustedConfig,
+                ApprovalOutcome::Yes,
+                None,
+                &[],
+            );
             return Verdict::Approved;
         }
         let covered = self.state().grants.covering(request);
         if let Some(scope) = covered {
             self.state().grants.approved(request, false);
-            self.journal_approval(ApprovalSource::Standing, ApprovalOutcome::Yes, Some(scope));
+            self.journal_approval(
+                ApprovalSource::Standing,
+                ApprovalOutcome::Yes,
+                Some(scope),
+                request.warnings(),
+            );
             return Verdict::Approved;
         }
         let started = Instant::now();
@@ -179,6 +189,7 @@ impl Authority {
                     Decision::Declined(reason) => reason.clone(),
                     _ => None,
                 },
+                warnings: request.warnings().to_vec(),
             });
         }
         match decision {
@@ -197,6 +208,7 @@ impl Authority {
         source: ApprovalSource,
         outcome: ApprovalOutcome,
         scope: Option<String>,
+        warnings: &[String],
     ) {
         self.state().journal.approvals.push(ApprovalRecord {
             source,
@@ -204,6 +216,7 @@ impl Authority {
             waited: Duration::ZERO,
             scope,
             reason: None,
+            warnings: warnings.to_vec(),
         });
     }
 
@@ -365,6 +378,7 @@ mod tests {
             authority.authorize(&Request::Command {
                 argv: &argv,
                 prefix,
+                warnings: &[],
             })
         };
         assert_eq!(ask("go test"), Verdict::Approved);
@@ -373,6 +387,37 @@ mod tests {
         assert_eq!(
             authority.standing_approvals(),
             ["commands starting with `go test`"]
+        );
+    }
+
+    #[test]
+    fn warnings_are_journaled_and_never_covered_by_a_standing_approval() {
+        let authority = authority(vec![Decision::ApprovedForSession, Decision::Approved]);
+        let argv = vec!["/usr/bin/cargo".to_owned(), "test".to_owned()];
+        let warnings = vec!["this repository configures cargo: ...".to_owned()];
+        let ask = |warnings: &[String]| {
+            authority.authorize(&Request::Command {
+                argv: &argv,
+                prefix: "cargo test",
+                warnings,
+            })
+        };
+        assert_eq!(ask(&warnings), Verdict::Approved); // `a`
+        assert_eq!(ask(&warnings), Verdict::Approved); // asked again: it warns
+        assert_eq!(ask(&[]), Verdict::Approved); // standing
+        let journal = authority.take_journal();
+        let records: Vec<_> = journal
+            .approvals
+            .iter()
+            .map(|r| (r.source, r.warnings.clone()))
+            .collect();
+        assert_eq!(
+            records,
+            [
+                (ApprovalSource::Person, warnings.clone()),
+                (ApprovalSource::Person, warnings.clone()),
+                (ApprovalSource::Standing, Vec::new()),
+            ]
         );
     }
 
@@ -398,6 +443,7 @@ mod tests {
         let command = Request::Command {
             argv: &argv,
             prefix: "echo",
+            warnings: &[],
         };
         assert!(matches!(
             authority.authorize(&command),

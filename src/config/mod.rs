@@ -587,7 +587,31 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
             "contains an empty entry".to_owned(),
         ));
     }
+    if let Some(entry) = config
+        .allowed_project_programs
+        .iter()
+        .find(|e| !names_project_program(e))
+    {
+        return Err(invalid(
+            "allowed_project_programs",
+            format!(
+                "entry `{entry}` must start with a path inside the project, such as `.venv/bin/pytest` or `./gradlew` (relative, with a `/`, no `..`)"
+            ),
+        ));
+    }
     Ok(())
+}
+
+/// True when a `allowed_project_programs` entry starts with a relative path holding a `/`
+/// and no `..` (run_command matches programs given as paths only).
+fn names_project_program(entry: &str) -> bool {
+    entry.split_whitespace().next().is_some_and(|first| {
+        let parts = || first.split('/');
+        first.contains('/')
+            && !first.starts_with('/')
+            && !parts().any(|p| p == "..")
+            && parts().any(|p| !p.is_empty() && p != ".")
+    })
 }
 
 /// True for a plausible environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.

@@ -194,6 +194,10 @@ settings! {
     disabled_tools: Vec<String> = Vec::new();
     /// Argv prefixes `run_command` may execute; empty withdraws the tool (trusted config only).
     allowed_commands: Vec<String> = Vec::new();
+    /// Programs inside the project `run_command` may execute by path, with argv prefixes
+    /// (`.venv/bin/pytest`, `./gradlew test`); the repository controls them (trusted config
+    /// only, and never let through by `METRON_ALLOW_PROJECT_COMMANDS`).
+    allowed_project_programs: Vec<String> = Vec::new();
     /// Wall clock one `run_command` gets.
     command_timeout_seconds: u64 = 120;
     /// Combined output `run_command` returns.
@@ -222,5 +226,6 @@ settings! {
 pub(crate) const PRIVILEGED_KEYS: &[&str] = &[
     "auto_approve_patches",
     "allowed_commands",
+    "allowed_project_programs",
     "command_env_passthrough",
 ];

@@ -126,6 +126,7 @@ pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: b
         }
         Request::Command { argv, .. } => {
             let _ = writeln!(err, "command: {}", terminal_safe(&argv.join(" ")));
+            print_warnings(&mut err, request);
             "Run this command?"
         }
     };
@@ -141,14 +142,44 @@ pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: b
     format!("{QUESTION_MARK} {question} [{answers}] ")
 }
 
+/// Writes the request's warnings, one `warning: ...` line each, made terminal-safe (they
+/// quote lines of files the repository wrote).
+fn print_warnings(err: &mut impl Write, request: &Request<'_>) {
+    for warning in request.warnings() {
+        let _ = writeln!(err, "warning: {}", terminal_safe(warning));
+    }
+}
+
 /// The session's approver, chosen in one place for every front end: `--yes` approves
 /// everything; a front end with a person at a terminal passes its way of asking; anything
-/// else fails closed (nobody can answer).
+/// else fails closed (nobody can answer). The two that ask nobody still print a request's
+/// warnings on stderr ([`WarnOnStderr`]).
 pub(crate) fn approver(yes: bool, ask: Option<Box<dyn Approver>>) -> Box<dyn Approver> {
     if yes {
-        Box::new(ApproveAll)
+        Box::new(WarnOnStderr(ApproveAll))
     } else {
-        ask.unwrap_or_else(|| Box::new(NobodyToAsk))
+        ask.unwrap_or_else(|| Box::new(WarnOnStderr(NobodyToAsk)))
+    }
+}
+
+/// An approver that asks nobody (`--yes`, or nobody to ask), made to print the request's
+/// warnings on stderr first: with `--yes` the person chose to run whatever comes, and the
+/// command still runs, but a repository that swapped the program is said so where they
+/// will see it afterwards (the ledger records the warnings too).
+#[derive(Debug)]
+struct WarnOnStderr<A>(A);
+
+impl<A: Approver> Approver for WarnOnStderr<A> {
+    fn decide(&self, request: &Request<'_>) -> Decision {
+        let mut err = std::io::stderr().lock();
+        print_warnings(&mut err, request);
+        let _ = err.flush();
+        drop(err);
+        self.0.decide(request)
+    }
+
+    fn source(&self) -> crate::authority::journal::ApprovalSource {
+        self.0.source()
     }
 }
 

@@ -291,8 +291,12 @@ impl Default for Budgets {
 pub struct Policy {
     /// Apply patches without asking (handed to authority).
     pub auto_approve_patches: bool,
-    /// Argv prefixes run_command may execute; empty withdraws the tool.
+    /// Argv prefixes run_command may execute; empty withdraws the tool (unless
+    /// `allowed_project_programs` has entries).
     pub allowed_commands: Vec<String>,
+    /// Programs inside the project (with argument prefixes) run_command may execute by
+    /// path, such as `.venv/bin/pytest`; from the user's own config only.
+    pub allowed_project_programs: Vec<String>,
     /// Wall clock one command gets.
     pub command_timeout: std::time::Duration,
     /// Combined output a command returns, head and tail kept.
@@ -309,6 +313,7 @@ impl Policy {
         Policy {
             auto_approve_patches: config.auto_approve_patches,
             allowed_commands: config.allowed_commands.clone(),
+            allowed_project_programs: config.allowed_project_programs.clone(),
             command_timeout: std::time::Duration::from_secs(config.command_timeout_seconds),
             max_command_output_bytes: usize::try_from(config.max_command_output_bytes)
                 .unwrap_or(usize::MAX),

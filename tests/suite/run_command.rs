@@ -18,11 +18,13 @@ use serde_json::json;
 
 use super::common::*;
 
-/// Records every command it is asked about, and answers with `answer`.
+/// Records every command it is asked about (and the warnings shown with it), and answers
+/// with `answer`.
 #[derive(Debug, Clone)]
 struct Recorder {
     answer: Decision,
     seen: Arc<Mutex<Vec<Vec<String>>>>,
+    warned: Arc<Mutex<Vec<Vec<String>>>>,
 }
 
 impl Recorder {
@@ -30,7 +32,13 @@ impl Recorder {
         Recorder {
             answer,
             seen: Arc::default(),
+            warned: Arc::default(),
         }
+    }
+
+    /// The warnings of each question, in order.
+    fn warned(&self) -> Vec<Vec<String>> {
+        self.warned.lock().expect("lock").clone()
     }
 
     fn approving() -> Recorder {
@@ -44,8 +52,9 @@ impl Recorder {
 
 impl Approver for Recorder {
     fn decide(&self, request: &Request<'_>) -> Decision {
-        if let Request::Command { argv, .. } = request {
+        if let Request::Command { argv, warnings, .. } = request {
             self.seen.lock().expect("lock").push(argv.to_vec());
+            self.warned.lock().expect("lock").push(warnings.to_vec());
         }
         self.answer.clone()
     }
@@ -480,7 +489,7 @@ fn output_is_clipped_to_head_and_tail_at_the_budget_edges() {
     let file = outside.path().join("data.txt");
     std::fs::write(&file, &data).expect("write data");
     let approver = Recorder::approving();
-    let budget = 100;
+    let budget = 400;
     let tb = toolbox(
         &p,
         Policy {
@@ -490,23 +499,94 @@ fn output_is_clipped_to_head_and_tail_at_the_budget_edges() {
         &approver,
     );
     let env = path_env(&real_path());
-    for n in [budget - 1, budget, budget + 1, 4 * budget] {
-        let command = format!("head -c {n} {}", file.display());
-        let text = run(&tb, &command, &env).expect("runs");
+    // The output's share of the budget: what is left after the echoed command, the
+    // status line and the cut line are reserved. Found from the largest output kept whole.
+    let command = |n: usize| format!("head -c {n} {}", file.display());
+    let header = |n: usize| format!("$ {}\nexit status 0\n", command(n));
+    let whole = |n: usize| {
+        let text = run(&tb, &command(n), &env).expect("runs");
+        !text.contains(" cut ...]")
+    };
+    let (mut fits, mut cut) = (1, data.len());
+    assert!(whole(fits) && !whole(cut));
+    while cut - fits > 1 {
+        let mid = (fits + cut) / 2;
+        if whole(mid) { fits = mid } else { cut = mid }
+    }
+    let share = fits;
+    assert!(share >= 100, "the output keeps a useful share: {share}");
+    for n in [share - 1, share, share + 1, data.len()] {
+        let text = run(&tb, &command(n), &env).expect("runs");
+        assert!(
+            text.len() <= budget,
+            "{} bytes > {budget}: {text}",
+            text.len()
+        );
         let body = text
-            .strip_prefix(&format!("$ {command}\nexit status 0\n"))
+            .strip_prefix(&header(n))
             .unwrap_or_else(|| panic!("header: {text}"));
         let out = String::from_utf8(data[..n].to_vec()).expect("ASCII");
-        let expected = if n <= budget {
+        let expected = if n <= share {
             out
         } else {
-            let (head, tail) = (&out[..budget / 2], &out[n - budget / 2..]);
+            let (head, tail) = (&out[..share / 2], &out[n - (share - share / 2)..]);
             let newline = if head.ends_with('\n') { "" } else { "\n" };
-            let cut = n - budget;
+            let cut = n - share;
             let unit = if cut == 1 { "byte" } else { "bytes" };
             format!("{head}{newline}[... {cut} {unit} cut ...]\n{tail}")
         };
         assert_text_eq(body, &expected);
+    }
+}
+
+#[test]
+fn the_echoed_command_counts_against_the_output_budget() {
+    let p = TestProject::new();
+    let outside = Outside::new();
+    let data = "0123456789\n".repeat(200);
+    let file = outside.path().join("data.txt");
+    std::fs::write(&file, &data).expect("write data");
+    let env = path_env(&real_path());
+    let word = "x".repeat(9);
+    let long: String = vec![word.as_str(); 200].join(" ");
+    let accents = "é".repeat(1000);
+    for budget in [300, 1000] {
+        let approver = Recorder::approving();
+        let tb = toolbox(
+            &p,
+            Policy {
+                max_command_output_bytes: budget,
+                ..policy(&["echo", "cat"])
+            },
+            &approver,
+        );
+        for command in [
+            format!("echo {long}"),
+            format!("echo {accents}"),
+            format!("cat {} {long}", file.display()),
+        ] {
+            let text = run(&tb, &command, &env).expect("runs");
+            assert!(
+                text.len() <= budget,
+                "{budget}: {} bytes for a {}-byte command: {text}",
+                text.len(),
+                command.len()
+            );
+            let first = text.lines().next().unwrap_or_default();
+            let program = command.split(' ').next().unwrap_or_default();
+            assert!(first.starts_with(&format!("$ {program} ")), "{first}");
+            assert!(first.contains(" [... command clipped: "), "{first}");
+            assert!(first.ends_with(" bytes cut ...]"), "{first}");
+            assert!(
+                text.lines()
+                    .nth(1)
+                    .is_some_and(|l| l.starts_with("exit status ")),
+                "{text}"
+            );
+        }
+        // A short command is echoed whole, as before.
+        let text = run(&tb, "echo short", &env).expect("runs");
+        assert_eq!(text, "$ echo short\nexit status 0\nshort\n");
     }
 }
 
@@ -520,14 +600,21 @@ fn huge_output_is_clipped_in_bounded_memory() {
     let (text, peak) = alloc_meter::peak_during(|| run(&tb, "seq 1 5000000", &env));
     let took = start.elapsed();
     let text = text.expect("runs");
-    // seq prints 38,888,896 bytes; 4,000 are kept.
-    assert!(
-        text.starts_with("$ seq 1 5000000\nexit status 0\n1\n2\n3\n"),
-        "{text}"
-    );
-    assert!(text.contains("\n[... 38884896 bytes cut ...]\n"), "{text}");
+    // seq prints 38,888,896 bytes; the whole result, header and cut line included, is
+    // kept to the 4,000-byte budget.
+    let header = "$ seq 1 5000000\nexit status 0\n";
+    assert!(text.starts_with(&format!("{header}1\n2\n3\n")), "{text}");
     assert!(text.ends_with("4999999\n5000000\n"), "{text}");
-    assert!(text.len() < 4200, "{} bytes", text.len());
+    assert!(text.len() <= 4000, "{} bytes", text.len());
+    let (head, rest) = text[header.len()..].split_once("[... ").expect("cut line");
+    let (cut, tail) = rest.split_once(" bytes cut ...]\n").expect("cut line");
+    let cut: usize = cut.parse().expect("a count");
+    // Plus one when the head ended mid-line and a line break was put before the cut line.
+    let accounted = head.len() + cut + tail.len();
+    assert!(
+        [38_888_896, 38_888_897].contains(&accounted),
+        "{accounted}: {text}"
+    );
     assert!(peak < 512 * 1024, "peak heap {peak} bytes");
     eprintln!("seq 1 5000000: {took:?}, peak heap {peak} bytes");
     assert!(took < Duration::from_secs(20), "took {took:?}");
@@ -562,6 +649,8 @@ fn the_environment_holds_only_the_safe_set_and_named_passthrough() {
         ("SSH_AUTH_SOCK", "/nonexistent/agent"),
         ("GOFLAGS", "-count=1"),
         ("PAGER", "less"),
+        ("VIRTUAL_ENV", "/nonexistent/venv"),
+        ("CONDA_PREFIX", "/nonexistent/conda"),
     ]
     .iter()
     .map(|(k, v)| ((*k).into(), (*v).into()))
@@ -589,6 +678,7 @@ fn the_environment_holds_only_the_safe_set_and_named_passthrough() {
         ("PAGER", "cat"),
         ("PATH", expected_path.as_str()),
         ("USER", "someone"),
+        ("VIRTUAL_ENV", "/nonexistent/venv"),
         ("VISUAL", "false"),
     ];
     expected.sort();
@@ -724,7 +814,8 @@ fn cli_credentials_in_metrons_environment_do_not_reach_the_command() {
     let mut expected: Vec<String> = std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| {
-            ["USER", "LANG", "TERM", "TMPDIR"].contains(&k.as_str()) || k.starts_with("LC_")
+            ["USER", "LANG", "TERM", "TMPDIR", "VIRTUAL_ENV"].contains(&k.as_str())
+                || k.starts_with("LC_")
         })
         .collect();
     expected.extend(
@@ -814,4 +905,473 @@ fn ctrl_c_at_the_cli_question_declines_and_exits_130() {
         "{shown}"
     );
     assert!(!shown.contains("exit status"), "{shown}");
+}
+
+// ---- programs the repository configures ----
+
+/// Runs `command` (allowed as `program`) in a fresh project holding `files`, with a fake
+/// `program` outside the project first on PATH, and returns the warnings of its question.
+fn warnings_for(program: &str, command: &str, files: &[(&str, &str)]) -> Vec<String> {
+    let p = TestProject::new();
+    for (path, text) in files {
+        p.file(path, text);
+    }
+    let outside = Outside::new();
+    outside.script(program, "echo fake \"$@\"");
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&[program]), &approver);
+    let env = path_env(&format!("{}:{}", outside.str(), real_path()));
+    let text = run(&tb, command, &env).expect("runs");
+    assert!(text.contains("exit status 0\nfake"), "{text}");
+    let warned = approver.warned();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    warned[0].clone()
+}
+
+#[test]
+fn the_question_warns_when_the_repository_configures_the_allowed_program() {
+    let chose = "; approving runs a program the repository chose";
+    for (program, files, expected) in [
+        (
+            "cargo",
+            [(
+                "rust-toolchain.toml",
+                "[toolchain]\npath = \"/abs/project/tools\"\n",
+            )],
+            "this repository configures cargo: rust-toolchain.toml line 2 sets `path` (path = \"/abs/project/tools\")",
+        ),
+        (
+            "cargo",
+            [("rust-toolchain", "/abs/project/tools\n")],
+            "rust-toolchain line 1 sets a toolchain by path (/abs/project/tools)",
+        ),
+        (
+            "rustfmt",
+            [("rust-toolchain", "[toolchain]\n path = 'tools'\n")],
+            "this repository configures cargo: rust-toolchain line 2 sets `path`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[target.x86_64-unknown-linux-gnu]\nrunner = \"tools/run\"\n",
+            )],
+            ".cargo/config.toml line 2 sets `runner`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "target.'cfg(unix)'.runner = 'tools/run'\n",
+            )],
+            ".cargo/config.toml line 1 sets `runner`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config",
+                "[build]\njobs = 2\nrustc-wrapper = \"tools/wrap\"\n",
+            )],
+            ".cargo/config line 3 sets `rustc-wrapper`",
+        ),
+        (
+            "cargo",
+            [(".cargo/config.toml", "[build]\nrustc = \"tools/rustc\"\n")],
+            ".cargo/config.toml line 2 sets `rustc`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[build]\nrustc-workspace-wrapper = \"w\"\n",
+            )],
+            "sets `rustc-workspace-wrapper`",
+        ),
+        (
+            "cargo",
+            [(".cargo/config.toml", "[alias]\nfmt = \"run --bin evil\"\n")],
+            ".cargo/config.toml line 1 sets `[alias]`",
+        ),
+        (
+            "make",
+            [("Makefile", "all:\n\techo hi\nSHELL := ./tools/sh\n")],
+            "this repository configures make: Makefile line 3 sets `SHELL` (SHELL := ./tools/sh)",
+        ),
+        (
+            "make",
+            [("GNUmakefile", "override SHELL = tools/sh\n")],
+            "GNUmakefile line 1 sets `SHELL`",
+        ),
+        (
+            "npm",
+            [(
+                ".npmrc",
+                "registry=https://example.invalid/\nscript-shell=./tools/sh\n",
+            )],
+            "this repository configures npm: .npmrc line 2 sets `script-shell`",
+        ),
+        (
+            "yarn",
+            [(".yarnrc.yml", "yarnPath: .yarn/releases/yarn-4.cjs\n")],
+            ".yarnrc.yml line 1 sets `yarnPath`",
+        ),
+        (
+            "yarn",
+            [(".yarnrc", "yarn-path \"./tools/yarn.js\"\n")],
+            ".yarnrc line 1 sets `yarn-path`",
+        ),
+    ] {
+        let command = format!("{program} build");
+        let warnings = warnings_for(program, &command, &files);
+        assert_eq!(warnings.len(), 1, "{program} {files:?}: {warnings:?}");
+        assert!(
+            warnings[0].contains(expected) && warnings[0].ends_with(chose),
+            "{program} {files:?}: {warnings:?}"
+        );
+    }
+    // Several files: one warning each.
+    let warnings = warnings_for(
+        "cargo",
+        "cargo test",
+        &[
+            ("rust-toolchain.toml", "[toolchain]\npath = \"tools\"\n"),
+            (".cargo/config.toml", "[target.x]\nlinker = \"tools/ld\"\n"),
+        ],
+    );
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+}
+
+#[test]
+fn benign_configuration_and_other_programs_are_not_warned_about() {
+    for (program, files) in [
+        ("cargo", vec![]),
+        (
+            "cargo",
+            vec![(
+                "rust-toolchain.toml",
+                "[toolchain]\nchannel = \"1.80.0\"\ncomponents = [\"clippy\"]\n",
+            )],
+        ),
+        ("cargo", vec![("rust-toolchain", "stable\n")]),
+        (
+            "cargo",
+            vec![(
+                ".cargo/config.toml",
+                "# runner = \"x\"\n[build]\njobs = 2\n[target.x]\nrustflags = [\"-Dwarnings\"]\n",
+            )],
+        ),
+        ("make", vec![("Makefile", "all:\n\t$(SHELL) -c true\n")]),
+        (
+            "npm",
+            vec![(".npmrc", "registry=https://example.invalid/\n")],
+        ),
+        // A family's files do not concern another family's programs.
+        (
+            "make",
+            vec![("rust-toolchain.toml", "[toolchain]\npath = \"tools\"\n")],
+        ),
+        (
+            "echo",
+            vec![
+                ("Makefile", "SHELL = tools/sh\n"),
+                (".npmrc", "script-shell=x\n"),
+            ],
+        ),
+    ] {
+        let command = format!("{program} x");
+        let warnings = warnings_for(program, &command, &files);
+        assert!(warnings.is_empty(), "{program} {files:?}: {warnings:?}");
+    }
+}
+
+#[test]
+fn configuration_that_cannot_be_checked_is_itself_a_warning() {
+    // A symlink out of the project: cargo follows it, metron does not read it.
+    let outside = Outside::new();
+    let target = outside.path().join("config.toml");
+    std::fs::write(&target, "[build]\njobs = 1\n").expect("write");
+    let p = TestProject::new();
+    p.dir(".cargo").symlink(".cargo/config.toml", &target);
+    let tools = Outside::new();
+    tools.script("cargo", "echo fake");
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["cargo"]), &approver);
+    let env = path_env(&format!("{}:{}", tools.str(), real_path()));
+    run(&tb, "cargo build", &env).expect("runs");
+    let warned = approver.warned();
+    assert!(
+        warned[0].len() == 1
+            && warned[0][0].contains(".cargo/config.toml is a symlink leading outside the project"),
+        "{warned:?}"
+    );
+
+    // Too large to scan: warned, not read.
+    let big = format!("{}\n", "# padding\n".repeat(30_000));
+    let warnings = warnings_for("make", "make all", &[("Makefile", &big)]);
+    assert!(
+        warnings.len() == 1 && warnings[0].contains("Makefile is larger than 262144 bytes"),
+        "{warnings:?}"
+    );
+    // A directory where the file should be.
+    let p = TestProject::new();
+    p.dir(".npmrc");
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["npm"]), &approver);
+    let env = path_env(&format!("{}:{}", tools.str(), real_path()));
+    tools.script("npm", "echo fake");
+    run(&tb, "npm test", &env).expect("runs");
+    assert!(
+        approver.warned()[0]
+            .iter()
+            .any(|w| w.contains(".npmrc cannot be read inside the project")),
+        "{:?}",
+        approver.warned()
+    );
+}
+
+/// `metron tool run_command` for `cargo build` in `p`, with a fake `cargo` outside the
+/// project first on PATH and `cargo` allowed by the user's config.
+fn metron_cargo(p: &TestProject, tools: &Outside, args: &[&str]) -> Metron {
+    tools.script("cargo", "echo fake cargo \"$@\"");
+    metron_allowing(p, r#"["cargo"]"#, args).env("PATH", format!("{}:{}", tools.str(), real_path()))
+}
+
+#[test]
+fn cli_yes_runs_a_configured_program_but_warns_on_stderr_escaped() {
+    let p = TestProject::git();
+    p.file(
+        "rust-toolchain.toml",
+        "[toolchain]\npath = \"tools\x1b[2K\"\n",
+    );
+    let tools = Outside::new();
+    let args = r#"{"command":"cargo build"}"#;
+    let run = metron_cargo(&p, &tools, &["--yes", "tool", "run_command", args]).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "$ cargo build\nexit status 0\nfake cargo build\n"
+    );
+    assert!(
+        run.stderr.contains(
+            "warning: this repository configures cargo: rust-toolchain.toml line 2 sets `path` (path = \"tools\\u{1b}[2K\"); approving runs a program the repository chose\n"
+        ),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains('\x1b'), "{run:?}");
+
+    // Nobody to ask: refused, and the warning is still shown.
+    let run = metron_cargo(&p, &tools, &["tool", "run_command", args]).run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("--yes"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("warning: this repository configures cargo"),
+        "{run:?}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn cli_on_a_terminal_the_question_shows_the_warning() {
+    use super::common::{Live, hermetic, metron_in_script};
+    if !super::common::script_available() {
+        return skip(
+            "cli_on_a_terminal_the_question_shows_the_warning",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    p.file(
+        ".cargo/config.toml",
+        "[target.x86_64-unknown-linux-gnu]\nrunner = \"tools/run\"\n",
+    );
+    let tools = Outside::new();
+    tools.script("cargo", "echo fake cargo \"$@\"");
+    let (mut script, home) = hermetic("script", p.root());
+    write_user_config(home.path(), r#"{"allowed_commands": ["cargo"]}"#);
+    script.env("PATH", format!("{}:{}", tools.str(), real_path()));
+    let args = json!({ "command": "cargo test" }).to_string();
+    metron_in_script(&mut script, &["tool", "run_command", &args]);
+    let mut live = Live::start(script, home);
+    live.wait_stdout("Run this command? [y/N]", 1);
+    live.send("n\r");
+    let run = live.finish();
+    let shown = run.stdout.replace('\r', "");
+    let command_line = format!("command: {}/cargo test\n", tools.str());
+    let warning = "warning: this repository configures cargo: .cargo/config.toml line 2 sets `runner` (runner = \"tools/run\"); approving runs a program the repository chose\n";
+    assert!(
+        shown.contains(&format!("{command_line}{warning}")),
+        "the warning follows the command: {shown}"
+    );
+    assert_eq!(run.code, 1, "{shown}");
+}
+
+// ---- allowed_project_programs ----
+
+fn project_policy(entries: &[&str]) -> Policy {
+    Policy {
+        allowed_project_programs: entries.iter().map(|s| (*s).to_owned()).collect(),
+        ..policy(&[])
+    }
+}
+
+#[test]
+fn listed_project_programs_run_from_inside_the_project_with_a_warning() {
+    let p = TestProject::new();
+    write_script(&p.path(".venv/bin/pytest"), "echo pytest \"$@\"");
+    write_script(&p.path("gradlew"), "echo gradle \"$@\"");
+    let approver = Recorder::approving();
+    let tb = toolbox(
+        &p,
+        project_policy(&[".venv/bin/pytest", "./gradlew test"]),
+        &approver,
+    );
+    let (_, status) = tb
+        .availability()
+        .into_iter()
+        .find(|(spec, _)| spec.name == "run_command")
+        .expect("registered");
+    assert!(
+        status.is_ok(),
+        "offered with only project programs: {status:?}"
+    );
+    let env = path_env(&real_path());
+    assert_eq!(
+        run(&tb, ".venv/bin/pytest -q", &env).as_deref(),
+        Ok("$ .venv/bin/pytest -q\nexit status 0\npytest -q\n")
+    );
+    assert_eq!(
+        run(&tb, "./gradlew test --offline", &env).as_deref(),
+        Ok("$ ./gradlew test --offline\nexit status 0\ngradle test --offline\n")
+    );
+    assert!(run(&tb, "gradlew/ test", &env).is_ok());
+    let root = p.root().canonicalize().expect("root");
+    let seen = approver.seen();
+    assert_eq!(
+        seen[0][0],
+        root.join(".venv/bin/pytest").to_str().expect("UTF-8")
+    );
+    assert_eq!(
+        seen[1][..2],
+        [
+            root.join("gradlew").to_str().expect("UTF-8").to_owned(),
+            "test".to_owned()
+        ]
+    );
+    for warnings in approver.warned() {
+        assert!(
+            warnings.len() == 1
+                && warnings[0].contains("is a program inside the project (allowed by your allowed_project_programs): the repository controls what it does"),
+            "{warnings:?}"
+        );
+    }
+}
+
+#[test]
+fn project_programs_must_be_listed_and_stay_inside_the_project() {
+    let p = TestProject::new();
+    let outside = Outside::new();
+    let marker = outside.path().join("ran");
+    let escape = outside.script("escape", &format!("touch {}", marker.display()));
+    write_script(&p.path(".venv/bin/pytest"), "echo pytest");
+    write_script(&p.path("gradlew"), "echo gradle");
+    write_script(&p.path("tools/other"), "echo other");
+    std::fs::write(p.path("tools/plain"), "not executable").expect("write");
+    p.symlink(".venv/bin/escape", &escape);
+    p.symlink("bin", outside.path());
+    let approver = Recorder::approving();
+    let tb = toolbox(
+        &p,
+        project_policy(&[
+            ".venv/bin/pytest",
+            "./gradlew test",
+            ".venv/bin/escape",
+            "bin/escape",
+            "tools/plain",
+            "tools/missing",
+        ]),
+        &approver,
+    );
+    let env = path_env(&real_path());
+    for (command, why) in [
+        ("./gradlew build", "is a path"),
+        ("./gradlew", "is a path"),
+        ("./gradlew testx", "is a path"),
+        ("tools/other", "is a path"),
+        (".venv/bin/../bin/pytest", "is a path"),
+        ("./.venv/bin/../../gradlew test", "is a path"),
+        (&format!("{}/gradlew test", p.root().display()), "is a path"),
+        ("pytest", "is not an allowed command"),
+        (
+            ".venv/bin/escape",
+            "leads outside the project through a symlink",
+        ),
+        ("bin/escape", "leads outside the project through a symlink"),
+        ("tools/plain", "is not an executable file"),
+        ("tools/missing", "cannot be found in the project"),
+    ] {
+        let text = refused(run(&tb, command, &env));
+        assert!(text.contains(why), "{command}: {text}");
+    }
+    assert!(
+        approver.seen().is_empty(),
+        "refusals are never put to the user"
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn cli_project_programs_are_granted_only_by_the_users_own_config() {
+    let p = TestProject::git();
+    write_script(&p.path(".venv/bin/pytest"), "echo pytest \"$@\"");
+    let args = r#"{"command":".venv/bin/pytest -x"}"#;
+    p.file(
+        ".metron.json",
+        r#"{"allowed_project_programs": [".venv/bin/pytest"]}"#,
+    );
+    for allow_env in [false, true] {
+        let mut m = metron(p.root()).args(["--yes", "tool", "run_command", args]);
+        if allow_env {
+            m = m.env("METRON_ALLOW_PROJECT_COMMANDS", "1");
+        }
+        let run = m.run();
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stdout.starts_with("run_command is off"), "{run:?}");
+        assert!(
+            run.stderr.contains("ignoring `allowed_project_programs`"),
+            "{run:?}"
+        );
+    }
+    std::fs::remove_file(p.path(".metron.json")).expect("remove");
+
+    let m = metron(p.root()).args(["--yes", "tool", "run_command", args]);
+    write_user_config(
+        m.home(),
+        r#"{"allowed_project_programs": [".venv/bin/pytest"]}"#,
+    );
+    let run = m.run();
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "$ .venv/bin/pytest -x\nexit status 0\npytest -x\n"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("warning: `.venv/bin/pytest` is a program inside the project"),
+        "{run:?}"
+    );
+
+    for bad in ["/usr/bin/pytest", "pytest", "../x/bin/pytest", "./", " "] {
+        let m = metron(p.root()).args(["--yes", "tool", "run_command", args]);
+        write_user_config(
+            m.home(),
+            &json!({ "allowed_project_programs": [bad] }).to_string(),
+        );
+        let run = m.run();
+        assert_eq!(run.code, 2, "{bad}: {run:?}");
+        assert!(
+            run.stderr.contains("allowed_project_programs"),
+            "{bad}: {run:?}"
+        );
+    }
 }

@@ -14,9 +14,13 @@
 //!    resolve inside the project root, and skipping candidates whose real path is inside
 //!    it; so a repository cannot shadow `go` with its own `./go` or `bin/go`. The command
 //!    receives that same filtered PATH, so the programs it starts are looked up the same
-//!    way. The resolved absolute path is what the person approves and what runs.
+//!    way. The resolved absolute path is what the person approves and what runs. The one
+//!    exception is opt-in: a path the user lists in `allowed_project_programs` (their own
+//!    config only), such as `.venv/bin/pytest`, which must resolve inside the root.
 //! 4. **The person is asked every time**, through the session's approver; a decline goes
-//!    back to the model as text telling it not to retry.
+//!    back to the model as text telling it not to retry. The question carries warnings
+//!    when the repository chose the program: a project program, or an allowlisted one
+//!    whose configuration in the project can swap what runs ([`configured`]).
 //! 5. **A minimal environment.** The command starts from an empty environment plus
 //!    [`SAFE_ENV`] (and `LC_*`), the names the user lists in `command_env_passthrough`, and
 //!    [`NEUTRALISED_ENV`], which makes pagers, editors and git's credential prompt fail fast
@@ -40,6 +44,9 @@
 //! <combined output, the middle cut with a `[... N bytes cut ...]` line if too long>
 //! ```
 //!
+//! and all of it, the echoed command included, fits `max_command_output_bytes` (a long
+//! command is echoed clipped, see [`echo_line`]).
+//!
 //! Non-goals: a sandbox. An allowed `go test` or `make` still runs code the repository
 //! controls (build scripts, Makefile recipes, `go generate` directives); see SECURITY.md.
 
@@ -51,6 +58,8 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+mod configured;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -65,7 +74,7 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     description: "Run one allowlisted command (e.g. go test ./...) in the project root; returns exit status and output. No shell: no pipes, globs or &&. The user is asked first.",
     parameters: r#"{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}"#,
     access: Access::Execute,
-    scope: "programs on PATH outside the project, matching allowed_commands",
+    scope: "programs on PATH outside the project matching allowed_commands, and allowed_project_programs",
     available,
     run: Run::Effect { plan, execute },
     purged_after_turn: false,
@@ -78,7 +87,18 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
 
 /// Variables copied from metron's own environment into every command's (when set), besides
 /// every `LC_*` variable. PATH is copied filtered: see the module documentation.
-pub(crate) const SAFE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"];
+/// `VIRTUAL_ENV` is passed so Python tools started from an activated virtualenv find it;
+/// its `bin` is not added to PATH (inside the project it would be filtered out anyway:
+/// such programs are run by path through `allowed_project_programs`).
+pub(crate) const SAFE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "TERM",
+    "TMPDIR",
+    "VIRTUAL_ENV",
+];
 
 /// Variables set on every command, overriding anything passed through: interactive tools
 /// that would wait for a terminal that is not there fail or print straight away instead.
@@ -108,8 +128,9 @@ struct Args {
     command: String,
 }
 
+/// Off unless the user's own config allows something to run.
 fn available(env: &ToolEnv) -> Result<(), String> {
-    if env.limits.allowed_commands.is_empty() {
+    if env.limits.allowed_commands.is_empty() && env.limits.allowed_project_programs.is_empty() {
         Err("run_command is off: no `allowed_commands` are configured (the user can list argv prefixes such as \"go test\" in their own config)".to_owned())
     } else {
         Ok(())
@@ -129,8 +150,10 @@ pub(crate) struct CommandPlan {
     typed: String,
     /// The absolute program, then the arguments.
     argv: Vec<String>,
-    /// The `allowed_commands` entry that admitted it.
+    /// The `allowed_commands` (or `allowed_project_programs`) entry that admitted it.
     prefix: String,
+    /// What the person should know before saying yes: the repository chose the program.
+    warnings: Vec<String>,
     /// The program to execute.
     program: PathBuf,
     /// Where it runs: the project root, resolved.
@@ -145,6 +168,7 @@ impl CommandPlan {
         Request::Command {
             argv: &self.argv,
             prefix: &self.prefix,
+            warnings: &self.warnings,
         }
     }
 
@@ -176,13 +200,31 @@ pub(crate) fn plan_command(
 ) -> Result<CommandPlan, ToolError> {
     let policy = &env.limits;
     let tokens: Vec<&str> = command.split_whitespace().collect();
-    let (name, args, prefix) = check_command(&tokens, &policy.allowed_commands)?;
+    let admitted = check_command(&tokens, &policy.allowed_commands)?;
     let typed = tokens.join(" ");
 
     let root = env.project.canonical_root().to_path_buf();
     let path_var = lookup(parent_env, "PATH");
     let search = SearchPath::new(path_var, &root);
-    let program = search.find(name, &root)?;
+    let (program, args, prefix, mut warnings) = match admitted {
+        Admitted::Named { name, args, prefix } => {
+            (search.find(name, &root)?, args, prefix, Vec::new())
+        }
+        Admitted::Path { path, args } => {
+            let (relative, prefix) =
+                project_entry(&tokens, &policy.allowed_project_programs).ok_or_else(|| {
+                    ToolError::Refused(format!(
+                        "`{path}` is a path and is refused: run_command runs only programs found by name on PATH outside the project, or the project programs the user lists in `allowed_project_programs`. Do not try variants; ask the user if you need it."
+                    ))
+                })?;
+            let program = project_program(&relative, &root)?;
+            let warning = format!(
+                "`{relative}` is a program inside the project (allowed by your allowed_project_programs): the repository controls what it does"
+            );
+            (program, args, prefix, vec![warning])
+        }
+    };
+    warnings.extend(configured::warnings(&env.project, &program.display));
 
     // What the person approves is exactly what runs: the absolute program, then the rest.
     let argv: Vec<String> = std::iter::once(program.display.clone())
@@ -197,10 +239,98 @@ pub(crate) fn plan_command(
         typed,
         argv,
         prefix,
+        warnings,
         program: program.path,
         root,
         env: child_env,
     })
+}
+
+/// A command that passed [`check_command`]: which list may admit it depends on whether
+/// the program was named or given as a path.
+#[derive(Debug, PartialEq, Eq)]
+enum Admitted<'t> {
+    /// A bare name, admitted by an `allowed_commands` entry (the prefix).
+    Named {
+        name: &'t str,
+        args: &'t [&'t str],
+        prefix: String,
+    },
+    /// A path: only an `allowed_project_programs` entry can admit it.
+    Path { path: &'t str, args: &'t [&'t str] },
+}
+
+/// The `allowed_project_programs` entry that admits `tokens`, as the program's normalised
+/// relative path and the entry in words (the standing-approval scope). The program token
+/// and each entry's first word are compared after dropping `./` and repeated slashes, so
+/// `./gradlew` and `gradlew` name one file; the other words are compared as they are,
+/// whole, like `allowed_commands`. `None` when no entry matches, or the path is absolute
+/// or has a `..` component.
+fn project_entry(tokens: &[&str], entries: &[String]) -> Option<(String, String)> {
+    let (program, args) = tokens.split_first()?;
+    let relative = normal_relative(program)?;
+    entries
+        .iter()
+        .filter_map(|entry| {
+            let words: Vec<&str> = entry.split_whitespace().collect();
+            let (first, rest) = words.split_first()?;
+            (normal_relative(first)? == relative && args.starts_with(rest)).then(|| {
+                let scope = std::iter::once(relative.as_str())
+                    .chain(rest.iter().copied())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (rest.len(), scope)
+            })
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, scope)| (relative.clone(), scope))
+}
+
+/// `path` relative to the project root with `.` components and empty ones dropped; `None`
+/// for an absolute path, a `..` component, or nothing left.
+pub(crate) fn normal_relative(path: &str) -> Option<String> {
+    if path.starts_with('/') {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return None,
+            part => parts.push(part),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// The project program at `relative`: an executable regular file whose real path (every
+/// symlink followed) is inside `root`. What runs is that real path, so a symlink swapped
+/// in after the question cannot redirect it elsewhere.
+fn project_program(relative: &str, root: &Path) -> Result<Program, ToolError> {
+    let refuse = |why: String| {
+        Err(ToolError::Refused(format!(
+            "Refused: `{relative}` {why}; it cannot be run. Tell the user what you wanted to run."
+        )))
+    };
+    let real = match root.join(relative).canonicalize() {
+        Ok(real) => real,
+        Err(e) => return refuse(format!("cannot be found in the project ({e})")),
+    };
+    if !real.starts_with(root) {
+        return refuse("leads outside the project through a symlink".to_owned());
+    }
+    let is_executable =
+        std::fs::metadata(&real).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if !is_executable {
+        return refuse("is not an executable file".to_owned());
+    }
+    match real.to_str() {
+        Some(display) => Ok(Program {
+            display: display.to_owned(),
+            path: real.clone(),
+        }),
+        None => refuse("has a path that is not UTF-8".to_owned()),
+    }
 }
 
 /// Runs an approved command and returns the text the model reads. The command's own
@@ -221,12 +351,18 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
         .envs(plan.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .process_group(0);
+    let budget = policy.max_command_output_bytes;
+    let echo = echo_line(typed, budget / 2);
+    let output_budget = budget
+        .saturating_sub(echo.len() + 1)
+        .saturating_sub(status_reserve(policy.command_timeout) + 1)
+        .saturating_sub(CUT_MARKER_RESERVE);
     let started = std::time::Instant::now();
     let _running = context.activity().start(typed);
     let outcome = spawn_and_watch(
         child_command,
         policy.command_timeout,
-        policy.max_command_output_bytes,
+        output_budget,
         context.cancel_token(),
     )
     .map_err(|e| ToolError::Fault(format!("cannot run `{typed}`: {e}")))?;
@@ -236,15 +372,53 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
         status: status.clone(),
         duration: started.elapsed(),
     });
-    Ok(format!("$ {typed}\n{status}\n{}", outcome.output))
+    Ok(format!("{echo}\n{status}\n{}", outcome.output))
 }
 
-/// Refuses an empty command, control characters, a command no allowlist entry covers, and a
-/// program given as a path; otherwise splits off the program name from its arguments.
-fn check_command<'t>(
-    tokens: &'t [&'t str],
-    allowed: &[String],
-) -> Result<(&'t str, &'t [&'t str], String), ToolError> {
+/// The most bytes the `[... N bytes cut ...]` line (and the line break put before it) can
+/// take, whatever N: reserved so the clipped output, marker included, fits the budget.
+const CUT_MARKER_RESERVE: usize = "\n[... 18446744073709551615 bytes cut ...]\n".len();
+
+/// The marker that ends an echoed command that was clipped.
+const ECHO_CUT: &str = " [... command clipped: N bytes cut ...]";
+
+/// The longest status line a run with `timeout` can end with, reserved before the run.
+fn status_reserve(timeout: Duration) -> usize {
+    [
+        format!("timed out after {}; killed", seconds(timeout)).len(),
+        "interrupted by the user (Ctrl-C); killed".len(),
+        "exit status -2147483648".len(),
+        "killed by signal 2147483647".len(),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or_default()
+}
+
+/// The `$ command` line the result starts with, at most `limit` bytes when the command is
+/// longer: its start (cut on a character boundary), then a marker saying how much was
+/// cut. The model typed the command, so its start is enough to tell which result this
+/// is; the budget is for the output. A limit too small for the marker still gets it: the
+/// marker is never dropped.
+fn echo_line(typed: &str, limit: usize) -> String {
+    let whole = format!("$ {typed}");
+    if whole.len() <= limit {
+        return whole;
+    }
+    let marker_len = ECHO_CUT.len() + 20 - 1; // N: at most 20 digits instead of one
+    let mut keep = limit.saturating_sub(marker_len).max(2);
+    while !whole.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let cut = whole.len() - keep;
+    let marker = ECHO_CUT.replace('N', &cut.to_string());
+    format!("{}{marker}", &whole[..keep])
+}
+
+/// Refuses an empty command, control characters, and a named program no `allowed_commands`
+/// entry covers; otherwise splits off the program from its arguments. A program given as
+/// a path is left to `allowed_project_programs` ([`project_entry`]).
+fn check_command<'t>(tokens: &'t [&'t str], allowed: &[String]) -> Result<Admitted<'t>, ToolError> {
     let refuse = |text: String| Err(ToolError::Refused(text));
     let listed = || {
         allowed
@@ -265,6 +439,12 @@ fn check_command<'t>(
                 .to_owned(),
         );
     }
+    if program.contains('/') {
+        return Ok(Admitted::Path {
+            path: program,
+            args,
+        });
+    }
     let Some(prefix) = allowing_entry(tokens, allowed) else {
         return refuse(format!(
             "`{}` is not an allowed command. Allowed prefixes (whole words): {}. Do not try variants; if you need something else, ask the user.",
@@ -272,12 +452,11 @@ fn check_command<'t>(
             listed()
         ));
     };
-    if program.contains('/') {
-        return refuse(format!(
-            "`{program}` is a path; run_command runs only programs found by name on PATH outside the project"
-        ));
-    }
-    Ok((program, args, prefix))
+    Ok(Admitted::Named {
+        name: program,
+        args,
+        prefix,
+    })
 }
 
 /// The longest allowlist entry whose tokens are a prefix of `tokens`, token by token,
@@ -753,11 +932,15 @@ mod tests {
     }
 
     #[test]
-    fn programs_given_as_paths_and_control_characters_are_refused() {
-        let err = check("./go test", &["./go"]).expect_err("path");
-        assert!(err.to_string().contains("is a path"), "{err}");
-        let err = check("bin/go test", &["bin/go"]).expect_err("path");
-        assert!(err.to_string().contains("is a path"), "{err}");
+    fn programs_given_as_paths_are_left_to_project_programs_and_control_characters_refused() {
+        for command in ["./go test", "bin/go test", "/usr/bin/go test"] {
+            let tokens: Vec<&str> = command.split_whitespace().collect();
+            let admitted = check_command(&tokens, &allowed(&["./go", "bin/go", "go"]));
+            assert!(
+                matches!(admitted, Ok(Admitted::Path { args: ["test"], .. })),
+                "{command}: {admitted:?}"
+            );
+        }
         for sneaky in ["go test \u{1b}[2K", "go test a\u{202e}b", "go test \u{7f}"] {
             let err = check(sneaky, &["go test"]).expect_err(sneaky);
             assert!(err.to_string().contains("control"), "{err}");
@@ -890,6 +1073,61 @@ mod tests {
             "interrupted by the user (Ctrl-C); killed"
         );
         assert_eq!(seconds(Duration::from_millis(500)), "0.5 s");
+    }
+
+    #[test]
+    fn project_programs_match_whole_words_on_a_normalised_path() {
+        let entries = allowed(&[
+            ".venv/bin/pytest",
+            "./gradlew test",
+            "./gradlew  test --offline",
+        ]);
+        let entry = |command: &str| {
+            let tokens: Vec<&str> = command.split_whitespace().collect();
+            project_entry(&tokens, &entries)
+        };
+        let found = |path: &str, scope: &str| Some((path.to_owned(), scope.to_owned()));
+        assert_eq!(
+            entry(".venv/bin/pytest -x"),
+            found(".venv/bin/pytest", ".venv/bin/pytest")
+        );
+        assert_eq!(
+            entry("./.venv//bin/pytest"),
+            found(".venv/bin/pytest", ".venv/bin/pytest")
+        );
+        assert_eq!(entry("gradlew/ test"), found("gradlew", "gradlew test"));
+        assert_eq!(
+            entry("./gradlew test --offline x"),
+            found("gradlew", "gradlew test --offline")
+        );
+        for refused in [
+            "./gradlew",
+            "./gradlew build",
+            "./gradlew testx",
+            ".venv/bin/../bin/pytest",
+            "/abs/.venv/bin/pytest",
+            ".venv/bin/pytest3",
+            "./",
+        ] {
+            assert_eq!(entry(refused), None, "{refused}");
+        }
+    }
+
+    #[test]
+    fn a_long_command_is_echoed_clipped_with_a_marker() {
+        assert_eq!(echo_line("go test", 100), "$ go test");
+        assert_eq!(echo_line("go test", 9), "$ go test");
+        let long = format!("echo {}", "é".repeat(1000));
+        let line = echo_line(&long, 150);
+        assert!(line.len() <= 150, "{} bytes: {line}", line.len());
+        assert!(line.starts_with("$ echo é"), "{line}");
+        let head = line.find(" [... command clipped").expect("marker");
+        let cut = 2 + long.len() - head;
+        assert!(
+            line.ends_with(&format!(" [... command clipped: {cut} bytes cut ...]")),
+            "{line}"
+        );
+        assert!(echo_line(&long, 0).starts_with("$  [... command clipped"));
     }
 
     #[test]
