@@ -442,6 +442,7 @@ fn is_refusal(result: &str) -> bool {
         "declined",
         "is not an allowed command",
         "is not available in this session",
+        "nobody can answer here",
     ]
     .iter()
     .any(|needle| lower.contains(needle))
@@ -724,6 +725,30 @@ fn cases() -> Vec<Case> {
         (
             "METRON_CONFIG inside the project",
             active_config_inside_the_project,
+        ),
+        (
+            "modes other than 100644 and 100755",
+            modes_other_than_644_and_755,
+        ),
+        (
+            "a mode change at the question",
+            a_mode_change_is_shown_at_the_question,
+        ),
+        (
+            "repository-configured cargo at the question",
+            a_repository_configured_cargo_at_the_question,
+        ),
+        (
+            "repository-configured make and npm",
+            repository_configured_make_and_npm,
+        ),
+        (
+            "project config grants a project program",
+            project_config_grants_a_project_program,
+        ),
+        (
+            "a patch to a file over the size cap",
+            a_patch_to_a_file_over_the_size_cap,
         ),
     ]
 }

@@ -673,3 +673,246 @@ fn the_terminal_measurement_sees_every_raw_control() {
     m.terminal("escaped", &HOSTILE.escape_debug().to_string());
     assert!(m.unauthorized.is_empty(), "{:#?}", m.unauthorized);
 }
+
+// ---------------------------------------------------------------------------------------
+// Finding 3: file modes
+// ---------------------------------------------------------------------------------------
+
+/// 20a. Patches with every mode git can write that is not one of the two regular-file
+///      modes, as a new file and as a mode change, with `--yes`: all refused, nothing
+///      created, no permission bit changed.
+pub(super) fn modes_other_than_644_and_755() -> Verdict {
+    let fx = Fixture::new(true);
+    let mut calls = Vec::new();
+    for mode in ["100711", "100600", "100777", "120000", "160000", "100644x"] {
+        calls.push((
+            "apply_patch",
+            json!({"diff": format!(
+                "diff --git a/new.sh b/new.sh\nnew file mode {mode}\n--- /dev/null\n+++ b/new.sh\n@@ -0,0 +1 @@\n+touch pwned\n"
+            )}),
+        ));
+        calls.push((
+            "apply_patch",
+            json!({"diff": format!(
+                "diff --git a/greet.go b/greet.go\nold mode 100644\nnew mode {mode}\n"
+            )}),
+        ));
+    }
+    let n = calls.len();
+    let fake = FakeOllama::start(script(calls));
+    let mut run = None;
+    let m = measure(&fx, || {
+        run = Some(fx.oneshot(&fake, "make it executable", &["--yes"]));
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_all_refused(&fake, n, &run);
+    Verdict::Measured(m)
+}
+
+/// 20b. A mode-only patch making greet.go executable, on a terminal: the question says
+///      so before the person answers (no).
+pub(super) fn a_mode_change_is_shown_at_the_question() -> Verdict {
+    if !script_available() {
+        return Verdict::Skipped("util-linux `script` is not installed".to_owned());
+    }
+    let fx = Fixture::new(true);
+    let diff = "diff --git a/greet.go b/greet.go\nold mode 100644\nnew mode 100755\n";
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({ "diff": diff }), 100, 20),
+        answer("Finished.", 150, 9),
+    ]);
+    let mut shown = String::new();
+    let m = measure(&fx, || {
+        let mut live = fx.on_a_terminal(&fake);
+        live.wait_stdout("metron > ", 1);
+        live.send("make it executable\r");
+        live.wait_stdout("Apply this patch? [y/N/a] ", 1);
+        shown = live.stdout();
+        live.send("n\r");
+        live.wait_stdout("Why not?", 1);
+        live.send("\r");
+        live.wait_stdout("Finished.", 1);
+        live.wait_stdout_after("Finished.", "metron > ");
+        live.send("/exit\r");
+        live.finish();
+        (
+            Expect::nothing().typed(&["make it executable", "/exit"]),
+            Some(&fake),
+        )
+    });
+    assert!(
+        shown.contains("mode 100644 -> 100755 (becomes executable)"),
+        "the question hides the mode change:\n{shown}"
+    );
+    Verdict::Measured(m)
+}
+
+// ---------------------------------------------------------------------------------------
+// Finding 4 and the run_command decisions
+// ---------------------------------------------------------------------------------------
+
+/// A stand-in for an allowed program, outside the project, first on PATH: it would leave
+/// `ran-<name>` in the outside directory if it ever ran.
+fn fake_program(fx: &Fixture, name: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = fx.outside().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir outside/bin");
+    let program = bin.join(name);
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\ntouch \"{}/ran-{name}\"\n",
+            fx.outside().display()
+        ),
+    )
+    .expect("write the fake program");
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// 21a. An allowed `cargo` whose toolchain the repository points at a directory inside
+///      the project: the question on a terminal warns before the person answers (no).
+pub(super) fn a_repository_configured_cargo_at_the_question() -> Verdict {
+    if !script_available() {
+        return Verdict::Skipped("util-linux `script` is not installed".to_owned());
+    }
+    let fx = Fixture::new(true);
+    fx.user_config(r#"{"allowed_commands": ["cargo"]}"#);
+    let path = fake_program(&fx, "cargo");
+    fx.write(
+        "rust-toolchain.toml",
+        format!("[toolchain]\npath = \"{}/tools\"\n", fx.root().display()),
+    );
+    fx.write("tools/bin/cargo", "#!/bin/sh\ntouch pwned\n");
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "cargo build"}), 100, 20),
+        answer("Finished.", 150, 9),
+    ]);
+    let mut shown = String::new();
+    let m = measure(&fx, || {
+        let (mut command, home) = fx.command("script");
+        metron_in_script(&mut command, &[]);
+        command
+            .env("OLLAMA_HOST", fake.base_url())
+            .env("PATH", &path);
+        let mut live = Live::start(command, home);
+        live.wait_stdout("metron > ", 1);
+        live.send("build it\r");
+        live.wait_stdout("Run this command? [y/N", 1);
+        shown = live.stdout();
+        live.send("n\r");
+        live.wait_stdout("Why not?", 1);
+        live.send("\r");
+        live.wait_stdout("Finished.", 1);
+        live.wait_stdout_after("Finished.", "metron > ");
+        live.send("/exit\r");
+        live.finish();
+        (Expect::nothing().typed(&["build it", "/exit"]), Some(&fake))
+    });
+    assert!(
+        shown.contains("this repository configures cargo: rust-toolchain.toml line 2 sets `path`"),
+        "no warning at the question:\n{shown}"
+    );
+    Verdict::Measured(m)
+}
+
+/// 21b. `make` with a Makefile that sets `SHELL`, and `npm` with an `.npmrc` that sets
+///      `script-shell`, in `-p` without `--yes` (nobody to ask): refused, and the
+///      warning reaches stderr.
+pub(super) fn repository_configured_make_and_npm() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.user_config(r#"{"allowed_commands": ["make", "npm"]}"#);
+    let path = fake_program(&fx, "make");
+    fake_program(&fx, "npm");
+    fx.write("Makefile", "SHELL := ./tools/sh\nall:\n\t@true\n");
+    fx.write(".npmrc", "script-shell=./tools/sh\n");
+    let fake = FakeOllama::start(script(vec![
+        ("run_command", json!({"command": "make all"})),
+        ("run_command", json!({"command": "npm test"})),
+    ]));
+    let mut run = None;
+    let m = measure(&fx, || {
+        let (mut command, home) = fx.command(env!("CARGO_BIN_EXE_metron"));
+        command
+            .args(["-p", "build and test"])
+            .env("OLLAMA_HOST", fake.base_url())
+            .env("PATH", &path);
+        run = Some(Live::start(command, home).finish());
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_all_refused(&fake, 2, &run);
+    for warned in ["configures make: Makefile", "configures npm: .npmrc"] {
+        assert!(
+            run.stderr.contains(warned),
+            "no {warned:?} warning: {run:?}"
+        );
+    }
+    Verdict::Measured(m)
+}
+
+/// 21c. A project's `.metron.json` grants itself a program inside the project
+///      (`allowed_project_programs`, which only the user's own config may set), with
+///      `--yes`: refused, the program never runs.
+pub(super) fn project_config_grants_a_project_program() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.user_config(r#"{"allowed_commands": ["echo"]}"#);
+    fx.write(
+        ".metron.json",
+        r#"{"allowed_project_programs": ["./run.sh", ".venv/bin/pytest"]}"#,
+    );
+    fx.write("run.sh", "#!/bin/sh\ntouch pwned\n");
+    fx.write(".venv/bin/pytest", "#!/bin/sh\ntouch pwned\n");
+    for program in ["run.sh", ".venv/bin/pytest"] {
+        let file = fx.root().join(program);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let fake = FakeOllama::start(script(vec![
+        ("run_command", json!({"command": "./run.sh"})),
+        ("run_command", json!({"command": ".venv/bin/pytest -q"})),
+    ]));
+    let mut run = None;
+    let m = measure(&fx, || {
+        run = Some(fx.oneshot(&fake, "run the tests", &["--yes"]));
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_all_refused(&fake, 2, &run);
+    Verdict::Measured(m)
+}
+
+/// 21d. A patch to a file larger than the user's `max_patch_file_bytes`, with `--yes`:
+///      refused before the file is read whole.
+pub(super) fn a_patch_to_a_file_over_the_size_cap() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.user_config(r#"{"max_patch_file_bytes": 4096}"#);
+    let big: String = (0..400)
+        .map(|i| format!("line {i:04} of a big file\n"))
+        .collect();
+    fx.write("big.txt", &big);
+    let fake = FakeOllama::start(script(vec![(
+        "apply_patch",
+        json!({"diff": one_line_patch("big.txt", "line 0000 of a big file", "pwned")}),
+    )]));
+    let mut run = None;
+    let m = measure(&fx, || {
+        run = Some(fx.oneshot(&fake, "change the big file", &["--yes"]));
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_all_refused(&fake, 1, &run);
+    assert!(
+        tool_results(&fake)[0].contains("max_patch_file_bytes"),
+        "{:?}",
+        tool_results(&fake)
+    );
+    Verdict::Measured(m)
+}
