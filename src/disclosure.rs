@@ -195,7 +195,7 @@ mod tests {
     fn check_loaded_names_the_sources() {
         let mut loaded = Loaded {
             config: config("gpu-box:9", RemoteEndpoint::Warn),
-            file: None,
+            files: Vec::new(),
             sources: [("endpoint", Source::Env("OLLAMA_HOST"))]
                 .into_iter()
                 .collect(),

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::agent::{self, Agent, Model, Settings};
 use crate::authority::policy::Withheld;
 use crate::config::{
-    self, Config, ConfigEnv, ConfigError, Flags, KEYS, Loaded, RemoteEndpoint, Source, Trust,
+    self, Config, ConfigEnv, ConfigError, ConfigFile, Flags, Loaded, RemoteEndpoint, Source, Trust,
 };
 use crate::disclosure::{self, Route};
 use crate::display::terminal_safe;
@@ -278,17 +278,14 @@ fn project_row(root: &Path, is_git: bool) -> Check {
     }
 }
 
-/// The config rows of a successful load: which file was read, and each trust warning.
+/// The config rows of a successful load: every file read, in layer order, and each trust
+/// warning.
 fn config_checks(loaded: &Loaded) -> Vec<Check> {
-    let mut measured = match &loaded.file {
-        None => "defaults, no config file".to_owned(),
-        Some(file) => match file.trust {
-            Trust::User => format!("read {} (your own config, trusted)", file.path.display()),
-            Trust::Project => format!(
-                "read {} (the project's config, untrusted: it cannot grant authority)",
-                file.path.display()
-            ),
-        },
+    let mut measured = if loaded.files.is_empty() {
+        "defaults, no config file".to_owned()
+    } else {
+        let read: Vec<String> = loaded.files.iter().map(describe_file).collect();
+        format!("read {}", read.join(", then on top "))
     };
     let overrides = overrides(&loaded.sources);
     if !overrides.is_empty() {
@@ -309,6 +306,17 @@ fn config_checks(loaded: &Loaded) -> Vec<Check> {
         checks.push(check);
     }
     checks
+}
+
+/// One config file for the config row: its path and how far it is trusted.
+fn describe_file(file: &ConfigFile) -> String {
+    match file.trust {
+        Trust::User => format!("{} (your own config, trusted)", file.path.display()),
+        Trust::Project => format!(
+            "{} (the project's config, untrusted: it cannot grant authority or loosen your limits)",
+            file.path.display()
+        ),
+    }
 }
 
 /// The environment variables and flags that set some value, each named once
@@ -336,9 +344,8 @@ fn config_error_check(error: &ConfigError) -> Check {
 /// The settings to go on with after a config error: the defaults, plus `OLLAMA_HOST`,
 /// `OLLAMA_MODEL` and `--model` when they are usable.
 fn defaults_with_env(env: &ConfigEnv, flags: &Flags) -> Loaded {
-    let mut config = Config::default();
-    let mut sources: BTreeMap<&'static str, Source> =
-        KEYS.iter().map(|&k| (k, Source::Default)).collect();
+    let mut loaded = Loaded::defaults();
+    let (config, sources) = (&mut loaded.config, &mut loaded.sources);
     if let Some(endpoint) = env
         .ollama_host
         .as_deref()
@@ -355,12 +362,7 @@ fn defaults_with_env(env: &ConfigEnv, flags: &Flags) -> Loaded {
         config.model = model.to_owned();
         sources.insert("model", Source::Flag(config::MODEL_FLAG));
     }
-    Loaded {
-        config,
-        file: None,
-        sources,
-        warnings: Vec::new(),
-    }
+    loaded
 }
 
 /// Where a setting came from, for the rows: `built-in default`, `from $OLLAMA_HOST`,

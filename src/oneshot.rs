@@ -87,7 +87,12 @@ fn session_start(session: &Session) -> Event {
         model: loaded.config.model.clone(),
         endpoint: loaded.config.endpoint.clone(),
         endpoint_local: is_local(&loaded.config.endpoint),
-        config_file: loaded.file.as_ref().map(|f| f.path.display().to_string()),
+        config_file: loaded.files.last().map(|f| f.path.display().to_string()),
+        config_files: loaded
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect(),
         config_sources,
         tools_offered: agent.offered().iter().map(|s| s.name.to_owned()).collect(),
         tools_withdrawn: agent

@@ -93,8 +93,11 @@ pub enum Event {
         endpoint: String,
         /// Whether the endpoint is on this machine.
         endpoint_local: bool,
-        /// The config file read, if any.
+        /// The highest config file read, if any (the project's when both were read); kept
+        /// for readers of the one-file event, `config_files` names them all.
         config_file: Option<String>,
+        /// Every config file read, lowest layer first: the user's, then the project's.
+        config_files: Vec<String>,
         /// Every setting not at its default, with the layer it came from.
         config_sources: serde_json::Map<String, Value>,
         /// The tools offered to the model.

@@ -1,23 +1,28 @@
-//! Settings: built-in defaults, one JSON config file, the environment, then the command
-//! line.
+//! Settings: built-in defaults, the user's config file, the project's `.metron.json`, the
+//! environment, then the command line.
 //!
-//! Four layers, each overriding the one before, and for every key we remember which layer
-//! won so `/config` can show it. The file is the *first* of `$METRON_CONFIG`,
-//! `<project root>/.metron.json`, and `$METRON_CONFIG_DIR/.metron/config.json` (else
-//! `~/.metron/config.json`); files are not merged.
+//! Five layers, each overriding the one before key by key, and for every key we remember
+//! which layer won so `/config` can show it:
+//!
+//! ```text
+//! defaults < user's file < project's .metron.json < environment < flags
+//! ```
+//!
+//! The user's file is the one `$METRON_CONFIG` names, else
+//! `$METRON_CONFIG_DIR/.metron/config.json` (else `~/.metron/config.json`). Both files are
+//! read when both exist, so a repository's `.metron.json` no longer hides the user's
+//! `allowed_commands`, `disabled_tools` or model. A key's value comes from the highest
+//! layer that sets it; a list is replaced whole, not extended, with one exception below.
 //!
 //! Trust: a project's own `.metron.json` ships with the repository, so it may tune budgets
-//! and the model but may not widen authority. Its `auto_approve_patches` and
-//! `allowed_commands` are dropped with a warning (commands may be let through with
-//! `METRON_ALLOW_PROJECT_COMMANDS`), and its `endpoint` is accepted only when it names this
-//! machine. Its `remote_endpoint` may only be stricter: `refuse` applies, `warn` is the
-//! default anyway. The one exception to "files are not merged" serves the same rule: when a
-//! project file is the one read, the user's own `~/.metron/config.json` is still consulted
-//! for `remote_endpoint: "refuse"` and `save_input_history: false`, so that entering a
-//! repository never lifts a user's refusal of remote servers, nor starts keeping what they
-//! type on disk against their wish. Loading does I/O only to read those files: the
-//! environment is passed in as a [`ConfigEnv`], so tests never touch the process
-//! environment.
+//! and the model but may not widen authority. Its `auto_approve_patches`,
+//! `allowed_commands` and `command_env_passthrough` are dropped with a warning (commands may
+//! be let through with `METRON_ALLOW_PROJECT_COMMANDS`), and its `endpoint` is accepted
+//! only when it names this machine. Nor may it loosen a limit the user's own file sets
+//! ([`keep_user_limits`]): a budget only goes down, `remote_endpoint: "refuse"` and
+//! `save_input_history: false` hold, and `disabled_tools` is the user's list plus the
+//! project's. Loading does I/O only to read the two files: the environment is passed in
+//! as a [`ConfigEnv`], so tests never touch the process environment.
 
 mod endpoint;
 mod settings;
@@ -30,8 +35,8 @@ use serde_json::Value;
 
 pub(crate) use endpoint::host_and_port;
 pub use endpoint::{is_local, normalize_endpoint};
+pub(crate) use settings::PRIVILEGED_KEYS;
 pub use settings::{Config, KEYS, RemoteEndpoint};
-pub(crate) use settings::{PRIVILEGED_KEYS, SettingValue};
 
 /// The file name of a project's own config, at the project root.
 pub(crate) const PROJECT_FILE: &str = ".metron.json";
@@ -82,7 +87,7 @@ pub(crate) enum Trust {
     Project,
 }
 
-/// The config file that was read, if any.
+/// A config file that was read, and the layer it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ConfigFile {
     /// Where it is.
@@ -97,7 +102,7 @@ pub(crate) struct ConfigFile {
 /// lets tests run in parallel without mutating the process environment.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConfigEnv {
-    /// `$METRON_CONFIG`: an explicit config file.
+    /// `$METRON_CONFIG`: the user's config file, instead of the one in [`user_dir`].
     pub(crate) metron_config: Option<PathBuf>,
     /// `$METRON_CONFIG_DIR`: base directory holding `.metron/config.json`.
     pub(crate) metron_config_dir: Option<PathBuf>,
@@ -149,10 +154,12 @@ pub(crate) const MODEL_FLAG: &str = "--model";
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ConfigError {
     /// The file exists but could not be read.
-    #[error("cannot read config file {}: {source}", path.display())]
+    #[error("cannot read config file {}: {source}; {}", path.display(), remedy(*.trust))]
     Read {
         /// The file.
         path: PathBuf,
+        /// Whose file it is, which decides the next step.
+        trust: Trust,
         /// Why.
         source: std::io::Error,
     },
@@ -169,10 +176,12 @@ pub(crate) enum ConfigError {
         reason: String,
     },
     /// The file is not a JSON object.
-    #[error("config file {} is not valid JSON: {message}", path.display())]
+    #[error("config file {} is not valid JSON: {message}; {}", path.display(), remedy(*.trust))]
     Parse {
         /// The file.
         path: PathBuf,
+        /// Whose file it is, which decides the next step.
+        trust: Trust,
         /// serde_json's description, with line and column.
         message: String,
     },
@@ -187,7 +196,7 @@ pub(crate) enum ConfigError {
         suggestion: Option<&'static str>,
     },
     /// A value of the wrong type or out of range.
-    #[error("`{key}` from {layer} {message}")]
+    #[error("`{key}` from {layer} {message}{}", fix_value(.layer))]
     Invalid {
         /// The key.
         key: &'static str,
@@ -196,6 +205,29 @@ pub(crate) enum ConfigError {
         /// What is wrong, as the end of a sentence ("must be in (0, 1]").
         message: String,
     },
+}
+
+/// The next step for a config file that cannot be used, by whose file it is: both
+/// layers are read on every start, so either one can stop metron.
+fn remedy(trust: Trust) -> &'static str {
+    match trust {
+        Trust::User => {
+            "fix your own config file (the one $METRON_CONFIG names, else ~/.metron/config.json), or move it aside to run without it"
+        }
+        Trust::Project => {
+            "fix the project's .metron.json (it is read on top of your own config), or move it aside to run without it"
+        }
+    }
+}
+
+/// The next step for a bad value, by the layer it came from (the message has named it).
+fn fix_value(layer: &Source) -> String {
+    match layer {
+        Source::File(_) => "; fix that value in the file".to_owned(),
+        Source::Env(var) => format!("; fix or unset ${var}"),
+        Source::Flag(flag) => format!("; give {flag} another value"),
+        Source::Default | Source::Command(_) => String::new(),
+    }
 }
 
 fn suggestion_text(suggestion: &Option<&'static str>) -> String {
@@ -210,8 +242,9 @@ fn suggestion_text(suggestion: &Option<&'static str>) -> String {
 pub(crate) struct Loaded {
     /// The effective, validated settings.
     pub(crate) config: Config,
-    /// The config file that was read, if any.
-    pub(crate) file: Option<ConfigFile>,
+    /// The config files read, lowest layer first: the user's own file, then the
+    /// project's `.metron.json`; empty when there is neither.
+    pub(crate) files: Vec<ConfigFile>,
     /// For each key, the layer its value came from.
     pub(crate) sources: BTreeMap<&'static str, Source>,
     /// Warnings for stderr (for example, project-file keys that were ignored).
@@ -219,47 +252,87 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
+    /// The built-in defaults, before any layer is applied: the start of [`load`], and what
+    /// `--doctor` goes on with after a config error.
+    pub(crate) fn defaults() -> Loaded {
+        Loaded {
+            config: Config::default(),
+            files: Vec::new(),
+            sources: KEYS.iter().map(|&k| (k, Source::Default)).collect(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// The layer a key's value came from.
     pub(crate) fn source_of(&self, key: &str) -> &Source {
         self.sources.get(key).unwrap_or(&Source::Default)
     }
+
+    /// The file read for the layer of this trust, if one was.
+    pub(crate) fn file(&self, trust: Trust) -> Option<&ConfigFile> {
+        self.files.iter().find(|file| file.trust == trust)
+    }
+
+    /// Whose file `path` is, when it is one of the files read: a [`Source::File`] names
+    /// only the path, and `/config` says which layer that is.
+    pub(crate) fn trust_of(&self, path: &Path) -> Option<Trust> {
+        self.files
+            .iter()
+            .find(|file| file.path == path)
+            .map(|file| file.trust)
+    }
 }
 
-/// Loads the configuration for a project rooted at `project_root`, with `flags` from the
-/// command line on top.
+/// Loads the configuration for a project rooted at `project_root`: the user's file, the
+/// project's file on top, then `env` and `flags` from the command line.
 pub(crate) fn load(
     project_root: &Path,
     env: &ConfigEnv,
     flags: &Flags,
 ) -> Result<Loaded, ConfigError> {
-    let mut loaded = Loaded {
-        config: Config::default(),
-        file: None,
-        sources: KEYS.iter().map(|&k| (k, Source::Default)).collect(),
-        warnings: Vec::new(),
-    };
-    if let Some(file) = find_file(project_root, env) {
-        let text = read_file(project_root, &file)?;
-        apply_file(&mut loaded, &file, &text, env)?;
-        if file.trust == Trust::Project
-            && let Some(user) = user_file(env)
-        {
-            keep_user_limits(&mut loaded, &user);
-        }
-        if file.trust == Trust::User
-            && let Some(inside) = inside_project(&file.path, project_root)
-        {
-            loaded.warnings.push(format!(
-                "the trusted config file {} is inside the project (at `{inside}`), so a patch could change what metron may do (such as `allowed_commands`); apply_patch refuses to write it, but keep your own config outside the project (unset METRON_CONFIG, or point it at ~/.metron/config.json)",
-                file.path.display()
-            ));
-        }
-        loaded.file = Some(file);
+    let mut loaded = Loaded::defaults();
+    let user = user_layer(env);
+    if let Some(file) = &user {
+        apply_layer(&mut loaded, project_root, file, env)?;
+        warn_if_inside_project(&mut loaded, file, project_root);
+    }
+    if let Some(file) = project_layer(project_root, user.as_ref()) {
+        // What the user's file (and the defaults) said, before the project's file is laid
+        // on top: the limits the project may tighten but not loosen.
+        let users = loaded.clone();
+        apply_layer(&mut loaded, project_root, &file, env)?;
+        keep_user_limits(&mut loaded, &users, &file);
     }
     apply_env(&mut loaded, env)?;
     apply_flags(&mut loaded, flags)?;
     validate(&loaded)?;
     Ok(loaded)
+}
+
+/// Reads one file and lays it onto `loaded`, then checks the result, so that a bad value
+/// is reported as that file's even when a higher layer would set the key again.
+fn apply_layer(
+    loaded: &mut Loaded,
+    project_root: &Path,
+    file: &ConfigFile,
+    env: &ConfigEnv,
+) -> Result<(), ConfigError> {
+    let text = read_file(project_root, file)?;
+    apply_file(loaded, file, &text, env)?;
+    validate(loaded)?;
+    loaded.files.push(file.clone());
+    Ok(())
+}
+
+/// Warns when the user's trusted file lies inside the project, where a patch could reach
+/// it (the front end also protects it from writes).
+fn warn_if_inside_project(loaded: &mut Loaded, file: &ConfigFile, project_root: &Path) {
+    if let Some(inside) = inside_project(&file.path, project_root) {
+        loaded.warnings.push(format!(
+            "the trusted config file {} is inside the project (at `{inside}`), so a patch could change what metron may do (such as `allowed_commands`); apply_patch refuses to write it, but keep your own config outside the project (unset METRON_CONFIG, or point it at ~/.metron/config.json)",
+            file.path.display()
+        ));
+    }
 }
 
 /// Where `file` lies inside the project at `project_root`, relative to the root with `/`
@@ -283,11 +356,12 @@ pub(crate) fn inside_project(file: &Path, project_root: &Path) -> Option<String>
 fn read_file(project_root: &Path, file: &ConfigFile) -> Result<String, ConfigError> {
     let read_error = |source| ConfigError::Read {
         path: file.path.clone(),
+        trust: file.trust,
         source,
     };
     let too_large = || {
         read_error(std::io::Error::other(format!(
-            "larger than {MAX_CONFIG_BYTES} bytes; shorten it or point METRON_CONFIG elsewhere"
+            "larger than {MAX_CONFIG_BYTES} bytes"
         )))
     };
     let bytes = match file.trust {
@@ -327,27 +401,37 @@ fn read_file(project_root: &Path, file: &ConfigFile) -> Result<String, ConfigErr
     })
 }
 
-/// Picks the config file: the first candidate that exists. `$METRON_CONFIG` is returned
-/// even when missing, so that a typo in it is reported instead of silently skipped.
-fn find_file(project_root: &Path, env: &ConfigEnv) -> Option<ConfigFile> {
-    if let Some(path) = &env.metron_config {
-        return Some(ConfigFile {
-            path: path.clone(),
-            trust: Trust::User,
-        });
-    }
-    let project = project_root.join(PROJECT_FILE);
-    // A symlink counts even when it leads nowhere usable, so reading it reports why
-    // instead of passing over it in silence.
-    if std::fs::symlink_metadata(&project).is_ok() {
-        return Some(ConfigFile {
-            path: project,
-            trust: Trust::Project,
-        });
-    }
-    user_file(env).map(|path| ConfigFile {
+/// The user's layer: the file `$METRON_CONFIG` names, else the user's own
+/// `config.json` when it exists. `$METRON_CONFIG` is returned even when missing, so that a
+/// typo in it is reported instead of silently skipped.
+fn user_layer(env: &ConfigEnv) -> Option<ConfigFile> {
+    let path = match &env.metron_config {
+        Some(path) => path.clone(),
+        None => user_file(env)?,
+    };
+    Some(ConfigFile {
         path,
         trust: Trust::User,
+    })
+}
+
+/// The project's layer: `<project root>/.metron.json` when something is there. Not when
+/// it is the very file the user's layer read (`METRON_CONFIG` naming it): that file was
+/// chosen by the user and read as theirs, and is not read a second time as untrusted.
+fn project_layer(project_root: &Path, user: Option<&ConfigFile>) -> Option<ConfigFile> {
+    let path = project_root.join(PROJECT_FILE);
+    // A symlink counts even when it leads nowhere usable, so reading it reports why
+    // instead of passing over it in silence.
+    std::fs::symlink_metadata(&path).ok()?;
+    let same_as_user = user.is_some_and(|user| {
+        matches!(
+            (user.path.canonicalize(), path.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        )
+    });
+    (!same_as_user).then_some(ConfigFile {
+        path,
+        trust: Trust::Project,
     })
 }
 
@@ -365,35 +449,73 @@ fn user_file(env: &ConfigEnv) -> Option<PathBuf> {
     user.exists().then_some(user)
 }
 
-/// When a project file was read instead of the user's own file at `user`, keeps what the
-/// user's file withholds: `remote_endpoint: "refuse"` and `save_input_history: false`. A
-/// repository may lift neither, even by simply having a `.metron.json`. Only those values
-/// are taken from the user's file; a user file that cannot be read or parsed is not in use,
-/// so it is passed over here as it is everywhere else while the project file wins.
-fn keep_user_limits(loaded: &mut Loaded, user: &Path) {
-    let file = ConfigFile {
-        path: user.to_path_buf(),
-        trust: Trust::User,
-    };
-    let Ok(text) = read_file(user, &file) else {
-        return;
-    };
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) else {
-        return;
-    };
-    let source = || Source::File(user.to_path_buf());
-    let refuses = map
-        .get("remote_endpoint")
-        .and_then(|v| RemoteEndpoint::from_json(v).ok())
-        == Some(RemoteEndpoint::Refuse);
-    if refuses && loaded.config.remote_endpoint != RemoteEndpoint::Refuse {
-        loaded.config.remote_endpoint = RemoteEndpoint::Refuse;
-        loaded.sources.insert("remote_endpoint", source());
+/// After the project's file is laid over the user's: undoes what would loosen a limit the
+/// user's own file set. `users` is the state before the project's file. For each key the
+/// user's file set and the project's file set again:
+///
+/// - a budget (every integer setting) may only go down: a project may ask for less
+///   context, fewer turns or shorter output, never more than the user allows;
+/// - `remote_endpoint: "refuse"` and `save_input_history: false` hold;
+/// - `disabled_tools` is the user's list plus the project's: a project may withhold more
+///   tools, never offer one the user withheld.
+///
+/// A value put back is warned about, naming both files. Keys the user's file does not
+/// set are the project's to choose, as before (within the trust rules of [`apply_file`]).
+fn keep_user_limits(loaded: &mut Loaded, users: &Loaded, project: &ConfigFile) {
+    let project_source = Source::File(project.path.clone());
+    for &key in KEYS {
+        let user_source = users.source_of(key);
+        let Source::File(user_path) = user_source else {
+            continue;
+        };
+        if *loaded.source_of(key) != project_source {
+            continue;
+        }
+        if key == "disabled_tools" {
+            let mut merged = users.config.disabled_tools.clone();
+            for tool in &loaded.config.disabled_tools {
+                if !merged.contains(tool) {
+                    merged.push(tool.clone());
+                }
+            }
+            if merged.len() == users.config.disabled_tools.len() {
+                loaded.sources.insert(key, user_source.clone());
+            }
+            loaded.config.disabled_tools = merged;
+            continue;
+        }
+        let (Some(mine), Some(theirs)) = (users.config.get_json(key), loaded.config.get_json(key))
+        else {
+            continue;
+        };
+        if !loosens(key, &mine, &theirs) {
+            continue;
+        }
+        // The value came from a valid file a moment ago, so setting it back cannot fail.
+        if loaded.config.set_json(key, &mine).is_ok() {
+            loaded.sources.insert(key, user_source.clone());
+            loaded.warnings.push(format!(
+                "ignoring `{key}` {theirs} in {}: your own config {} sets {mine}, and a project's config may only tighten a limit you set; change it in your own config if you want the project's value",
+                project.path.display(),
+                user_path.display()
+            ));
+        }
     }
-    let keeps_none = map.get("save_input_history").and_then(Value::as_bool) == Some(false);
-    if keeps_none && loaded.config.save_input_history {
-        loaded.config.save_input_history = false;
-        loaded.sources.insert("save_input_history", source());
+}
+
+/// True when the project's value `theirs` for `key` is looser than the user's `mine`: a
+/// larger budget, `warn` over the user's `refuse`, or keeping input history the user
+/// turned off. Other keys (the model, sampling, `stream`) are preferences, not limits.
+fn loosens(key: &str, mine: &Value, theirs: &Value) -> bool {
+    if let (Some(mine), Some(theirs)) = (mine.as_u64(), theirs.as_u64()) {
+        return theirs > mine;
+    }
+    match key {
+        "remote_endpoint" => {
+            mine.as_str() == Some(RemoteEndpoint::Refuse.as_str()) && mine != theirs
+        }
+        "save_input_history" => *mine == Value::Bool(false) && *theirs == Value::Bool(true),
+        _ => false,
     }
 }
 
@@ -406,6 +528,7 @@ pub(crate) fn apply_file(
 ) -> Result<(), ConfigError> {
     let parse_error = |message: String| ConfigError::Parse {
         path: file.path.clone(),
+        trust: file.trust,
         message,
     };
     let value: Value = serde_json::from_str(text).map_err(|e| parse_error(e.to_string()))?;

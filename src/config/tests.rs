@@ -12,12 +12,7 @@ fn file(trust: Trust) -> ConfigFile {
 }
 
 fn load_text(text: &str, trust: Trust, env: &ConfigEnv) -> Result<Loaded, ConfigError> {
-    let mut loaded = Loaded {
-        config: Config::default(),
-        file: None,
-        sources: KEYS.iter().map(|&k| (k, Source::Default)).collect(),
-        warnings: Vec::new(),
-    };
+    let mut loaded = Loaded::defaults();
     apply_file(&mut loaded, &file(trust), text, env)?;
     apply_env(&mut loaded, env)?;
     validate(&loaded)?;
@@ -230,7 +225,12 @@ fn file_search_order() {
     std::fs::write(root.join(PROJECT_FILE), r#"{"model":"project"}"#).expect("write");
     let loaded = load(&root, &env, &Flags::default()).expect("load");
     assert_eq!(loaded.config.model, "project");
-    assert_eq!(loaded.file.map(|f| f.trust), Some(Trust::Project));
+    let trusts: Vec<Trust> = loaded.files.iter().map(|f| f.trust).collect();
+    assert_eq!(
+        trusts,
+        [Trust::User, Trust::Project],
+        "both layers, lowest first"
+    );
 
     let explicit = dir.path().join("explicit.json");
     std::fs::write(
@@ -243,11 +243,17 @@ fn file_search_order() {
         ..env.clone()
     };
     let loaded = load(&root, &env2, &Flags::default()).expect("load");
-    assert_eq!(loaded.config.model, "explicit");
+    // $METRON_CONFIG replaces ~/.metron/config.json as the user's layer; the project's
+    // file is still laid on top.
+    assert_eq!(loaded.config.model, "project");
+    assert_eq!(loaded.files[0].path, dir.path().join("explicit.json"));
     assert!(
         loaded.config.auto_approve_patches,
         "an explicit file is the user's own"
     );
+    std::fs::remove_file(root.join(PROJECT_FILE)).expect("remove");
+    let loaded = load(&root, &env2, &Flags::default()).expect("load");
+    assert_eq!(loaded.config.model, "explicit");
 
     let env3 = ConfigEnv {
         metron_config: Some(dir.path().join("missing.json")),
@@ -375,7 +381,7 @@ fn a_project_file_never_lifts_the_users_refusal() {
     for project in [r#"{"remote_endpoint":"warn"}"#, r#"{"max_turns":3}"#] {
         let (dir, env) = project_and_user(project, user_refuses);
         let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
-        assert_eq!(loaded.file.as_ref().map(|f| f.trust), Some(Trust::Project));
+        assert_eq!(loaded.files.len(), 2);
         assert_eq!(
             loaded.config.remote_endpoint,
             RemoteEndpoint::Refuse,
@@ -385,8 +391,8 @@ fn a_project_file_never_lifts_the_users_refusal() {
             loaded.source_of("remote_endpoint"),
             &Source::File(dir.path().join("home/.metron/config.json"))
         );
-        // Nothing else comes from the user's file: the files are otherwise not merged.
-        assert_eq!(loaded.config.model, Config::default().model);
+        // The files are merged: the user's other keys hold too.
+        assert_eq!(loaded.config.model, "user");
     }
 
     // The project's own refusal stands, and is reported as the project's.
@@ -398,20 +404,18 @@ fn a_project_file_never_lifts_the_users_refusal() {
         &Source::File(dir.path().join("repo").join(PROJECT_FILE))
     );
 
-    // A user's `warn`, or a user file that is broken, changes nothing.
-    for user in [
-        r#"{"remote_endpoint":"warn"}"#,
-        "{not json",
-        r#"{"remote_endpoint":7}"#,
-    ] {
+    // A user's `warn` changes nothing; a broken user file is an error naming it, even
+    // with a project file on top (both layers are read).
+    let (dir, env) = project_and_user("{}", r#"{"remote_endpoint":"warn"}"#);
+    let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
+    assert_eq!(loaded.config.remote_endpoint, RemoteEndpoint::Warn);
+    for user in ["{not json", r#"{"remote_endpoint":7}"#] {
         let (dir, env) = project_and_user("{}", user);
-        let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
-        assert_eq!(
-            loaded.config.remote_endpoint,
-            RemoteEndpoint::Warn,
-            "{user}"
-        );
-        assert_eq!(loaded.source_of("remote_endpoint"), &Source::Default);
+        let err = load(&dir.path().join("repo"), &env, &Flags::default())
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string());
+        assert!(err.contains("home/.metron/config.json"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
     }
 }
 
@@ -460,16 +464,16 @@ fn a_project_file_never_turns_the_input_history_back_on() {
     for project in [r#"{"save_input_history":true}"#, r#"{"max_turns":3}"#] {
         let (dir, env) = project_and_user(project, user_off);
         let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
-        assert_eq!(loaded.file.as_ref().map(|f| f.trust), Some(Trust::Project));
+        assert_eq!(loaded.files.len(), 2);
         assert!(!loaded.config.save_input_history, "{project}");
         assert_eq!(
             loaded.source_of("save_input_history"),
             &Source::File(dir.path().join("home/.metron/config.json"))
         );
-        assert_eq!(loaded.config.model, Config::default().model);
+        assert_eq!(loaded.config.model, "user");
     }
-    // The user's `true`, or a broken user file, leaves the project's choice alone.
-    for user in [r#"{"save_input_history":true}"#, "{not json", "[false]"] {
+    // The user's `true`, or no opinion, leaves the project's choice alone.
+    for user in [r#"{"save_input_history":true}"#, "{}"] {
         let (dir, env) = project_and_user(r#"{"save_input_history":false}"#, user);
         let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
         assert!(!loaded.config.save_input_history, "{user}");
@@ -480,6 +484,178 @@ fn a_project_file_never_turns_the_input_history_back_on() {
         let (dir, env) = project_and_user("{}", user);
         let loaded = load(&dir.path().join("repo"), &env, &Flags::default()).expect("load");
         assert!(loaded.config.save_input_history, "{user}");
-        assert_eq!(loaded.source_of("save_input_history"), &Source::Default);
+        let expected = if user == "{}" {
+            Source::Default
+        } else {
+            Source::File(dir.path().join("home/.metron/config.json"))
+        };
+        assert_eq!(loaded.source_of("save_input_history"), &expected);
     }
+}
+
+/// The project and user files of `project_and_user`, loaded with `env` changed by `adjust`.
+fn load_both(project: &str, user: &str, adjust: impl FnOnce(&mut ConfigEnv)) -> Loaded {
+    let (dir, mut env) = project_and_user(project, user);
+    adjust(&mut env);
+    let loaded = load(&dir.path().join("repo"), &env, &Flags::default());
+    loaded.unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_user_and_project_files_merge_key_by_key() {
+    let loaded = load_both(
+        r#"{"model":"project","max_turns":3}"#,
+        r#"{"model":"user","num_ctx":8192,"allowed_commands":["cargo test"],"stream":false}"#,
+        |_| {},
+    );
+    let user = Source::File(PathBuf::from("home/.metron/config.json"));
+    let ends_with = |key: &str, tail: &str| match loaded.source_of(key) {
+        Source::File(path) => path.ends_with(tail),
+        _ => false,
+    };
+    assert_eq!(loaded.config.model, "project");
+    assert!(ends_with("model", PROJECT_FILE));
+    assert_eq!(loaded.config.max_turns, 3);
+    assert_eq!(loaded.config.num_ctx, 8192);
+    assert!(ends_with("num_ctx", ".metron/config.json"), "{user:?}");
+    assert_eq!(loaded.config.allowed_commands, ["cargo test"]);
+    assert!(!loaded.config.stream);
+    assert_eq!(loaded.source_of("top_p"), &Source::Default);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn a_project_cannot_grant_privileged_keys_but_the_users_stay_in_force() {
+    let loaded = load_both(
+        r#"{"allowed_commands":["rm -rf"],"auto_approve_patches":true,"command_env_passthrough":["AWS_SECRET"]}"#,
+        r#"{"allowed_commands":["cargo test"],"command_env_passthrough":["CARGO_HOME"]}"#,
+        |_| {},
+    );
+    assert_eq!(loaded.config.allowed_commands, ["cargo test"]);
+    assert_eq!(loaded.config.command_env_passthrough, ["CARGO_HOME"]);
+    assert!(!loaded.config.auto_approve_patches);
+    assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
+
+    // Let through, a project's list replaces the user's whole (lists are not extended).
+    let loaded = load_both(
+        r#"{"allowed_commands":["go test"]}"#,
+        r#"{"allowed_commands":["cargo test"]}"#,
+        |env| env.allow_project_commands = Some("1".into()),
+    );
+    assert_eq!(loaded.config.allowed_commands, ["go test"]);
+}
+
+#[test]
+fn a_project_may_tighten_the_users_limits_but_not_loosen_them() {
+    let loaded = load_both(
+        r#"{"max_slice_lines":500,"max_turns":2,"list_max_entries":1000}"#,
+        r#"{"max_slice_lines":100,"max_turns":8}"#,
+        |_| {},
+    );
+    assert_eq!(loaded.config.max_slice_lines, 100, "not loosened");
+    assert!(
+        matches!(loaded.source_of("max_slice_lines"), Source::File(p) if p.ends_with("config.json"))
+    );
+    assert_eq!(loaded.config.max_turns, 2, "tightened");
+    assert_eq!(
+        loaded.config.list_max_entries, 1000,
+        "the user set no limit"
+    );
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    let warning = &loaded.warnings[0];
+    assert!(
+        warning.contains("`max_slice_lines` 500") && warning.contains("sets 100"),
+        "{warning}"
+    );
+
+    // disabled_tools: the user's list plus the project's; a project cannot re-offer one.
+    let loaded = load_both(
+        r#"{"disabled_tools":["search_text"]}"#,
+        r#"{"disabled_tools":["run_command"]}"#,
+        |_| {},
+    );
+    assert_eq!(loaded.config.disabled_tools, ["run_command", "search_text"]);
+    let loaded = load_both(
+        r#"{"disabled_tools":[]}"#,
+        r#"{"disabled_tools":["run_command"]}"#,
+        |_| {},
+    );
+    assert_eq!(loaded.config.disabled_tools, ["run_command"]);
+    assert!(
+        matches!(loaded.source_of("disabled_tools"), Source::File(p) if p.ends_with("config.json"))
+    );
+}
+
+#[test]
+fn the_environment_and_flags_stay_above_both_files() {
+    let (dir, env) = project_and_user(r#"{"model":"project"}"#, r#"{"model":"user"}"#);
+    let env = ConfigEnv {
+        ollama_model: Some("env".into()),
+        ..env
+    };
+    let root = dir.path().join("repo");
+    let loaded = load(&root, &env, &Flags::default()).expect("load");
+    assert_eq!(loaded.config.model, "env");
+    let flags = Flags {
+        model: Some("flag".into()),
+    };
+    let loaded = load(&root, &env, &flags).expect("load");
+    assert_eq!(loaded.config.model, "flag");
+    assert_eq!(loaded.source_of("model"), &Source::Flag(MODEL_FLAG));
+}
+
+#[test]
+fn each_bad_file_is_named_with_the_fix() {
+    let (dir, env) = project_and_user(r#"{"max_turns":0}"#, "{}");
+    let err = load(&dir.path().join("repo"), &env, &Flags::default())
+        .map(|_| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(err.contains(".metron.json must be positive"), "{err}");
+    assert!(err.ends_with("fix that value in the file"), "{err}");
+
+    // The user's bad value is reported as theirs even when the project sets the key.
+    let (dir, env) = project_and_user(r#"{"max_turns":3}"#, r#"{"max_turns":0}"#);
+    let err = load(&dir.path().join("repo"), &env, &Flags::default())
+        .map(|_| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(err.contains("config.json must be positive"), "{err}");
+
+    let (dir, env) = project_and_user("{", "{}");
+    let err = load(&dir.path().join("repo"), &env, &Flags::default())
+        .map(|_| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(
+        err.contains("not valid JSON") && err.contains("fix the project's .metron.json"),
+        "{err}"
+    );
+    let (dir, env) = project_and_user("{}", "{");
+    let err = load(&dir.path().join("repo"), &env, &Flags::default())
+        .map(|_| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(
+        err.contains("not valid JSON") && err.contains("fix your own config file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn metron_config_naming_the_project_file_reads_it_once_as_the_users() {
+    let (dir, env) = project_and_user(r#"{"auto_approve_patches":true}"#, "{}");
+    let root = dir.path().join("repo");
+    let env = ConfigEnv {
+        metron_config: Some(root.join(PROJECT_FILE)),
+        ..env
+    };
+    let loaded = load(&root, &env, &Flags::default()).expect("load");
+    assert_eq!(loaded.files.len(), 1);
+    assert_eq!(loaded.files[0].trust, Trust::User);
+    assert!(loaded.config.auto_approve_patches);
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("is inside the project")),
+        "{:?}",
+        loaded.warnings
+    );
 }

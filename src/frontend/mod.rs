@@ -69,8 +69,7 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
     }
     // A trusted config file inside the project is out of the model's reach: a patch to
     // it could grant itself `allowed_commands` (the warning above says so too).
-    if let Some(file) = &loaded.file
-        && file.trust == config::Trust::User
+    if let Some(file) = loaded.file(config::Trust::User)
         && let Some(inside) = config::inside_project(&file.path, project.root())
     {
         project.protect_config(inside);

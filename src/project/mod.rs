@@ -491,11 +491,12 @@ impl Project {
 
     /// Opens a file the model named, for reading, beneath the root.
     ///
-    /// The type is looked at before opening as well as checked after: opening a FIFO for
-    /// reading blocks until some other process writes to it, which would hang the tool.
-    /// (The look resolves beneath the root like the open does; the check after the open is
-    /// the one that cannot be raced.) It costs three system calls, so paths that come from
-    /// walking the tree, whose type the walk has just seen, use [`Project::open_file`].
+    /// The type is looked at before opening as well as checked after: a named device is
+    /// never opened at all (opening some has effects of its own), and a FIFO could not
+    /// block the open anyway (see [`Project::open_regular`]). The look resolves beneath the
+    /// root like the open does; the check after the open is the one that cannot be raced.
+    /// It costs three system calls, so paths that come from walking the tree, whose type
+    /// the walk has just seen, use [`Project::open_walked_file`].
     pub(crate) fn open_named_file(
         &self,
         path: &ProjectPath,
@@ -510,34 +511,66 @@ impl Project {
         self.open_file(path)
     }
 
-    /// Opens a regular file for reading, beneath the root, for a path the walk has just
-    /// seen as a regular file. A non-file is refused after the open; the one case that is
-    /// not caught is a FIFO swapped in between the walk and the open, which would block
-    /// until written to (opening without blocking needs a flag std does not expose).
+    /// Opens a regular file for reading, beneath the root, for a path whose type was just
+    /// looked at. A symlink beneath the root is followed (the model may name one); anything
+    /// that is not a regular file once open is refused. See [`Project::open_regular`] for
+    /// why a FIFO swapped in cannot block the open.
     pub(crate) fn open_file(&self, path: &ProjectPath) -> Result<std::fs::File, BoundaryError> {
+        self.open_regular(path, Follow::BeneathRoot)
+            .map(|opened| opened.file)
+    }
+
+    /// Opens a file the walk has just listed as a regular file, for the walking tools
+    /// (search_text, the symbol index), and returns the `fstat` of the open handle with
+    /// it, so a caller that stamps what it reads needs no second `fstat`. The last
+    /// component is opened with `O_NOFOLLOW`: the walk never yields a symlink, so one
+    /// found here was swapped in after the listing. A FIFO or device swapped in is
+    /// refused with [`BoundaryError::NotAFile`] without blocking (see
+    /// [`Project::open_regular`]); search_text names such a file in a note.
+    pub(crate) fn open_walked_file(&self, path: &ProjectPath) -> Result<OpenedFile, BoundaryError> {
+        self.open_regular(path, Follow::Never)
+    }
+
+    /// The one place a file beneath the root is opened for reading by path: with
+    /// `O_NONBLOCK` and `O_CLOEXEC` (plus `O_NOFOLLOW` when `follow` says so), then
+    /// `fstat` on the open handle, refusing anything but a regular file.
+    ///
+    /// Why `O_NONBLOCK`: opening a FIFO for reading blocks until some other process opens
+    /// it for writing, which would hang a tool (and the session) on a pipe that was
+    /// swapped in between a listing, or a `stat`, and the open. With the flag the open
+    /// returns at once and the `fstat`, which cannot be raced because it looks at what
+    /// was opened, refuses it; a device is refused the same way before a byte is read.
+    /// The flag is left set on the regular files returned: reads of a regular file
+    /// ignore it (they never return `EAGAIN`), so clearing it would cost a system call
+    /// per file for nothing.
+    fn open_regular(
+        &self,
+        path: &ProjectPath,
+        follow: Follow,
+    ) -> Result<OpenedFile, BoundaryError> {
+        use cap_std::fs::{OpenOptions, OpenOptionsExt};
+        use rustix::fs::OFlags;
+
+        let fail = |e: io::Error| classify(path.as_str(), e);
+        let mut flags = OFlags::NONBLOCK | OFlags::CLOEXEC;
+        if follow == Follow::Never {
+            flags |= OFlags::NOFOLLOW;
+        }
         let file = self
             .dir
-            .open(path.as_path())
-            .map_err(|e| classify(path.as_str(), e))?;
-        let metadata = file.metadata().map_err(|e| classify(path.as_str(), e))?;
+            .open_with(
+                path.as_path(),
+                OpenOptions::new()
+                    .read(true)
+                    .custom_flags(flags.bits() as i32),
+            )
+            .map_err(fail)?
+            .into_std();
+        let metadata = file.metadata().map_err(fail)?;
         if !metadata.is_file() {
             return Err(BoundaryError::NotAFile(path.to_string()));
         }
-        Ok(file.into_std())
-    }
-
-    /// Opens a file the walk has just seen as a regular file, for a caller that only reads
-    /// it once from the start (search). Like [`Project::open_file`] but without the type
-    /// check after the open: a directory swapped in fails at the first read, which such a
-    /// caller treats like any unreadable file. One system call less per file.
-    pub(crate) fn open_walked_file(
-        &self,
-        path: &ProjectPath,
-    ) -> Result<std::fs::File, BoundaryError> {
-        self.dir
-            .open(path.as_path())
-            .map(cap_std::fs::File::into_std)
-            .map_err(|e| classify(path.as_str(), e))
+        Ok(OpenedFile { file, metadata })
     }
 
     /// Reads a whole file beneath the root. For the symbol index and patches, which need
@@ -1039,6 +1072,26 @@ impl Drop for Staged {
     }
 }
 
+/// Whether opening a file for reading may follow a symlink in its last component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Follow {
+    /// Follow it, beneath the root: the model may name a symlink inside the project.
+    BeneathRoot,
+    /// Refuse it (`O_NOFOLLOW`): the walk never yields a symlink, so one met at the open
+    /// was swapped in after the listing.
+    Never,
+}
+
+/// A regular file opened for reading beneath the root, with the `fstat` of the open
+/// handle (the one look at its type and size that cannot be raced).
+#[derive(Debug)]
+pub(crate) struct OpenedFile {
+    /// The open file, positioned at its start.
+    pub(crate) file: std::fs::File,
+    /// Its metadata, taken from the open handle.
+    pub(crate) metadata: std::fs::Metadata,
+}
+
 /// Maps an open error to the rule it broke. cap-std reports an escape as PermissionDenied
 /// with no OS error code; a real EACCES carries one.
 fn classify(path: &str, error: io::Error) -> BoundaryError {
@@ -1163,6 +1216,41 @@ mod tests {
             Err(BoundaryError::TooLarge { limit: 10, .. })
         ));
         assert_eq!(read("ok").ok(), Some(b"0123456789".to_vec()));
+    }
+
+    /// A FIFO at a path the walk listed as a regular file (swapped in since) is refused
+    /// at once, not waited on; so is a symlink, and a regular file still opens. The open
+    /// runs on another thread so a regression fails the test instead of hanging it.
+    #[test]
+    fn a_walked_path_that_became_a_fifo_or_symlink_is_refused_without_blocking() {
+        let (dir, p) = project();
+        std::fs::write(dir.path().join("a.txt"), b"text\n").expect("write");
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe.txt"))
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success(), "mkfifo");
+        std::os::unix::fs::symlink("a.txt", dir.path().join("link.txt")).expect("symlink");
+
+        let fifo = dir.path().join("pipe.txt");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let opener = std::thread::spawn(move || {
+            let open = |name: &str| {
+                p.open_walked_file(&p.resolve(name).expect("path"))
+                    .map(|opened| opened.metadata.len())
+            };
+            let _ = tx.send((open("pipe.txt"), open("link.txt"), open("a.txt")));
+        });
+        let outcome = rx.recv_timeout(std::time::Duration::from_secs(5));
+        if outcome.is_err() {
+            // Release the blocked open so the thread can be joined, then fail.
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+        }
+        let _ = opener.join();
+        let (pipe, link, file) = outcome.expect("opening a FIFO must not block");
+        assert!(matches!(pipe, Err(BoundaryError::NotAFile(_))), "{pipe:?}");
+        assert!(link.is_err(), "a symlink is not followed: {link:?}");
+        assert_eq!(file.ok(), Some(5));
     }
 
     #[test]

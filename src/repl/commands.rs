@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::agent::{Agent, Model, prompt::approx_tokens};
-use crate::config::{KEYS, Loaded, Source, edit_distance};
+use crate::config::{KEYS, Loaded, Source, Trust, edit_distance};
 use crate::frontend::models::{Installed, ToolSupport, installed_as};
 
 /// A line the REPL handles itself instead of sending to the model.
@@ -180,6 +180,43 @@ pub(crate) fn chosen_by(source: &Source, root: &Path) -> String {
     }
 }
 
+/// The layer a key's value came from, as `/config` shows it: `user PATH` or `project
+/// .metron.json` for a file (a file beneath `root` relative to it), else the layer's own
+/// name (`default`, `$OLLAMA_HOST`, `--model`, `/model`).
+pub(crate) fn layer_text(loaded: &Loaded, key: &str, root: &Path) -> String {
+    let source = loaded.source_of(key);
+    let Source::File(path) = source else {
+        return source.to_string();
+    };
+    let shown = path.strip_prefix(root).unwrap_or(path).display();
+    match loaded.trust_of(path) {
+        Some(Trust::User) => format!("user {shown}"),
+        Some(Trust::Project) => format!("project {shown}"),
+        None => shown.to_string(),
+    }
+}
+
+/// The config files read, for the banner and `/config`: each named (relative to `root`
+/// when beneath it) with its layer, lowest first, or that there was none.
+pub(crate) fn files_text(loaded: &Loaded, root: &Path) -> String {
+    if loaded.files.is_empty() {
+        return "built-in defaults (no config file)".to_owned();
+    }
+    let named: Vec<String> = loaded
+        .files
+        .iter()
+        .map(|file| {
+            let shown = file.path.strip_prefix(root).unwrap_or(&file.path).display();
+            match (file.trust, loaded.files.len()) {
+                (_, 1) => shown.to_string(),
+                (Trust::User, _) => format!("{shown} (yours)"),
+                (Trust::Project, _) => format!("{shown} (the project's, on top)"),
+            }
+        })
+        .collect();
+    named.join(", ")
+}
+
 /// The names of `models` with this tool support, in the server's order.
 fn names_with(models: &[Installed], tools: ToolSupport) -> Vec<&str> {
     models
@@ -328,7 +365,9 @@ pub(crate) fn model_choice(
 
 /// `/config`: every setting, its value and its layer; then the tools and their cost.
 pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String {
+    let root = agent.toolbox().project().root();
     let mut text = String::new();
+    let _ = writeln!(text, "config files: {}", files_text(loaded, root));
     let width = KEYS.iter().map(|k| k.len()).max().unwrap_or(0);
     for key in KEYS {
         let value = loaded
@@ -336,7 +375,11 @@ pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String
             .get_json(key)
             .map(|v| v.to_string())
             .unwrap_or_default();
-        let _ = writeln!(text, "{key:<width$}  {value}  ({})", loaded.source_of(key));
+        let _ = writeln!(
+            text,
+            "{key:<width$}  {value}  ({})",
+            layer_text(loaded, key, root)
+        );
     }
     let names: Vec<_> = agent.offered().iter().map(|s| s.name).collect();
     let bytes = agent.schema_bytes();

@@ -155,7 +155,8 @@ fn saved_history(session: &Session) -> History {
 
 /// The banner: the model and the layer that chose it, how to get help, the project (and
 /// whether it is a git work tree, which decides whether patches can be offered), and which
-/// config file was read: what a person needs to know before the first prompt.
+/// config files were read (both, when the user's and the project's exist): what a person
+/// needs to know before the first prompt.
 fn print_banner(session: &Session) {
     let config = &session.loaded;
     let project = session.agent.toolbox().project();
@@ -177,13 +178,10 @@ fn print_banner(session: &Session) {
         "project: {} ({kind})",
         terminal_safe(&root.display().to_string())
     );
-    match &config.file {
-        Some(file) => {
-            let shown = file.path.strip_prefix(root).unwrap_or(&file.path);
-            println!("config: {}", terminal_safe(&shown.display().to_string()));
-        }
-        None => println!("config: built-in defaults (no config file)"),
-    }
+    println!(
+        "config: {}",
+        terminal_safe(&commands::files_text(config, root))
+    );
     println!();
 }
 

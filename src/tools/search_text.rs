@@ -33,7 +33,7 @@ use super::{
 };
 use crate::authority::journal::content_hash;
 use crate::authority::revisions::MAX_HASHED_BYTES;
-use crate::project::{Project, ProjectPath};
+use crate::project::{BoundaryError, Project, ProjectPath};
 
 /// The registry entry.
 pub(crate) static SPEC: ToolSpec = ToolSpec {
@@ -116,6 +116,14 @@ fn long_line_note(path: &ProjectPath) -> String {
     )
 }
 
+/// The note for a file the walk listed as a regular file but that was something else (a
+/// FIFO, a device) by the time it was opened: nothing was read from it.
+fn not_a_file_note(path: &ProjectPath) -> String {
+    format!(
+        "[skipped {path}: it was no longer a regular file when opened (a FIFO or device replaced it), so nothing was read; search again once it is a file]\n"
+    )
+}
+
 /// True when a search stopped because a line did not fit in [`MAX_LINE_BYTES`].
 /// grep-searcher reports that only as an `Other` error with this text.
 fn is_line_limit_error(error: &std::io::Error) -> bool {
@@ -142,6 +150,7 @@ fn search(
         wanted: limit.saturating_add(1),
         line_limit: MAX_LINE_BYTES,
         too_long: Mutex::new(Vec::new()),
+        not_files: Mutex::new(Vec::new()),
     };
 
     let (builder, skipped) = walk::builder(project, None)?;
@@ -164,8 +173,14 @@ fn search(
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
     too_long.sort();
+    let mut not_files = job
+        .not_files
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    not_files.sort();
     let mut notes = literal_note;
     notes.extend(too_long.iter().map(long_line_note));
+    notes.extend(not_files.iter().map(not_a_file_note));
     notes.push_str(&skipped.notes());
     if hits.is_empty() {
         return Ok((format!("{notes}No matches found."), Vec::new()));
@@ -269,6 +284,8 @@ struct Job<'a> {
     line_limit: usize,
     /// Files skipped because a line was longer than `line_limit`, for the notes.
     too_long: Mutex<Vec<ProjectPath>>,
+    /// Files skipped because they were no longer regular files when opened, for the notes.
+    not_files: Mutex<Vec<ProjectPath>>,
 }
 
 impl Job<'_> {
@@ -290,9 +307,19 @@ impl Job<'_> {
         hits: &mut Vec<Hit>,
         kept: &mut Vec<u8>,
     ) {
-        // A file that vanished or cannot be read is skipped, as ripgrep skips it.
-        let Ok(file) = self.project.open_walked_file(path) else {
-            return;
+        // A file that vanished or cannot be read is skipped, as ripgrep skips it; one that
+        // is no longer a regular file (a FIFO or device swapped in after the walk listed
+        // it) is refused by the open without blocking, and named in a note.
+        let file = match self.project.open_walked_file(path) {
+            Ok(opened) => opened.file,
+            Err(BoundaryError::NotAFile(_)) => {
+                self.not_files
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(path.clone());
+                return;
+            }
+            Err(_) => return,
         };
         kept.clear();
         let mut tee = Tee {

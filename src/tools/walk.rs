@@ -27,7 +27,9 @@
 //! `project/` touches files beneath the root": it never follows a symlink, and it only
 //! yields names. Every file a tool reads from the walk is opened through the project
 //! handle ([`Project::open_walked_file`] and friends), so a directory swapped for a
-//! symlink between the listing and the open is caught there.
+//! symlink between the listing and the open is caught there, and a file swapped for a
+//! symlink, a FIFO or a device is refused at the open (`O_NOFOLLOW`, `O_NONBLOCK`, then
+//! `fstat`) without blocking.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};

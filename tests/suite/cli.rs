@@ -364,20 +364,40 @@ fn config_layers_choose_the_budgets() {
     write_user_config(m.home(), r#"{"list_max_entries": 3}"#);
     assert_eq!(listing(&m.run()), 4);
 
-    // A project file wins over the user's file (files are not merged).
+    // The project's file is laid over the user's: it may lower the user's limit...
     p.file(".metron.json", r#"{"list_max_entries": 4}"#);
     let m = metron(p.root()).args(["tool", "list_files"]);
+    write_user_config(m.home(), r#"{"list_max_entries": 5}"#);
+    assert_eq!(listing(&m.run()), 5);
+    // ...but not raise it, and says so.
+    let m = metron(p.root()).args(["tool", "list_files"]);
     write_user_config(m.home(), r#"{"list_max_entries": 1}"#);
+    let run = m.run();
+    assert_eq!(listing(&run), 2);
+    assert!(
+        run.stderr.contains("ignoring `list_max_entries` 4"),
+        "{run:?}"
+    );
+    // A key the user does not set is the project's to choose.
+    let m = metron(p.root()).args(["tool", "list_files"]);
+    write_user_config(m.home(), r#"{"max_turns": 3}"#);
     assert_eq!(listing(&m.run()), 5);
 
-    // $METRON_CONFIG wins over both.
+    // $METRON_CONFIG names the user's layer instead of ~/.metron/config.json; the
+    // project's file is still on top.
     let explicit = p.path("explicit.json");
     std::fs::write(&explicit, r#"{"list_max_entries": 5}"#).expect("write");
+    let m = metron(p.root())
+        .args(["tool", "list_files"])
+        .env("METRON_CONFIG", &explicit);
+    write_user_config(m.home(), r#"{"list_max_entries": 1}"#);
+    let run = m.run();
+    assert_eq!(listing(&run), 5, "{run:?}");
+    std::fs::remove_file(p.path(".metron.json")).expect("remove");
     let run = metron(p.root())
         .args(["tool", "list_files"])
         .env("METRON_CONFIG", &explicit)
         .run();
-    assert_eq!(listing(&run), 6);
     assert!(
         run.stdout
             .contains("[truncated to 5 entries; narrow with a glob]\n"),
@@ -697,4 +717,81 @@ fn ctrl_c_during_a_command_run_by_hand_kills_it_and_exits_130() {
         !std::path::Path::new(&format!("/proc/{sleeper}")).exists(),
         "sleep (pid {sleeper}) outlived metron"
     );
+}
+
+/// The layers as `-p --json` reports them: the project's file over the user's, the
+/// environment over the project's file, a flag over the environment; `config_files` names
+/// both files, the user's first, and a privileged key only the user's file may set.
+#[test]
+fn session_start_reports_the_merged_layers_and_both_files() {
+    use super::fake_ollama::{FakeOllama, answer};
+    let p = project();
+    p.file(
+        ".metron.json",
+        r#"{"model": "qwen3:8b", "max_slice_lines": 90, "num_ctx": 4096, "allowed_commands": ["curl"]}"#,
+    );
+    let fake = FakeOllama::builder()
+        .model("qwen3:8b", &["completion", "tools"], 40960)
+        .model("env:1b", &["completion", "tools"], 40960)
+        .model("flag:1b", &["completion", "tools"], 40960)
+        .chat(vec![
+            answer("One.", 10, 1),
+            answer("Two.", 10, 1),
+            answer("Three.", 10, 1),
+        ])
+        .start();
+    let session_start = |model_env: Option<&str>, flag: Option<&str>| {
+        let mut m = metron(p.root())
+            .args(["-p", "hello", "--json"])
+            .env("OLLAMA_HOST", fake.base_url());
+        write_user_config(
+            m.home(),
+            r#"{"model": "user:1b", "num_ctx": 8192, "max_turns": 4, "allowed_commands": ["cargo test"]}"#,
+        );
+        let user_file = m.home().join(".metron/config.json");
+        if let Some(model) = model_env {
+            m = m.env("OLLAMA_MODEL", model);
+        }
+        if let Some(model) = flag {
+            m = m.args(["--model", model]);
+        }
+        let (run, events) = json_events(m.run());
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(
+            run.stderr.contains("ignoring `allowed_commands`"),
+            "{run:?}"
+        );
+        (
+            events_of_type(&events, "session_start")[0].clone(),
+            user_file,
+        )
+    };
+
+    let (start, user_file) = session_start(None, None);
+    let user = user_file.display().to_string();
+    let theirs = p.path(".metron.json").display().to_string();
+    assert_eq!(
+        start["config_files"],
+        serde_json::json!([user, theirs]),
+        "{start}"
+    );
+    let sources = &start["config_sources"];
+    assert_eq!(sources["model"], theirs.as_str(), "{start}");
+    assert_eq!(sources["max_slice_lines"], theirs.as_str(), "{start}");
+    assert_eq!(sources["num_ctx"], theirs.as_str(), "tightened: {start}");
+    assert_eq!(sources["max_turns"], user.as_str(), "{start}");
+    assert_eq!(sources["allowed_commands"], user.as_str(), "{start}");
+    let offered = start["tools_offered"].to_string();
+    assert!(
+        offered.contains("run_command"),
+        "the user's commands hold: {start}"
+    );
+
+    let (start, _) = session_start(Some("env:1b"), None);
+    assert_eq!(start["model"], "env:1b", "{start}");
+    assert_eq!(start["config_sources"]["model"], "$OLLAMA_MODEL", "{start}");
+
+    let (start, _) = session_start(Some("env:1b"), Some("flag:1b"));
+    assert_eq!(start["model"], "flag:1b", "{start}");
+    assert_eq!(start["config_sources"]["model"], "--model", "{start}");
 }

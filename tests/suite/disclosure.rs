@@ -199,10 +199,16 @@ fn a_project_file_cannot_lift_the_users_refusal() {
         return;
     }
     assert_eq!(run.code, 2, "{run:?}");
+    // The project's looser `warn` is ignored with a warning first; then the refusal.
+    assert!(
+        run.stderr
+            .contains("warning: ignoring `remote_endpoint` \"warn\""),
+        "{run:?}"
+    );
     let line = run
         .stderr
         .lines()
-        .find(|l| l.contains("remote_endpoint"))
+        .find(|l| l.contains("remote_endpoint") && !l.contains("warning: ignoring"))
         .unwrap_or_else(|| panic!("no refusal: {run:?}"));
     assert!(line.contains("$OLLAMA_HOST"), "{line}");
     assert!(line.contains(".metron/config.json"), "{line}");

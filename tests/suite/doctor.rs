@@ -561,3 +561,35 @@ fn doctor_warns_about_a_trusted_config_inside_the_project() {
         outside.stdout
     );
 }
+
+/// `--doctor` names both config files it read, in layer order, and the user's
+/// `allowed_commands` stay in force under a project file that tries to grant its own.
+#[test]
+fn doctor_names_both_config_files_and_keeps_the_users_commands() {
+    let project = TestProject::git();
+    project.file(
+        ".metron.json",
+        r#"{"allowed_commands": ["curl"], "max_turns": 5}"#,
+    );
+    let fake = FakeOllama::builder().start();
+    let run = with_user_config(
+        doctor(project.root(), &fake.base_url()),
+        r#"{"allowed_commands": ["cargo test"]}"#,
+    )
+    .run();
+    let config = row(&run, "ok", "config");
+    let user = config.find("user-config.json (your own config, trusted)");
+    let theirs = config.find(".metron.json (the project's config, untrusted");
+    assert!(
+        matches!((user, theirs), (Some(u), Some(t)) if u < t),
+        "both files, the user's first: {config}"
+    );
+    let warning = row(&run, "warn", "config");
+    assert!(warning.contains("allowed_commands"), "{warning}");
+    assert!(
+        !run.stdout.contains("run_command withdrawn"),
+        "the user's commands keep run_command offered: {}",
+        run.stdout
+    );
+    assert_no_inference(&fake);
+}

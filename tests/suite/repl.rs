@@ -189,6 +189,29 @@ fn the_banner_names_the_project_the_model_its_layer_and_the_config_file() {
     );
 }
 
+/// With both the user's file and the project's `.metron.json`, the banner names both, the
+/// user's first and the project's on top; the model's layer is the project's file.
+#[test]
+fn the_banner_names_both_config_files_when_both_exist() {
+    let p = TestProject::git();
+    p.file(".metron.json", r#"{"model": "project:1b"}"#);
+    let (_dir, path) = user_config(r#"{"model": "mine:7b", "max_turns": 3}"#);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", refused_url())
+        .env("METRON_CONFIG", &path)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let files = format!(
+        "{} (yours), .metron.json (the project's, on top)",
+        path.display()
+    );
+    assert_eq!(
+        run.stdout,
+        banner(p.root(), "project:1b", "from .metron.json", &files),
+        "{run:?}"
+    );
+}
+
 #[test]
 fn help_lists_every_command() {
     let p = TestProject::git();
@@ -229,13 +252,35 @@ fn config_shows_every_key_with_its_layer_and_the_tools_with_their_cost() {
     let user_file = m.home().join(".metron").join("config.json");
     std::fs::create_dir_all(user_file.parent().expect("parent")).expect("mkdir .metron");
     std::fs::write(&user_file, r#"{"num_ctx": 8192, "max_turns": 4}"#).expect("write config");
+    // The project's file is laid over the user's: its budget stands, its looser
+    // `max_turns` does not, and the environment's model is above both.
+    p.file(
+        ".metron.json",
+        r#"{"max_slice_lines": 200, "max_turns": 9, "model": "project:1b"}"#,
+    );
     let run = m
         .env("OLLAMA_HOST", fake.base_url())
         .env("OLLAMA_MODEL", "qwen3:8b")
         .stdin("/config\nhello\n")
         .run();
     assert_eq!(run.code, 0, "{run:?}");
-    let file_layer = format!("({})", user_file.display());
+    let user_layer = format!("(user {})", user_file.display());
+    let files = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("config files: "))
+        .unwrap_or_else(|| panic!("no config files line: {}", run.stdout));
+    assert_eq!(
+        files,
+        format!(
+            "config files: {} (yours), .metron.json (the project's, on top)",
+            user_file.display()
+        )
+    );
+    assert!(
+        run.stderr.contains("ignoring `max_turns` 9") && run.stderr.contains("sets 4"),
+        "{run:?}"
+    );
     for key in KEYS {
         let line = run
             .stdout
@@ -245,7 +290,8 @@ fn config_shows_every_key_with_its_layer_and_the_tools_with_their_cost() {
         let layer = match *key {
             "endpoint" => "($OLLAMA_HOST)",
             "model" => "($OLLAMA_MODEL)",
-            "num_ctx" | "max_turns" => file_layer.as_str(),
+            "num_ctx" | "max_turns" => user_layer.as_str(),
+            "max_slice_lines" => "(project .metron.json)",
             _ => "(default)",
         };
         assert!(
@@ -268,7 +314,7 @@ fn config_shows_every_key_with_its_layer_and_the_tools_with_their_cost() {
     assert_eq!(value_of("model"), "\"qwen3:8b\"");
     assert_eq!(value_of("num_ctx"), "8192");
     assert_eq!(value_of("max_turns"), "4");
-    assert_eq!(value_of("max_slice_lines"), "120");
+    assert_eq!(value_of("max_slice_lines"), "200");
 
     // The tools line: the five that can run here, and what their schemas cost.
     let tools = run
@@ -358,10 +404,8 @@ fn config_shows_every_key_with_its_layer_and_the_tools_with_their_cost() {
         run2.stdout
     );
     assert!(
-        run2.stdout.contains(&format!(
-            "disabled_tools            [\"search_text\"]  ({})",
-            plain.path(".metron.json").display()
-        )),
+        run2.stdout
+            .contains("disabled_tools            [\"search_text\"]  (project .metron.json)"),
         "{}",
         run2.stdout
     );

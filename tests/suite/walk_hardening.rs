@@ -276,3 +276,72 @@ fn ignore_files_that_are_symlinks_or_oversized_are_not_read() {
         }
     }
 }
+
+/// A FIFO in the project, and a regular file that keeps being replaced by a FIFO (and
+/// back) while search_text and find_symbol run through the real binary: every run ends
+/// promptly. The walk never lists a FIFO; one swapped in after the listing is opened with
+/// `O_NONBLOCK` and refused by the `fstat`, instead of blocking until someone writes to
+/// it. Each run is killed after a time limit, so a regression fails rather than hangs.
+#[test]
+fn a_fifo_swapped_in_after_the_walk_cannot_block_search_or_the_symbol_index() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    let p = TestProject::git();
+    let source = "package x\n\nfunc Needle() {}\n";
+    p.file("a.go", source)
+        .file("b.txt", "Needle\n")
+        .fifo("pipe.go");
+    // The swap's two states wait beside the project, on the same file system.
+    let stage = tempfile::tempdir_in(p.root().parent().unwrap_or(p.root())).expect("stage dir");
+    let (fifo, regular) = (stage.path().join("fifo"), stage.path().join("regular"));
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success(), "mkfifo");
+    std::fs::write(&regular, source).expect("write");
+    let swapped = p.path("swap.go");
+    std::fs::copy(&regular, &swapped).expect("copy");
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let swapped = swapped.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for spare in [&fifo, &regular] {
+                    // `swap.go` becomes the spare and the spare becomes `swap.go`: the
+                    // project's file is a FIFO half of the time.
+                    let hold = spare.with_extension("hold");
+                    let _ = std::fs::rename(&swapped, &hold);
+                    let _ = std::fs::rename(spare, &swapped);
+                    let _ = std::fs::rename(&hold, spare);
+                }
+            }
+        })
+    };
+
+    let mut outcomes = Vec::new();
+    for round in 0..6 {
+        for (tool, args) in [
+            ("search_text", r#"{"pattern":"Needle"}"#),
+            ("find_symbol", r#"{"symbol":"Needle"}"#),
+        ] {
+            let run = metron(p.root())
+                .args(["tool", tool, args])
+                .run_within(Duration::from_secs(20));
+            outcomes.push((round, tool, run));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = swapper.join();
+
+    for (round, tool, run) in outcomes {
+        let run = run.unwrap_or_else(|| panic!("{tool} (round {round}) blocked on a FIFO"));
+        assert_eq!(run.code, 0, "{tool}: {run:?}");
+        assert!(run.stdout.contains("a.go"), "{tool}: {run:?}");
+        assert!(!run.stdout.contains("pipe.go"), "{tool}: {run:?}");
+    }
+}

@@ -328,18 +328,12 @@ impl FileEntry {
         worker.reads += 1;
         // The walk and the `stat` in `visit` have just seen a regular file; the one
         // `fstat` here both checks it still is one and stamps what is read.
-        let Ok(file) = query.project.open_walked_file(&self.path) else {
+        // The open refuses, without blocking, a FIFO or device swapped in since then.
+        let Ok(opened) = query.project.open_walked_file(&self.path) else {
             return Ok(None);
         };
-        let Ok(metadata) = file
-            .metadata()
-            .map(cap_std::fs::Metadata::from_just_metadata)
-        else {
-            return Ok(None);
-        };
-        if !metadata.is_file() {
-            return Ok(None);
-        }
+        let file = opened.file;
+        let metadata = cap_std::fs::Metadata::from_just_metadata(opened.metadata);
         let stamp = Stamp::of(&metadata);
         if stamp.size > MAX_FILE_BYTES {
             return Ok(Some(stamp));

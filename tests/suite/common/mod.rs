@@ -263,6 +263,64 @@ impl Metron {
     }
 }
 
+impl Metron {
+    /// Runs like [`Metron::run`] (stdin empty), but kills the child and returns `None` when
+    /// it has not exited within `limit`, so a test of "this must not hang" fails instead
+    /// of hanging the suite.
+    pub fn run_within(mut self, limit: std::time::Duration) -> Option<Run> {
+        use std::io::Read;
+        let mut child = self
+            .command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn metron");
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut text);
+                }
+                String::from_utf8_lossy(&text).into_owned()
+            })
+        };
+        let stdout = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let stderr = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let deadline = std::time::Instant::now() + limit;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for metron") {
+                break Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let (stdout, stderr) = (
+            stdout.join().unwrap_or_default(),
+            stderr.join().unwrap_or_default(),
+        );
+        status.map(|status| Run {
+            code: status.code().unwrap_or(-1),
+            stdout,
+            stderr,
+        })
+    }
+}
+
 /// Whether `program --version` runs and its output contains `needle`.
 fn program_runs(program: &str, needle: &str) -> bool {
     Command::new(program)
