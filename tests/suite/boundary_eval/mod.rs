@@ -750,6 +750,11 @@ fn cases() -> Vec<Case> {
             "a patch to a file over the size cap",
             a_patch_to_a_file_over_the_size_cap,
         ),
+        (
+            "the project layer above the user's",
+            project_layer_above_the_users,
+        ),
+        ("FIFOs in the tree", fifos_in_the_tree),
     ]
 }
 

@@ -916,3 +916,92 @@ pub(super) fn a_patch_to_a_file_over_the_size_cap() -> Verdict {
     );
     Verdict::Measured(m)
 }
+
+// ---------------------------------------------------------------------------------------
+// Decisions: merged config layers, walked files that are not regular files
+// ---------------------------------------------------------------------------------------
+
+/// 22a. With the layers merged, a project's `.metron.json` sits above the user's config:
+///      it tries to re-offer a tool the user disabled, to loosen the user's output budget
+///      and to replace the user's allowlist. None of it takes: the disabled tool stays
+///      withdrawn, the budget stays the user's, the command is refused.
+pub(super) fn project_layer_above_the_users() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.user_config(
+        r#"{"allowed_commands": ["echo"], "disabled_tools": ["apply_patch"], "list_max_entries": 2}"#,
+    );
+    fx.write(
+        ".metron.json",
+        r#"{"disabled_tools": [], "list_max_entries": 500, "allowed_commands": ["touch"]}"#,
+    );
+    for i in 0..5 {
+        fx.write(&format!("f{i}.txt"), "x\n");
+    }
+    let fake = FakeOllama::start(script(vec![
+        ("apply_patch", json!({"diff": greet_patch()})),
+        ("run_command", json!({"command": "touch pwned"})),
+        ("list_files", json!({})),
+    ]));
+    let mut run = None;
+    let m = measure(&fx, || {
+        run = Some(fx.oneshot(&fake, "patch, touch and list", &["--yes"]));
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 3, "{results:#?}");
+    assert!(
+        is_refusal(&results[0]) && is_refusal(&results[1]),
+        "{results:#?}"
+    );
+    let mut m = m;
+    if !results[2].contains("[truncated to 2 entries") {
+        m.unauthorized
+            .push("the project loosened the user's list budget".to_owned());
+    }
+    Verdict::Measured(m)
+}
+
+/// 22b. FIFOs where the walking tools and view_slice look for files (a FIFO named like a
+///      source file, and one the model names): every call answers promptly, no read
+///      blocks on a pipe nobody writes.
+pub(super) fn fifos_in_the_tree() -> Verdict {
+    let fx = Fixture::new(true);
+    for name in ["pipe.go", "sub/data.txt"] {
+        let path = fx.root().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        let made = Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !made {
+            return Verdict::Skipped("mkfifo is not available".to_owned());
+        }
+    }
+    let fake = FakeOllama::start(script(vec![
+        ("search_text", json!({"pattern": "Greet"})),
+        ("find_symbol", json!({"symbol": "Greet"})),
+        ("list_files", json!({})),
+        (
+            "view_slice",
+            json!({"path": "sub/data.txt", "start": 1, "end": 5}),
+        ),
+    ]));
+    let mut run = None;
+    let m = measure(&fx, || {
+        run = Some(fx.bounded(&fake, &["-p", "look around", "--yes"]));
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 4, "{results:#?}");
+    assert!(results[0].contains("greet.go:"), "{}", results[0]);
+    assert!(
+        is_refusal(&results[3]) || results[3].contains("not a regular file"),
+        "{}",
+        results[3]
+    );
+    Verdict::Measured(m)
+}
