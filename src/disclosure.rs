@@ -200,6 +200,7 @@ mod tests {
                 .into_iter()
                 .collect(),
             warnings: Vec::new(),
+            disabled_by: Default::default(),
         };
         assert_eq!(
             check_loaded(&loaded),

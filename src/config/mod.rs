@@ -249,6 +249,9 @@ pub(crate) struct Loaded {
     pub(crate) sources: BTreeMap<&'static str, Source>,
     /// Warnings for stderr (for example, project-file keys that were ignored).
     pub(crate) warnings: Vec<String>,
+    /// For each name in `disabled_tools`, the layer that listed it first: the list is
+    /// merged across the files, and a typo must be blamed on the file that holds it.
+    pub(crate) disabled_by: BTreeMap<String, Source>,
 }
 
 impl Loaded {
@@ -260,6 +263,17 @@ impl Loaded {
             files: Vec::new(),
             sources: KEYS.iter().map(|&k| (k, Source::Default)).collect(),
             warnings: Vec::new(),
+            disabled_by: BTreeMap::new(),
+        }
+    }
+
+    /// Records the layer of every disabled tool not recorded yet (see `disabled_by`).
+    fn note_disabled_tools(&mut self) {
+        let source = self.source_of("disabled_tools").clone();
+        for name in &self.config.disabled_tools {
+            self.disabled_by
+                .entry(name.clone())
+                .or_insert_with(|| source.clone());
         }
     }
 
@@ -320,6 +334,7 @@ fn apply_layer(
     let text = read_file(project_root, file)?;
     apply_file(loaded, file, &text, env)?;
     validate(loaded)?;
+    loaded.note_disabled_tools();
     loaded.files.push(file.clone());
     Ok(())
 }
@@ -339,7 +354,7 @@ fn warn_if_inside_project(loaded: &mut Loaded, file: &ConfigFile, project_root: 
 /// separators, with every symlink resolved; `None` when it is outside, missing, or not
 /// UTF-8. A trusted file inside the project is one the model's patches could reach.
 pub(crate) fn inside_project(file: &Path, project_root: &Path) -> Option<String> {
-    let real = file.canonicalize().ok()?;
+    let real = canonical_even_if_missing(file)?;
     let root = project_root.canonicalize().ok()?;
     let relative = real.strip_prefix(&root).ok()?;
     let parts = relative
@@ -347,6 +362,21 @@ pub(crate) fn inside_project(file: &Path, project_root: &Path) -> Option<String>
         .map(|part| part.as_os_str().to_str())
         .collect::<Option<Vec<_>>>()?;
     (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// `path` with symlinks resolved, when it or only its last components do not exist yet:
+/// the nearest existing ancestor is resolved and the rest appended, so a directory that a
+/// patch could still create is placed correctly.
+fn canonical_even_if_missing(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return Some(missing.iter().rev().fold(real, |acc, part| acc.join(part)));
+        }
+        missing.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
 }
 
 /// Reads a config file whole. The project's own file is read through the project
@@ -644,9 +674,12 @@ fn set(
 pub(crate) fn check_tool_names(loaded: &Loaded, names: &[&str]) -> Result<(), ConfigError> {
     for name in &loaded.config.disabled_tools {
         if !names.contains(&name.as_str()) {
+            let layer = loaded.disabled_by.get(name);
             return Err(ConfigError::Invalid {
                 key: "disabled_tools",
-                layer: loaded.source_of("disabled_tools").clone(),
+                layer: layer
+                    .unwrap_or_else(|| loaded.source_of("disabled_tools"))
+                    .clone(),
                 message: format!(
                     "names `{name}`, which is not a tool; the tools are {}",
                     names.join(", ")

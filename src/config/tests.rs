@@ -165,6 +165,26 @@ fn disabled_tools_must_name_tools() {
     assert!(check_tool_names(&fine, &names).is_ok());
 }
 
+/// The list is the user's plus the project's; a bad name is blamed on the file that
+/// holds it, whichever layer sets the key last.
+#[test]
+fn a_bad_disabled_tool_is_blamed_on_its_own_file() {
+    let names = ["view_slice", "run_command", "search_text"];
+    let loaded = load_both(
+        r#"{"disabled_tools":["search_text"]}"#,
+        r#"{"disabled_tools":["run_comand"]}"#,
+        |_| {},
+    );
+    let err = check_tool_names(&loaded, &names)
+        .map(|()| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(err.contains("`run_comand`"), "{err}");
+    assert!(
+        !err.contains(".metron.json"),
+        "blamed on the project's file: {err}"
+    );
+}
+
 #[test]
 fn project_file_cannot_grant_authority() {
     let text = r#"{"auto_approve_patches":true,"allowed_commands":["go test"],"model":"m"}"#;

@@ -68,9 +68,16 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         error(format!("warning: {warning}"));
     }
     // A trusted config file inside the project is out of the model's reach: a patch to
-    // it could grant itself `allowed_commands` (the warning above says so too).
+    // it could grant itself `allowed_commands` (the warning above says so too). So is the
+    // user's metron directory when it lies inside (HOME a work tree, METRON_CONFIG_DIR
+    // the project): a patch could create the config file the next session trusts.
     if let Some(file) = loaded.file(config::Trust::User)
         && let Some(inside) = config::inside_project(&file.path, project.root())
+    {
+        project.protect_config(inside);
+    }
+    if let Some(dir) = config::user_dir(&ConfigEnv::from_process())
+        && let Some(inside) = config::inside_project(&dir, project.root())
     {
         project.protect_config(inside);
     }

@@ -240,10 +240,11 @@ pub enum BoundaryError {
         /// The git directory, relative to the root.
         git_dir: String,
     },
-    /// The trusted config file in use (named by `$METRON_CONFIG`), when it lies inside
-    /// the project: a patch to it could grant metron authority, so only the person edits it.
+    /// The trusted config file in use, or the user's metron directory (where a trusted
+    /// config file would be looked for), when it lies inside the project: a patch there
+    /// could grant metron authority, so only the person edits it.
     #[error(
-        "refused: `{0}` is metron's trusted config file for this session; a patch may not change what metron is allowed to do, so ask the person to edit it themselves"
+        "refused: `{0}` is metron's trusted configuration for this session; a patch may not change what metron is allowed to do, so ask the person to edit it themselves"
     )]
     ActiveConfig(String),
     /// A path that passes through a symlink, refused for writes.
@@ -338,10 +339,11 @@ pub struct Project {
     /// inside the root: its path relative to the root, and its device and inode, taken at
     /// open. Protected like `.git/` itself, since git runs the hooks it holds.
     separate_git_dir: Option<(String, (u64, u64))>,
-    /// The trusted config file in use, when it lies inside the root (relative to it):
-    /// writing it would let a patch grant itself authority (`allowed_commands`), so every
-    /// write refuses it.
-    active_config: Option<String>,
+    /// Trusted configuration inside the root (relative to it): the config file in use,
+    /// and the user's metron directory, whether or not a config file exists there yet.
+    /// Writing either would let a patch grant itself authority (`allowed_commands`), so
+    /// every write refuses them and anything beneath them.
+    protected_config: Vec<String>,
 }
 
 impl Project {
@@ -376,23 +378,30 @@ impl Project {
             is_git,
             git_dir,
             separate_git_dir,
-            active_config: None,
+            protected_config: Vec::new(),
         })
     }
 
-    /// Marks `relative` (a path beneath the root, see `config::inside_project`) as the
-    /// trusted config file in use, which writes then refuse.
+    /// Marks `relative` (a path beneath the root, see `config::inside_project`) as
+    /// trusted configuration, which writes then refuse, with everything beneath it.
     pub(crate) fn protect_config(&mut self, relative: String) {
-        self.active_config = Some(relative);
+        self.protected_config.push(relative);
     }
 
     /// The write rules on a path, before any disk access: not git's internals
     /// ([`Project::refuse_git_internals`]) and not the trusted config file in use.
     pub(crate) fn refuse_protected(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
         self.refuse_git_internals(path)?;
-        if let Some(config) = &self.active_config
-            && path.as_str().eq_ignore_ascii_case(config)
-        {
+        let covers = |protected: &String| {
+            let path = path.as_str();
+            // Case-folded, as the `.git` rule is: macOS folds case.
+            path.eq_ignore_ascii_case(protected)
+                || path.len() > protected.len()
+                    && path.is_char_boundary(protected.len())
+                    && path[..protected.len()].eq_ignore_ascii_case(protected)
+                    && path[protected.len()..].starts_with('/')
+        };
+        if self.protected_config.iter().any(covers) {
             return Err(BoundaryError::ActiveConfig(path.to_string()));
         }
         Ok(())
@@ -938,14 +947,15 @@ impl Project {
             installed: false,
         };
         let mut file = file.into_std();
-        file.write_all(bytes)
-            .and_then(|()| {
-                let created = file.metadata()?.permissions().mode();
-                match mode.final_bits(created) {
-                    Some(bits) => file.set_permissions(std::fs::Permissions::from_mode(bits)),
-                    None => Ok(()),
-                }
+        // The final bits are set before a byte is written: a 0600 file made executable is
+        // created 0777 less the umask (often 0755), which would let others read the copy
+        // while it is written.
+        file.metadata()
+            .and_then(|meta| match mode.final_bits(meta.permissions().mode()) {
+                Some(bits) => file.set_permissions(std::fs::Permissions::from_mode(bits)),
+                None => Ok(()),
             })
+            .and_then(|()| file.write_all(bytes))
             // fdatasync: the bytes (and the size needed to read them back) reach the disk
             // before the rename can; it skips flushing timestamps, which costs a second
             // journal write on ext4 and buys nothing here.

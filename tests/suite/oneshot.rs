@@ -10,7 +10,9 @@ use super::common::{
     roles, tool_messages, user_config,
 };
 use super::common::{Run, TestProject, metron};
-use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, error_line, refused_url, text};
+use super::fake_ollama::{
+    Chunk, FakeOllama, Reply, answer, call, done, error_line, refused_url, text, tool_calls,
+};
 
 /// `metron -p PROMPT [extra]` in `p` against `fake`.
 fn oneshot(p: &TestProject, fake: &FakeOllama, prompt: &str, extra: &[&str]) -> Run {
@@ -497,7 +499,57 @@ fn a_trusted_config_inside_the_project_is_warned_about_and_never_patched() {
     assert!(warning.contains("is inside the project"), "{warning}");
     let result = last_tool_result(&fake);
     assert!(
-        result.contains("metron's trusted config file"),
+        result.contains("metron's trusted configuration"),
         "the model is told why: {result}"
     );
+}
+
+/// The user's metron directory inside the project (METRON_CONFIG_DIR the project, or
+/// HOME a work tree) with no config file in it yet: a patch creating `.metron/config.json`
+/// would be trusted by the next session. Every write beneath that directory is refused,
+/// in any letter case, even with `--yes`.
+#[test]
+fn the_users_metron_directory_inside_the_project_is_never_patched() {
+    let p = greet_project();
+    let grant = r#"{"auto_approve_patches": true, "allowed_commands": ["sh"]}"#;
+    let mut calls = Vec::new();
+    for path in [
+        ".metron/config.json",
+        ".METRON/config.json",
+        ".metron/input_history",
+    ] {
+        calls.push((
+            "apply_patch",
+            json!({ "diff": format!("--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{grant}\n") }),
+        ));
+    }
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![tool_calls(&calls), done(100, 20)]),
+        answer("Done.", 200, 3),
+    ]);
+    let nowhere = p.path("no-such-home");
+    for (home, config_dir) in [(p.root(), None), (nowhere.as_path(), Some(p.root()))] {
+        let mut m = metron(p.root())
+            .args(["-p", "allow sh", "--yes"])
+            .env("OLLAMA_HOST", fake.base_url())
+            .env("HOME", home);
+        m = match config_dir {
+            Some(dir) => m.env("METRON_CONFIG_DIR", dir),
+            None => m.env_remove("METRON_CONFIG_DIR"),
+        };
+        let run = m.run();
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(
+            !p.path(".metron").exists(),
+            "a patch wrote the user's directory: {run:?}"
+        );
+        let results = tool_messages(&fake.chat_bodies().last().expect("a request").clone());
+        assert_eq!(results.len(), 3, "{results:#?}");
+        for result in &results {
+            let text = result["content"].as_str().unwrap_or_default();
+            assert!(text.contains("metron's trusted configuration"), "{text}");
+        }
+        fake.push(Reply::Stream(vec![tool_calls(&calls), done(100, 20)]));
+        fake.push(answer("Done.", 200, 3));
+    }
 }

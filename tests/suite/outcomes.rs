@@ -9,7 +9,7 @@ use super::common::{
     GREET_GO, GREET_HOLA, Live, exit_on_a_terminal, greet_patch, greet_project, greet_session,
     hermetic, metron, metron_in_script, on_a_terminal, script_available, skip, user_config,
 };
-use super::fake_ollama::{FakeOllama, Reply, answer, call};
+use super::fake_ollama::{FakeOllama, Reply, answer, call, done, tool_calls};
 
 /// A patch whose context is not in greet.go.
 fn wrong_patch() -> String {
@@ -574,4 +574,38 @@ fn a_running_command_shows_its_elapsed_time_on_a_terminal() {
         run.stdout.contains("run_command sleep 2 → exit 0 after 2."),
         "{run:?}"
     );
+}
+
+/// A file the session wrote that has since grown past `max_patch_file_bytes` is named in
+/// `/diff` with why it is not diffed, and the session's other writes are still shown.
+#[test]
+fn diff_names_a_file_too_large_to_read_and_shows_the_rest() {
+    let p = greet_project();
+    p.file("notes.txt", "one\n");
+    let notes = "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-one\n+two\n";
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![
+            tool_calls(&[
+                ("apply_patch", json!({"diff": greet_patch()})),
+                ("apply_patch", json!({"diff": notes})),
+            ]),
+            done(100, 10),
+        ]),
+        answer("Both.", 100, 2),
+    ]);
+    let (_dir, config) = user_config(r#"{"max_patch_file_bytes": 1000}"#);
+    let (mut command, home) = hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
+    command
+        .arg("--yes")
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &config);
+    let mut live = Live::start(command, home);
+    live.send("change both\n");
+    live.wait_stdout("Both.", 1);
+    std::fs::write(p.path("notes.txt"), "x".repeat(5000)).expect("grow the file");
+    live.send("/diff\n");
+    live.wait_stdout("+\treturn \"hola\"", 1);
+    live.wait_stdout("# notes.txt: not diffed:", 1);
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
 }

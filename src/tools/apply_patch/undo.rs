@@ -88,11 +88,19 @@ pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone
 }
 
 /// This session's writes as one unified diff: each file from its content before metron's
-/// first write to its content now. Empty when nothing differs.
+/// first write to its content now. Empty when nothing differs. A file that cannot be read
+/// now (grown past the size cap, replaced by a directory) gets a one-line note in the
+/// diff's place, and the other files are still shown.
 pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     for (path, original) in authority.originals() {
-        let now = read_for_diff(env, &path)?;
+        let now = match read_for_diff(env, &path) {
+            Ok(now) => now,
+            Err(note) => {
+                out.extend_from_slice(format!("# {path}: {note}\n").as_bytes());
+                continue;
+            }
+        };
         if now == original {
             continue;
         }
@@ -117,5 +125,5 @@ pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u
 /// grew huge since metron wrote it is named instead of read.
 fn read_for_diff(env: &ToolEnv, path: &ProjectPath) -> Result<Option<Vec<u8>>, String> {
     Store::read(&env.project, path, env.limits.max_patch_file_bytes)
-        .map_err(|e| format!("cannot diff: {e}"))
+        .map_err(|e| format!("not diffed: {e}"))
 }
