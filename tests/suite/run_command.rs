@@ -591,6 +591,55 @@ fn the_echoed_command_counts_against_the_output_budget() {
 }
 
 #[test]
+fn output_that_is_not_utf8_still_fits_the_budget() {
+    // Each invalid byte is shown as U+FFFD, three bytes of text: a Latin-1 or binary file
+    // must not turn a 4000-byte budget into a 12 KB result.
+    let p = TestProject::new();
+    let outside = Outside::new();
+    let env = path_env(&real_path());
+    let latin1: Vec<u8> = (0..20_000)
+        .map(|i| [b'a', 0xe9, b'\n', 0xff][i % 4])
+        .collect();
+    let binary: Vec<u8> = (0..20_000u32).map(|i| (i % 256) as u8).collect();
+    let all_invalid = vec![0xffu8; 20_000];
+    for (name, data) in [
+        ("latin1", &latin1),
+        ("binary", &binary),
+        ("ff", &all_invalid),
+    ] {
+        let file = outside.path().join(name);
+        std::fs::write(&file, data).expect("write data");
+        for budget in [170, 200, 333, 1000, 4000, 12_000] {
+            for length in [10, 100, 1000, data.len()] {
+                let approver = Recorder::approving();
+                let tb = toolbox(
+                    &p,
+                    Policy {
+                        max_command_output_bytes: budget,
+                        ..policy(&["head -c"])
+                    },
+                    &approver,
+                );
+                let command = format!("head -c {length} {}", file.display());
+                let text = run(&tb, &command, &env).expect("runs");
+                assert!(
+                    text.len() <= budget,
+                    "{name}, {length} bytes, budget {budget}: {} bytes of result",
+                    text.len()
+                );
+                assert!(text.starts_with("$ head -c "), "{text}");
+                if length == data.len() {
+                    assert!(text.contains(" bytes cut ...]"), "{name} {budget}: {text}");
+                }
+                if length == data.len() && budget >= 1000 {
+                    assert!(text.contains('\u{fffd}'), "{name} {budget}: {text}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn huge_output_is_clipped_in_bounded_memory() {
     let p = TestProject::new();
     let approver = Recorder::approving();
@@ -1167,6 +1216,44 @@ fn cli_yes_runs_a_configured_program_but_warns_on_stderr_escaped() {
         run.stderr
             .contains("warning: this repository configures cargo"),
         "{run:?}"
+    );
+}
+
+#[test]
+fn cli_json_approval_events_carry_the_warnings() {
+    use super::fake_ollama::{FakeOllama, answer, call};
+    let p = TestProject::git();
+    p.file("rust-toolchain.toml", "[toolchain]\npath = \"tools\"\n");
+    let tools = Outside::new();
+    tools.script("cargo", "echo fake cargo \"$@\"");
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "cargo build"}), 10, 1),
+        call("run_command", json!({"command": "echo plain"}), 10, 1),
+        answer("done", 10, 1),
+    ]);
+    let m = metron(p.root())
+        .args(["-p", "build it", "--json", "--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("PATH", format!("{}:{}", tools.str(), real_path()));
+    write_user_config(m.home(), r#"{"allowed_commands": ["cargo", "echo"]}"#);
+    let (run, events) = json_events(m.run());
+    assert_eq!(run.code, 0, "{run:?}");
+    let approvals = events_of_type(&events, "approval");
+    assert_eq!(approvals.len(), 2, "{events:?}");
+    let warnings = approvals[0]["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.len() == 1
+            && warnings[0].as_str().is_some_and(|w| w.starts_with(
+                "this repository configures cargo: rust-toolchain.toml line 2 sets `path`"
+            )),
+        "{:?}",
+        approvals[0]
+    );
+    assert_eq!(approvals[0]["by"], "--yes", "{:?}", approvals[0]);
+    assert!(
+        approvals[1].get("warnings").is_none(),
+        "omitted when empty: {:?}",
+        approvals[1]
     );
 }
 

@@ -843,30 +843,105 @@ impl Clip {
         }
     }
 
-    /// Everything, when it fit; otherwise head, a `[... N bytes cut ...]` line, and tail,
-    /// each trimmed to whole UTF-8 characters. Invalid UTF-8 is shown as U+FFFD.
+    /// Everything, when it fits; otherwise head, a `[... N bytes cut ...]` line, and tail,
+    /// each trimmed to whole UTF-8 characters. Invalid UTF-8 is shown as U+FFFD, which
+    /// takes three bytes where the raw input took one: the head and the tail are measured
+    /// as rendered text, so a binary or Latin-1 stream still fits the budget (N counts raw
+    /// bytes, as the command wrote them).
     fn render(&self) -> String {
         let kept = (self.head.len() + self.tail.len()) as u64;
         let tail: Vec<u8> = self.tail.iter().copied().collect();
-        if self.total == kept {
+        let budget = self.head_cap + self.tail_cap;
+        let mut all = Vec::new();
+        let (head, tail) = if self.total == kept {
             if kept == 0 {
                 return "(no output)\n".to_owned();
             }
-            let mut all = self.head.clone();
+            all.extend_from_slice(&self.head);
             all.extend_from_slice(&tail);
-            return String::from_utf8_lossy(&all).into_owned();
-        }
-        let head = &self.head[..utf8_prefix_len(&self.head)];
-        let tail = &tail[utf8_suffix_start(&tail)..];
-        let cut = self.total - (head.len() + tail.len()) as u64;
-        let mut text = String::from_utf8_lossy(head).into_owned();
+            let pieces = Piece::split(&all);
+            if pieces.iter().map(|p| p.text.len()).sum::<usize>() <= budget {
+                return pieces.iter().map(|p| p.text).collect();
+            }
+            // Only the rendering overflows: clip the whole of it, head and tail.
+            let head = Piece::fitting(&pieces, self.head_cap);
+            let rest = &pieces[head.len()..];
+            let tail = Piece::fitting_from_end(rest, self.tail_cap);
+            (head.to_vec(), tail.to_vec())
+        } else {
+            let head = Piece::split(&self.head[..utf8_prefix_len(&self.head)]);
+            let tail = Piece::split(&tail[utf8_suffix_start(&tail)..]);
+            (
+                Piece::fitting(&head, self.head_cap).to_vec(),
+                Piece::fitting_from_end(&tail, self.tail_cap).to_vec(),
+            )
+        };
+        let shown_raw: usize = head.iter().chain(&tail).map(|p| p.raw).sum();
+        let cut = self.total.saturating_sub(shown_raw as u64);
+        let mut text: String = head.iter().map(|p| p.text).collect();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         let unit = if cut == 1 { "byte" } else { "bytes" };
         text.push_str(&format!("[... {cut} {unit} cut ...]\n"));
-        text.push_str(&String::from_utf8_lossy(tail));
+        text.extend(tail.iter().map(|p| p.text));
         text
+    }
+}
+
+/// One character of output as shown: its text (U+FFFD for an invalid sequence) and the
+/// raw bytes it stands for.
+#[derive(Debug, Clone, Copy)]
+struct Piece<'a> {
+    text: &'a str,
+    raw: usize,
+}
+
+impl<'a> Piece<'a> {
+    /// `bytes` as `String::from_utf8_lossy` renders it, one piece per character.
+    fn split(bytes: &'a [u8]) -> Vec<Piece<'a>> {
+        let mut pieces = Vec::new();
+        for chunk in bytes.utf8_chunks() {
+            let valid = chunk.valid();
+            pieces.extend(valid.char_indices().map(|(i, c)| Piece {
+                text: &valid[i..i + c.len_utf8()],
+                raw: c.len_utf8(),
+            }));
+            if !chunk.invalid().is_empty() {
+                pieces.push(Piece {
+                    text: "\u{fffd}",
+                    raw: chunk.invalid().len(),
+                });
+            }
+        }
+        pieces
+    }
+
+    /// The longest start of `pieces` whose text fits `cap` bytes.
+    fn fitting<'p>(pieces: &'p [Piece<'a>], cap: usize) -> &'p [Piece<'a>] {
+        let mut used = 0;
+        let n = pieces
+            .iter()
+            .take_while(|p| {
+                used += p.text.len();
+                used <= cap
+            })
+            .count();
+        &pieces[..n]
+    }
+
+    /// The longest end of `pieces` whose text fits `cap` bytes.
+    fn fitting_from_end<'p>(pieces: &'p [Piece<'a>], cap: usize) -> &'p [Piece<'a>] {
+        let mut used = 0;
+        let n = pieces
+            .iter()
+            .rev()
+            .take_while(|p| {
+                used += p.text.len();
+                used <= cap
+            })
+            .count();
+        &pieces[pieces.len() - n..]
     }
 }
 
@@ -1020,6 +1095,43 @@ mod tests {
         let text = "aéééééé".as_bytes(); // 13 bytes
         assert_eq!(clip(5, &[text]), "a\n[... 10 bytes cut ...]\né");
         assert_eq!(clip(6, &[text]), "aé\n[... 8 bytes cut ...]\né");
+    }
+
+    #[test]
+    fn invalid_utf8_is_measured_as_shown() {
+        // U+FFFD is three bytes: the rendered head and tail, not the raw ones, fit.
+        for budget in [0, 1, 2, 3, 5, 6, 7, 10, 100] {
+            for len in [0, 1, 2, 3, 4, 9, 10, 11, 50, 500] {
+                for data in [vec![0xffu8; len], b"a\xe9".repeat(len)] {
+                    let text = clip(budget, &[&data]);
+                    let body = match text.split_once(" cut ...]\n") {
+                        Some((head, tail)) => {
+                            let head = head.rsplit_once("[... ").map_or("", |(h, _)| h);
+                            head.trim_end_matches('\n').len() + tail.len()
+                        }
+                        None => text.len(),
+                    };
+                    let limit = if data.is_empty() { text.len() } else { budget };
+                    assert!(body <= limit, "{budget} {data:?}: {text:?}");
+                    if let Some((_, rest)) = text.split_once("[... ") {
+                        let cut: usize = rest
+                            .split(' ')
+                            .next()
+                            .and_then(|n| n.parse().ok())
+                            .expect("a count");
+                        // "a" is one raw byte; each U+FFFD stands for one 0xff or 0xe9.
+                        let shown = text.matches('\u{fffd}').count() + text.matches('a').count();
+                        assert_eq!(cut + shown, data.len(), "{budget}: {text:?}");
+                    }
+                }
+            }
+        }
+        assert_eq!(clip(6, &[b"\xff\xff"]), "\u{fffd}\u{fffd}");
+        assert_eq!(clip(5, &[b"\xff\xff"]), "[... 1 byte cut ...]\n\u{fffd}");
+        assert_eq!(
+            clip(6, &[b"\xff\xff\xff"]),
+            "\u{fffd}\n[... 1 byte cut ...]\n\u{fffd}"
+        );
     }
 
     #[test]
