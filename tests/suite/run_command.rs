@@ -1293,6 +1293,63 @@ fn cli_on_a_terminal_the_question_shows_the_warning() {
     assert_eq!(run.code, 1, "{shown}");
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn repl_never_offers_a_standing_approval_for_a_warned_command() {
+    use super::common::{Live, exit_on_a_terminal, hermetic, metron_in_script};
+    use super::fake_ollama::{FakeOllama, answer, call};
+    if !super::common::script_available() {
+        return skip(
+            "repl_never_offers_a_standing_approval_for_a_warned_command",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    p.file("rust-toolchain.toml", "[toolchain]\npath = \"tools\"\n");
+    let tools = Outside::new();
+    let runs = tools.path().join("runs");
+    tools.script("cargo", &format!("echo ran >> {}", runs.display()));
+    let build = || call("run_command", json!({"command": "cargo build"}), 10, 1);
+    let fake = FakeOllama::start(vec![
+        build(),
+        answer("First.", 10, 1),
+        build(),
+        answer("Second.", 10, 1),
+    ]);
+    let (mut script, home) = hermetic("script", p.root());
+    write_user_config(home.path(), r#"{"allowed_commands": ["cargo"]}"#);
+    metron_in_script(&mut script, &[]);
+    script
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("PATH", format!("{}:{}", tools.str(), real_path()));
+    let mut live = Live::start(script, home);
+    live.wait_stdout("metron > ", 1);
+    live.send("build\r");
+    live.wait_stdout("Run this command? [y/N] ", 1);
+    // `a` is not an answer here: it declines, and grants nothing.
+    live.send("a\r");
+    live.wait_stdout("First.", 1);
+    live.wait_stdout_after("First.", "metron > ");
+    live.send("again\r");
+    live.wait_stdout("Run this command? [y/N] ", 2);
+    live.send("y\r");
+    live.wait_stdout("Second.", 1);
+    live.wait_stdout_after("Second.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    let out = &run.stdout;
+    assert!(!out.contains("[y/N/a]"), "{out}");
+    assert!(!out.contains("do not ask again"), "{out}");
+    assert!(!out.contains("standing approval granted"), "{out}");
+    assert_eq!(
+        out.matches("warning: this repository configures cargo")
+            .count(),
+        2,
+        "{out}"
+    );
+    let ran = std::fs::read_to_string(&runs).unwrap_or_default();
+    assert_eq!(ran, "ran\n", "only the `y` ran it");
+}
+
 // ---- allowed_project_programs ----
 
 fn project_policy(entries: &[&str]) -> Policy {
