@@ -1465,6 +1465,90 @@ fn project_programs_must_be_listed_and_stay_inside_the_project() {
 }
 
 #[test]
+fn refusals_name_both_allowlists() {
+    let p = TestProject::new();
+    write_script(&p.path("gradlew"), "echo gradle");
+    let approver = Recorder::approving();
+    let env = path_env(&real_path());
+    let listed =
+        "project programs, run by the path as listed: `.venv/bin/pytest`, `./gradlew test`";
+
+    // Only project programs: never an empty list.
+    let tb = toolbox(
+        &p,
+        project_policy(&[".venv/bin/pytest", "./gradlew  test"]),
+        &approver,
+    );
+    for command in ["pytest -x", "make", "./gradlew build", "/usr/bin/make"] {
+        let text = refused(run(&tb, command, &env));
+        assert!(
+            text.contains(&format!(
+                "Allowed prefixes (whole words): none by name on PATH; {listed}."
+            )),
+            "{command}: {text}"
+        );
+        assert!(!text.contains(": ."), "{command}: {text}");
+    }
+
+    // Both lists.
+    let tb = toolbox(
+        &p,
+        Policy {
+            allowed_project_programs: vec![
+                ".venv/bin/pytest".to_owned(),
+                "./gradlew test".to_owned(),
+            ],
+            ..policy(&["go test", "cargo  clippy"])
+        },
+        &approver,
+    );
+    for command in ["make", "./gradlew build"] {
+        let text = refused(run(&tb, command, &env));
+        assert!(
+            text.contains(&format!(
+                "Allowed prefixes (whole words): `go test`, `cargo clippy` by name on PATH; {listed}."
+            )),
+            "{command}: {text}"
+        );
+    }
+
+    // Only named commands: as before.
+    let tb = toolbox(&p, policy(&["go test"]), &approver);
+    let text = refused(run(&tb, "./gradlew test", &env));
+    assert!(
+        text.contains("Allowed prefixes (whole words): `go test`."),
+        "{text}"
+    );
+    assert!(approver.seen().is_empty());
+}
+
+#[test]
+fn cli_config_lists_both_allowlists_in_the_capabilities() {
+    let p = TestProject::git();
+    for (config, expected) in [
+        (
+            r#"{"allowed_project_programs": [".venv/bin/pytest"]}"#,
+            "none by name on PATH; project programs, run by the path as listed: `.venv/bin/pytest`;",
+        ),
+        (
+            r#"{"allowed_commands": ["go test"], "allowed_project_programs": ["./gradlew test"]}"#,
+            "`go test` by name on PATH; project programs, run by the path as listed: `./gradlew test`;",
+        ),
+    ] {
+        let m = metron(p.root()).stdin("/config\n");
+        write_user_config(m.home(), config);
+        let run = m.run();
+        assert_eq!(run.code, 0, "{run:?}");
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("run_command: "))
+            .unwrap_or_else(|| panic!("no run_command line: {}", run.stdout));
+        assert!(line.contains(expected), "{line}");
+    }
+}
+
+#[test]
 fn cli_project_programs_are_granted_only_by_the_users_own_config() {
     let p = TestProject::git();
     write_script(&p.path(".venv/bin/pytest"), "echo pytest \"$@\"");

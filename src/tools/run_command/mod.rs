@@ -131,7 +131,7 @@ struct Args {
 /// Off unless the user's own config allows something to run.
 fn available(env: &ToolEnv) -> Result<(), String> {
     if env.limits.allowed_commands.is_empty() && env.limits.allowed_project_programs.is_empty() {
-        Err("run_command is off: no `allowed_commands` are configured (the user can list argv prefixes such as \"go test\" in their own config)".to_owned())
+        Err("run_command is off: neither `allowed_commands` nor `allowed_project_programs` is configured (the user can list argv prefixes such as \"go test\", or project programs such as \".venv/bin/pytest\", in their own config)".to_owned())
     } else {
         Ok(())
     }
@@ -200,7 +200,11 @@ pub(crate) fn plan_command(
 ) -> Result<CommandPlan, ToolError> {
     let policy = &env.limits;
     let tokens: Vec<&str> = command.split_whitespace().collect();
-    let admitted = check_command(&tokens, &policy.allowed_commands)?;
+    let admitted = check_command(
+        &tokens,
+        &policy.allowed_commands,
+        &policy.allowed_project_programs,
+    )?;
     let typed = tokens.join(" ");
 
     let root = env.project.canonical_root().to_path_buf();
@@ -214,7 +218,8 @@ pub(crate) fn plan_command(
             let (relative, prefix) =
                 project_entry(&tokens, &policy.allowed_project_programs).ok_or_else(|| {
                     ToolError::Refused(format!(
-                        "`{path}` is a path and is refused: run_command runs only programs found by name on PATH outside the project, or the project programs the user lists in `allowed_project_programs`. Do not try variants; ask the user if you need it."
+                        "`{path}` is a path and is refused: run_command runs only programs found by name on PATH outside the project, or the project programs the user lists in `allowed_project_programs`, with their arguments. Allowed prefixes (whole words): {}. Do not try variants; ask the user if you need it.",
+                        allowlists(&policy.allowed_commands, &policy.allowed_project_programs)
                     ))
                 })?;
             let program = project_program(&relative, &root)?;
@@ -417,19 +422,19 @@ fn echo_line(typed: &str, limit: usize) -> String {
 
 /// Refuses an empty command, control characters, and a named program no `allowed_commands`
 /// entry covers; otherwise splits off the program from its arguments. A program given as
-/// a path is left to `allowed_project_programs` ([`project_entry`]).
-fn check_command<'t>(tokens: &'t [&'t str], allowed: &[String]) -> Result<Admitted<'t>, ToolError> {
+/// a path is left to `allowed_project_programs` ([`project_entry`]). Refusals name the
+/// entries of both lists (`project`), so a model allowed only project programs is not
+/// told an empty list.
+fn check_command<'t>(
+    tokens: &'t [&'t str],
+    allowed: &[String],
+    project: &[String],
+) -> Result<Admitted<'t>, ToolError> {
     let refuse = |text: String| Err(ToolError::Refused(text));
-    let listed = || {
-        allowed
-            .iter()
-            .map(|a| format!("`{}`", a.split_whitespace().collect::<Vec<_>>().join(" ")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let listed = || allowlists(allowed, project);
     let Some((&program, args)) = tokens.split_first() else {
         return refuse(format!(
-            "the command is empty; give a program and its arguments. Allowed prefixes: {}",
+            "the command is empty; give a program and its arguments. Allowed prefixes (whole words): {}",
             listed()
         ));
     };
@@ -457,6 +462,31 @@ fn check_command<'t>(tokens: &'t [&'t str], allowed: &[String]) -> Result<Admitt
         args,
         prefix,
     })
+}
+
+/// Both allowlists in words, for refusals and `/config`: whichever list admits what the
+/// model may run, it learns all of it, so it does not guess (`go test`, `cargo clippy` by
+/// name; project programs by path as listed). Each entry is normalised to single spaces.
+pub(crate) fn allowlists(allowed: &[String], project: &[String]) -> String {
+    let words = |list: &[String]| {
+        list.iter()
+            .map(|a| format!("`{}`", a.split_whitespace().collect::<Vec<_>>().join(" ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (allowed.is_empty(), project.is_empty()) {
+        (true, true) => "none".to_owned(),
+        (false, true) => words(allowed),
+        (true, false) => format!(
+            "none by name on PATH; project programs, run by the path as listed: {}",
+            words(project)
+        ),
+        (false, false) => format!(
+            "{} by name on PATH; project programs, run by the path as listed: {}",
+            words(allowed),
+            words(project)
+        ),
+    }
 }
 
 /// The longest allowlist entry whose tokens are a prefix of `tokens`, token by token,
@@ -973,7 +1003,7 @@ mod tests {
 
     fn check(command: &str, list: &[&str]) -> Result<(), ToolError> {
         let tokens: Vec<&str> = command.split_whitespace().collect();
-        check_command(&tokens, &allowed(list)).map(|_| ())
+        check_command(&tokens, &allowed(list), &[]).map(|_| ())
     }
 
     #[test]
@@ -1010,7 +1040,7 @@ mod tests {
     fn programs_given_as_paths_are_left_to_project_programs_and_control_characters_refused() {
         for command in ["./go test", "bin/go test", "/usr/bin/go test"] {
             let tokens: Vec<&str> = command.split_whitespace().collect();
-            let admitted = check_command(&tokens, &allowed(&["./go", "bin/go", "go"]));
+            let admitted = check_command(&tokens, &allowed(&["./go", "bin/go", "go"]), &[]);
             assert!(
                 matches!(admitted, Ok(Admitted::Path { args: ["test"], .. })),
                 "{command}: {admitted:?}"
