@@ -1069,6 +1069,78 @@ fn the_question_warns_when_the_repository_configures_the_allowed_program() {
             [(".yarnrc", "yarn-path \"./tools/yarn.js\"\n")],
             ".yarnrc line 1 sets `yarn-path`",
         ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[build]\nrustflags = [\"-Clinker=./ld\"]\n",
+            )],
+            ".cargo/config.toml line 2 sets `rustflags`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[target.x86_64-unknown-linux-gnu]\nrustflags = [\n  \"-Clink-arg=-B./tools\",\n]\n",
+            )],
+            ".cargo/config.toml line 2 sets `rustflags`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[build]\nrustdocflags = [\"-Clinker=./ld\"]\n",
+            )],
+            ".cargo/config.toml line 2 sets `rustdocflags`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[target.x86_64-unknown-linux-gnu]\n\"runn\\u0065r\" = \"./x\"\n",
+            )],
+            ".cargo/config.toml line 2 sets a key spelled with an escape",
+        ),
+        (
+            "make",
+            [("Makefile", "all:\n\techo hi\ninclude other.mk\n")],
+            "Makefile line 3 sets `include` of another makefile, which may set SHELL",
+        ),
+        (
+            "make",
+            [("Makefile", "-include local.mk\n")],
+            "Makefile line 1 sets `-include` of another makefile",
+        ),
+        (
+            "make",
+            [("makefile", "sinclude local.mk\n")],
+            "makefile line 1 sets `sinclude` of another makefile",
+        ),
+        (
+            "npm",
+            [(".npmrc", "git=./tools/git\n")],
+            ".npmrc line 1 sets `git`",
+        ),
+        (
+            "npm",
+            [(".npmrc", "node-gyp=./tools/gyp\n")],
+            ".npmrc line 1 sets `node-gyp`",
+        ),
+        (
+            "pnpm",
+            [(".npmrc", "pnpmfile=./hooks.cjs\n")],
+            ".npmrc line 1 sets `pnpmfile`",
+        ),
+        (
+            "npm",
+            [(".npmrc", "userconfig=./other\n")],
+            ".npmrc line 1 sets `userconfig`",
+        ),
+        (
+            "npm",
+            [(".npmrc", "globalconfig=./other\n")],
+            ".npmrc line 1 sets `globalconfig`",
+        ),
     ] {
         let command = format!("{program} build");
         let warnings = warnings_for(program, &command, &files);
@@ -1106,7 +1178,7 @@ fn benign_configuration_and_other_programs_are_not_warned_about() {
             "cargo",
             vec![(
                 ".cargo/config.toml",
-                "# runner = \"x\"\n[build]\njobs = 2\n[target.x]\nrustflags = [\"-Dwarnings\"]\n",
+                "# runner = \"x\"\n[build]\njobs = 2\n[target.x]\n# rustflags = [\"-Dwarnings\"]\n",
             )],
         ),
         ("make", vec![("Makefile", "all:\n\t$(SHELL) -c true\n")]),
