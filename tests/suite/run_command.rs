@@ -1536,6 +1536,55 @@ fn project_programs_must_be_listed_and_stay_inside_the_project() {
     assert!(!marker.exists());
 }
 
+/// Approves, after swapping the project's `tools` directory for a symlink to `target`:
+/// what a repository could do while the question waits.
+#[derive(Debug)]
+struct SwapWhileAsked {
+    tools: PathBuf,
+    target: PathBuf,
+}
+
+impl Approver for SwapWhileAsked {
+    fn decide(&self, _request: &Request<'_>) -> Decision {
+        let aside = self.tools.with_file_name("tools.before");
+        std::fs::rename(&self.tools, aside).expect("move tools aside");
+        std::os::unix::fs::symlink(&self.target, &self.tools).expect("symlink tools");
+        Decision::Approved
+    }
+}
+
+#[test]
+fn a_project_program_swapped_after_the_question_is_not_run() {
+    let outside = Outside::new();
+    let marker = outside.path().join("ran");
+    let env = path_env(&real_path());
+    for inside in [false, true] {
+        let p = TestProject::new();
+        write_script(&p.path("tools/run"), "echo approved");
+        let target = if inside {
+            write_script(&p.path("other/run"), &format!("touch {}", marker.display()));
+            p.path("other")
+        } else {
+            outside.script("run", &format!("touch {}", marker.display()));
+            outside.path().to_path_buf()
+        };
+        let tb = Toolbox::new(p.project(), Budgets::default())
+            .with_policy(project_policy(&["tools/run"]))
+            .with_approver(Box::new(SwapWhileAsked {
+                tools: p.path("tools"),
+                target,
+            }));
+        let text = refused(run(&tb, "tools/run", &env));
+        let why = if inside {
+            "changed after it was approved"
+        } else {
+            "leads outside the project through a symlink"
+        };
+        assert!(text.contains(why), "{inside}: {text}");
+        assert!(!marker.exists(), "{inside}: the swapped-in program ran");
+    }
+}
+
 #[test]
 fn refusals_name_both_allowlists() {
     let p = TestProject::new();

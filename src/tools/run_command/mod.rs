@@ -156,6 +156,9 @@ pub(crate) struct CommandPlan {
     warnings: Vec<String>,
     /// The program to execute.
     program: PathBuf,
+    /// For a project program, its path relative to the root as listed: resolved again
+    /// right before it runs ([`recheck_project_program`]).
+    project_relative: Option<String>,
     /// Where it runs: the project root, resolved.
     root: PathBuf,
     /// Its whole environment.
@@ -210,6 +213,7 @@ pub(crate) fn plan_command(
     let root = env.project.canonical_root().to_path_buf();
     let path_var = lookup(parent_env, "PATH");
     let search = SearchPath::new(path_var, &root);
+    let mut project_relative = None;
     let (program, args, prefix, mut warnings) = match admitted {
         Admitted::Named { name, args, prefix } => {
             (search.find(name, &root)?, args, prefix, Vec::new())
@@ -226,6 +230,7 @@ pub(crate) fn plan_command(
             let warning = format!(
                 "`{relative}` is a program inside the project (allowed by your allowed_project_programs): the repository controls what it does"
             );
+            project_relative = Some(relative);
             (program, args, prefix, vec![warning])
         }
     };
@@ -246,6 +251,7 @@ pub(crate) fn plan_command(
         prefix,
         warnings,
         program: program.path,
+        project_relative,
         root,
         env: child_env,
     })
@@ -309,8 +315,11 @@ pub(crate) fn normal_relative(path: &str) -> Option<String> {
 }
 
 /// The project program at `relative`: an executable regular file whose real path (every
-/// symlink followed) is inside `root`. What runs is that real path, so a symlink swapped
-/// in after the question cannot redirect it elsewhere.
+/// symlink followed) is inside `root`. What runs is that real path, resolved with std::fs
+/// (not through the project's boundary checks), so a symlink swapped in for the program
+/// itself after the question changes nothing; one swapped in for a directory on the way
+/// is caught by [`recheck_project_program`] right before the run, except in the short
+/// window between that check and the `execve` (see SECURITY.md).
 fn project_program(relative: &str, root: &Path) -> Result<Program, ToolError> {
     let refuse = |why: String| {
         Err(ToolError::Refused(format!(
@@ -338,6 +347,24 @@ fn project_program(relative: &str, root: &Path) -> Result<Program, ToolError> {
     }
 }
 
+/// Resolves an approved project program again, right before it runs, and refuses it when
+/// it no longer resolves to the approved real path inside the root: the person may take a
+/// while to answer, and the repository (or a command it ran) may have swapped a directory
+/// on the way for a symlink meanwhile. The `execve` still follows the path, so a swap
+/// between this check and the exec is not caught; it narrows the window to microseconds.
+fn recheck_project_program(relative: &str, root: &Path, approved: &Path) -> Result<(), ToolError> {
+    let now = project_program(relative, root)?;
+    if now.path == approved {
+        Ok(())
+    } else {
+        Err(ToolError::Refused(format!(
+            "Not run: `{relative}` changed after it was approved (it was {}, it is now {}). Tell the user; the project may have been changed under you.",
+            approved.display(),
+            now.display
+        )))
+    }
+}
+
 /// Runs an approved command and returns the text the model reads. The command's own
 /// failure is an `Ok` text with its exit status.
 pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, ToolError> {
@@ -348,6 +375,9 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
     };
     let policy = &context.env.limits;
     let typed = &plan.typed;
+    if let Some(relative) = &plan.project_relative {
+        recheck_project_program(relative, &plan.root, &plan.program)?;
+    }
     let mut child_command = std::process::Command::new(&plan.program);
     child_command
         .args(&plan.argv[1..])
