@@ -7,8 +7,9 @@
 //! 1. **No shell.** The command is split on whitespace and handed to `execve` as argv, so
 //!    `;`, `&&`, `|`, `$VAR`, redirections and globs arrive as literal arguments.
 //! 2. **An allowlist of argv prefixes, matched on whole tokens.** `go test` permits
-//!    `go test ./...` but not `go tool`, `gotcha test` or `env go test`. An empty
-//!    `allowed_commands` withdraws the tool entirely ([`SPEC`]'s `available`).
+//!    `go test ./...` but not `go tool`, `gotcha test` or `env go test`. With both
+//!    `allowed_commands` and `allowed_project_programs` empty the tool is withdrawn
+//!    entirely ([`SPEC`]'s `available`).
 //! 3. **The program comes from outside the project.** The first token must be a bare name
 //!    (no `/`), looked up on PATH while skipping entries that are empty, relative, or
 //!    resolve inside the project root, and skipping candidates whose real path is inside
@@ -16,7 +17,8 @@
 //!    receives that same filtered PATH, so the programs it starts are looked up the same
 //!    way. The resolved absolute path is what the person approves and what runs. The one
 //!    exception is opt-in: a path the user lists in `allowed_project_programs` (their own
-//!    config only), such as `.venv/bin/pytest`, which must resolve inside the root.
+//!    config only), such as `.venv/bin/pytest`, which must resolve inside the root, and
+//!    is resolved again right before it runs ([`recheck_project_program`]).
 //! 4. **The person is asked every time**, through the session's approver; a decline goes
 //!    back to the model as text telling it not to retry. The question carries warnings
 //!    when the repository chose the program: a project program, or an allowlisted one
@@ -45,7 +47,8 @@
 //! ```
 //!
 //! and all of it, the echoed command included, fits `max_command_output_bytes` (a long
-//! command is echoed clipped, see [`echo_line`]).
+//! command is echoed clipped, see [`echo_line`]; output that is not UTF-8 is measured as
+//! rendered, with U+FFFD, see [`Clip::render`]).
 //!
 //! Non-goals: a sandbox. An allowed `go test` or `make` still runs code the repository
 //! controls (build scripts, Makefile recipes, `go generate` directives); see SECURITY.md.
