@@ -179,6 +179,10 @@ pub enum Event {
         /// The reason the person gave for a no (omitted when none).
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// What the question warned about: the repository chose the program (omitted when
+        /// none). Kept here so a `--json` consumer sees the same warnings `/ledger` shows.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
     },
     /// Something happened (or was stopped): only ever from the tools' journal.
     Effect {
@@ -687,6 +691,7 @@ pub(crate) fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event 
         waited_ms: ms(approval.waited),
         scope: approval.scope.clone(),
         reason: approval.reason.clone(),
+        warnings: approval.warnings.clone(),
     }
 }
 

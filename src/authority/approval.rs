@@ -43,14 +43,23 @@ impl Request<'_> {
         }
     }
 
+    /// Whether `a` (a standing approval) may be offered and granted for this request: not
+    /// when it carries warnings, since each warned command must be seen and answered.
+    pub fn offers_standing(&self) -> bool {
+        self.warnings().is_empty()
+    }
+
     /// What a standing approval for this request covers, in words.
     pub(crate) fn standing_scope(&self) -> String {
         match self {
             Request::Patch { .. } => {
                 "patches that touch only files already approved in this session".to_owned()
             }
-            Request::Command { prefix, .. } => {
-                format!("commands starting with `{prefix}` (allowlisted), in this session")
+            Request::Command { argv, prefix, .. } => {
+                let program = argv.first().map_or("", String::as_str);
+                format!(
+                    "commands starting with `{prefix}` (allowlisted), run as {program}, in this session"
+                )
             }
         }
     }

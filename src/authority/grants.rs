@@ -4,11 +4,40 @@
 //! A grant is narrow on purpose. For patches it covers only files already approved in
 //! this session (a created file, a same-named file elsewhere or a rename out of an
 //! approved file is asked about again); for commands it covers exactly the
-//! `allowed_commands` entry that admitted the command.
+//! `allowed_commands` entry that admitted the command, run as the same resolved program
+//! (so `a` at `go test` run as `/usr/bin/go` does not cover a `go` found elsewhere later,
+//! nor a project program with the same words). A command with warnings is never covered,
+//! and answering `a` at one grants nothing: the repository chose its program.
 
 use std::collections::BTreeSet;
 
 use super::approval::Request;
+
+/// What one `a` at a command question covers: the same resolved program (the absolute
+/// path the question showed) with the same allowlist entry. Keyed by both because the
+/// entry alone names words, not a file: `gradlew test` admits a PATH `gradlew` and, as
+/// an `allowed_project_programs` entry, the project's `./gradlew`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct CommandGrant {
+    /// The absolute program, `argv[0]` of the request.
+    program: String,
+    /// The entry that admitted it.
+    prefix: String,
+}
+
+impl CommandGrant {
+    /// The grant a command request would need (or create); `None` for a patch or an
+    /// empty argv.
+    fn of(request: &Request<'_>) -> Option<CommandGrant> {
+        match request {
+            Request::Patch { .. } => None,
+            Request::Command { argv, prefix, .. } => argv.first().map(|program| CommandGrant {
+                program: program.clone(),
+                prefix: (*prefix).to_owned(),
+            }),
+        }
+    }
+}
 
 /// The session's standing approvals.
 #[derive(Debug, Default)]
@@ -18,8 +47,8 @@ pub(crate) struct Grants {
     /// `a` was answered at a patch question: patches touching only `approved_files` go
     /// ahead without asking.
     patches: bool,
-    /// `allowed_commands` entries approved with `a`.
-    command_prefixes: BTreeSet<String>,
+    /// Commands approved with `a`: the resolved program and the allowlist entry.
+    commands: BTreeSet<CommandGrant>,
 }
 
 impl Grants {
@@ -30,10 +59,9 @@ impl Grants {
                 && !files.is_empty()
                 && files.iter().all(|f| self.approved_files.contains(f)))
             .then(|| request.standing_scope()),
-            Request::Command {
-                prefix, warnings, ..
-            } => (warnings.is_empty() && self.command_prefixes.contains(*prefix))
-                .then(|| request.standing_scope()),
+            Request::Command { .. } => (request.offers_standing()
+                && CommandGrant::of(request).is_some_and(|g| self.commands.contains(&g)))
+            .then(|| request.standing_scope()),
         }
     }
 
@@ -44,9 +72,11 @@ impl Grants {
                 self.approved_files.extend(files.iter().cloned());
                 self.patches |= for_session;
             }
-            Request::Command { prefix, .. } => {
-                if for_session {
-                    self.command_prefixes.insert((*prefix).to_owned());
+            Request::Command { .. } => {
+                if let Some(grant) =
+                    CommandGrant::of(request).filter(|_| for_session && request.offers_standing())
+                {
+                    self.commands.insert(grant);
                 }
             }
         }
@@ -62,8 +92,10 @@ impl Grants {
                 files.join(", ")
             ));
         }
-        for prefix in &self.command_prefixes {
-            scopes.push(format!("commands starting with `{prefix}`"));
+        for CommandGrant { program, prefix } in &self.commands {
+            scopes.push(format!(
+                "commands starting with `{prefix}`, run as {program}"
+            ));
         }
         scopes
     }

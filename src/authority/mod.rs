@@ -164,6 +164,12 @@ impl Authority {
         let started = Instant::now();
         let decision = self.approver.decide(request);
         let waited = started.elapsed();
+        // `a` is offered only where a grant may follow; an approver that answers it anyway
+        // (at a warned command) gets a plain yes, so nothing is granted behind a warning.
+        let decision = match decision {
+            Decision::ApprovedForSession if !request.offers_standing() => Decision::Approved,
+            decision => decision,
+        };
         let (outcome, scope) = match &decision {
             Decision::Approved => (ApprovalOutcome::Yes, None),
             Decision::ApprovedForSession => (
@@ -386,13 +392,34 @@ mod tests {
         assert_eq!(ask("go vet"), Verdict::Declined(None)); // another prefix: asked
         assert_eq!(
             authority.standing_approvals(),
-            ["commands starting with `go test`"]
+            ["commands starting with `go test`, run as /usr/bin/go"]
         );
     }
 
     #[test]
+    fn a_standing_command_approval_covers_only_the_same_program() {
+        let authority = authority(vec![Decision::ApprovedForSession, Decision::Declined(None)]);
+        let ask = |program: &str| {
+            let argv = vec![program.to_owned(), "test".to_owned()];
+            authority.authorize(&Request::Command {
+                argv: &argv,
+                prefix: "gradlew test",
+                warnings: &[],
+            })
+        };
+        assert_eq!(ask("/usr/bin/gradlew"), Verdict::Approved); // `a`
+        assert_eq!(ask("/usr/bin/gradlew"), Verdict::Approved); // standing
+        // The same words resolved to another file (say the project's ./gradlew): asked.
+        assert_eq!(ask("/project/gradlew"), Verdict::Declined(None));
+    }
+
+    #[test]
     fn warnings_are_journaled_and_never_covered_by_a_standing_approval() {
-        let authority = authority(vec![Decision::ApprovedForSession, Decision::Approved]);
+        let authority = authority(vec![
+            Decision::ApprovedForSession,
+            Decision::Approved,
+            Decision::Declined(None),
+        ]);
         let argv = vec!["/usr/bin/cargo".to_owned(), "test".to_owned()];
         let warnings = vec!["this repository configures cargo: ...".to_owned()];
         let ask = |warnings: &[String]| {
@@ -402,21 +429,32 @@ mod tests {
                 warnings,
             })
         };
+        // An `a` at a warned command (the front ends do not offer it) is a plain yes and
+        // grants nothing: the same command without the warning is asked again.
         assert_eq!(ask(&warnings), Verdict::Approved); // `a`
         assert_eq!(ask(&warnings), Verdict::Approved); // asked again: it warns
-        assert_eq!(ask(&[]), Verdict::Approved); // standing
+        assert_eq!(ask(&[]), Verdict::Declined(None)); // asked: no grant was made
+        assert!(authority.standing_approvals().is_empty());
         let journal = authority.take_journal();
         let records: Vec<_> = journal
             .approvals
             .iter()
-            .map(|r| (r.source, r.warnings.clone()))
+            .map(|r| (r.source, r.outcome, r.warnings.clone()))
             .collect();
         assert_eq!(
             records,
             [
-                (ApprovalSource::Person, warnings.clone()),
-                (ApprovalSource::Person, warnings.clone()),
-                (ApprovalSource::Standing, Vec::new()),
+                (
+                    ApprovalSource::Person,
+                    ApprovalOutcome::Yes,
+                    warnings.clone()
+                ),
+                (
+                    ApprovalSource::Person,
+                    ApprovalOutcome::Yes,
+                    warnings.clone()
+                ),
+                (ApprovalSource::Person, ApprovalOutcome::No, Vec::new()),
             ]
         );
     }

@@ -363,10 +363,12 @@ impl Approver for AskThroughInput {
         if self.cancel.is_cancelled() {
             return Decision::Interrupted;
         }
-        let question = show_request(request, self.color, true);
+        // `a` only where it can hold: a warned command is asked about every time.
+        let offer_standing = request.offers_standing();
+        let question = show_request(request, self.color, offer_standing);
         match self.input.read_blocking(&question) {
             Line::Text(answer) => {
-                let mut decision = decision_for(&answer, true);
+                let mut decision = decision_for(&answer, offer_standing);
                 if decision == Decision::Declined(None) && may_add_reason(&answer) {
                     match self.input.read_blocking(REASON_PROMPT) {
                         Line::Text(reason) if !reason.trim().is_empty() => {

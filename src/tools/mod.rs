@@ -143,13 +143,13 @@ impl ToolSpec {
     /// metron for the model endpoint.
     pub(crate) fn capabilities(&self, toolbox: &Toolbox) -> String {
         let mut scope = self.scope.to_owned();
-        let allowed = &toolbox.env.limits.allowed_commands;
-        if self.access == Access::Execute && !allowed.is_empty() {
-            let prefixes: Vec<String> = allowed
-                .iter()
-                .map(|p| format!("`{}`", p.split_whitespace().collect::<Vec<_>>().join(" ")))
-                .collect();
-            scope = format!("{scope}: {}", prefixes.join(", "));
+        let limits = &toolbox.env.limits;
+        if self.access == Access::Execute
+            && !(limits.allowed_commands.is_empty() && limits.allowed_project_programs.is_empty())
+        {
+            let lists =
+                run_command::allowlists(&limits.allowed_commands, &limits.allowed_project_programs);
+            scope = format!("{scope}: {lists}");
         }
         let asks = match self.access {
             Access::Read => "",

@@ -591,6 +591,55 @@ fn the_echoed_command_counts_against_the_output_budget() {
 }
 
 #[test]
+fn output_that_is_not_utf8_still_fits_the_budget() {
+    // Each invalid byte is shown as U+FFFD, three bytes of text: a Latin-1 or binary file
+    // must not turn a 4000-byte budget into a 12 KB result.
+    let p = TestProject::new();
+    let outside = Outside::new();
+    let env = path_env(&real_path());
+    let latin1: Vec<u8> = (0..20_000)
+        .map(|i| [b'a', 0xe9, b'\n', 0xff][i % 4])
+        .collect();
+    let binary: Vec<u8> = (0..20_000u32).map(|i| (i % 256) as u8).collect();
+    let all_invalid = vec![0xffu8; 20_000];
+    for (name, data) in [
+        ("latin1", &latin1),
+        ("binary", &binary),
+        ("ff", &all_invalid),
+    ] {
+        let file = outside.path().join(name);
+        std::fs::write(&file, data).expect("write data");
+        for budget in [170, 200, 333, 1000, 4000, 12_000] {
+            for length in [10, 100, 1000, data.len()] {
+                let approver = Recorder::approving();
+                let tb = toolbox(
+                    &p,
+                    Policy {
+                        max_command_output_bytes: budget,
+                        ..policy(&["head -c"])
+                    },
+                    &approver,
+                );
+                let command = format!("head -c {length} {}", file.display());
+                let text = run(&tb, &command, &env).expect("runs");
+                assert!(
+                    text.len() <= budget,
+                    "{name}, {length} bytes, budget {budget}: {} bytes of result",
+                    text.len()
+                );
+                assert!(text.starts_with("$ head -c "), "{text}");
+                if length == data.len() {
+                    assert!(text.contains(" bytes cut ...]"), "{name} {budget}: {text}");
+                }
+                if length == data.len() && budget >= 1000 {
+                    assert!(text.contains('\u{fffd}'), "{name} {budget}: {text}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn huge_output_is_clipped_in_bounded_memory() {
     let p = TestProject::new();
     let approver = Recorder::approving();
@@ -1020,6 +1069,78 @@ fn the_question_warns_when_the_repository_configures_the_allowed_program() {
             [(".yarnrc", "yarn-path \"./tools/yarn.js\"\n")],
             ".yarnrc line 1 sets `yarn-path`",
         ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[build]\nrustflags = [\"-Clinker=./ld\"]\n",
+            )],
+            ".cargo/config.toml line 2 sets `rustflags`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[target.x86_64-unknown-linux-gnu]\nrustflags = [\n  \"-Clink-arg=-B./tools\",\n]\n",
+            )],
+            ".cargo/config.toml line 2 sets `rustflags`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[build]\nrustdocflags = [\"-Clinker=./ld\"]\n",
+            )],
+            ".cargo/config.toml line 2 sets `rustdocflags`",
+        ),
+        (
+            "cargo",
+            [(
+                ".cargo/config.toml",
+                "[target.x86_64-unknown-linux-gnu]\n\"runn\\u0065r\" = \"./x\"\n",
+            )],
+            ".cargo/config.toml line 2 sets a key spelled with an escape",
+        ),
+        (
+            "make",
+            [("Makefile", "all:\n\techo hi\ninclude other.mk\n")],
+            "Makefile line 3 sets `include` of another makefile, which may set SHELL",
+        ),
+        (
+            "make",
+            [("Makefile", "-include local.mk\n")],
+            "Makefile line 1 sets `-include` of another makefile",
+        ),
+        (
+            "make",
+            [("makefile", "sinclude local.mk\n")],
+            "makefile line 1 sets `sinclude` of another makefile",
+        ),
+        (
+            "npm",
+            [(".npmrc", "git=./tools/git\n")],
+            ".npmrc line 1 sets `git`",
+        ),
+        (
+            "npm",
+            [(".npmrc", "node-gyp=./tools/gyp\n")],
+            ".npmrc line 1 sets `node-gyp`",
+        ),
+        (
+            "pnpm",
+            [(".npmrc", "pnpmfile=./hooks.cjs\n")],
+            ".npmrc line 1 sets `pnpmfile`",
+        ),
+        (
+            "npm",
+            [(".npmrc", "userconfig=./other\n")],
+            ".npmrc line 1 sets `userconfig`",
+        ),
+        (
+            "npm",
+            [(".npmrc", "globalconfig=./other\n")],
+            ".npmrc line 1 sets `globalconfig`",
+        ),
     ] {
         let command = format!("{program} build");
         let warnings = warnings_for(program, &command, &files);
@@ -1057,7 +1178,7 @@ fn benign_configuration_and_other_programs_are_not_warned_about() {
             "cargo",
             vec![(
                 ".cargo/config.toml",
-                "# runner = \"x\"\n[build]\njobs = 2\n[target.x]\nrustflags = [\"-Dwarnings\"]\n",
+                "# runner = \"x\"\n[build]\njobs = 2\n[target.x]\n# rustflags = [\"-Dwarnings\"]\n",
             )],
         ),
         ("make", vec![("Makefile", "all:\n\t$(SHELL) -c true\n")]),
@@ -1170,6 +1291,44 @@ fn cli_yes_runs_a_configured_program_but_warns_on_stderr_escaped() {
     );
 }
 
+#[test]
+fn cli_json_approval_events_carry_the_warnings() {
+    use super::fake_ollama::{FakeOllama, answer, call};
+    let p = TestProject::git();
+    p.file("rust-toolchain.toml", "[toolchain]\npath = \"tools\"\n");
+    let tools = Outside::new();
+    tools.script("cargo", "echo fake cargo \"$@\"");
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "cargo build"}), 10, 1),
+        call("run_command", json!({"command": "echo plain"}), 10, 1),
+        answer("done", 10, 1),
+    ]);
+    let m = metron(p.root())
+        .args(["-p", "build it", "--json", "--yes"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("PATH", format!("{}:{}", tools.str(), real_path()));
+    write_user_config(m.home(), r#"{"allowed_commands": ["cargo", "echo"]}"#);
+    let (run, events) = json_events(m.run());
+    assert_eq!(run.code, 0, "{run:?}");
+    let approvals = events_of_type(&events, "approval");
+    assert_eq!(approvals.len(), 2, "{events:?}");
+    let warnings = approvals[0]["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.len() == 1
+            && warnings[0].as_str().is_some_and(|w| w.starts_with(
+                "this repository configures cargo: rust-toolchain.toml line 2 sets `path`"
+            )),
+        "{:?}",
+        approvals[0]
+    );
+    assert_eq!(approvals[0]["by"], "--yes", "{:?}", approvals[0]);
+    assert!(
+        approvals[1].get("warnings").is_none(),
+        "omitted when empty: {:?}",
+        approvals[1]
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn cli_on_a_terminal_the_question_shows_the_warning() {
@@ -1204,6 +1363,63 @@ fn cli_on_a_terminal_the_question_shows_the_warning() {
         "the warning follows the command: {shown}"
     );
     assert_eq!(run.code, 1, "{shown}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn repl_never_offers_a_standing_approval_for_a_warned_command() {
+    use super::common::{Live, exit_on_a_terminal, hermetic, metron_in_script};
+    use super::fake_ollama::{FakeOllama, answer, call};
+    if !super::common::script_available() {
+        return skip(
+            "repl_never_offers_a_standing_approval_for_a_warned_command",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    p.file("rust-toolchain.toml", "[toolchain]\npath = \"tools\"\n");
+    let tools = Outside::new();
+    let runs = tools.path().join("runs");
+    tools.script("cargo", &format!("echo ran >> {}", runs.display()));
+    let build = || call("run_command", json!({"command": "cargo build"}), 10, 1);
+    let fake = FakeOllama::start(vec![
+        build(),
+        answer("First.", 10, 1),
+        build(),
+        answer("Second.", 10, 1),
+    ]);
+    let (mut script, home) = hermetic("script", p.root());
+    write_user_config(home.path(), r#"{"allowed_commands": ["cargo"]}"#);
+    metron_in_script(&mut script, &[]);
+    script
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("PATH", format!("{}:{}", tools.str(), real_path()));
+    let mut live = Live::start(script, home);
+    live.wait_stdout("metron > ", 1);
+    live.send("build\r");
+    live.wait_stdout("Run this command? [y/N] ", 1);
+    // `a` is not an answer here: it declines, and grants nothing.
+    live.send("a\r");
+    live.wait_stdout("First.", 1);
+    live.wait_stdout_after("First.", "metron > ");
+    live.send("again\r");
+    live.wait_stdout("Run this command? [y/N] ", 2);
+    live.send("y\r");
+    live.wait_stdout("Second.", 1);
+    live.wait_stdout_after("Second.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    let out = &run.stdout;
+    assert!(!out.contains("[y/N/a]"), "{out}");
+    assert!(!out.contains("do not ask again"), "{out}");
+    assert!(!out.contains("standing approval granted"), "{out}");
+    assert_eq!(
+        out.matches("warning: this repository configures cargo")
+            .count(),
+        2,
+        "{out}"
+    );
+    let ran = std::fs::read_to_string(&runs).unwrap_or_default();
+    assert_eq!(ran, "ran\n", "only the `y` ran it");
 }
 
 // ---- allowed_project_programs ----
@@ -1318,6 +1534,139 @@ fn project_programs_must_be_listed_and_stay_inside_the_project() {
         "refusals are never put to the user"
     );
     assert!(!marker.exists());
+}
+
+/// Approves, after swapping the project's `tools` directory for a symlink to `target`:
+/// what a repository could do while the question waits.
+#[derive(Debug)]
+struct SwapWhileAsked {
+    tools: PathBuf,
+    target: PathBuf,
+}
+
+impl Approver for SwapWhileAsked {
+    fn decide(&self, _request: &Request<'_>) -> Decision {
+        let aside = self.tools.with_file_name("tools.before");
+        std::fs::rename(&self.tools, aside).expect("move tools aside");
+        std::os::unix::fs::symlink(&self.target, &self.tools).expect("symlink tools");
+        Decision::Approved
+    }
+}
+
+#[test]
+fn a_project_program_swapped_after_the_question_is_not_run() {
+    let outside = Outside::new();
+    let marker = outside.path().join("ran");
+    let env = path_env(&real_path());
+    for inside in [false, true] {
+        let p = TestProject::new();
+        write_script(&p.path("tools/run"), "echo approved");
+        let target = if inside {
+            write_script(&p.path("other/run"), &format!("touch {}", marker.display()));
+            p.path("other")
+        } else {
+            outside.script("run", &format!("touch {}", marker.display()));
+            outside.path().to_path_buf()
+        };
+        let tb = Toolbox::new(p.project(), Budgets::default())
+            .with_policy(project_policy(&["tools/run"]))
+            .with_approver(Box::new(SwapWhileAsked {
+                tools: p.path("tools"),
+                target,
+            }));
+        let text = refused(run(&tb, "tools/run", &env));
+        let why = if inside {
+            "changed after it was approved"
+        } else {
+            "leads outside the project through a symlink"
+        };
+        assert!(text.contains(why), "{inside}: {text}");
+        assert!(!marker.exists(), "{inside}: the swapped-in program ran");
+    }
+}
+
+#[test]
+fn refusals_name_both_allowlists() {
+    let p = TestProject::new();
+    write_script(&p.path("gradlew"), "echo gradle");
+    let approver = Recorder::approving();
+    let env = path_env(&real_path());
+    let listed =
+        "project programs, run by the path as listed: `.venv/bin/pytest`, `./gradlew test`";
+
+    // Only project programs: never an empty list.
+    let tb = toolbox(
+        &p,
+        project_policy(&[".venv/bin/pytest", "./gradlew  test"]),
+        &approver,
+    );
+    for command in ["pytest -x", "make", "./gradlew build", "/usr/bin/make"] {
+        let text = refused(run(&tb, command, &env));
+        assert!(
+            text.contains(&format!(
+                "Allowed prefixes (whole words): none by name on PATH; {listed}."
+            )),
+            "{command}: {text}"
+        );
+        assert!(!text.contains(": ."), "{command}: {text}");
+    }
+
+    // Both lists.
+    let tb = toolbox(
+        &p,
+        Policy {
+            allowed_project_programs: vec![
+                ".venv/bin/pytest".to_owned(),
+                "./gradlew test".to_owned(),
+            ],
+            ..policy(&["go test", "cargo  clippy"])
+        },
+        &approver,
+    );
+    for command in ["make", "./gradlew build"] {
+        let text = refused(run(&tb, command, &env));
+        assert!(
+            text.contains(&format!(
+                "Allowed prefixes (whole words): `go test`, `cargo clippy` by name on PATH; {listed}."
+            )),
+            "{command}: {text}"
+        );
+    }
+
+    // Only named commands: as before.
+    let tb = toolbox(&p, policy(&["go test"]), &approver);
+    let text = refused(run(&tb, "./gradlew test", &env));
+    assert!(
+        text.contains("Allowed prefixes (whole words): `go test`."),
+        "{text}"
+    );
+    assert!(approver.seen().is_empty());
+}
+
+#[test]
+fn cli_config_lists_both_allowlists_in_the_capabilities() {
+    let p = TestProject::git();
+    for (config, expected) in [
+        (
+            r#"{"allowed_project_programs": [".venv/bin/pytest"]}"#,
+            "none by name on PATH; project programs, run by the path as listed: `.venv/bin/pytest`;",
+        ),
+        (
+            r#"{"allowed_commands": ["go test"], "allowed_project_programs": ["./gradlew test"]}"#,
+            "`go test` by name on PATH; project programs, run by the path as listed: `./gradlew test`;",
+        ),
+    ] {
+        let m = metron(p.root()).stdin("/config\n");
+        write_user_config(m.home(), config);
+        let run = m.run();
+        assert_eq!(run.code, 0, "{run:?}");
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with("run_command: "))
+            .unwrap_or_else(|| panic!("no run_command line: {}", run.stdout));
+        assert!(line.contains(expected), "{line}");
+    }
 }
 
 #[test]

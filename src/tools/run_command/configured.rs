@@ -14,7 +14,10 @@
 //! line by line, not parsed: a line that assigns one of the listed keys (`runner = ...`,
 //! `target.x.runner = ...`, `{ runner = ... }`, `SHELL := ...`) counts wherever it
 //! appears, even inside a string or under an unrelated table. That errs towards warning,
-//! which is the safe direction for a warning. A file that cannot be read inside the
+//! which is the safe direction for a warning. What a line scan cannot follow warns by
+//! itself: a quoted key spelled with an escape (`"runn\u0065r"`, which TOML and npm read
+//! as `runner`), and a Makefile `include`/`-include`/`sinclude` (the other file may set
+//! `SHELL`). A file that cannot be read inside the
 //! project (a symlink leading out, a directory, an unreadable file) or that is larger
 //! than [`MAX_CONFIG_BYTES`] is itself a reason to warn, since the program may still read
 //! it. Only the project root is looked at: the program runs there, and the directories
@@ -65,8 +68,14 @@ enum Syntax {
 
 /// Cargo's configuration keys that name a program (`[target.*] runner/linker/ar`,
 /// `[build] rustc/rustc-wrapper/rustc-workspace-wrapper/rustdoc`, credential providers,
-/// `[doc] browser`) or pull in another file (`include`).
+/// `[doc] browser`), pull in another file (`include`), or pass flags that can pick one
+/// (`rustflags`, `rustdocflags`: `-Clinker=./ld`, `-Clink-arg=-B./tools`). The flags warn
+/// whenever they are set, not only when a value looks like a linker: a value can be split
+/// across lines and tokens (`"-C",` then `"linker=./ld"`) or spelled with escapes, which a
+/// line scan cannot see through.
 const CARGO_KEYS: &[&str] = &[
+    "rustflags",
+    "rustdocflags",
     "runner",
     "linker",
     "ar",
@@ -161,7 +170,20 @@ const FAMILIES: &[Family] = &[
             ConfigFile {
                 path: ".npmrc",
                 syntax: Syntax::Equals,
-                keys: &["script-shell", "shell", "node-options", "onload-script"],
+                // `git`, `node-gyp`: programs npm runs; `pnpmfile`: code pnpm loads;
+                // `userconfig`, `globalconfig`: other files read as configuration.
+                keys: &[
+                    "script-shell",
+                    "shell",
+                    "node-options",
+                    "onload-script",
+                    "git",
+                    "node-gyp",
+                    "pnpmfile",
+                    "global-pnpmfile",
+                    "userconfig",
+                    "globalconfig",
+                ],
                 tables: &[],
             },
             ConfigFile {
@@ -254,11 +276,65 @@ fn line_sets(line: &str, file: &ConfigFile) -> Option<String> {
     if let Some(table) = file.tables.iter().find(|t| opens_table(trimmed, t)) {
         return Some(format!("`[{table}]`"));
     }
+    match file.syntax {
+        Syntax::Equals | Syntax::Toolchain if escaped_key(line) => {
+            return Some("a key spelled with an escape, which metron cannot check".to_owned());
+        }
+        Syntax::Make => {
+            if let Some(directive) = MAKE_INCLUDES.iter().find(|d| {
+                trimmed
+                    .strip_prefix(**d)
+                    .is_some_and(|r| r.starts_with(char::is_whitespace))
+            }) {
+                return Some(format!(
+                    "`{directive}` of another makefile, which may set SHELL, so metron did not check it"
+                ));
+            }
+        }
+        _ => {}
+    }
     let bare_path = matches!(file.syntax, Syntax::Toolchain)
         && !trimmed.starts_with('[')
         && !trimmed.contains('=')
         && trimmed.contains('/');
     bare_path.then(|| "a toolchain by path".to_owned())
+}
+
+/// GNU make directives that read another makefile, which can set `SHELL` where this scan
+/// does not look.
+const MAKE_INCLUDES: &[&str] = &["include", "-include", "sinclude"];
+
+/// True when `line` has a double-quoted string holding a backslash used as a key: followed
+/// by `=`, `.` (a dotted key) or `]` (a table header). TOML unescapes such keys
+/// (`"runn\u0065r" = "./x"` is `runner`), and so does npm's ini parser, so the key the
+/// program reads is not the text [`assigns`] matches; any escape in a key warns.
+fn escaped_key(line: &str) -> bool {
+    let mut rest = line;
+    while let Some(open) = rest.find('"') {
+        let after = &rest[open + 1..];
+        let mut escaped = false;
+        let mut close = None;
+        for (i, c) in after.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    close = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            return false;
+        };
+        let next = after[close + 1..].trim_start();
+        if after[..close].contains('\\') && next.starts_with(['=', '.', ']']) {
+            return true;
+        }
+        rest = &after[close + 1..];
+    }
+    false
 }
 
 /// True when `line` assigns `key`: the key starts a word (after the line's start,
@@ -350,6 +426,17 @@ mod tests {
             "[ alias ]",
             "alias.t = \"run\"",
             "alias = { t = \"run\" }",
+            "rustflags = [\"-Clinker=./ld\"]",
+            "rustflags = [\"-Clink-arg=-B./tools\"]",
+            "build.rustflags = [",
+            "target.x.rustflags = [\"-C\", \"target-cpu=native\"]",
+            "rustdocflags = [\"-Clinker=./ld\"]",
+            "\"runn\\u0065r\" = \"./x\"",
+            "\"runn\\U00000065r\" = \"./x\"",
+            "target.\"x\".\"runn\\u0065r\" = \"./x\"",
+            "target = { x = { \"link\\u0065r\" = \"./x\" } }",
+            "[\"ali\\u0061s\"]",
+            "\"b\\u0075ild\".rustc = \"x\"",
         ] {
             assert!(line_sets(line, &toml).is_some(), "{line}");
         }
@@ -359,8 +446,10 @@ mod tests {
             "myrunner = 1",
             "[target.x]",
             "jobs = 4",
-            "rustflags = [\"-C\", \"target-cpu=native\"]",
+            "rustflagsx = 1",
             "[aliases]",
+            "name = \"caf\\u00e9\"",
+            "x = [\"a\\\"b\", \"c\"]",
         ] {
             assert_eq!(line_sets(line, &toml), None, "{line}");
         }
@@ -377,8 +466,46 @@ mod tests {
         ] {
             assert!(line_sets(line, &make).is_some(), "{line}");
         }
-        for line in ["\t$(SHELL) -c true", "MYSHELL = x", "# SHELL = x"] {
+        for line in [
+            "include other.mk",
+            "-include $(wildcard *.mk)",
+            "sinclude local.mk",
+            "  include\tx.mk",
+        ] {
+            assert!(
+                line_sets(line, &make).is_some_and(|w| w.contains("include")),
+                "{line}"
+            );
+        }
+        for line in [
+            "\t$(SHELL) -c true",
+            "MYSHELL = x",
+            "# SHELL = x",
+            "includes = x",
+            "INCLUDE_DIRS = a",
+        ] {
             assert_eq!(line_sets(line, &make), None, "{line}");
+        }
+        let npmrc = file(
+            Syntax::Equals,
+            &["git", "node-gyp", "pnpmfile", "userconfig", "globalconfig"],
+        );
+        for line in [
+            "git=./tools/git",
+            "node-gyp = ./tools/gyp",
+            "pnpmfile=./hooks.cjs",
+            "userconfig=./other.npmrc",
+            "globalconfig=./g",
+            "\"scr\\u0069pt-shell\"=./x",
+        ] {
+            assert!(line_sets(line, &npmrc).is_some(), "{line}");
+        }
+        for line in [
+            "github-token=x",
+            "git-tag-version=false",
+            "registry=https://x/",
+        ] {
+            assert_eq!(line_sets(line, &npmrc), None, "{line}");
         }
         let yarn = file(Syntax::Spaced, &["yarn-path"]);
         assert!(line_sets("yarn-path \"./x.js\"", &yarn).is_some());

@@ -7,8 +7,9 @@
 //! 1. **No shell.** The command is split on whitespace and handed to `execve` as argv, so
 //!    `;`, `&&`, `|`, `$VAR`, redirections and globs arrive as literal arguments.
 //! 2. **An allowlist of argv prefixes, matched on whole tokens.** `go test` permits
-//!    `go test ./...` but not `go tool`, `gotcha test` or `env go test`. An empty
-//!    `allowed_commands` withdraws the tool entirely ([`SPEC`]'s `available`).
+//!    `go test ./...` but not `go tool`, `gotcha test` or `env go test`. With both
+//!    `allowed_commands` and `allowed_project_programs` empty the tool is withdrawn
+//!    entirely ([`SPEC`]'s `available`).
 //! 3. **The program comes from outside the project.** The first token must be a bare name
 //!    (no `/`), looked up on PATH while skipping entries that are empty, relative, or
 //!    resolve inside the project root, and skipping candidates whose real path is inside
@@ -16,7 +17,8 @@
 //!    receives that same filtered PATH, so the programs it starts are looked up the same
 //!    way. The resolved absolute path is what the person approves and what runs. The one
 //!    exception is opt-in: a path the user lists in `allowed_project_programs` (their own
-//!    config only), such as `.venv/bin/pytest`, which must resolve inside the root.
+//!    config only), such as `.venv/bin/pytest`, which must resolve inside the root, and
+//!    is resolved again right before it runs ([`recheck_project_program`]).
 //! 4. **The person is asked every time**, through the session's approver; a decline goes
 //!    back to the model as text telling it not to retry. The question carries warnings
 //!    when the repository chose the program: a project program, or an allowlisted one
@@ -45,7 +47,8 @@
 //! ```
 //!
 //! and all of it, the echoed command included, fits `max_command_output_bytes` (a long
-//! command is echoed clipped, see [`echo_line`]).
+//! command is echoed clipped, see [`echo_line`]; output that is not UTF-8 is measured as
+//! rendered, with U+FFFD, see [`Clip::render`]).
 //!
 //! Non-goals: a sandbox. An allowed `go test` or `make` still runs code the repository
 //! controls (build scripts, Makefile recipes, `go generate` directives); see SECURITY.md.
@@ -131,7 +134,7 @@ struct Args {
 /// Off unless the user's own config allows something to run.
 fn available(env: &ToolEnv) -> Result<(), String> {
     if env.limits.allowed_commands.is_empty() && env.limits.allowed_project_programs.is_empty() {
-        Err("run_command is off: no `allowed_commands` are configured (the user can list argv prefixes such as \"go test\" in their own config)".to_owned())
+        Err("run_command is off: neither `allowed_commands` nor `allowed_project_programs` is configured (the user can list argv prefixes such as \"go test\", or project programs such as \".venv/bin/pytest\", in their own config)".to_owned())
     } else {
         Ok(())
     }
@@ -156,6 +159,9 @@ pub(crate) struct CommandPlan {
     warnings: Vec<String>,
     /// The program to execute.
     program: PathBuf,
+    /// For a project program, its path relative to the root as listed: resolved again
+    /// right before it runs ([`recheck_project_program`]).
+    project_relative: Option<String>,
     /// Where it runs: the project root, resolved.
     root: PathBuf,
     /// Its whole environment.
@@ -200,12 +206,17 @@ pub(crate) fn plan_command(
 ) -> Result<CommandPlan, ToolError> {
     let policy = &env.limits;
     let tokens: Vec<&str> = command.split_whitespace().collect();
-    let admitted = check_command(&tokens, &policy.allowed_commands)?;
+    let admitted = check_command(
+        &tokens,
+        &policy.allowed_commands,
+        &policy.allowed_project_programs,
+    )?;
     let typed = tokens.join(" ");
 
     let root = env.project.canonical_root().to_path_buf();
     let path_var = lookup(parent_env, "PATH");
     let search = SearchPath::new(path_var, &root);
+    let mut project_relative = None;
     let (program, args, prefix, mut warnings) = match admitted {
         Admitted::Named { name, args, prefix } => {
             (search.find(name, &root)?, args, prefix, Vec::new())
@@ -214,13 +225,15 @@ pub(crate) fn plan_command(
             let (relative, prefix) =
                 project_entry(&tokens, &policy.allowed_project_programs).ok_or_else(|| {
                     ToolError::Refused(format!(
-                        "`{path}` is a path and is refused: run_command runs only programs found by name on PATH outside the project, or the project programs the user lists in `allowed_project_programs`. Do not try variants; ask the user if you need it."
+                        "`{path}` is a path and is refused: run_command runs only programs found by name on PATH outside the project, or the project programs the user lists in `allowed_project_programs`, with their arguments. Allowed prefixes (whole words): {}. Do not try variants; ask the user if you need it.",
+                        allowlists(&policy.allowed_commands, &policy.allowed_project_programs)
                     ))
                 })?;
             let program = project_program(&relative, &root)?;
             let warning = format!(
                 "`{relative}` is a program inside the project (allowed by your allowed_project_programs): the repository controls what it does"
             );
+            project_relative = Some(relative);
             (program, args, prefix, vec![warning])
         }
     };
@@ -241,6 +254,7 @@ pub(crate) fn plan_command(
         prefix,
         warnings,
         program: program.path,
+        project_relative,
         root,
         env: child_env,
     })
@@ -304,8 +318,11 @@ pub(crate) fn normal_relative(path: &str) -> Option<String> {
 }
 
 /// The project program at `relative`: an executable regular file whose real path (every
-/// symlink followed) is inside `root`. What runs is that real path, so a symlink swapped
-/// in after the question cannot redirect it elsewhere.
+/// symlink followed) is inside `root`. What runs is that real path, resolved with std::fs
+/// (not through the project's boundary checks), so a symlink swapped in for the program
+/// itself after the question changes nothing; one swapped in for a directory on the way
+/// is caught by [`recheck_project_program`] right before the run, except in the short
+/// window between that check and the `execve` (see SECURITY.md).
 fn project_program(relative: &str, root: &Path) -> Result<Program, ToolError> {
     let refuse = |why: String| {
         Err(ToolError::Refused(format!(
@@ -333,6 +350,24 @@ fn project_program(relative: &str, root: &Path) -> Result<Program, ToolError> {
     }
 }
 
+/// Resolves an approved project program again, right before it runs, and refuses it when
+/// it no longer resolves to the approved real path inside the root: the person may take a
+/// while to answer, and the repository (or a command it ran) may have swapped a directory
+/// on the way for a symlink meanwhile. The `execve` still follows the path, so a swap
+/// between this check and the exec is not caught; it narrows the window to microseconds.
+fn recheck_project_program(relative: &str, root: &Path, approved: &Path) -> Result<(), ToolError> {
+    let now = project_program(relative, root)?;
+    if now.path == approved {
+        Ok(())
+    } else {
+        Err(ToolError::Refused(format!(
+            "Not run: `{relative}` changed after it was approved (it was {}, it is now {}). Tell the user; the project may have been changed under you.",
+            approved.display(),
+            now.display
+        )))
+    }
+}
+
 /// Runs an approved command and returns the text the model reads. The command's own
 /// failure is an `Ok` text with its exit status.
 pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, ToolError> {
@@ -343,6 +378,9 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
     };
     let policy = &context.env.limits;
     let typed = &plan.typed;
+    if let Some(relative) = &plan.project_relative {
+        recheck_project_program(relative, &plan.root, &plan.program)?;
+    }
     let mut child_command = std::process::Command::new(&plan.program);
     child_command
         .args(&plan.argv[1..])
@@ -417,19 +455,19 @@ fn echo_line(typed: &str, limit: usize) -> String {
 
 /// Refuses an empty command, control characters, and a named program no `allowed_commands`
 /// entry covers; otherwise splits off the program from its arguments. A program given as
-/// a path is left to `allowed_project_programs` ([`project_entry`]).
-fn check_command<'t>(tokens: &'t [&'t str], allowed: &[String]) -> Result<Admitted<'t>, ToolError> {
+/// a path is left to `allowed_project_programs` ([`project_entry`]). Refusals name the
+/// entries of both lists (`project`), so a model allowed only project programs is not
+/// told an empty list.
+fn check_command<'t>(
+    tokens: &'t [&'t str],
+    allowed: &[String],
+    project: &[String],
+) -> Result<Admitted<'t>, ToolError> {
     let refuse = |text: String| Err(ToolError::Refused(text));
-    let listed = || {
-        allowed
-            .iter()
-            .map(|a| format!("`{}`", a.split_whitespace().collect::<Vec<_>>().join(" ")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let listed = || allowlists(allowed, project);
     let Some((&program, args)) = tokens.split_first() else {
         return refuse(format!(
-            "the command is empty; give a program and its arguments. Allowed prefixes: {}",
+            "the command is empty; give a program and its arguments. Allowed prefixes (whole words): {}",
             listed()
         ));
     };
@@ -457,6 +495,31 @@ fn check_command<'t>(tokens: &'t [&'t str], allowed: &[String]) -> Result<Admitt
         args,
         prefix,
     })
+}
+
+/// Both allowlists in words, for refusals and `/config`: whichever list admits what the
+/// model may run, it learns all of it, so it does not guess (`go test`, `cargo clippy` by
+/// name; project programs by path as listed). Each entry is normalised to single spaces.
+pub(crate) fn allowlists(allowed: &[String], project: &[String]) -> String {
+    let words = |list: &[String]| {
+        list.iter()
+            .map(|a| format!("`{}`", a.split_whitespace().collect::<Vec<_>>().join(" ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (allowed.is_empty(), project.is_empty()) {
+        (true, true) => "none".to_owned(),
+        (false, true) => words(allowed),
+        (true, false) => format!(
+            "none by name on PATH; project programs, run by the path as listed: {}",
+            words(project)
+        ),
+        (false, false) => format!(
+            "{} by name on PATH; project programs, run by the path as listed: {}",
+            words(allowed),
+            words(project)
+        ),
+    }
 }
 
 /// The longest allowlist entry whose tokens are a prefix of `tokens`, token by token,
@@ -843,30 +906,105 @@ impl Clip {
         }
     }
 
-    /// Everything, when it fit; otherwise head, a `[... N bytes cut ...]` line, and tail,
-    /// each trimmed to whole UTF-8 characters. Invalid UTF-8 is shown as U+FFFD.
+    /// Everything, when it fits; otherwise head, a `[... N bytes cut ...]` line, and tail,
+    /// each trimmed to whole UTF-8 characters. Invalid UTF-8 is shown as U+FFFD, which
+    /// takes three bytes where the raw input took one: the head and the tail are measured
+    /// as rendered text, so a binary or Latin-1 stream still fits the budget (N counts raw
+    /// bytes, as the command wrote them).
     fn render(&self) -> String {
         let kept = (self.head.len() + self.tail.len()) as u64;
         let tail: Vec<u8> = self.tail.iter().copied().collect();
-        if self.total == kept {
+        let budget = self.head_cap + self.tail_cap;
+        let mut all = Vec::new();
+        let (head, tail) = if self.total == kept {
             if kept == 0 {
                 return "(no output)\n".to_owned();
             }
-            let mut all = self.head.clone();
+            all.extend_from_slice(&self.head);
             all.extend_from_slice(&tail);
-            return String::from_utf8_lossy(&all).into_owned();
-        }
-        let head = &self.head[..utf8_prefix_len(&self.head)];
-        let tail = &tail[utf8_suffix_start(&tail)..];
-        let cut = self.total - (head.len() + tail.len()) as u64;
-        let mut text = String::from_utf8_lossy(head).into_owned();
+            let pieces = Piece::split(&all);
+            if pieces.iter().map(|p| p.text.len()).sum::<usize>() <= budget {
+                return pieces.iter().map(|p| p.text).collect();
+            }
+            // Only the rendering overflows: clip the whole of it, head and tail.
+            let head = Piece::fitting(&pieces, self.head_cap);
+            let rest = &pieces[head.len()..];
+            let tail = Piece::fitting_from_end(rest, self.tail_cap);
+            (head.to_vec(), tail.to_vec())
+        } else {
+            let head = Piece::split(&self.head[..utf8_prefix_len(&self.head)]);
+            let tail = Piece::split(&tail[utf8_suffix_start(&tail)..]);
+            (
+                Piece::fitting(&head, self.head_cap).to_vec(),
+                Piece::fitting_from_end(&tail, self.tail_cap).to_vec(),
+            )
+        };
+        let shown_raw: usize = head.iter().chain(&tail).map(|p| p.raw).sum();
+        let cut = self.total.saturating_sub(shown_raw as u64);
+        let mut text: String = head.iter().map(|p| p.text).collect();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         let unit = if cut == 1 { "byte" } else { "bytes" };
         text.push_str(&format!("[... {cut} {unit} cut ...]\n"));
-        text.push_str(&String::from_utf8_lossy(tail));
+        text.extend(tail.iter().map(|p| p.text));
         text
+    }
+}
+
+/// One character of output as shown: its text (U+FFFD for an invalid sequence) and the
+/// raw bytes it stands for.
+#[derive(Debug, Clone, Copy)]
+struct Piece<'a> {
+    text: &'a str,
+    raw: usize,
+}
+
+impl<'a> Piece<'a> {
+    /// `bytes` as `String::from_utf8_lossy` renders it, one piece per character.
+    fn split(bytes: &'a [u8]) -> Vec<Piece<'a>> {
+        let mut pieces = Vec::new();
+        for chunk in bytes.utf8_chunks() {
+            let valid = chunk.valid();
+            pieces.extend(valid.char_indices().map(|(i, c)| Piece {
+                text: &valid[i..i + c.len_utf8()],
+                raw: c.len_utf8(),
+            }));
+            if !chunk.invalid().is_empty() {
+                pieces.push(Piece {
+                    text: "\u{fffd}",
+                    raw: chunk.invalid().len(),
+                });
+            }
+        }
+        pieces
+    }
+
+    /// The longest start of `pieces` whose text fits `cap` bytes.
+    fn fitting<'p>(pieces: &'p [Piece<'a>], cap: usize) -> &'p [Piece<'a>] {
+        let mut used = 0;
+        let n = pieces
+            .iter()
+            .take_while(|p| {
+                used += p.text.len();
+                used <= cap
+            })
+            .count();
+        &pieces[..n]
+    }
+
+    /// The longest end of `pieces` whose text fits `cap` bytes.
+    fn fitting_from_end<'p>(pieces: &'p [Piece<'a>], cap: usize) -> &'p [Piece<'a>] {
+        let mut used = 0;
+        let n = pieces
+            .iter()
+            .rev()
+            .take_while(|p| {
+                used += p.text.len();
+                used <= cap
+            })
+            .count();
+        &pieces[pieces.len() - n..]
     }
 }
 
@@ -898,7 +1036,7 @@ mod tests {
 
     fn check(command: &str, list: &[&str]) -> Result<(), ToolError> {
         let tokens: Vec<&str> = command.split_whitespace().collect();
-        check_command(&tokens, &allowed(list)).map(|_| ())
+        check_command(&tokens, &allowed(list), &[]).map(|_| ())
     }
 
     #[test]
@@ -935,7 +1073,7 @@ mod tests {
     fn programs_given_as_paths_are_left_to_project_programs_and_control_characters_refused() {
         for command in ["./go test", "bin/go test", "/usr/bin/go test"] {
             let tokens: Vec<&str> = command.split_whitespace().collect();
-            let admitted = check_command(&tokens, &allowed(&["./go", "bin/go", "go"]));
+            let admitted = check_command(&tokens, &allowed(&["./go", "bin/go", "go"]), &[]);
             assert!(
                 matches!(admitted, Ok(Admitted::Path { args: ["test"], .. })),
                 "{command}: {admitted:?}"
@@ -1020,6 +1158,43 @@ mod tests {
         let text = "aéééééé".as_bytes(); // 13 bytes
         assert_eq!(clip(5, &[text]), "a\n[... 10 bytes cut ...]\né");
         assert_eq!(clip(6, &[text]), "aé\n[... 8 bytes cut ...]\né");
+    }
+
+    #[test]
+    fn invalid_utf8_is_measured_as_shown() {
+        // U+FFFD is three bytes: the rendered head and tail, not the raw ones, fit.
+        for budget in [0, 1, 2, 3, 5, 6, 7, 10, 100] {
+            for len in [0, 1, 2, 3, 4, 9, 10, 11, 50, 500] {
+                for data in [vec![0xffu8; len], b"a\xe9".repeat(len)] {
+                    let text = clip(budget, &[&data]);
+                    let body = match text.split_once(" cut ...]\n") {
+                        Some((head, tail)) => {
+                            let head = head.rsplit_once("[... ").map_or("", |(h, _)| h);
+                            head.trim_end_matches('\n').len() + tail.len()
+                        }
+                        None => text.len(),
+                    };
+                    let limit = if data.is_empty() { text.len() } else { budget };
+                    assert!(body <= limit, "{budget} {data:?}: {text:?}");
+                    if let Some((_, rest)) = text.split_once("[... ") {
+                        let cut: usize = rest
+                            .split(' ')
+                            .next()
+                            .and_then(|n| n.parse().ok())
+                            .expect("a count");
+                        // "a" is one raw byte; each U+FFFD stands for one 0xff or 0xe9.
+                        let shown = text.matches('\u{fffd}').count() + text.matches('a').count();
+                        assert_eq!(cut + shown, data.len(), "{budget}: {text:?}");
+                    }
+                }
+            }
+        }
+        assert_eq!(clip(6, &[b"\xff\xff"]), "\u{fffd}\u{fffd}");
+        assert_eq!(clip(5, &[b"\xff\xff"]), "[... 1 byte cut ...]\n\u{fffd}");
+        assert_eq!(
+            clip(6, &[b"\xff\xff\xff"]),
+            "\u{fffd}\n[... 1 byte cut ...]\n\u{fffd}"
+        );
     }
 
     #[test]
