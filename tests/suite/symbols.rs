@@ -683,11 +683,18 @@ fn source_files(root: &Path, extension: &str, out: &mut Vec<PathBuf>) {
 /// A tag: name, file, line.
 type Tag = (String, String, usize);
 
-/// Runs Universal Ctags over `files` (absolute paths) and returns (kind, tag) pairs.
-fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<(String, Tag)> {
+/// A ctags tag with its kind and scope (`struct:gin.Context`; empty without one).
+struct CtagsTag {
+    kind: String,
+    tag: Tag,
+    scope: String,
+}
+
+/// Runs Universal Ctags over `files` (absolute paths) and returns its tags.
+fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<CtagsTag> {
     let mut child = Command::new("ctags")
         .args([
-            "--fields=+nK",
+            "--fields=+nKsZ",
             "--excmd=number",
             &format!("--languages={lang}"),
             "-L",
@@ -723,16 +730,99 @@ fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<(String, Tag)> {
         else {
             continue;
         };
-        tags.push((
-            (*kind).to_owned(),
-            ((*name).to_owned(), (*file).to_owned(), line_no),
-        ));
+        let scope = fields
+            .iter()
+            .find_map(|f| f.strip_prefix("scope:"))
+            .unwrap_or("");
+        tags.push(CtagsTag {
+            kind: (*kind).to_owned(),
+            tag: ((*name).to_owned(), (*file).to_owned(), line_no),
+            scope: scope.to_owned(),
+        });
     }
     tags
 }
 
-/// Extracts every definition from `files` with the index's own extractor, on two threads.
-fn our_tags(files: &[PathBuf]) -> HashSet<Tag> {
+/// The (kind, tag) pairs of ctags' tags, for [`recall`].
+fn kinds_and_tags(tags: &[CtagsTag]) -> Vec<(String, Tag)> {
+    tags.iter()
+        .map(|t| (t.kind.clone(), t.tag.clone()))
+        .collect()
+}
+
+/// How often our scope equals ctags' for the tags both found; prints a per-kind table
+/// and the first disagreements, and returns (agreeing, compared). `normalize` turns
+/// ctags' `kind:name` scope field into the scope path find_symbol shows.
+fn scope_agreement(
+    title: &str,
+    ctags: &[CtagsTag],
+    ours: &std::collections::HashMap<Tag, String>,
+    normalize: impl Fn(&str) -> String,
+) -> (usize, usize) {
+    let mut by_kind: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut differences = Vec::new();
+    for theirs in ctags {
+        let Some(scope) = ours.get(&theirs.tag) else {
+            continue;
+        };
+        let expected = normalize(&theirs.scope);
+        let row = by_kind.entry(theirs.kind.as_str()).or_default();
+        row.1 += 1;
+        if *scope == expected {
+            row.0 += 1;
+        } else {
+            differences.push((theirs, expected, scope));
+        }
+    }
+    let (agree, total) = by_kind
+        .values()
+        .fold((0, 0), |(a, t), row| (a + row.0, t + row.1));
+    println!("\n{title}: scope agreement with ctags (tags both found)");
+    for (kind, (a, t)) in &by_kind {
+        let pct = 100.0 * *a as f64 / (*t).max(1) as f64;
+        println!("{kind:<14} {t:>9} {a:>9} {pct:>8.2}%");
+    }
+    let pct = 100.0 * agree as f64 / total.max(1) as f64;
+    println!("{:<14} {total:>9} {agree:>9} {pct:>8.2}%", "all");
+    for (theirs, expected, scope) in differences.iter().take(
+        std::env::var("METRON_SHOW_MISSES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(15),
+    ) {
+        let (name, file, line) = &theirs.tag;
+        println!(
+            "  scope: {name} [{}] {file}:{line}: ctags `{expected}`, ours `{scope}`",
+            theirs.kind
+        );
+    }
+    (agree, total)
+}
+
+/// ctags' Go scope as find_symbol shows it: without the kind and the package
+/// (`struct:gin.Context` is `Context`; `package:gin` is top level).
+fn go_scope(field: &str) -> String {
+    match field.split_once(':') {
+        Some(("package", _)) | None => String::new(),
+        Some((_, path)) => path
+            .split_once('.')
+            .map_or(path, |(_, rest)| rest)
+            .to_owned(),
+    }
+}
+
+/// ctags' Rust scope as find_symbol shows it: without the kind
+/// (`implementation:outer::S` is `outer::S`).
+fn rust_scope(field: &str) -> String {
+    field
+        .split_once(':')
+        .map_or("", |(_, path)| path)
+        .to_owned()
+}
+
+/// Extracts every definition from `files` with the index's own extractor, on two
+/// threads, with its scope.
+fn our_tags(files: &[PathBuf]) -> std::collections::HashMap<Tag, String> {
     let halves: Vec<&[PathBuf]> = files.chunks(files.len().div_ceil(2).max(1)).collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = halves
@@ -740,15 +830,17 @@ fn our_tags(files: &[PathBuf]) -> HashSet<Tag> {
             .map(|half| {
                 scope.spawn(move || {
                     let mut extractor = Definitions::new();
-                    let mut tags = HashSet::new();
+                    let mut tags = std::collections::HashMap::new();
                     for path in half {
                         let Ok(bytes) = std::fs::read(path) else {
                             continue;
                         };
                         let shown = path.display().to_string();
-                        let defs = extractor.of(&shown, &bytes).expect("a Go or Rust file");
-                        for (name, line, _) in defs {
-                            tags.insert((name, shown.clone(), line));
+                        let defs = extractor
+                            .of_scoped(&shown, &bytes)
+                            .expect("a Go or Rust file");
+                        for def in defs {
+                            tags.insert((def.name, shown.clone(), def.line), def.scope);
                         }
                     }
                     tags
@@ -881,14 +973,21 @@ fn recall_against_ctags_on_a_go_tree() {
     if files.is_empty() {
         return skip(test, &format!("no .go files under {}", root.display()));
     }
-    let theirs = ctags_tags("Go", &files);
-    let ours = our_tags(&files);
+    let tags = ctags_tags("Go", &files);
+    let theirs = kinds_and_tags(&tags);
+    let scopes = our_tags(&files);
+    let ours: HashSet<Tag> = scopes.keys().cloned().collect();
     let title = format!("Go, {} files", files.len());
     let (found, total) = recall(&title, &theirs, &ours, |_, _| false);
     assert!(total > 0, "ctags found no Go tags");
     assert!(
         found * 100 >= total * 99,
         "Go recall {found}/{total} is under 99%"
+    );
+    let (agree, compared) = scope_agreement(&title, &tags, &scopes, go_scope);
+    assert!(
+        agree * 100 >= compared * 99,
+        "Go scope agreement {agree}/{compared} is under 99%"
     );
 }
 
@@ -927,8 +1026,10 @@ fn recall_against_ctags_on_a_rust_tree() {
         return skip(test, "needs Universal Ctags (`ctags --version` says so)");
     }
     let files = rust_files();
-    let theirs = ctags_tags("Rust", &files);
-    let ours = our_tags(&files);
+    let tags = ctags_tags("Rust", &files);
+    let theirs = kinds_and_tags(&tags);
+    let scopes = our_tags(&files);
+    let ours: HashSet<Tag> = scopes.keys().cloned().collect();
     let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut source_line = |file: &str, line: usize| -> Option<String> {
         let lines = lines_cache.entry(file.to_owned()).or_insert_with(|| {
@@ -956,6 +1057,11 @@ fn recall_against_ctags_on_a_rust_tree() {
     assert!(
         found * 100 >= total * 99,
         "Rust recall {found}/{total} is under 99%"
+    );
+    let (agree, compared) = scope_agreement(&title, &tags, &scopes, rust_scope);
+    assert!(
+        agree * 100 >= compared * 95,
+        "Rust scope agreement {agree}/{compared} is under 95%"
     );
 }
 
