@@ -393,7 +393,7 @@ impl FileEntry {
     }
 
     /// True when the entry is waiting for its racy window to pass.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "lang-go"))]
     pub(crate) fn is_racy(&self) -> bool {
         self.state.as_ref().is_some_and(|s| s.racy_hash.is_some())
     }

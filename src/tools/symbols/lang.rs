@@ -54,7 +54,9 @@ pub(crate) const KINDS: &[&str] = &[
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
+/// (A build with only some grammars may leave a way unused.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(all(feature = "lang-go", feature = "lang-rust")), allow(dead_code))]
 pub(crate) enum ScopeName {
     /// The identifier in this field (`name` of a class, module or type declaration).
     Field(&'static str),
