@@ -122,7 +122,7 @@ fn miss(lookup: &Lookup, query: &SymbolQuery) -> String {
             names().replace(", ", " or ")
         );
     }
-    let scope = query.qualifier.join(".");
+    let scope = query.qualifier.join(query.separator);
     match lookup.elsewhere {
         0 => format!(
             "No definition of `{name}` found in scope `{scope}`, nor anywhere else; search_text may find it."

@@ -1225,7 +1225,7 @@ fn qualified_names_narrow_the_answer() {
     assert_eq!(
         f.lines("outer::S::new"),
         [
-            "No definition of `new` found in scope `outer.S`; `new` alone has 2 definitions: ask for `new`."
+            "No definition of `new` found in scope `outer::S`; `new` alone has 2 definitions: ask for `new`."
         ]
     );
     assert_eq!(

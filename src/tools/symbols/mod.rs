@@ -143,6 +143,8 @@ pub(crate) struct SymbolQuery {
     pub(crate) name: String,
     /// The scope segments the definition's scope path must end with.
     pub(crate) qualifier: Vec<String>,
+    /// How the qualifier was written (`.` or `::`), to echo it in messages.
+    pub(crate) separator: &'static str,
 }
 
 impl SymbolQuery {
@@ -192,11 +194,13 @@ pub(crate) fn parse_query(raw: &str) -> Result<SymbolQuery, SymbolError> {
         return Ok(SymbolQuery {
             name: plain.to_owned(),
             qualifier: Vec::new(),
+            separator: ".",
         });
     }
     if !trimmed.contains(['.', ':']) {
         return Err(bad());
     }
+    let separator = if trimmed.contains("::") { "::" } else { "." };
     let joined = trimmed
         .strip_suffix("()")
         .unwrap_or(trimmed)
@@ -217,6 +221,7 @@ pub(crate) fn parse_query(raw: &str) -> Result<SymbolQuery, SymbolError> {
         Some(name) if !segments.is_empty() => Ok(SymbolQuery {
             name,
             qualifier: segments,
+            separator,
         }),
         _ => Err(bad()),
     }
