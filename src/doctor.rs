@@ -32,6 +32,7 @@ use crate::frontend::models::installed_as;
 use crate::ollama::wire::{ChatRequest, ModelDetails};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
+use crate::tools::symbols::census::Census;
 use crate::tools::{Access, Budgets, Policy, Toolbox};
 
 /// The longest one request to Ollama may take, connection included.
@@ -801,6 +802,11 @@ fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
     for withdrawn in agent.withdrawn() {
         let access = crate::tools::spec(withdrawn.name).map(|spec| spec.access);
         checks.push(withdrawn_check(withdrawn.name, access, &withdrawn.reason));
+    }
+    // Which languages find_symbol reads here, and the source files it cannot (a
+    // withdrawn find_symbol is warned about above; this says what it would need).
+    if let Some(census) = Census::of(agent.toolbox().project()) {
+        checks.push(Check::ok("tools", census.line()));
     }
     checks
 }

@@ -141,3 +141,41 @@ pub fn evidence_line(ledger: &crate::agent::Ledger, turn: u32) -> Option<String>
         &evidence.commands,
     )
 }
+
+impl Definitions {
+    /// [`Definitions::of`] with each definition's scope as ctags names it (`Context`,
+    /// `outer::inner::S`; empty at top level), for the scope agreement with ctags.
+    pub fn of_scoped(&mut self, path: &str, source: &[u8]) -> Option<Vec<ScopedDefinition>> {
+        let lang = Lang::of_path(path)?;
+        let defs = self.0.extract(lang, source).ok()?;
+        Some(
+            defs.iter()
+                .map(|def| ScopedDefinition {
+                    name: def.name.to_owned(),
+                    line: def.line,
+                    kind: def.kind,
+                    scope: def.scope.to_owned(),
+                })
+                .collect(),
+        )
+    }
+}
+
+/// One definition with its scope, from [`Definitions::of_scoped`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopedDefinition {
+    /// The defined name.
+    pub name: String,
+    /// 1-based line.
+    pub line: usize,
+    /// Universal Ctags kind.
+    pub kind: &'static str,
+    /// The scope path; empty at top level.
+    pub scope: String,
+}
+
+/// The find_symbol line for a project's census (`find_symbol: Go 3 files; no grammar for
+/// 2 .py files`), as `--doctor` and `/config` print it.
+pub fn symbol_census(project: &Project) -> Option<String> {
+    crate::tools::symbols::census::Census::of(project).map(|census| census.line())
+}

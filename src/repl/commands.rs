@@ -11,6 +11,7 @@ use std::path::Path;
 use crate::agent::{Agent, Model, prompt::approx_tokens};
 use crate::config::{KEYS, Loaded, Source, Trust, edit_distance};
 use crate::frontend::models::{Installed, ToolSupport, installed_as};
+use crate::tools::symbols::census::Census;
 
 /// A line the REPL handles itself instead of sending to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -403,6 +404,9 @@ pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String
     }
     for withdrawn in agent.withdrawn() {
         let _ = writeln!(text, "withdrawn: {} ({})", withdrawn.name, withdrawn.reason);
+    }
+    if let Some(census) = Census::of(agent.toolbox().project()) {
+        let _ = writeln!(text, "{}", census.line());
     }
     text
 }

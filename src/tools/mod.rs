@@ -643,6 +643,10 @@ mod tests {
     #[test]
     fn every_schema_agrees_with_its_argument_struct() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        // A source file, so find_symbol is offered.
+        for name in ["a.go", "a.rs"] {
+            std::fs::write(dir.path().join(name), "").unwrap_or_else(|e| panic!("{e}"));
+        }
         let project = Project::open(dir.path(), true).unwrap_or_else(|e| panic!("{e}"));
         let toolbox = Toolbox::new(project, Budgets::default()).with_policy(Policy {
             allowed_commands: vec!["metron-no-such-program".to_owned()],

@@ -317,6 +317,8 @@ fn an_unreachable_server_fails_quickly_and_skips_the_model_checks() {
 #[test]
 fn num_ctx_above_the_trained_length_warns() {
     let project = TestProject::git();
+    // A Go file, so find_symbol is offered and the only warning is the context's.
+    project.file("main.go", "package main\n");
     let fake = FakeOllama::builder()
         .model(DEFAULT_MODEL, &["completion", "tools"], 32768)
         .start();
@@ -342,6 +344,7 @@ fn num_ctx_above_the_trained_length_warns() {
 #[test]
 fn outside_git_the_project_warns_and_apply_patch_is_withdrawn() {
     let project = TestProject::new();
+    project.file("main.go", "package main\n");
     let fake = FakeOllama::builder().start();
     let run = doctor(project.root(), &fake.base_url()).run();
 

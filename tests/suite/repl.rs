@@ -244,6 +244,8 @@ fn help_lists_every_command() {
 #[test]
 fn config_shows_every_key_with_its_layer_and_the_tools_with_their_cost() {
     let p = TestProject::git();
+    // A Rust file, so find_symbol is offered.
+    p.file("src/lib.rs", "pub fn f() {}\n");
     let fake = FakeOllama::builder()
         .model("qwen3:8b", &["completion", "tools"], 40960)
         .chat(vec![answer("Hi.", 10, 1)])
@@ -369,6 +371,7 @@ fn config_shows_every_key_with_its_layer_and_the_tools_with_their_cost() {
     // what it names; and the schema cost shrinks accordingly.
     let plain = TestProject::new();
     plain.file(".metron.json", r#"{"disabled_tools": ["search_text"]}"#);
+    plain.file("main.go", "package main\n");
     let run2 = metron(plain.root()).stdin("/config\n").run();
     assert_eq!(run2.code, 0, "{run2:?}");
     let tools2 = run2

@@ -235,32 +235,35 @@ fn every_go_kind() {
         (
             "Speak",
             &[
-                "Speak [methodSpec] -> greet.go:30",
-                "Speak [func] -> greet.go:58",
+                "Speak [methodSpec] Speaker -> greet.go:30",
+                "Speak [func] Greeter -> greet.go:58",
             ],
         ),
         ("ID", &["ID [talias] -> greet.go:33"]),
         ("Celsius", &["Celsius [type] -> greet.go:35"]),
         ("Greeter", &["Greeter [struct] -> greet.go:37"]),
-        ("Title", &["Title [member] -> greet.go:38"]),
+        ("Title", &["Title [member] Greeter -> greet.go:38"]),
         (
             "Base",
             &[
-                "Base [anonMember] -> greet.go:39",
+                "Base [anonMember] Greeter -> greet.go:39",
                 "Base [struct] -> greet.go:48",
             ],
         ),
-        ("Formatter", &["Formatter [anonMember] -> greet.go:40"]),
+        (
+            "Formatter",
+            &["Formatter [anonMember] Greeter -> greet.go:40"],
+        ),
         (
             "List",
             &[
-                "List [anonMember] -> greet.go:41",
+                "List [anonMember] Greeter -> greet.go:41",
                 "List [struct] -> greet.go:44",
             ],
         ),
-        ("items", &["items [member] -> greet.go:45"]),
+        ("items", &["items [member] List -> greet.go:45"]),
         ("Greet", &["Greet [func] -> greet.go:50"]),
-        ("Len", &["Len [func] -> greet.go:60"]),
+        ("Len", &["Len [func] List -> greet.go:60"]),
     ];
     for (name, expected) in cases {
         assert_eq!(f.lines(name), *expected, "find_symbol({name})");
@@ -281,7 +284,7 @@ fn every_rust_kind() {
     let f = Fixture::new(&[("src/lib.rs", LIB_RS)]);
     let cases: &[(&str, &[&str])] = &[
         ("inner", &["inner [module] -> src/lib.rs:3"]),
-        ("nested", &["nested [function] -> src/lib.rs:4"]),
+        ("nested", &["nested [function] inner -> src/lib.rs:4"]),
         ("decl", &["decl [module] -> src/lib.rs:7"]),
         ("MAX", &["MAX [constant] -> src/lib.rs:9"]),
         ("COUNTER", &["COUNTER [variable] -> src/lib.rs:10"]),
@@ -293,7 +296,7 @@ fn every_rust_kind() {
                 "Point [implementation] -> src/lib.rs:56",
             ],
         ),
-        ("y", &["y [field] -> src/lib.rs:14"]),
+        ("y", &["y [field] Point -> src/lib.rs:14"]),
         (
             "Shape",
             &[
@@ -302,38 +305,41 @@ fn every_rust_kind() {
                 "Shape [implementation] -> src/lib.rs:60",
             ],
         ),
-        ("Circle", &["Circle [enumerator] -> src/lib.rs:18"]),
-        ("radius", &["radius [field] -> src/lib.rs:18"]),
-        ("Square", &["Square [enumerator] -> src/lib.rs:19"]),
+        ("Circle", &["Circle [enumerator] Shape -> src/lib.rs:18"]),
+        ("radius", &["radius [field] Shape::Circle -> src/lib.rs:18"]),
+        ("Square", &["Square [enumerator] Shape -> src/lib.rs:19"]),
         ("Bits", &["Bits [union] -> src/lib.rs:22"]),
-        ("float", &["float [field] -> src/lib.rs:24"]),
+        ("float", &["float [field] Bits -> src/lib.rs:24"]),
         ("Alias", &["Alias [typedef] -> src/lib.rs:27"]),
         ("Area", &["Area [interface] -> src/lib.rs:29"]),
         (
             "Output",
             &[
-                "Output [typedef] -> src/lib.rs:30",
-                "Output [typedef] -> src/lib.rs:48",
+                "Output [typedef] Area -> src/lib.rs:30",
+                "Output [typedef] Shape -> src/lib.rs:48",
             ],
         ),
         (
             "SIDES",
             &[
-                "SIDES [constant] -> src/lib.rs:31",
-                "SIDES [constant] -> src/lib.rs:49",
+                "SIDES [constant] Area -> src/lib.rs:31",
+                "SIDES [constant] Shape -> src/lib.rs:49",
             ],
         ),
         (
             "area",
             &[
-                "area [method] -> src/lib.rs:32",
-                "area [method] -> src/lib.rs:50",
+                "area [method] Area -> src/lib.rs:32",
+                "area [method] Shape -> src/lib.rs:50",
             ],
         ),
-        ("describe", &["describe [method] -> src/lib.rs:33"]),
-        ("new", &["new [method] -> src/lib.rs:39"]),
-        ("helper", &["helper [function] -> src/lib.rs:51"]),
-        ("fmt", &["fmt [method] -> src/lib.rs:57"]),
+        ("describe", &["describe [method] Area -> src/lib.rs:33"]),
+        ("new", &["new [method] Point -> src/lib.rs:39"]),
+        (
+            "helper",
+            &["helper [function] Shape::area -> src/lib.rs:51"],
+        ),
+        ("fmt", &["fmt [method] Point -> src/lib.rs:57"]),
         ("square", &["square [macro] -> src/lib.rs:62"]),
         ("c_func", &["c_func [function] -> src/lib.rs:67"]),
         ("C_STATIC", &["C_STATIC [variable] -> src/lib.rs:68"]),
@@ -375,10 +381,9 @@ fn misses_and_bad_names_are_plain() {
     );
     assert!(matches!(f.find(""), Err(ToolError::BadArguments(_))));
     assert!(matches!(f.find("  \t"), Err(ToolError::BadArguments(_))));
-    let qualified = f.find("io.Reader");
-    assert!(
-        matches!(&qualified, Err(ToolError::Refused(m)) if m.contains("`Reader`")),
-        "{qualified:?}"
+    assert_eq!(
+        f.find("io.Reader"),
+        Ok("No definition of `Reader` found in scope `io`, nor anywhere else; search_text may find it.\n".to_owned())
     );
     assert!(matches!(f.find("a b"), Err(ToolError::Refused(_))));
     assert!(matches!(
@@ -391,10 +396,12 @@ fn misses_and_bad_names_are_plain() {
         Err(ToolError::BadArguments(_))
     ));
 
+    // With no file a grammar covers, the tool is withdrawn: a call is refused with why.
     let empty = Fixture::new(&[("main.py", "def main(): pass\n")]);
-    assert_eq!(
-        empty.find("main"),
-        Ok("No Go or Rust files in the project; find_symbol covers only those.\n".to_owned())
+    let refused = empty.find("main");
+    assert!(
+        matches!(&refused, Err(ToolError::Refused(m)) if m.contains("no supported source files")),
+        "{refused:?}"
     );
 }
 
@@ -676,11 +683,18 @@ fn source_files(root: &Path, extension: &str, out: &mut Vec<PathBuf>) {
 /// A tag: name, file, line.
 type Tag = (String, String, usize);
 
-/// Runs Universal Ctags over `files` (absolute paths) and returns (kind, tag) pairs.
-fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<(String, Tag)> {
+/// A ctags tag with its kind and scope (`struct:gin.Context`; empty without one).
+struct CtagsTag {
+    kind: String,
+    tag: Tag,
+    scope: String,
+}
+
+/// Runs Universal Ctags over `files` (absolute paths) and returns its tags.
+fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<CtagsTag> {
     let mut child = Command::new("ctags")
         .args([
-            "--fields=+nK",
+            "--fields=+nKsZ",
             "--excmd=number",
             &format!("--languages={lang}"),
             "-L",
@@ -716,16 +730,99 @@ fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<(String, Tag)> {
         else {
             continue;
         };
-        tags.push((
-            (*kind).to_owned(),
-            ((*name).to_owned(), (*file).to_owned(), line_no),
-        ));
+        let scope = fields
+            .iter()
+            .find_map(|f| f.strip_prefix("scope:"))
+            .unwrap_or("");
+        tags.push(CtagsTag {
+            kind: (*kind).to_owned(),
+            tag: ((*name).to_owned(), (*file).to_owned(), line_no),
+            scope: scope.to_owned(),
+        });
     }
     tags
 }
 
-/// Extracts every definition from `files` with the index's own extractor, on two threads.
-fn our_tags(files: &[PathBuf]) -> HashSet<Tag> {
+/// The (kind, tag) pairs of ctags' tags, for [`recall`].
+fn kinds_and_tags(tags: &[CtagsTag]) -> Vec<(String, Tag)> {
+    tags.iter()
+        .map(|t| (t.kind.clone(), t.tag.clone()))
+        .collect()
+}
+
+/// How often our scope equals ctags' for the tags both found; prints a per-kind table
+/// and the first disagreements, and returns (agreeing, compared). `normalize` turns
+/// ctags' `kind:name` scope field into the scope path find_symbol shows.
+fn scope_agreement(
+    title: &str,
+    ctags: &[CtagsTag],
+    ours: &std::collections::HashMap<Tag, String>,
+    normalize: impl Fn(&str) -> String,
+) -> (usize, usize) {
+    let mut by_kind: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut differences = Vec::new();
+    for theirs in ctags {
+        let Some(scope) = ours.get(&theirs.tag) else {
+            continue;
+        };
+        let expected = normalize(&theirs.scope);
+        let row = by_kind.entry(theirs.kind.as_str()).or_default();
+        row.1 += 1;
+        if *scope == expected {
+            row.0 += 1;
+        } else {
+            differences.push((theirs, expected, scope));
+        }
+    }
+    let (agree, total) = by_kind
+        .values()
+        .fold((0, 0), |(a, t), row| (a + row.0, t + row.1));
+    println!("\n{title}: scope agreement with ctags (tags both found)");
+    for (kind, (a, t)) in &by_kind {
+        let pct = 100.0 * *a as f64 / (*t).max(1) as f64;
+        println!("{kind:<14} {t:>9} {a:>9} {pct:>8.2}%");
+    }
+    let pct = 100.0 * agree as f64 / total.max(1) as f64;
+    println!("{:<14} {total:>9} {agree:>9} {pct:>8.2}%", "all");
+    for (theirs, expected, scope) in differences.iter().take(
+        std::env::var("METRON_SHOW_MISSES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(15),
+    ) {
+        let (name, file, line) = &theirs.tag;
+        println!(
+            "  scope: {name} [{}] {file}:{line}: ctags `{expected}`, ours `{scope}`",
+            theirs.kind
+        );
+    }
+    (agree, total)
+}
+
+/// ctags' Go scope as find_symbol shows it: without the kind and the package
+/// (`struct:gin.Context` is `Context`; `package:gin` is top level).
+fn go_scope(field: &str) -> String {
+    match field.split_once(':') {
+        Some(("package", _)) | None => String::new(),
+        Some((_, path)) => path
+            .split_once('.')
+            .map_or(path, |(_, rest)| rest)
+            .to_owned(),
+    }
+}
+
+/// ctags' Rust scope as find_symbol shows it: without the kind
+/// (`implementation:outer::S` is `outer::S`).
+fn rust_scope(field: &str) -> String {
+    field
+        .split_once(':')
+        .map_or("", |(_, path)| path)
+        .to_owned()
+}
+
+/// Extracts every definition from `files` with the index's own extractor, on two
+/// threads, with its scope.
+fn our_tags(files: &[PathBuf]) -> std::collections::HashMap<Tag, String> {
     let halves: Vec<&[PathBuf]> = files.chunks(files.len().div_ceil(2).max(1)).collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = halves
@@ -733,15 +830,17 @@ fn our_tags(files: &[PathBuf]) -> HashSet<Tag> {
             .map(|half| {
                 scope.spawn(move || {
                     let mut extractor = Definitions::new();
-                    let mut tags = HashSet::new();
+                    let mut tags = std::collections::HashMap::new();
                     for path in half {
                         let Ok(bytes) = std::fs::read(path) else {
                             continue;
                         };
                         let shown = path.display().to_string();
-                        let defs = extractor.of(&shown, &bytes).expect("a Go or Rust file");
-                        for (name, line, _) in defs {
-                            tags.insert((name, shown.clone(), line));
+                        let defs = extractor
+                            .of_scoped(&shown, &bytes)
+                            .expect("a Go or Rust file");
+                        for def in defs {
+                            tags.insert((def.name, shown.clone(), def.line), def.scope);
                         }
                     }
                     tags
@@ -874,14 +973,21 @@ fn recall_against_ctags_on_a_go_tree() {
     if files.is_empty() {
         return skip(test, &format!("no .go files under {}", root.display()));
     }
-    let theirs = ctags_tags("Go", &files);
-    let ours = our_tags(&files);
+    let tags = ctags_tags("Go", &files);
+    let theirs = kinds_and_tags(&tags);
+    let scopes = our_tags(&files);
+    let ours: HashSet<Tag> = scopes.keys().cloned().collect();
     let title = format!("Go, {} files", files.len());
     let (found, total) = recall(&title, &theirs, &ours, |_, _| false);
     assert!(total > 0, "ctags found no Go tags");
     assert!(
         found * 100 >= total * 99,
         "Go recall {found}/{total} is under 99%"
+    );
+    let (agree, compared) = scope_agreement(&title, &tags, &scopes, go_scope);
+    assert!(
+        agree * 100 >= compared * 99,
+        "Go scope agreement {agree}/{compared} is under 99%"
     );
 }
 
@@ -920,8 +1026,10 @@ fn recall_against_ctags_on_a_rust_tree() {
         return skip(test, "needs Universal Ctags (`ctags --version` says so)");
     }
     let files = rust_files();
-    let theirs = ctags_tags("Rust", &files);
-    let ours = our_tags(&files);
+    let tags = ctags_tags("Rust", &files);
+    let theirs = kinds_and_tags(&tags);
+    let scopes = our_tags(&files);
+    let ours: HashSet<Tag> = scopes.keys().cloned().collect();
     let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut source_line = |file: &str, line: usize| -> Option<String> {
         let lines = lines_cache.entry(file.to_owned()).or_insert_with(|| {
@@ -949,6 +1057,11 @@ fn recall_against_ctags_on_a_rust_tree() {
     assert!(
         found * 100 >= total * 99,
         "Rust recall {found}/{total} is under 99%"
+    );
+    let (agree, compared) = scope_agreement(&title, &tags, &scopes, rust_scope);
+    assert!(
+        agree * 100 >= compared * 95,
+        "Rust scope agreement {agree}/{compared} is under 95%"
     );
 }
 
@@ -1012,4 +1125,227 @@ fn lookups_through_the_index_match_direct_extraction() {
             assert_eq!(got, expected, "{name} {limit}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------
+// Scopes and qualified names, through the model's path.
+// ---------------------------------------------------------------------------------
+
+const GIN_GO: &str = "package gin\n\ntype Context struct {\n\tWriter int\n}\n\n\
+func (c *Context) JSON(code int) {}\n\nfunc (e *Engine) JSON() {}\n\n\
+type Greeter interface {\n\tGreet() string\n}\n\nfunc Top() {}\n";
+
+const PARSE_RS: &str = "pub mod outer {\n    pub mod inner {\n        pub struct S { pub f: i32 }\n        \
+impl S {\n            pub fn new() -> Self { S { f: 0 } }\n        }\n    }\n}\n\n\
+pub struct Parser;\n\nimpl Parser {\n    pub fn new() -> Self { Parser }\n}\n\n\
+pub trait Greeter {\n    fn greet(&self);\n}\n\nimpl Greeter for Parser {\n    fn greet(&self) {}\n}\n\n\
+pub enum Token { Word(String), End }\n";
+
+#[test]
+fn every_answer_names_its_scope() {
+    let f = Fixture::new(&[("context.go", GIN_GO), ("src/parse.rs", PARSE_RS)]);
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "JSON",
+            &[
+                "JSON [func] Context -> context.go:7",
+                "JSON [func] Engine -> context.go:9",
+            ],
+        ),
+        ("Writer", &["Writer [member] Context -> context.go:4"]),
+        ("Greet", &["Greet [methodSpec] Greeter -> context.go:12"]),
+        ("Top", &["Top [func] -> context.go:15"]),
+        (
+            "new",
+            &[
+                "new [method] outer::inner::S -> src/parse.rs:5",
+                "new [method] Parser -> src/parse.rs:13",
+            ],
+        ),
+        ("f", &["f [field] outer::inner::S -> src/parse.rs:3"]),
+        ("inner", &["inner [module] outer -> src/parse.rs:2"]),
+        (
+            "greet",
+            &[
+                "greet [method] Greeter -> src/parse.rs:17",
+                "greet [method] Parser -> src/parse.rs:21",
+            ],
+        ),
+        ("Word", &["Word [enumerator] Token -> src/parse.rs:24"]),
+        (
+            "Parser",
+            &[
+                "Parser [struct] -> src/parse.rs:10",
+                "Parser [implementation] -> src/parse.rs:12",
+                "Parser [implementation] -> src/parse.rs:20",
+            ],
+        ),
+    ];
+    for (name, expected) in cases {
+        assert_eq!(f.lines(name), *expected, "find_symbol({name})");
+    }
+}
+
+#[test]
+fn qualified_names_narrow_the_answer() {
+    let f = Fixture::new(&[("context.go", GIN_GO), ("src/parse.rs", PARSE_RS)]);
+    let context_json = ["JSON [func] Context -> context.go:7"];
+    for query in [
+        "Context.JSON",
+        "Context::JSON",
+        "(*Context).JSON",
+        "gin.Context.JSON",
+    ] {
+        assert_eq!(f.lines(query), context_json, "{query}");
+    }
+    // The Go package is the scope of the file's top-level definitions.
+    assert_eq!(f.lines("gin.Top"), ["Top [func] -> context.go:15"]);
+    assert_eq!(
+        f.lines("Greeter.Greet"),
+        ["Greet [methodSpec] Greeter -> context.go:12"]
+    );
+    // Nested Rust scopes: any tail of the path narrows.
+    let inner_new = ["new [method] outer::inner::S -> src/parse.rs:5"];
+    for query in ["outer::inner::S::new", "inner::S::new", "S::new", "S.new"] {
+        assert_eq!(f.lines(query), inner_new, "{query}");
+    }
+    assert_eq!(
+        f.lines("Parser::new"),
+        ["new [method] Parser -> src/parse.rs:13"]
+    );
+    assert_eq!(
+        f.lines("Greeter::greet"),
+        ["greet [method] Greeter -> src/parse.rs:17"]
+    );
+    assert_eq!(
+        f.lines("Token::End"),
+        ["End [enumerator] Token -> src/parse.rs:24"]
+    );
+    // A qualifier must match the end of the scope path, segment by segment.
+    assert_eq!(
+        f.lines("outer::S::new"),
+        [
+            "No definition of `new` found in scope `outer::S`; `new` alone has 2 definitions: ask for `new`."
+        ]
+    );
+    assert_eq!(
+        f.lines("Nope.JSON"),
+        [
+            "No definition of `JSON` found in scope `Nope`; `JSON` alone has 2 definitions: ask for `JSON`."
+        ]
+    );
+    // An unqualified name is unchanged: every definition, whatever its scope.
+    assert_eq!(f.lines("JSON").len(), 2);
+}
+
+// ---------------------------------------------------------------------------------
+// Offered only when it can answer; the doctor and /config say which languages.
+// ---------------------------------------------------------------------------------
+
+use super::common::{TestProject, events_of_type, json_events, metron};
+use super::fake_ollama::{FakeOllama, answer};
+
+#[test]
+fn find_symbol_is_not_offered_in_a_project_without_supported_files() {
+    let p = TestProject::git();
+    p.file("app.py", "def main():\n    pass\n");
+    p.file("README.md", "# app\n");
+    let fake = FakeOllama::start(vec![answer("ok", 10, 1)]);
+    let run = metron(p.root())
+        .args(["-p", "hello", "--json"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let (_, events) = json_events(run);
+    let start = events_of_type(&events, "session_start")[0];
+    let offered = start["tools_offered"].to_string();
+    assert!(!offered.contains("find_symbol"), "{start}");
+    let withdrawn = start["tools_withdrawn"]
+        .as_array()
+        .and_then(|all| all.iter().find(|t| t["name"] == "find_symbol"))
+        .unwrap_or_else(|| panic!("find_symbol is not among the withdrawn: {start}"));
+    assert!(
+        withdrawn["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no supported source files")),
+        "{withdrawn}"
+    );
+    let bodies = fake.chat_bodies();
+    assert!(!bodies.is_empty());
+    for body in &bodies {
+        let tools = body["tools"].to_string();
+        assert!(tools.contains("list_files"), "{tools}");
+        assert!(!tools.contains("find_symbol"), "{tools}");
+    }
+
+    // Once a Go file is there, a new session offers it again.
+    p.file("main.go", "package main\n");
+    let fake = FakeOllama::start(vec![answer("ok", 10, 1)]);
+    let run = metron(p.root())
+        .args(["-p", "hello", "--json"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    let (_, events) = json_events(run);
+    let start = events_of_type(&events, "session_start")[0];
+    assert!(
+        start["tools_offered"].to_string().contains("find_symbol"),
+        "{start}"
+    );
+    let tools = fake.chat_bodies()[0]["tools"].to_string();
+    assert!(tools.contains("find_symbol"), "{tools}");
+}
+
+#[test]
+fn doctor_and_config_name_the_languages_found_and_not_covered() {
+    let p = TestProject::git();
+    p.file("a.go", "package a\n");
+    p.file("cmd/b.go", "package main\n");
+    p.file("src/lib.rs", "fn f() {}\n");
+    p.file("tools/x.py", "x = 1\n");
+    p.file("tools/y.py", "y = 1\n");
+    p.file("web/App.vue", "<template/>\n");
+    p.file("notes.md", "# notes\n");
+    p.file("data.json", "{}\n");
+    let expected = "find_symbol: Go 2 files, Rust 1; no grammar for 2 .py files, 1 .vue file";
+
+    let fake = FakeOllama::start(vec![]);
+    let run = metron(p.root())
+        .args(["--doctor"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.contains("tools") && l.ends_with(expected)),
+        "{run:?}"
+    );
+
+    let fake = FakeOllama::start(vec![]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin("/config\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.lines().any(|l| l == expected), "{run:?}");
+
+    // Without any supported file the doctor says why the tool is withdrawn.
+    let py = TestProject::git();
+    py.file("app.py", "def main(): pass\n");
+    let fake = FakeOllama::start(vec![]);
+    let run = metron(py.root())
+        .args(["--doctor"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.contains("find_symbol withdrawn: no supported source files")),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.ends_with("find_symbol: no Go or Rust files; no grammar for 1 .py file")),
+        "{run:?}"
+    );
 }

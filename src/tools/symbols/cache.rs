@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::extract::{Extractor, FileDefs};
 use super::lang::Lang;
 use super::prefilter::{Key, Summary, contains_ident};
-use super::{Definition, SymbolError};
+use super::{Definition, SymbolError, SymbolQuery};
 use crate::project::{BoundaryError, Project, ProjectDir, ProjectPath};
 
 /// How close to its modification time a file must have been read for the stamp alone not
@@ -118,7 +118,8 @@ impl Indexed {
     }
 }
 
-/// One Go or Rust file of the project, with whatever is known about it.
+/// One source file of the project in a supported language, with whatever is known about
+/// it.
 #[derive(Debug, Clone)]
 pub(crate) struct FileEntry {
     path: ProjectPath,
@@ -203,10 +204,20 @@ impl Worker {
 pub(crate) struct Query<'a> {
     /// The project, for reading and `stat`ing through its boundary.
     pub(crate) project: &'a Project,
-    /// The normalised name.
-    pub(crate) name: &'a str,
-    /// Its prefilter key.
+    /// The normalised name and its qualifier.
+    pub(crate) symbol: &'a SymbolQuery,
+    /// The name's prefilter key.
     pub(crate) key: Option<Key>,
+}
+
+/// What a visit found: the definitions in the query's scope go to `matched`; those of
+/// the same name elsewhere are only counted, so a qualified miss can point at them.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    /// Definitions of the name in the qualifier's scope.
+    pub(crate) matched: Vec<Definition>,
+    /// Definitions of the name outside it.
+    pub(crate) elsewhere: usize,
 }
 
 impl FileEntry {
@@ -229,13 +240,13 @@ impl FileEntry {
         self.state = None;
     }
 
-    /// Brings the entry up to date with the file on disk, then appends the file's
+    /// Brings the entry up to date with the file on disk, then adds the file's
     /// definitions of the query's name to `out`.
     pub(crate) fn visit(
         &mut self,
         query: &Query<'_>,
         worker: &mut Worker,
-        out: &mut Vec<Definition>,
+        out: &mut Found,
     ) -> Result<Visit, SymbolError> {
         let stamp = match worker.stat(query.project, &self.path) {
             Ok(metadata) if metadata.is_file() => Stamp::of(&metadata),
@@ -302,7 +313,7 @@ impl FileEntry {
                 return Ok(Visit::Checked);
             };
             if indexed.defs.is_none() {
-                if !contains_ident(&worker.buffer, query.name) {
+                if !contains_ident(&worker.buffer, &query.symbol.name) {
                     return Ok(Visit::Checked);
                 }
                 indexed.defs = Some(worker.extractor.extract(self.lang, &worker.buffer)?);
@@ -311,14 +322,32 @@ impl FileEntry {
         }
 
         if let Some(defs) = self.state.as_ref().and_then(|s| s.defs.as_ref()) {
-            out.extend(defs.named(query.name).map(|def| Definition {
+            self.collect(defs, query.symbol, out);
+        }
+        Ok(Visit::Checked)
+    }
+
+    /// Sorts the file's definitions of the query's name into those in its scope and the
+    /// count of the rest.
+    fn collect(&self, defs: &FileDefs, symbol: &SymbolQuery, out: &mut Found) {
+        let spec = self.lang.spec();
+        let file_scope = match spec.file_scope_kind {
+            Some(kind) if !symbol.qualifier.is_empty() => defs.first_of_kind(kind),
+            _ => None,
+        };
+        for def in defs.named(&symbol.name) {
+            if !symbol.in_scope(file_scope, def.scope, spec.separator) {
+                out.elsewhere += 1;
+                continue;
+            }
+            out.matched.push(Definition {
                 path: self.path.as_str().to_owned(),
                 line: def.line,
                 name: def.name.to_owned(),
                 kind: def.kind,
-            }));
+                scope: def.scope.to_owned(),
+            });
         }
-        Ok(Visit::Checked)
     }
 
     /// Reads the file through the project boundary into the worker's buffer and returns
@@ -364,17 +393,21 @@ impl FileEntry {
     }
 
     /// True when the entry is waiting for its racy window to pass.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "lang-go"))]
     pub(crate) fn is_racy(&self) -> bool {
         self.state.as_ref().is_some_and(|s| s.racy_hash.is_some())
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "lang-go"))]
 mod tests {
     use std::path::Path;
 
     use super::*;
+
+    fn go() -> Lang {
+        Lang::of_path("x.go").expect("Go is compiled in")
+    }
 
     fn setup(files: &[(&str, &str)]) -> (tempfile::TempDir, Project) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -395,14 +428,15 @@ mod tests {
         name: &str,
         worker: &mut Worker,
     ) -> Vec<(usize, &'static str)> {
+        let symbol = super::super::parse_query(name).expect("a name");
         let query = Query {
             project,
-            name,
+            symbol: &symbol,
             key: Key::of(name),
         };
-        let mut out = Vec::new();
+        let mut out = Found::default();
         assert_eq!(entry.visit(&query, worker, &mut out), Ok(Visit::Checked));
-        out.into_iter().map(|d| (d.line, d.kind)).collect()
+        out.matched.into_iter().map(|d| (d.line, d.kind)).collect()
     }
 
     fn set_mtime(path: &Path, mtime: SystemTime) {
@@ -424,7 +458,7 @@ mod tests {
         let Ok(rel) = project.resolve("a.go") else {
             panic!("resolve");
         };
-        let mut entry = FileEntry::new(rel, Lang::Go);
+        let mut entry = FileEntry::new(rel, go());
         assert_eq!(visit(&mut entry, &project, "Foo"), [(3, "func")]);
         assert!(entry.is_racy(), "read within the racy window: racily clean");
 
@@ -447,7 +481,7 @@ mod tests {
         let Ok(rel) = project.resolve("a.go") else {
             panic!("resolve");
         };
-        let mut entry = FileEntry::new(rel, Lang::Go);
+        let mut entry = FileEntry::new(rel, go());
         let mut worker = Worker::default();
         assert_eq!(
             visit_with(&mut entry, &project, "Foo", &mut worker),
@@ -480,7 +514,7 @@ mod tests {
         let Ok(rel) = project.resolve("big.go") else {
             panic!("resolve");
         };
-        let mut entry = FileEntry::new(rel, Lang::Go);
+        let mut entry = FileEntry::new(rel, go());
         let mut worker = Worker::default();
         assert_eq!(visit_with(&mut entry, &project, "Huge", &mut worker), []);
         assert_eq!(visit_with(&mut entry, &project, "Huge", &mut worker), []);
@@ -494,18 +528,19 @@ mod tests {
         let Ok(rel) = project.resolve("a.go") else {
             panic!("resolve");
         };
-        let mut entry = FileEntry::new(rel, Lang::Go);
+        let mut entry = FileEntry::new(rel, go());
         assert_eq!(visit(&mut entry, &project, "a"), [(1, "package")]);
         std::fs::remove_file(dir.path().join("a.go")).expect("remove");
+        let symbol = super::super::parse_query("a").expect("a name");
         let query = Query {
             project: &project,
-            name: "a",
+            symbol: &symbol,
             key: Key::of("a"),
         };
-        let mut out = Vec::new();
+        let mut out = Found::default();
         let result = entry.visit(&query, &mut Worker::default(), &mut out);
         assert_eq!(result, Ok(Visit::Gone));
-        assert!(out.is_empty());
+        assert!(out.matched.is_empty());
     }
 
     #[test]

@@ -22,26 +22,34 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor};
 
 use super::SymbolError;
-use super::lang::{KINDS, Lang};
+use super::lang::{Definitions, KINDS, Lang, ScopeName};
 
 /// Kinds whose line is the line of the whole construct, not of its name.
 const KINDS_AT_ITEM_LINE: &[&str] = &["implementation"];
 
-/// The definitions of one file, compactly: all names in one string.
+/// The definitions of one file, compactly: all names and scope paths in one string, each
+/// distinct scope path stored once.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct FileDefs {
     names: String,
+    /// Byte ranges in `names` of the file's distinct scope paths (segments joined by the
+    /// language's separator). [`RawDef::scope`] is an index into this plus one.
+    scopes: Box<[(u32, u32)]>,
     defs: Box<[RawDef]>,
 }
 
-/// One definition inside [`FileDefs`].
+/// One definition inside [`FileDefs`]: 16 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RawDef {
-    /// Byte range of the name in `FileDefs::names`.
+    /// Start of the name in `FileDefs::names`.
     start: u32,
-    end: u32,
     /// 1-based line of the name.
     line: u32,
+    /// One plus the index of the scope path in `FileDefs::scopes`; 0 for a top-level
+    /// definition.
+    scope: u32,
+    /// Length of the name in bytes.
+    len: u16,
     /// Index into [`KINDS`].
     kind: u8,
 }
@@ -55,24 +63,43 @@ pub(crate) struct Def<'a> {
     pub line: usize,
     /// Universal Ctags kind name.
     pub kind: &'static str,
+    /// What it belongs to, ctags' way (`Context`, `outer::inner::S`); empty at top level.
+    pub scope: &'a str,
 }
 
 impl FileDefs {
     /// Every definition, in line order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = Def<'_>> + '_ {
-        self.defs.iter().map(|raw| Def {
-            name: self
-                .names
-                .get(raw.start as usize..raw.end as usize)
-                .unwrap_or(""),
-            line: raw.line as usize,
-            kind: KINDS.get(usize::from(raw.kind)).copied().unwrap_or("?"),
+        self.defs.iter().map(|raw| {
+            let start = raw.start as usize;
+            let scope = match raw.scope.checked_sub(1) {
+                Some(index) => self
+                    .scopes
+                    .get(index as usize)
+                    .and_then(|&(from, to)| self.names.get(from as usize..to as usize)),
+                None => None,
+            };
+            Def {
+                name: self
+                    .names
+                    .get(start..start + usize::from(raw.len))
+                    .unwrap_or(""),
+                line: raw.line as usize,
+                kind: KINDS.get(usize::from(raw.kind)).copied().unwrap_or("?"),
+                scope: scope.unwrap_or(""),
+            }
         })
     }
 
     /// The definitions named exactly `name`, in line order.
     pub(crate) fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Def<'a>> + 'a {
         self.iter().filter(move |def| def.name == name)
+    }
+
+    /// The name of the file's first definition of `kind` (Go's package), which names the
+    /// namespace of the whole file.
+    pub(crate) fn first_of_kind(&self, kind: &str) -> Option<&str> {
+        self.iter().find(|def| def.kind == kind).map(|def| def.name)
     }
 }
 
@@ -95,9 +122,8 @@ impl Default for Extractor {
 }
 
 /// A captured name before deduplication.
-struct Candidate {
-    start_byte: usize,
-    end_byte: usize,
+struct Candidate<'tree> {
+    node: Node<'tree>,
     pattern: usize,
     line: u32,
     kind: u8,
@@ -157,14 +183,13 @@ impl Extractor {
                 .is_some_and(|k| KINDS_AT_ITEM_LINE.contains(k));
             let row = if at_item { item } else { node }.start_position().row;
             candidates.push(Candidate {
-                start_byte: node.start_byte(),
-                end_byte: node.end_byte(),
+                node,
                 pattern: found.pattern_index,
                 line: u32::try_from(row.saturating_add(1)).unwrap_or(u32::MAX),
                 kind,
             });
         }
-        Ok(collect(source, candidates))
+        Ok(collect(source, tree.root_node(), query, candidates))
     }
 }
 
@@ -189,7 +214,11 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
         }
         let next = match node.kind() {
             "scoped_type_identifier" | "scoped_identifier" => node.child_by_field_name("name"),
-            "generic_type" | "reference_type" | "pointer_type" => node.child_by_field_name("type"),
+            "generic_type" | "reference_type" => node.child_by_field_name("type"),
+            // Rust names the pointee `type`; Go's `*T` has no field names.
+            "pointer_type" => node
+                .child_by_field_name("type")
+                .or_else(|| node.named_child(0)),
             "array_type" => node.child_by_field_name("element"),
             "dynamic_type" | "abstract_type" => node.child_by_field_name("trait"),
             "tuple_type" | "bounded_type" => {
@@ -203,46 +232,140 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
     None
 }
 
-/// Keeps one definition per name node (the earliest pattern's), in source order.
-fn collect(source: &[u8], mut candidates: Vec<Candidate>) -> FileDefs {
-    candidates.sort_unstable_by_key(|c| (c.start_byte, c.end_byte, c.pattern));
-    candidates.dedup_by_key(|c| (c.start_byte, c.end_byte));
+/// The identifier node that names a scope node, by its rule.
+fn scope_name(node: Node<'_>, rule: ScopeName) -> Option<Node<'_>> {
+    match rule {
+        ScopeName::Field(field) => principal_name(node.child_by_field_name(field)?),
+        ScopeName::TypeIn(field) => principal_name(node.child_by_field_name(field)?),
+        ScopeName::FirstParameterType(field) => {
+            let parameters = node.child_by_field_name(field)?;
+            let first = parameters.named_child(0)?;
+            principal_name(first.child_by_field_name("type")?)
+        }
+    }
+}
+
+/// The text of an identifier node, without a Rust `r#`.
+fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
+    let text = std::str::from_utf8(source.get(node.start_byte()..node.end_byte())?).ok()?;
+    Some(text.strip_prefix("r#").unwrap_or(text))
+}
+
+/// Writes into `out` the scope path of the definition named by `name`: the names of the
+/// scope nodes on the way down from `root`, joined by the language's separator. A scope
+/// named by `name` itself (a function's own node, an impl block's self type) is the
+/// definition, not its scope. One descent from the root per definition: cheaper than
+/// asking each ancestor for its parent, which tree-sitter answers by descending too.
+fn scope_path(
+    source: &[u8],
+    root: Node<'_>,
+    name: Node<'_>,
+    query: &Definitions,
+    out: &mut String,
+) {
+    out.clear();
+    let mut node = root;
+    while let Some(child) = node.child_with_descendant(name) {
+        if child.id() == name.id() {
+            break;
+        }
+        let kind = child.kind_id();
+        if let Some(&(_, rule)) = query.scopes.iter().find(|(id, _)| *id == kind)
+            && let Some(named) = scope_name(child, rule)
+            && named.byte_range() != name.byte_range()
+            && let Some(text) = identifier(source, named)
+        {
+            if !out.is_empty() {
+                out.push_str(query.separator);
+            }
+            out.push_str(text);
+        }
+        node = child;
+    }
+}
+
+/// Keeps one definition per name node (the earliest pattern's), in source order, with
+/// its scope.
+fn collect(
+    source: &[u8],
+    root: Node<'_>,
+    query: &Definitions,
+    mut candidates: Vec<Candidate<'_>>,
+) -> FileDefs {
+    candidates.sort_unstable_by_key(|c| (c.node.start_byte(), c.node.end_byte(), c.pattern));
+    candidates.dedup_by_key(|c| (c.node.start_byte(), c.node.end_byte()));
     let mut names = String::new();
+    let mut scopes: Vec<(u32, u32)> = Vec::new();
+    let mut scope_ids: HashMap<String, u32> = HashMap::new();
+    let mut scope = String::new();
     let mut defs = Vec::with_capacity(candidates.len());
     for candidate in candidates {
-        let Some(bytes) = source.get(candidate.start_byte..candidate.end_byte) else {
+        let Some(text) = identifier(source, candidate.node) else {
             continue;
         };
-        let Ok(text) = std::str::from_utf8(bytes) else {
+        let Ok(len) = u16::try_from(text.len()) else {
             continue;
         };
-        let text = text.strip_prefix("r#").unwrap_or(text);
         if text.is_empty() {
             continue;
         }
-        let (Ok(start), Ok(end)) = (
-            u32::try_from(names.len()),
-            u32::try_from(names.len() + text.len()),
-        ) else {
+        scope_path(source, root, candidate.node, query, &mut scope);
+        let scope_id = if scope.is_empty() {
+            0
+        } else if let Some(&id) = scope_ids.get(scope.as_str()) {
+            id
+        } else {
+            let Some(range) = append(&mut names, &scope) else {
+                break;
+            };
+            scopes.push(range);
+            let Ok(id) = u32::try_from(scopes.len()) else {
+                break;
+            };
+            scope_ids.insert(scope.clone(), id);
+            id
+        };
+        let Some((start, _)) = append(&mut names, text) else {
             break;
         };
-        names.push_str(text);
         defs.push(RawDef {
             start,
-            end,
             line: candidate.line,
+            scope: scope_id,
+            len,
             kind: candidate.kind,
         });
     }
+    names.shrink_to_fit();
     FileDefs {
         names,
+        scopes: scopes.into_boxed_slice(),
         defs: defs.into_boxed_slice(),
     }
 }
 
-#[cfg(test)]
+/// Appends `text` to `names` and returns its byte range; `None` once the string would
+/// pass 4 GiB (the ranges are `u32`).
+fn append(names: &mut String, text: &str) -> Option<(u32, u32)> {
+    let start = u32::try_from(names.len()).ok()?;
+    let end = u32::try_from(names.len() + text.len()).ok()?;
+    names.push_str(text);
+    Some((start, end))
+}
+
+#[cfg(all(test, feature = "lang-go", feature = "lang-rust"))]
 mod tests {
     use super::*;
+
+    mod lang_of {
+        use super::Lang;
+        pub(super) fn go() -> Lang {
+            Lang::of_path("x.go").expect("Go is compiled in")
+        }
+        pub(super) fn rust() -> Lang {
+            Lang::of_path("x.rs").expect("Rust is compiled in")
+        }
+    }
 
     fn defs(lang: Lang, source: &str) -> Vec<(String, usize, &'static str)> {
         let mut extractor = Extractor::new();
@@ -263,7 +386,10 @@ mod tests {
 
     #[test]
     fn go_const_lists_yield_every_name() {
-        let found = defs(Lang::Go, "package p\n\nconst A, B = 1, 2\nconst C = A\n");
+        let found = defs(
+            lang_of::go(),
+            "package p\n\nconst A, B = 1, 2\nconst C = A\n",
+        );
         assert!(has(&found, "A", 3, "const"), "{found:?}");
         assert!(has(&found, "B", 3, "const"), "{found:?}");
         assert!(has(&found, "C", 4, "const"), "{found:?}");
@@ -274,7 +400,7 @@ mod tests {
     #[test]
     fn go_locals_are_not_definitions() {
         let found = defs(
-            Lang::Go,
+            lang_of::go(),
             "package p\n\nfunc F() {\n\tconst c = 1\n\tvar v = 2\n\ttype T struct{ f int }\n}\n",
         );
         let names: Vec<&str> = found.iter().map(|d| d.0.as_str()).collect();
@@ -284,7 +410,7 @@ mod tests {
     #[test]
     fn one_definition_per_name_node() {
         let found = defs(
-            Lang::Rust,
+            lang_of::rust(),
             "impl S {\n    fn m(&self) {}\n}\ntrait T {\n    fn s(&self);\n    fn d(&self) {}\n}\nfn f() {}\n",
         );
         assert_eq!(
@@ -303,7 +429,7 @@ mod tests {
     #[test]
     fn impl_blocks_are_named_by_their_self_type_on_the_impl_line() {
         let found = defs(
-            Lang::Rust,
+            lang_of::rust(),
             "impl<'a> Tr for &&'a mut a::Point<T> {}\n\
              impl Index<Span> for [u8] {}\n\
              impl<T> P for *const T {}\n\
@@ -332,16 +458,87 @@ mod tests {
 
     #[test]
     fn raw_identifiers_lose_their_prefix() {
-        let found = defs(Lang::Rust, "pub fn r#match() {}\nstruct r#Type;\n");
+        let found = defs(lang_of::rust(), "pub fn r#match() {}\nstruct r#Type;\n");
         assert!(has(&found, "match", 1, "function"), "{found:?}");
         assert!(has(&found, "Type", 2, "struct"), "{found:?}");
     }
 
     #[test]
     fn broken_and_empty_sources_do_not_fail() {
-        assert!(defs(Lang::Go, "").is_empty());
-        assert!(defs(Lang::Rust, "").is_empty());
-        let found = defs(Lang::Rust, "fn ok() {}\nfn broken( {\n\x00\x01");
+        assert!(defs(lang_of::go(), "").is_empty());
+        assert!(defs(lang_of::rust(), "").is_empty());
+        let found = defs(lang_of::rust(), "fn ok() {}\nfn broken( {\n\x00\x01");
         assert!(has(&found, "ok", 1, "function"), "{found:?}");
+    }
+
+    fn scoped(lang: Lang, source: &str) -> Vec<String> {
+        let mut extractor = Extractor::new();
+        match extractor.extract(lang, source.as_bytes()) {
+            Ok(defs) => defs
+                .iter()
+                .map(|d| format!("{} [{}] {}:{}", d.name, d.kind, d.scope, d.line))
+                .collect(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn go_scopes_follow_ctags() {
+        let found = scoped(
+            lang_of::go(),
+            "package gin\n\ntype Context struct {\n\tWriter int\n\tio.Reader\n}\n\n\
+             func (c *Context) JSON() {}\nfunc (Context) Plain() {}\nfunc (p *Pair[K, V]) Get() {}\n\n\
+             type Greeter interface {\n\tGreet() string\n}\n\nfunc Top() {}\n",
+        );
+        assert_eq!(
+            found,
+            [
+                "gin [package] :1",
+                "Context [struct] :3",
+                "Writer [member] Context:4",
+                "Reader [anonMember] Context:5",
+                "JSON [func] Context:8",
+                "Plain [func] Context:9",
+                "Get [func] Pair:10",
+                "Greeter [interface] :12",
+                "Greet [methodSpec] Greeter:13",
+                "Top [func] :16",
+            ]
+        );
+    }
+
+    #[test]
+    fn rust_scopes_follow_ctags() {
+        let found = scoped(
+            lang_of::rust(),
+            "mod outer {\n    pub mod inner {\n        pub struct S { f: i32 }\n        \
+             impl S { fn new() -> Self { S { f: 0 } } }\n    }\n}\n\
+             pub enum E { A, B { x: i32 } }\n\
+             trait Greeter { fn greet(&self); }\n\
+             impl Greeter for &Point { fn greet(&self) {} }\n\
+             impl<T> Wrap<T> { fn get(&self) { fn nested() {} } }\n",
+        );
+        assert_eq!(
+            found,
+            [
+                "outer [module] :1",
+                "inner [module] outer:2",
+                "S [struct] outer::inner:3",
+                "f [field] outer::inner::S:3",
+                "S [implementation] outer::inner:4",
+                "new [method] outer::inner::S:4",
+                "E [enum] :7",
+                "A [enumerator] E:7",
+                "B [enumerator] E:7",
+                "x [field] E::B:7",
+                "Greeter [interface] :8",
+                "greet [method] Greeter:8",
+                "Point [implementation] :9",
+                "greet [method] Point:9",
+                "Wrap [implementation] :10",
+                "get [method] Wrap:10",
+                "nested [function] Wrap::get:10",
+            ]
+        );
     }
 }

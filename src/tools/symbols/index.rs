@@ -2,7 +2,7 @@
 //!
 //! A lookup refreshes the file list (walking the project again unless the last walk's
 //! snapshot proves nothing changed), keeps the entries of files it already knows, and
-//! then visits every Go and Rust file in path order, in chunks handed out to a few
+//! then visits every file in a supported language in path order, in chunks handed out to a few
 //! threads by [`crate::tools::ordered::map`]. Each finished chunk is recorded; as soon as
 //! the finished prefix of chunks holds more definitions than the caller's limit, the
 //! answer is known (output is sorted by path and capped) and the remaining files are left
@@ -13,11 +13,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
-use super::cache::{FileEntry, Query, Visit, Worker};
+use super::cache::{FileEntry, Found, Query, Visit, Worker};
 use super::lang::Lang;
 use super::prefilter::Key;
 use super::tree::{self, Snapshot};
-use super::{Lookup, SymbolError, normalize_name};
+use super::{Lookup, SymbolError, parse_query};
 use crate::project::{Project, ProjectPath};
 use crate::tools::ordered;
 
@@ -45,18 +45,21 @@ pub struct SymbolIndex {
 struct State {
     /// The root the entries belong to; another project starts from scratch.
     root: Option<PathBuf>,
-    /// Every Go and Rust file from the last walk, in walk (path) order.
+    /// Every file in a supported language from the last walk, in walk (path) order.
     files: Vec<FileEntry>,
     /// What the last walk depended on.
     snapshot: Snapshot,
     /// Scratch space for the lookup threads, kept between lookups.
     workers: Vec<Worker>,
+    /// The project was seen to hold a supported file: find_symbol stays offered for the
+    /// session (the tool list is fixed when it starts), so this is never walked again.
+    present: bool,
 }
 
 /// Counters from the last lookup, for tests and benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LookupStats {
-    /// Go and Rust files in the project.
+    /// Files in a supported language in the project.
     pub files: usize,
     /// Whether the tree was walked (false when the last walk's snapshot still held).
     pub walked: bool,
@@ -75,7 +78,8 @@ impl SymbolIndex {
     }
 
     /// Finds definitions named exactly `name` (a Rust `r#` prefix is ignored), at most
-    /// `limit` of them, sorted by path and line.
+    /// `limit` of them, sorted by path and line. A qualified name (`Context.JSON`,
+    /// `a::b::C`) keeps only the definitions whose scope path ends with its qualifier.
     pub fn lookup(
         &self,
         project: &Project,
@@ -93,9 +97,9 @@ impl SymbolIndex {
         name: &str,
         limit: usize,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
-        let name = normalize_name(name)?;
+        let symbol = parse_query(name)?;
         // Fail on a broken grammar or query before doing any work.
-        for lang in Lang::ALL {
+        for lang in Lang::all() {
             lang.definitions()?;
         }
         let mut state = self.lock();
@@ -114,15 +118,15 @@ impl SymbolIndex {
 
         let query = Query {
             project,
-            name: &name,
-            key: Key::of(&name),
+            symbol: &symbol,
+            key: Key::of(&symbol.name),
         };
         let threads = ordered::available_threads().clamp(1, MAX_THREADS);
         let state = &mut *state;
         if state.workers.len() < threads {
             state.workers.resize_with(threads, Worker::default);
         }
-        let (mut definitions, unreadable, visited) = visit_in_order(
+        let (found, unreadable, visited) = visit_in_order(
             &mut state.files,
             &query,
             limit,
@@ -140,6 +144,10 @@ impl SymbolIndex {
             stats.parses += std::mem::take(&mut worker.parses);
             worker.trim();
         }
+        let Found {
+            matched: mut definitions,
+            elsewhere,
+        } = found;
         definitions.sort();
         let truncated = definitions.len() > limit;
         definitions.truncate(limit);
@@ -147,9 +155,33 @@ impl SymbolIndex {
             definitions,
             truncated,
             files: state.files.len(),
+            elsewhere,
             unreadable,
         };
         Ok((lookup, stats))
+    }
+
+    /// Whether the project holds a file find_symbol can read, from the index when it
+    /// knows one, else from a walk that stops at the first. A project whose walk cannot
+    /// start counts as holding one, so the tool's own refusal explains why.
+    pub(crate) fn has_supported_files(&self, project: &Project) -> bool {
+        {
+            let state = self.lock();
+            if state.root.as_deref() == Some(project.root())
+                && (state.present || !state.files.is_empty())
+            {
+                return true;
+            }
+        }
+        let present = super::census::any_supported(project).unwrap_or(true);
+        let mut state = self.lock();
+        if present && state.root.as_deref() == Some(project.root()) {
+            state.present = true;
+        } else if present && state.root.is_none() {
+            state.root = Some(project.root().to_path_buf());
+            state.present = true;
+        }
+        present
     }
 
     /// Drops everything cached and walks the tree again (the REPL's `/tags`). Returns how
@@ -222,7 +254,7 @@ fn merge_file_list(files: &mut Vec<FileEntry>, walked: Vec<(ProjectPath, Lang)>)
 /// What one chunk of files gave.
 #[derive(Default)]
 struct ChunkResult {
-    definitions: Vec<super::Definition>,
+    found: Found,
     unreadable: usize,
     visited: usize,
 }
@@ -235,7 +267,7 @@ fn visit_in_order(
     query: &Query<'_>,
     limit: usize,
     workers: &mut [Worker],
-) -> Result<(Vec<super::Definition>, usize, usize), SymbolError> {
+) -> Result<(Found, usize, usize), SymbolError> {
     let mut found = 0;
     let chunks = ordered::map(
         files.chunks_mut(CHUNK_FILES),
@@ -246,7 +278,7 @@ fn visit_in_order(
             worker.forget_dir();
             for entry in chunk.iter_mut() {
                 result.visited += 1;
-                match entry.visit(query, worker, &mut result.definitions)? {
+                match entry.visit(query, worker, &mut result.found)? {
                     Visit::Checked | Visit::Gone => {}
                     Visit::Unreadable => result.unreadable += 1,
                 }
@@ -254,21 +286,22 @@ fn visit_in_order(
             Ok(result)
         },
         |result| {
-            found += result.definitions.len();
+            found += result.found.matched.len();
             found > limit
         },
     )?;
-    let mut definitions = Vec::new();
+    let mut found = Found::default();
     let (mut unreadable, mut visited) = (0, 0);
     for result in chunks {
-        definitions.extend(result.definitions);
+        found.matched.extend(result.found.matched);
+        found.elsewhere += result.found.elsewhere;
         unreadable += result.unreadable;
         visited += result.visited;
     }
-    Ok((definitions, unreadable, visited))
+    Ok((found, unreadable, visited))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "lang-rust"))]
 mod tests {
     use super::SymbolIndex;
     use crate::project::Project;

@@ -1,14 +1,19 @@
-//! The languages find_symbol understands, and the compiled definition query of each.
+//! The languages find_symbol understands: one table, [`LANGS`], with one entry each.
 //!
-//! A language is chosen by file extension alone (`.go`, `.rs`); every other file is
-//! skipped. The queries live in `grammars/*.scm` so they can be read and tried on their
-//! own; each is compiled once per process, the first time it is needed, and shared by
-//! every thread (a [`Query`] is immutable once built).
+//! Adding a language takes three things: its grammar crate behind a `lang-NAME` cargo
+//! feature, a definitions query in `grammars/NAME.scm`, and one [`LangSpec`] in
+//! [`LANGS`] under the same feature. Everything else (the file list, the cache, scopes,
+//! qualified lookups, the doctor's census) reads the table.
+//!
+//! A language is chosen by file extension alone; every other file is skipped. Each query
+//! is compiled once per process, the first time it is needed, and shared by every thread
+//! (a [`Query`] is immutable once built).
 //!
 //! Query captures follow one convention: `@name` is the defined identifier and
 //! `@definition.<kind>` the construct, where `<kind>` is a Universal Ctags kind name.
-//! Compiling a query also checks that every kind it uses is in [`KINDS`], so a typo in a
-//! `.scm` file fails the first lookup loudly instead of printing a made-up kind.
+//! Compiling a query also checks that every kind it uses is in [`KINDS`] and that every
+//! scope rule names a node kind the grammar has, so a typo fails the first lookup loudly
+//! instead of printing a made-up kind or losing every scope.
 
 use std::sync::OnceLock;
 
@@ -18,7 +23,7 @@ use super::SymbolError;
 
 /// Every kind name a query may use, as Universal Ctags spells it (plus `constant` and
 /// `union` for the Rust items ctags does not tag). A definition stores an index into
-/// this table.
+/// this table, so it is shared by all languages.
 pub(crate) const KINDS: &[&str] = &[
     // Go
     "package",
@@ -48,80 +53,197 @@ pub(crate) const KINDS: &[&str] = &[
     "constant",
 ];
 
-/// A source language with a definitions query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Lang {
-    /// Go (`.go`).
-    Go,
-    /// Rust (`.rs`).
-    Rust,
+/// How the name of a scope node is read, for the scope of the definitions inside it.
+/// (A build with only some grammars may leave a way unused.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(all(feature = "lang-go", feature = "lang-rust")), allow(dead_code))]
+pub(crate) enum ScopeName {
+    /// The identifier in this field (`name` of a class, module or type declaration).
+    Field(&'static str),
+    /// The principal identifier of the type in this field, as an impl block is named
+    /// after its self type (`Point` for `impl<T> Tr for &Point<T>`).
+    TypeIn(&'static str),
+    /// The principal identifier of the type of the first parameter in this field: a Go
+    /// method belongs to its receiver's type (`Context` for `(c *Context)`).
+    FirstParameterType(&'static str),
 }
 
+/// A node kind that opens a scope, and how to read its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScopeRule {
+    /// The grammar's node kind (`impl_item`, `type_spec`, `class_definition`).
+    pub(crate) node: &'static str,
+    /// Where its name is.
+    pub(crate) name: ScopeName,
+}
+
+/// Everything find_symbol needs to know about one language.
+#[derive(Debug)]
+pub(crate) struct LangSpec {
+    /// The name in messages and the doctor's census (`Go`, `Rust`).
+    pub(crate) name: &'static str,
+    /// File extensions without the dot, matched exactly (`go`; `rs`).
+    pub(crate) extensions: &'static [&'static str],
+    /// The tree-sitter grammar.
+    pub(crate) grammar: fn() -> Language,
+    /// The definitions query (`grammars/NAME.scm`).
+    pub(crate) query: &'static str,
+    /// How deep in the tree a pattern may start (`None`: anywhere). A limit lets the
+    /// query cursor skip function bodies when the language defines nothing in them.
+    pub(crate) max_start_depth: Option<u32>,
+    /// The nodes that give the definitions inside them a scope, found by walking from
+    /// the root down to each definition's name. A scope whose name is the definition's
+    /// own name (a function's own node, an impl's self type) is not its scope.
+    pub(crate) scopes: &'static [ScopeRule],
+    /// What joins nested scope names, as ctags prints them (`::` in Rust, `.` in Go).
+    pub(crate) separator: &'static str,
+    /// A definition kind naming the namespace of the whole file (Go's `package`): never
+    /// shown, but a qualified lookup may name it (`http.Get`).
+    pub(crate) file_scope_kind: Option<&'static str>,
+}
+
+/// Every language compiled in, in the order the doctor lists them.
+pub(crate) const LANGS: &[LangSpec] = &[
+    #[cfg(feature = "lang-go")]
+    LangSpec {
+        name: "Go",
+        extensions: &["go"],
+        grammar: || tree_sitter_go::LANGUAGE.into(),
+        query: include_str!("../../../grammars/go.scm"),
+        // Go definitions that ctags reports all start within five levels of the root
+        // (source_file → type_declaration → type_spec → struct_type →
+        // field_declaration_list → field_declaration), so the cursor skips function
+        // bodies, about a fifth of the query time.
+        max_start_depth: Some(5),
+        scopes: &[
+            ScopeRule {
+                node: "method_declaration",
+                name: ScopeName::FirstParameterType("receiver"),
+            },
+            ScopeRule {
+                node: "type_spec",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "type_alias",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
+        file_scope_kind: Some("package"),
+    },
+    #[cfg(feature = "lang-rust")]
+    LangSpec {
+        name: "Rust",
+        extensions: &["rs"],
+        grammar: || tree_sitter_rust::LANGUAGE.into(),
+        query: include_str!("../../../grammars/rust.scm"),
+        // Rust items nest inside functions, modules and impls at any depth, and ctags
+        // tags nested functions, so no limit.
+        max_start_depth: None,
+        scopes: &[
+            ScopeRule {
+                node: "mod_item",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "impl_item",
+                name: ScopeName::TypeIn("type"),
+            },
+            ScopeRule {
+                node: "trait_item",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "struct_item",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "union_item",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "enum_item",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "enum_variant",
+                name: ScopeName::Field("name"),
+            },
+            // ctags scopes a function nested in another by the outer one.
+            ScopeRule {
+                node: "function_item",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: "::",
+        file_scope_kind: None,
+    },
+];
+
+/// The most languages [`LANGS`] may hold (the size of the compiled-query table).
+const MAX_LANGS: usize = 32;
+
+const _: () = assert!(LANGS.len() <= MAX_LANGS, "raise MAX_LANGS");
+
+/// A compiled-in language: an index into [`LANGS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Lang(u8);
+
 impl Lang {
-    /// Every supported language.
-    pub(crate) const ALL: [Lang; 2] = [Lang::Go, Lang::Rust];
+    /// Every compiled-in language, in table order.
+    pub(crate) fn all() -> impl Iterator<Item = Lang> {
+        // LANGS.len() <= MAX_LANGS, checked at compile time, so the index fits.
+        (0..LANGS.len()).map(|index| Lang(index as u8))
+    }
 
     /// The language of a file, from its extension; `None` for files find_symbol skips.
     pub(crate) fn of_path(path: &str) -> Option<Lang> {
         let (_, extension) = path.rsplit_once('.')?;
-        match extension {
-            "go" => Some(Lang::Go),
-            "rs" => Some(Lang::Rust),
-            _ => None,
+        if extension.contains('/') {
+            return None;
         }
+        Lang::all().find(|lang| lang.spec().extensions.contains(&extension))
+    }
+
+    /// The language's position in [`LANGS`].
+    pub(crate) fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// The language's table entry.
+    pub(crate) fn spec(self) -> &'static LangSpec {
+        &LANGS[usize::from(self.0)]
     }
 
     /// The language's name, for messages.
     pub(crate) fn name(self) -> &'static str {
-        match self {
-            Lang::Go => "Go",
-            Lang::Rust => "Rust",
-        }
-    }
-
-    /// The tree-sitter grammar.
-    pub(crate) fn language(self) -> Language {
-        match self {
-            Lang::Go => tree_sitter_go::LANGUAGE.into(),
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-        }
-    }
-
-    /// The definitions query source.
-    pub(crate) fn query_source(self) -> &'static str {
-        match self {
-            Lang::Go => include_str!("../../../grammars/go.scm"),
-            Lang::Rust => include_str!("../../../grammars/rust.scm"),
-        }
-    }
-
-    /// How deep in the tree a pattern may start. Go definitions that ctags reports all
-    /// start within five levels of the root (source_file → type_declaration → type_spec →
-    /// struct_type → field_declaration_list → field_declaration), so the cursor can skip
-    /// function bodies, about a fifth of the query time. Rust items nest inside functions,
-    /// modules and impls at any depth, and ctags tags nested functions, so no limit.
-    fn max_start_depth(self) -> Option<u32> {
-        match self {
-            Lang::Go => Some(5),
-            Lang::Rust => None,
-        }
+        self.spec().name
     }
 
     /// The compiled query, built on first use.
     pub(crate) fn definitions(self) -> Result<&'static Definitions, SymbolError> {
-        static GO: OnceLock<Result<Definitions, SymbolError>> = OnceLock::new();
-        static RUST: OnceLock<Result<Definitions, SymbolError>> = OnceLock::new();
-        let cell = match self {
-            Lang::Go => &GO,
-            Lang::Rust => &RUST,
-        };
-        cell.get_or_init(|| Definitions::compile(self))
+        static COMPILED: [OnceLock<Result<Definitions, SymbolError>>; MAX_LANGS] =
+            [const { OnceLock::new() }; MAX_LANGS];
+        COMPILED[usize::from(self.0)]
+            .get_or_init(|| Definitions::compile(self))
             .as_ref()
             .map_err(Clone::clone)
     }
 }
 
-/// A compiled definitions query and what its captures mean.
+/// The compiled-in languages' names, joined for messages (`Go, Rust`).
+pub(crate) fn names() -> String {
+    let names: Vec<&str> = LANGS.iter().map(|lang| lang.name).collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// A compiled definitions query, what its captures mean, and the language's scope rules
+/// resolved to node kind ids.
 #[derive(Debug)]
 pub(crate) struct Definitions {
     /// The grammar.
@@ -135,16 +257,21 @@ pub(crate) struct Definitions {
     pub(crate) capture_kinds: Vec<Option<u8>>,
     /// How deep in the tree a pattern may start (`None`: anywhere).
     pub(crate) max_start_depth: Option<u32>,
+    /// The scope rules, by node kind id.
+    pub(crate) scopes: Vec<(u16, ScopeName)>,
+    /// What joins nested scope names.
+    pub(crate) separator: &'static str,
 }
 
 impl Definitions {
     fn compile(lang: Lang) -> Result<Definitions, SymbolError> {
+        let spec = lang.spec();
         let bad = |message: String| SymbolError::Query {
-            lang: lang.name(),
+            lang: spec.name,
             message,
         };
-        let language = lang.language();
-        let query = Query::new(&language, lang.query_source()).map_err(|e| bad(e.to_string()))?;
+        let language = (spec.grammar)();
+        let query = Query::new(&language, spec.query).map_err(|e| bad(e.to_string()))?;
         let mut name_capture = None;
         let mut capture_kinds = Vec::with_capacity(query.capture_names().len());
         for (index, capture) in query.capture_names().iter().enumerate() {
@@ -155,8 +282,7 @@ impl Definitions {
             }
             let kind = capture
                 .strip_prefix("definition.")
-                .and_then(|kind| KINDS.iter().position(|known| *known == kind))
-                .and_then(|kind| u8::try_from(kind).ok())
+                .and_then(kind_index)
                 .ok_or_else(|| {
                     bad(format!(
                         "capture @{capture} is neither @name nor @definition.<a kind in KINDS>"
@@ -165,14 +291,41 @@ impl Definitions {
             capture_kinds.push(Some(kind));
         }
         let name_capture = name_capture.ok_or_else(|| bad("no @name capture".to_owned()))?;
+        if let Some(kind) = spec.file_scope_kind
+            && kind_index(kind).is_none()
+        {
+            return Err(bad(format!("file scope kind `{kind}` is not in KINDS")));
+        }
+        let mut scopes = Vec::with_capacity(spec.scopes.len());
+        for rule in spec.scopes {
+            match language.id_for_node_kind(rule.node, true) {
+                0 => {
+                    return Err(bad(format!(
+                        "scope rule names `{}`, which is not a node kind of the grammar",
+                        rule.node
+                    )));
+                }
+                id => scopes.push((id, rule.name)),
+            }
+        }
         Ok(Definitions {
             language,
             query,
             name_capture,
             capture_kinds,
-            max_start_depth: lang.max_start_depth(),
+            max_start_depth: spec.max_start_depth,
+            scopes,
+            separator: spec.separator,
         })
     }
+}
+
+/// The index of `kind` in [`KINDS`].
+pub(crate) fn kind_index(kind: &str) -> Option<u8> {
+    KINDS
+        .iter()
+        .position(|known| *known == kind)
+        .and_then(|index| u8::try_from(index).ok())
 }
 
 #[cfg(test)]
@@ -181,11 +334,11 @@ mod tests {
 
     #[test]
     fn every_grammar_loads_and_every_query_compiles() {
-        for lang in Lang::ALL {
+        for lang in Lang::all() {
             let mut parser = tree_sitter::Parser::new();
             // Fails at run time when the grammar's ABI is outside the runtime's range.
             assert!(
-                parser.set_language(&lang.language()).is_ok(),
+                parser.set_language(&(lang.spec().grammar)()).is_ok(),
                 "{} grammar does not load",
                 lang.name()
             );
@@ -196,7 +349,7 @@ mod tests {
 
     #[test]
     fn every_pattern_has_a_name_and_a_kind() {
-        for lang in Lang::ALL {
+        for lang in Lang::all() {
             let Ok(defs) = lang.definitions() else {
                 panic!("{} query does not compile", lang.name());
             };
@@ -206,16 +359,30 @@ mod tests {
                 1,
                 "exactly one @name capture"
             );
+            assert_eq!(defs.scopes.len(), lang.spec().scopes.len());
+        }
+    }
+
+    #[test]
+    fn extensions_belong_to_one_language() {
+        let mut seen = std::collections::HashSet::new();
+        for lang in LANGS {
+            for extension in lang.extensions {
+                assert!(seen.insert(*extension), "`.{extension}` is claimed twice");
+            }
         }
     }
 
     #[test]
     fn languages_by_extension() {
-        assert_eq!(Lang::of_path("a/b.go"), Some(Lang::Go));
-        assert_eq!(Lang::of_path("src/lib.rs"), Some(Lang::Rust));
-        assert_eq!(Lang::of_path("x.py"), None);
-        assert_eq!(Lang::of_path("Makefile"), None);
-        assert_eq!(Lang::of_path("a.go/README"), None);
-        assert_eq!(Lang::of_path("x.GO"), None);
+        let name = |path| Lang::of_path(path).map(Lang::name);
+        #[cfg(feature = "lang-go")]
+        assert_eq!(name("a/b.go"), Some("Go"));
+        #[cfg(feature = "lang-rust")]
+        assert_eq!(name("src/lib.rs"), Some("Rust"));
+        assert_eq!(name("x.py"), None);
+        assert_eq!(name("Makefile"), None);
+        assert_eq!(name("a.go/README"), None);
+        assert_eq!(name("x.GO"), None);
     }
 }

@@ -1,9 +1,10 @@
-//! The in-process symbol index behind `find_symbol`: where is `Name` defined, in Go and
-//! Rust sources, without running any external program.
+//! The in-process symbol index behind `find_symbol`: where is `Name` defined, and in
+//! what scope, in the languages of [`lang::LANGS`], without running any external program.
 //!
 //! It replaces Universal Ctags with tree-sitter grammars and two short definition
-//! queries (`grammars/*.scm`) whose kinds follow ctags, so answers read the same as a
-//! tags file would. Parsing is the expensive part (about 8 MB/s against ctags' 60), so
+//! queries (`grammars/*.scm`) whose kinds and scopes follow ctags, so answers read the
+//! same as a tags file would. A qualified name (`Context.JSON`, `outer::S::new`) narrows
+//! a lookup to definitions whose scope path ends with the qualifier. Parsing is the expensive part (about 8 MB/s against ctags' 60), so
 //! the index is lazy and never parses what it does not have to:
 //!
 //! 1. the file list comes from the shared walk ([`crate::tools::walk`]), so ignore rules
@@ -24,6 +25,7 @@
 //! so its content hash is checked too. Nothing is written anywhere.
 
 mod cache;
+pub(crate) mod census;
 pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
@@ -47,6 +49,9 @@ pub struct Definition {
     pub name: String,
     /// Universal Ctags kind name (see [`lang::KINDS`]).
     pub kind: &'static str,
+    /// What it belongs to, as ctags names it (`Context`, `outer::inner::S`); empty for a
+    /// top-level definition.
+    pub scope: String,
 }
 
 impl Ord for Definition {
@@ -59,6 +64,7 @@ impl Ord for Definition {
             .then(self.line.cmp(&other.line))
             .then_with(|| self.name.cmp(&other.name))
             .then_with(|| self.kind.cmp(other.kind))
+            .then_with(|| self.scope.cmp(&other.scope))
     }
 }
 
@@ -75,8 +81,11 @@ pub struct Lookup {
     pub definitions: Vec<Definition>,
     /// True when more definitions exist than were returned.
     pub truncated: bool,
-    /// How many Go and Rust files the project has (whether or not they were visited).
+    /// How many files in a supported language the project has (whether or not they were
+    /// visited).
     pub files: usize,
+    /// For a qualified name: definitions of the bare name whose scope did not match.
+    pub elsewhere: usize,
     /// Files that were listed but could not be read (permissions, a symlink swapped in).
     pub unreadable: usize,
 }
@@ -87,16 +96,10 @@ pub enum SymbolError {
     /// The name was empty or only whitespace.
     #[error("the symbol is empty; give one identifier, such as `NewReader`")]
     EmptyName,
-    /// A qualified name such as `io.Reader` or `fmt::Display`.
-    #[error("`{given}` is a qualified name; find_symbol takes one identifier, so ask for `{last}`")]
-    Qualified {
-        /// The name as given.
-        given: String,
-        /// Its last segment.
-        last: String,
-    },
     /// Anything else that cannot be an identifier.
-    #[error("`{0}` is not an identifier; give one Go or Rust name such as `NewReader`")]
+    #[error(
+        "`{0}` is not an identifier; give one name such as `NewReader`, or a qualified one such as `Reader.Read`"
+    )]
     NotAnIdentifier(String),
     /// A grammar failed to load (its ABI does not match the tree-sitter runtime).
     #[error("the {lang} grammar does not load: {message}")]
@@ -120,9 +123,7 @@ impl From<SymbolError> for ToolError {
     fn from(error: SymbolError) -> Self {
         match error {
             SymbolError::EmptyName => ToolError::BadArguments(error.to_string()),
-            SymbolError::Qualified { .. } | SymbolError::NotAnIdentifier(_) => {
-                ToolError::Refused(error.to_string())
-            }
+            SymbolError::NotAnIdentifier(_) => ToolError::Refused(error.to_string()),
             SymbolError::Grammar { .. } | SymbolError::Query { .. } => {
                 ToolError::Fault(error.to_string())
             }
@@ -133,43 +134,96 @@ impl From<SymbolError> for ToolError {
 /// The longest name accepted; longer input is not a real identifier.
 const MAX_NAME_BYTES: usize = 256;
 
-/// Turns the name a model or person typed into the identifier to look up: trimmed,
-/// without a Rust `r#`, and checked to be one identifier.
-pub(crate) fn normalize_name(raw: &str) -> Result<String, SymbolError> {
+/// A name to look up: its last segment, and the scope path before it (empty for a plain
+/// name). `Context.JSON`, `Context::JSON` and `(*Context).JSON` all look up `JSON` in a
+/// scope ending with `Context`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SymbolQuery {
+    /// The identifier to find (used for the prefilter).
+    pub(crate) name: String,
+    /// The scope segments the definition's scope path must end with.
+    pub(crate) qualifier: Vec<String>,
+    /// How the qualifier was written (`.` or `::`), to echo it in messages.
+    pub(crate) separator: &'static str,
+}
+
+impl SymbolQuery {
+    /// Whether a definition whose file has namespace `file_scope` (Go's package) and
+    /// whose scope path is `scope` (joined by `separator`) is in the qualifier's scope:
+    /// the qualifier is a suffix of the file namespace followed by the scope path.
+    pub(crate) fn in_scope(&self, file_scope: Option<&str>, scope: &str, separator: &str) -> bool {
+        if self.qualifier.is_empty() {
+            return true;
+        }
+        let path: Vec<&str> = file_scope
+            .into_iter()
+            .chain(scope.split(separator))
+            .filter(|segment| !segment.is_empty())
+            .collect();
+        path.len() >= self.qualifier.len()
+            && path[path.len() - self.qualifier.len()..]
+                .iter()
+                .zip(&self.qualifier)
+                .all(|(have, want)| *have == want.as_str())
+    }
+}
+
+/// Is `text` one identifier (letters, digits and `_`, not starting with a digit)?
+fn is_identifier(text: &str) -> bool {
+    let is_ident_char = |c: char| c == '_' || c.is_alphanumeric();
+    text.len() <= MAX_NAME_BYTES
+        && text
+            .chars()
+            .next()
+            .is_some_and(|c| c == '_' || c.is_alphabetic())
+        && text.chars().all(is_ident_char)
+}
+
+/// Turns what a model or person typed into a query: trimmed, without Rust `r#`
+/// prefixes, and checked to be one identifier or identifiers joined by `.` or `::`.
+/// In a qualified name, the punctuation of Go method expressions and calls is dropped
+/// (`(*T).M()` is `T.M`).
+pub(crate) fn parse_query(raw: &str) -> Result<SymbolQuery, SymbolError> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err(SymbolError::EmptyName);
     }
-    let name = trimmed.strip_prefix("r#").unwrap_or(trimmed);
-    let is_ident_char = |c: char| c == '_' || c.is_alphanumeric();
-    let starts_well = name
-        .chars()
-        .next()
-        .is_some_and(|c| c == '_' || c.is_alphabetic());
-    if starts_well && name.len() <= MAX_NAME_BYTES && name.chars().all(is_ident_char) {
-        return Ok(name.to_owned());
+    let bad = || SymbolError::NotAnIdentifier(trimmed.chars().take(80).collect());
+    let plain = trimmed.strip_prefix("r#").unwrap_or(trimmed);
+    if is_identifier(plain) {
+        return Ok(SymbolQuery {
+            name: plain.to_owned(),
+            qualifier: Vec::new(),
+            separator: ".",
+        });
     }
-    let last = trimmed
-        .rsplit(['.', ':'])
-        .next()
-        .map(|s| s.trim_end_matches(['(', ')']))
-        .unwrap_or("");
-    let qualified = trimmed.contains(['.', ':'])
-        && last.len() <= MAX_NAME_BYTES
-        && last
-            .chars()
-            .next()
-            .is_some_and(|c| c == '_' || c.is_alphabetic())
-        && last.chars().all(is_ident_char);
-    if qualified {
-        Err(SymbolError::Qualified {
-            given: trimmed.to_owned(),
-            last: last.to_owned(),
-        })
-    } else {
-        Err(SymbolError::NotAnIdentifier(
-            trimmed.chars().take(80).collect(),
-        ))
+    if !trimmed.contains(['.', ':']) {
+        return Err(bad());
+    }
+    let separator = if trimmed.contains("::") { "::" } else { "." };
+    let joined = trimmed
+        .strip_suffix("()")
+        .unwrap_or(trimmed)
+        .replace("::", ".");
+    let mut segments = Vec::new();
+    for segment in joined.split('.') {
+        let segment = segment
+            .trim()
+            .trim_start_matches(['(', '*', '&'])
+            .trim_end_matches(')');
+        let segment = segment.strip_prefix("r#").unwrap_or(segment);
+        if !is_identifier(segment) {
+            return Err(bad());
+        }
+        segments.push(segment.to_owned());
+    }
+    match segments.pop() {
+        Some(name) if !segments.is_empty() => Ok(SymbolQuery {
+            name,
+            qualifier: segments,
+            separator,
+        }),
+        _ => Err(bad()),
     }
 }
 
@@ -177,36 +231,60 @@ pub(crate) fn normalize_name(raw: &str) -> Result<String, SymbolError> {
 mod tests {
     use super::*;
 
+    fn query(raw: &str) -> Result<(String, Vec<String>), SymbolError> {
+        parse_query(raw).map(|q| (q.name, q.qualifier))
+    }
+
     #[test]
     fn names_are_normalised_or_refused() {
-        assert_eq!(normalize_name(" NewReader\n"), Ok("NewReader".to_owned()));
-        assert_eq!(normalize_name("r#match"), Ok("match".to_owned()));
-        assert_eq!(normalize_name("_x1"), Ok("_x1".to_owned()));
-        assert_eq!(normalize_name("Größe"), Ok("Größe".to_owned()));
-        assert_eq!(normalize_name(" \t"), Err(SymbolError::EmptyName));
-        assert_eq!(
-            normalize_name("io.Reader"),
-            Err(SymbolError::Qualified {
-                given: "io.Reader".to_owned(),
-                last: "Reader".to_owned()
-            })
-        );
+        let plain = |name: &str| Ok((name.to_owned(), Vec::new()));
+        assert_eq!(query(" NewReader\n"), plain("NewReader"));
+        assert_eq!(query("r#match"), plain("match"));
+        assert_eq!(query("_x1"), plain("_x1"));
+        assert_eq!(query("Größe"), plain("Größe"));
+        assert_eq!(query(" \t"), Err(SymbolError::EmptyName));
+        for bad in ["a b", "2x", "Greet()", "a..b", ".x", "x.", "a:b", "io.2"] {
+            assert!(
+                matches!(query(bad), Err(SymbolError::NotAnIdentifier(_))),
+                "{bad}"
+            );
+        }
         assert!(matches!(
-            normalize_name("std::fmt::Display"),
-            Err(SymbolError::Qualified { last, .. }) if last == "Display"
-        ));
-        assert!(matches!(
-            normalize_name("a b"),
+            query(&"x".repeat(300)),
             Err(SymbolError::NotAnIdentifier(_))
         ));
-        assert!(matches!(
-            normalize_name("2x"),
-            Err(SymbolError::NotAnIdentifier(_))
-        ));
-        assert!(matches!(
-            normalize_name(&"x".repeat(300)),
-            Err(SymbolError::NotAnIdentifier(_))
-        ));
+    }
+
+    #[test]
+    fn qualified_names_split_into_scope_and_name() {
+        let q = |qualifier: &[&str], name: &str| {
+            let qualifier = qualifier.iter().map(|s| (*s).to_owned()).collect();
+            Ok((name.to_owned(), qualifier))
+        };
+        assert_eq!(query("io.Reader"), q(&["io"], "Reader"));
+        assert_eq!(query("std::fmt::Display"), q(&["std", "fmt"], "Display"));
+        assert_eq!(query("(*Context).JSON()"), q(&["Context"], "JSON"));
+        assert_eq!(query("r#mod::r#fn"), q(&["mod"], "fn"));
+    }
+
+    #[test]
+    fn a_qualifier_matches_the_end_of_the_scope_path() {
+        let Ok(query) = parse_query("Context.JSON") else {
+            panic!("parses");
+        };
+        assert!(query.in_scope(Some("gin"), "Context", "."));
+        assert!(query.in_scope(None, "gin::Context", "::"));
+        assert!(!query.in_scope(Some("gin"), "", "."));
+        assert!(!query.in_scope(None, "Context::Inner", "::"));
+        let Ok(package) = parse_query("gin.Top") else {
+            panic!("parses");
+        };
+        assert!(package.in_scope(Some("gin"), "", "."));
+        assert!(!package.in_scope(Some("gin"), "Context", "."));
+        let Ok(plain) = parse_query("JSON") else {
+            panic!("parses");
+        };
+        assert!(plain.in_scope(None, "anything", "::"));
     }
 
     #[test]
@@ -216,6 +294,7 @@ mod tests {
             line,
             name: "X".to_owned(),
             kind: "func",
+            scope: String::new(),
         };
         let mut defs = [
             def("a.go", 1),
