@@ -11,6 +11,7 @@ mod disclosure;
 mod doctor;
 mod fake_ollama;
 mod fake_ollama_selftest;
+mod fuzz_replay;
 mod ledger;
 mod live;
 mod model_quirks;

@@ -2,7 +2,10 @@
 //! from the docs, and free to change. Each entry is a thin wrapper, so the internals stay
 //! `pub(crate)`. Tests of tool behaviour go through [`crate::tools::Toolbox::call`], the
 //! path a model's call takes; these exist for the stages that tests and benches check on
-//! their own (the extractor against ctags, the prefilter, the stream parser).
+//! their own (the extractor against ctags, the prefilter, the stream parser). [`fuzz`]
+//! holds the properties the fuzz targets check, which the corpus replay test checks too.
+
+pub mod fuzz;
 
 use std::ffi::OsString;
 use std::time::Duration;
