@@ -309,10 +309,12 @@ fn patch_generated(root: &Path, data: &[u8]) {
     let mut input = Input::new(data);
     let n = input.below(17);
     let crlf = input.byte().is_multiple_of(4);
-    let final_newline = n == 0 || !input.byte().is_multiple_of(4);
     let words: Vec<&str> = (0..n)
         .map(|_| PATCH_ALPHABET[input.below(PATCH_ALPHABET.len())])
         .collect();
+    // An empty last line without a newline is no line at all.
+    let final_newline =
+        words.last().is_none_or(|w| w.is_empty()) || !input.byte().is_multiple_of(4);
     let ending = |word: &str, last: bool| -> Vec<u8> {
         let mut line = word.as_bytes().to_vec();
         // The last line of a file without a final newline has no line ending at all.
@@ -399,15 +401,20 @@ fn patch_generated(root: &Path, data: &[u8]) {
             Ok(after) => assert_eq!(
                 after,
                 &intended.bytes(),
-                "the exact diff gave another file\n{exact}"
+                "the exact diff gave another file\nfile: {:?}\n{exact}",
+                String::from_utf8_lossy(&file.bytes())
             ),
-            Err(e) => panic!("the exact diff was refused: {e}\n{exact}"),
+            Err(e) => panic!(
+                "the exact diff was refused: {e}\nfile: {:?}\n{exact}",
+                String::from_utf8_lossy(&file.bytes())
+            ),
         }
     } else if let Ok(after) = &outcome {
         assert_eq!(
             after,
             &intended.bytes(),
-            "the exact diff gave another file\n{exact}"
+            "the exact diff gave another file\nfile: {:?}\n{exact}",
+            String::from_utf8_lossy(&file.bytes())
         );
     }
 
@@ -492,16 +499,18 @@ fn patch_generated(root: &Path, data: &[u8]) {
     let place = expected_place(&file, &damaged, claimed);
     match (place, outcome) {
         (None, Ok(after)) => panic!(
-            "repair accepted a hunk whose place is ambiguous or nowhere, giving {:?}\n{text}",
-            String::from_utf8_lossy(&after)
+            "repair accepted a hunk whose place is ambiguous or nowhere, giving {:?}\nfile: {:?}\n{text}",
+            String::from_utf8_lossy(&after),
+            String::from_utf8_lossy(&file.bytes())
         ),
         (Some(at), Ok(after)) => {
             let want = applied_at(&file, &damaged, at);
             assert_eq!(
                 String::from_utf8_lossy(&after),
                 String::from_utf8_lossy(&want.bytes()),
-                "repair placed the hunk elsewhere than line {} or changed it\n{text}",
-                at + 1
+                "repair placed the hunk elsewhere than line {} or changed it\nfile: {:?}\n{text}",
+                at + 1,
+                String::from_utf8_lossy(&file.bytes())
             );
         }
         // A refusal is always allowed for a damaged diff (the one it must place is then
