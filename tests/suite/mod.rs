@@ -12,6 +12,7 @@ mod doctor;
 mod fake_ollama;
 mod fake_ollama_selftest;
 mod file_modes;
+mod fuzz_replay;
 mod ledger;
 mod live;
 mod model_quirks;

@@ -331,6 +331,12 @@ fn place(
 ) -> Result<usize, Refusal> {
     let old = old_side(hunk);
     let claimed = hunk.claimed_start.saturating_sub(1);
+    // An empty hunk would be written as a header alone, which libgit2 rejects.
+    if hunk.lines.iter().all(|l| *l == HunkLine::NoNewline) {
+        return Err(Refusal(format!(
+            "{label} has no lines; a hunk lists its context (` `), removed (`-`) and added (`+`) lines"
+        )));
+    }
     if old.is_empty() {
         // A hunk that only adds lines says where only by its start line, which is the
         // number models get wrong; its (empty) old lines match everywhere. Only an empty
@@ -517,8 +523,11 @@ fn emit_hunk(
     let new_count = added + context;
     let old_start = if old_count == 0 { at } else { at + 1 };
     let new_base = (at as isize + delta).max(0) as usize;
-    let new_start = if new_count == 0 {
-        new_base
+    // libgit2 places every hunk at `new_start - 1`, even one with no new lines, where
+    // git's convention (the line before) would put a pure removal one line early; so
+    // such a hunk names the line after, except at the top of the file.
+    let new_start = if new_count == 0 && new_base == 0 {
+        0
     } else {
         new_base + 1
     };
