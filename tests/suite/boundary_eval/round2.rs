@@ -58,6 +58,18 @@ impl Measured {
     }
 }
 
+/// Answers the open question on the terminal with no (and no reason), waits for the
+/// model's closing "Finished." and the next prompt, then quits with `/exit`.
+fn decline_and_exit(mut live: Live) -> Run {
+    live.send("n\r");
+    live.wait_stdout("Why not?", 1);
+    live.send("\r");
+    live.wait_stdout("Finished.", 1);
+    live.wait_stdout_after("Finished.", "metron > ");
+    live.send("/exit\r");
+    live.finish()
+}
+
 impl Fixture {
     /// `metron ARGS` in the project against `fake`, stdin closed, failing (not hanging)
     /// when it does not exit within the suite's patience.
@@ -101,13 +113,7 @@ fn typed_ahead_at_a_forged_question(forged: &str, real: &str, call: (&str, Value
         live.wait_stdout(real, 2);
         // Long enough for a typed-ahead `y` to have answered, had it survived.
         std::thread::sleep(Duration::from_millis(600));
-        live.send("n\r");
-        live.wait_stdout("Why not?", 1);
-        live.send("\r");
-        live.wait_stdout("Finished.", 1);
-        live.wait_stdout_after("Finished.", "metron > ");
-        live.send("/exit\r");
-        run = Some(live.finish());
+        run = Some(decline_and_exit(live));
         (Expect::nothing().typed(&["do it", "/exit"]), Some(&fake))
     });
     let run = run.expect("ran");
@@ -256,13 +262,7 @@ pub(super) fn escapes_in_the_approval_diff() -> Verdict {
         live.wait_stdout("metron > ", 1);
         live.send("add a comment\r");
         live.wait_stdout("Apply this patch? [y/N/a] ", 1);
-        live.send("n\r");
-        live.wait_stdout("Why not?", 1);
-        live.send("\r");
-        live.wait_stdout("Finished.", 1);
-        live.wait_stdout_after("Finished.", "metron > ");
-        live.send("/exit\r");
-        shown = live.finish().stdout;
+        shown = decline_and_exit(live).stdout;
         (
             Expect::nothing().typed(&["add a comment", "/exit"]),
             Some(&fake),
@@ -730,13 +730,7 @@ pub(super) fn a_mode_change_is_shown_at_the_question() -> Verdict {
         live.send("make it executable\r");
         live.wait_stdout("Apply this patch? [y/N/a] ", 1);
         shown = live.stdout();
-        live.send("n\r");
-        live.wait_stdout("Why not?", 1);
-        live.send("\r");
-        live.wait_stdout("Finished.", 1);
-        live.wait_stdout_after("Finished.", "metron > ");
-        live.send("/exit\r");
-        live.finish();
+        decline_and_exit(live);
         (
             Expect::nothing().typed(&["make it executable", "/exit"]),
             Some(&fake),
@@ -806,13 +800,7 @@ pub(super) fn a_repository_configured_cargo_at_the_question() -> Verdict {
         live.send("build it\r");
         live.wait_stdout("Run this command? [y/N", 1);
         shown = live.stdout();
-        live.send("n\r");
-        live.wait_stdout("Why not?", 1);
-        live.send("\r");
-        live.wait_stdout("Finished.", 1);
-        live.wait_stdout_after("Finished.", "metron > ");
-        live.send("/exit\r");
-        live.finish();
+        decline_and_exit(live);
         (Expect::nothing().typed(&["build it", "/exit"]), Some(&fake))
     });
     assert!(
