@@ -7,6 +7,7 @@ mod boundary;
 mod boundary_eval;
 mod cli;
 mod common;
+mod differential;
 mod disclosure;
 mod doctor;
 mod fake_ollama;

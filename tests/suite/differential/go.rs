@@ -1,0 +1,78 @@
+//! Go: the Debian golang-src tree (`$METRON_GO_TREE` overrides it).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use super::{
+    Tag, ctags_tags, kinds_and_tags, our_tags, precision, recall, scope_agreement, source_files,
+};
+use crate::suite::common::{ctags_available, skip};
+
+/// ctags' Go scope as find_symbol shows it: without the kind and the package
+/// (`struct:gin.Context` is `Context`; `package:gin` is top level).
+fn go_scope(field: &str) -> String {
+    match field.split_once(':') {
+        Some(("package", _)) | None => String::new(),
+        Some((_, path)) => path
+            .split_once('.')
+            .map_or(path, |(_, rest)| rest)
+            .to_owned(),
+    }
+}
+
+/// The Go tree to compare on: `$METRON_GO_TREE`, else an installed golang-src.
+fn go_tree() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("METRON_GO_TREE") {
+        return Some(PathBuf::from(dir));
+    }
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir("/usr/share")
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("go"))
+        })
+        .map(|p| p.join("src"))
+        .filter(|p| p.join("fmt").is_dir())
+        .collect();
+    candidates.sort();
+    candidates.pop()
+}
+
+#[test]
+fn recall_against_ctags_on_a_go_tree() {
+    let test = "recall_against_ctags_on_a_go_tree";
+    if !ctags_available() {
+        return skip(test, "needs Universal Ctags (`ctags --version` says so)");
+    }
+    let Some(root) = go_tree() else {
+        return skip(test, "set METRON_GO_TREE or install golang-src");
+    };
+    let mut files = Vec::new();
+    source_files(&root, "go", &mut files);
+    if files.is_empty() {
+        return skip(test, &format!("no .go files under {}", root.display()));
+    }
+    let tags = ctags_tags("Go", &files);
+    let theirs = kinds_and_tags(&tags);
+    let scopes = our_tags(&files);
+    let ours: HashSet<Tag> = scopes.keys().cloned().collect();
+    let title = format!("Go, {} files", files.len());
+    let (found, total) = recall(&title, &theirs, &ours, |_, _| false);
+    assert!(total > 0, "ctags found no Go tags");
+    assert!(
+        found * 100 >= total * 99,
+        "Go recall {found}/{total} is under 99%"
+    );
+    let (listed, ours_total) = precision(&title, &scopes, &theirs, |_| false);
+    assert!(
+        listed * 100 >= ours_total * 95,
+        "Go precision {listed}/{ours_total} is under 95%"
+    );
+    let (agree, compared) = scope_agreement(&title, &tags, &scopes, go_scope);
+    assert!(
+        agree * 100 >= compared * 99,
+        "Go scope agreement {agree}/{compared} is under 99%"
+    );
+}
