@@ -1,4 +1,4 @@
-//! Go: the Debian golang-src tree (`$METRON_GO_TREE` overrides it).
+//! Go: the Debian golang-src tree (`$METRON_GO_TREE`, then a `go` corpus, override it).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -20,10 +20,14 @@ fn go_scope(field: &str) -> String {
     }
 }
 
-/// The Go tree to compare on: `$METRON_GO_TREE`, else an installed golang-src.
+/// The Go tree to compare on: `$METRON_GO_TREE`, a `go` corpus, else an installed
+/// golang-src.
 fn go_tree() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("METRON_GO_TREE") {
         return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = super::corpus("go") {
+        return Some(dir);
     }
     let mut candidates: Vec<PathBuf> = std::fs::read_dir("/usr/share")
         .ok()?
