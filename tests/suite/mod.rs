@@ -23,5 +23,6 @@ mod preconditions;
 mod read_tools;
 mod repl;
 mod run_command;
+mod symbol_langs;
 mod symbols;
 mod walk_hardening;

@@ -19,14 +19,14 @@ use serde_json::json;
 
 use super::differential::source_files;
 
-/// A temporary project with a toolbox over it.
-struct Fixture {
+/// A temporary project with a toolbox over it (also used by `symbol_langs/`).
+pub(crate) struct Fixture {
     dir: tempfile::TempDir,
     toolbox: Toolbox,
 }
 
 impl Fixture {
-    fn new(files: &[(&str, &str)]) -> Fixture {
+    pub(crate) fn new(files: &[(&str, &str)]) -> Fixture {
         Fixture::with_budget(files, Budgets::default().list_max_entries)
     }
 
@@ -49,17 +49,17 @@ impl Fixture {
         }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
-    fn find(&self, symbol: &str) -> Result<String, ToolError> {
+    pub(crate) fn find(&self, symbol: &str) -> Result<String, ToolError> {
         self.toolbox
             .call("find_symbol", json!({ "symbol": symbol }))
     }
 
     /// The output lines, or the error text.
-    fn lines(&self, symbol: &str) -> Vec<String> {
+    pub(crate) fn lines(&self, symbol: &str) -> Vec<String> {
         match self.find(symbol) {
             Ok(text) => text.lines().map(str::to_owned).collect(),
             Err(e) => vec![format!("error: {e}")],
@@ -67,7 +67,7 @@ impl Fixture {
     }
 }
 
-fn write(path: &Path, body: &str) {
+pub(crate) fn write(path: &Path, body: &str) {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).expect("mkdir");
     }
