@@ -392,6 +392,15 @@ impl FileEntry {
         self.state.as_ref().is_some_and(|s| s.defs.is_some())
     }
 
+    /// Bytes this entry holds, itself included: the path, the summary and the parsed
+    /// definitions. What the memory rule in [`super::SymbolIndex::held_bytes`] adds up.
+    pub(crate) fn held_bytes(&self) -> usize {
+        let indexed = self.state.as_ref().map_or(0, |state| {
+            state.summary.heap_bytes() + state.defs.as_ref().map_or(0, FileDefs::heap_bytes)
+        });
+        std::mem::size_of::<FileEntry>() + self.path.as_str().len() + indexed
+    }
+
     /// True when the entry is waiting for its racy window to pass.
     #[cfg(all(test, feature = "lang-go"))]
     pub(crate) fn is_racy(&self) -> bool {

@@ -91,6 +91,13 @@ impl FileDefs {
         })
     }
 
+    /// Heap bytes held: names and scope paths, their ranges, and 16 bytes per definition.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.names.capacity()
+            + std::mem::size_of_val(&*self.scopes)
+            + std::mem::size_of_val(&*self.defs)
+    }
+
     /// The definitions named exactly `name`, in line order.
     pub(crate) fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Def<'a>> + 'a {
         self.iter().filter(move |def| def.name == name)

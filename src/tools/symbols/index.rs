@@ -214,6 +214,17 @@ impl SymbolIndex {
         self.lock().files.iter().filter(|e| e.is_parsed()).count()
     }
 
+    /// Bytes the index holds for the files it knows: for each, its path, an identifier
+    /// summary of one bit per two bytes of source (at most 512 KiB; none for a file over
+    /// 8 MiB, which is never indexed) and, once parsed, its definitions (16 bytes each
+    /// plus their names and scope paths, each distinct scope stored once per file). So
+    /// the index grows with the source it covers, never with how often it is asked:
+    /// measured on the largest corpora, every file parsed, it stays under a quarter of
+    /// the source's size plus 200 bytes a file (see `held_bytes_stay_within_the_rule`).
+    pub fn held_bytes(&self) -> usize {
+        self.lock().files.iter().map(FileEntry::held_bytes).sum()
+    }
+
     /// The state, recovering from a panic in an earlier lookup by starting afresh
     /// (a half-updated entry must not be trusted).
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -80,3 +80,46 @@ fn recall_against_ctags_on_a_go_tree() {
         "Go scope agreement {agree}/{compared} is under 99%"
     );
 }
+
+/// The index's memory rule (`SymbolIndex::held_bytes`), on the largest corpus with every
+/// file parsed: under a quarter of the source's size plus 200 bytes a file.
+#[test]
+fn held_bytes_stay_within_the_rule_on_the_go_tree() {
+    let test = "held_bytes_stay_within_the_rule_on_the_go_tree";
+    let Some(root) = go_tree() else {
+        return skip(test, "set METRON_GO_TREE or install golang-src");
+    };
+    let Ok(project) = metron::project::Project::open(&root, false) else {
+        return skip(test, &format!("cannot open {}", root.display()));
+    };
+    let index = metron::tools::symbols::SymbolIndex::new();
+    // Every Go file holds the word `package`, so no summary rules a file out and every
+    // file is parsed; no limit stops the lookup early.
+    let Ok((_, stats)) = index.lookup_with_stats(&project, "package", usize::MAX) else {
+        panic!("lookup failed");
+    };
+    let source: u64 = metron::testing::walk_files(&project)
+        .iter()
+        .filter(|path| path.as_str().ends_with(".go"))
+        .filter_map(|path| std::fs::metadata(root.join(path.as_str())).ok())
+        .map(|meta| meta.len())
+        .sum();
+    let held = index.held_bytes() as u64;
+    let files = stats.files as u64;
+    println!(
+        "Go tree: {files} files, {:.1} MB of source, {} parsed; index holds {:.1} MB ({:.1}% of the source)",
+        source as f64 / 1e6,
+        index.parsed_files(),
+        held as f64 / 1e6,
+        100.0 * held as f64 / source.max(1) as f64
+    );
+    // (A file may lack the word: an empty one in testdata.)
+    assert!(
+        index.parsed_files() as u64 * 100 >= files * 99,
+        "nearly every file parsed"
+    );
+    assert!(
+        held <= source / 4 + 200 * files,
+        "the index holds {held} bytes for {source} bytes of source in {files} files"
+    );
+}
