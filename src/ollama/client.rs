@@ -27,6 +27,12 @@ fn reply_limit(num_predict: u64) -> usize {
 /// How long to wait, after the `done` line, for the end of the response body.
 const DRAIN_LIMIT: Duration = Duration::from_millis(50);
 
+/// The loopback addresses `localhost` stands for (the port comes from the URL).
+const LOOPBACK: [std::net::SocketAddr; 2] = [
+    std::net::SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0),
+    std::net::SocketAddr::new(std::net::IpAddr::V6(std::net::Ipv6Addr::LOCALHOST), 0),
+];
+
 /// Talks to one Ollama server.
 #[derive(Debug)]
 pub struct Client {
@@ -57,6 +63,11 @@ impl Client {
             // naming the target instead (see `redirect_error`).
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(idle.min(Duration::from_secs(10)))
+            // `localhost` is the loopback interface by definition (RFC 6761), so it is
+            // answered here, not by the system resolver: a minimal container (`FROM
+            // scratch`) has no /etc/hosts, and there the default endpoint would not
+            // resolve at all. IPv4 first, as Ollama listens on 127.0.0.1 by default.
+            .resolve_to_addrs("localhost", &LOOPBACK)
             .build()
             .map_err(|e| OllamaError::BadEndpoint {
                 url: endpoint.to_owned(),

@@ -596,3 +596,56 @@ fn doctor_names_both_config_files_and_keeps_the_users_commands() {
     );
     assert_no_inference(&fake);
 }
+
+/// `localhost` is answered by metron itself (RFC 6761): in a container with no
+/// /etc/hosts the default endpoint must still reach a server on loopback. Emulated with a
+/// user and mount namespace in which /etc/hosts is empty; skipped (even in CI: it depends
+/// on the kernel allowing unprivileged namespaces, not on a package) when that is refused.
+#[test]
+fn localhost_resolves_without_etc_hosts() {
+    let test = "localhost_resolves_without_etc_hosts";
+    let probe = std::process::Command::new("unshare")
+        .args(["-rm", "true"])
+        .output();
+    if !probe.is_ok_and(|out| out.status.success()) {
+        eprintln!("SKIP {test}: `unshare -rm` is not allowed here");
+        return;
+    }
+    let project = TestProject::git();
+    project.file("src/main.rs", "fn main() {}\n");
+    let fake = FakeOllama::builder()
+        .model(DEFAULT_MODEL, &["completion", "tools"], 32768)
+        .start();
+    let port = fake
+        .base_url()
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches('/')
+        .to_owned();
+    let empty_hosts = tempfile::NamedTempFile::new().expect("an empty hosts file");
+    let (mut command, _home) = hermetic("unshare", project.root());
+    command
+        .args([
+            "-rm",
+            "sh",
+            "-c",
+            "mount --bind \"$1\" /etc/hosts && shift && exec \"$@\"",
+            "sh",
+        ])
+        .arg(empty_hosts.path())
+        .args([env!("CARGO_BIN_EXE_metron"), "--doctor"])
+        .env("OLLAMA_HOST", format!("http://localhost:{port}"));
+    let started = Instant::now();
+    let out = command.output().expect("run metron under unshare");
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "status {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("doctor: ready"), "{stdout}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
