@@ -196,8 +196,18 @@ impl Extractor {
 /// The identifier a captured name node stands for: the node itself when it is a leaf,
 /// else the identifier ctags would pick out of a type. `&'a T`, `*const T`, `T<U>`,
 /// `a::T` and `[T; 4]` name `T`; a tuple and `dyn A + B` are named by their last part,
-/// as ctags names them. `None` when there is no identifier (`()`).
+/// as ctags names them. A Java package keeps its whole dotted name. `None` when there is
+/// no identifier (`()`).
 fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
+    // A Java package is named by its whole dotted name, as ctags names it
+    // (`java.util.concurrent`), not by its last part.
+    if node.kind() == "scoped_identifier"
+        && node
+            .parent()
+            .is_some_and(|parent| parent.kind() == "package_declaration")
+    {
+        return Some(node);
+    }
     let mut node = node;
     // Types nest only as deep as the source does; the bound just keeps this a loop.
     for _ in 0..64 {

@@ -51,6 +51,10 @@ pub(crate) const KINDS: &[&str] = &[
     "macro",
     "variable",
     "constant",
+    // Java (package, interface, enum, field and method are shared with Go and Rust)
+    "annotation",
+    "class",
+    "enumConstant",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
@@ -178,6 +182,44 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-java")]
+    LangSpec {
+        name: "Java",
+        // ctags maps only `.java`.
+        extensions: &["java"],
+        grammar: || tree_sitter_java::LANGUAGE.into(),
+        query: include_str!("../../../grammars/java.scm"),
+        // Types nest in types at any depth; the query itself keeps out of method bodies.
+        max_start_depth: None,
+        // ctags scopes a member by the named types around it, outermost first
+        // (`Outer.Inner.Color`), never by the package or a method.
+        scopes: &[
+            ScopeRule {
+                node: "class_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "record_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "interface_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "enum_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "annotation_type_declaration",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
+        // A user names a class by its package as Go names a function by its package:
+        // `java.util.HashMap.put`, `util.HashMap`.
+        file_scope_kind: Some("package"),
     },
 ];
 
@@ -380,6 +422,8 @@ mod tests {
         assert_eq!(name("a/b.go"), Some("Go"));
         #[cfg(feature = "lang-rust")]
         assert_eq!(name("src/lib.rs"), Some("Rust"));
+        #[cfg(feature = "lang-java")]
+        assert_eq!(name("src/A.java"), Some("Java"));
         assert_eq!(name("x.py"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);
