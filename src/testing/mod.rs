@@ -177,6 +177,12 @@ pub struct ScopedDefinition {
     pub scope: String,
 }
 
+/// The compiled-in languages as find_symbol's messages name them (`Go or Rust`), so
+/// tests of those messages hold whichever grammars are built in.
+pub fn symbol_languages() -> String {
+    crate::tools::symbols::lang::names().replace(", ", " or ")
+}
+
 /// The find_symbol line for a project's census (`find_symbol: Go 3 files; no grammar for
 /// 2 .py files`), as `--doctor` and `/config` print it.
 pub fn symbol_census(project: &Project) -> Option<String> {

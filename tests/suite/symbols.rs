@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use metron::project::Project;
-use metron::testing::Definitions;
+use metron::testing::{Definitions, symbol_languages};
 use metron::tools::symbols::SymbolIndex;
 use metron::tools::{Budgets, ToolError, Toolbox};
 use serde_json::json;
@@ -65,6 +65,14 @@ impl Fixture {
             Err(e) => vec![format!("error: {e}")],
         }
     }
+}
+
+/// find_symbol's answer for a name defined nowhere, naming the compiled-in languages.
+pub(crate) fn not_found(name: &str) -> String {
+    format!(
+        "No definition of `{name}` found in {} files.",
+        symbol_languages()
+    )
 }
 
 pub(crate) fn write(path: &Path, body: &str) {
@@ -222,11 +230,6 @@ fn every_go_kind() {
         ("Y", &["Y [var] -> greet.go:21"]),
         ("V3", &["V3 [var] -> greet.go:25"]),
         ("Speaker", &["Speaker [interface] -> greet.go:28"]),
-        // An interface embedding another is not a definition (ctags agrees).
-        (
-            "Stringer",
-            &["No definition of `Stringer` found in Go or Rust files."],
-        ),
         (
             "Speak",
             &[
@@ -263,14 +266,10 @@ fn every_go_kind() {
     for (name, expected) in cases {
         assert_eq!(f.lines(name), *expected, "find_symbol({name})");
     }
-    // Declarations inside function bodies are not definitions (nor are they for ctags).
-    for local in ["local", "lv", "localType", "z"] {
-        assert_eq!(
-            f.lines(local),
-            [format!(
-                "No definition of `{local}` found in Go or Rust files."
-            )]
-        );
+    // An interface embedding another is not a definition (ctags agrees), and
+    // declarations inside function bodies are not definitions (nor are they for ctags).
+    for local in ["Stringer", "local", "lv", "localType", "z"] {
+        assert_eq!(f.lines(local), [not_found(local)]);
     }
 }
 
@@ -370,10 +369,7 @@ fn output_is_sorted_by_path_then_line_across_languages() {
 #[test]
 fn misses_and_bad_names_are_plain() {
     let f = Fixture::new(&[("a.go", "package a\n")]);
-    assert_eq!(
-        f.find("Nowhere"),
-        Ok("No definition of `Nowhere` found in Go or Rust files.\n".to_owned())
-    );
+    assert_eq!(f.find("Nowhere"), Ok(format!("{}\n", not_found("Nowhere"))));
     assert!(matches!(f.find(""), Err(ToolError::BadArguments(_))));
     assert!(matches!(f.find("  \t"), Err(ToolError::BadArguments(_))));
     assert_eq!(
@@ -439,10 +435,7 @@ fn edits_additions_and_removals_are_seen_at_once() {
     // Same size, same mtime (a coarse clock would give exactly this).
     write(&f.path("a.go"), "package a\n\nfunc Omega() {}\n");
     set_mtime(&f.path("a.go"), now);
-    assert_eq!(
-        f.lines("Alpha"),
-        ["No definition of `Alpha` found in Go or Rust files."]
-    );
+    assert_eq!(f.lines("Alpha"), [not_found("Alpha")]);
     assert_eq!(f.lines("Omega"), ["Omega [func] -> a.go:3"]);
 
     // A new file, in a new directory.
@@ -544,10 +537,7 @@ fn a_settled_tree_still_sees_every_change() {
     // A file edited to stop defining the name, and one removed.
     write(&f.path("sub/b.go"), "package sub\n\nfunc Gone() {}\n");
     std::fs::remove_file(f.path("sub/d.go")).expect("remove");
-    assert_eq!(
-        f.lines("Beta"),
-        ["No definition of `Beta` found in Go or Rust files."]
-    );
+    assert_eq!(f.lines("Beta"), [not_found("Beta")]);
     assert_eq!(f.lines("Gone"), ["Gone [func] -> sub/b.go:3"]);
     age_tree(f.dir.path());
 
@@ -924,9 +914,10 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
         "{run:?}"
     );
     assert!(
-        run.stdout
-            .lines()
-            .any(|l| l.ends_with("find_symbol: no Go or Rust files; no grammar for 1 .py file")),
+        run.stdout.lines().any(|l| l.ends_with(&format!(
+            "find_symbol: no {} files; no grammar for 1 .py file",
+            symbol_languages()
+        ))),
         "{run:?}"
     );
 }

@@ -203,8 +203,24 @@ impl Extractor {
 /// The identifier a captured name node stands for: the node itself when it is a leaf,
 /// else the identifier ctags would pick out of a type. `&'a T`, `*const T`, `T<U>`,
 /// `a::T` and `[T; 4]` name `T`; a tuple and `dyn A + B` are named by their last part,
-/// as ctags names them. `None` when there is no identifier (`()`).
+/// as ctags names them. A Java package and a C# namespace keep their whole dotted name;
+/// a C# `#define`'s name is its `preproc_arg`. `None` when there is
+/// no identifier (`()`).
 fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
+    // A Java package and a C# namespace are named by their whole dotted name, as ctags
+    // names them (`java.util.concurrent`), not by their last part.
+    if matches!(node.kind(), "scoped_identifier" | "qualified_name")
+        && node.parent().is_some_and(|parent| {
+            matches!(
+                parent.kind(),
+                "package_declaration"
+                    | "namespace_declaration"
+                    | "file_scoped_namespace_declaration"
+            )
+        })
+    {
+        return Some(node);
+    }
     let mut node = node;
     // Types nest only as deep as the source does; the bound just keeps this a loop.
     for _ in 0..64 {
@@ -216,6 +232,7 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "field_identifier"
                     | "primitive_type"
                     | "package_identifier"
+                    | "preproc_arg"
             )
             .then_some(node);
         }

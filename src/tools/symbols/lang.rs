@@ -51,6 +51,15 @@ pub(crate) const KINDS: &[&str] = &[
     "macro",
     "variable",
     "constant",
+    // Java (package, interface, enum, field and method are shared with Go and Rust)
+    "annotation",
+    "class",
+    "enumConstant",
+    // C# (class, enum, enumerator, field, interface, macro, method, struct and typedef
+    // are shared with the languages above)
+    "event",
+    "namespace",
+    "property",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
@@ -178,6 +187,89 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-java")]
+    LangSpec {
+        name: "Java",
+        // ctags maps only `.java`.
+        extensions: &["java"],
+        grammar: || tree_sitter_java::LANGUAGE.into(),
+        query: include_str!("../../../grammars/java.scm"),
+        // Types nest in types at any depth; the query itself keeps out of method bodies.
+        max_start_depth: None,
+        // ctags scopes a member by the named types around it, outermost first
+        // (`Outer.Inner.Color`), never by the package or a method.
+        scopes: &[
+            ScopeRule {
+                node: "class_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "record_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "interface_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "enum_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "annotation_type_declaration",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
+        // A user names a class by its package as Go names a function by its package:
+        // `java.util.HashMap.put`, `util.HashMap`.
+        file_scope_kind: Some("package"),
+    },
+    #[cfg(feature = "lang-csharp")]
+    LangSpec {
+        name: "C#",
+        // ctags maps only `.cs` (a `.csx` script is top-level statements ctags does not
+        // read).
+        extensions: &["cs"],
+        grammar: || tree_sitter_c_sharp::LANGUAGE.into(),
+        query: include_str!("../../../grammars/csharp.scm"),
+        // Namespaces and types nest at any depth.
+        max_start_depth: None,
+        // ctags scopes a member by the namespaces and types around it, outermost first,
+        // a namespace by its whole dotted name (`Company.App.Greeter`).
+        scopes: &[
+            ScopeRule {
+                node: "namespace_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "class_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "record_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "struct_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "interface_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "enum_declaration",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
+        // A file-scoped namespace (`namespace A.B;`) is a sibling of the types it holds,
+        // not their ancestor, so it cannot be a scope; as the file's namespace it still
+        // narrows `B.Greeter.Greet`. (In a file with block namespaces the first one is
+        // named twice on the way down, which a suffix match does not notice.)
+        file_scope_kind: Some("namespace"),
     },
 ];
 
@@ -380,6 +472,10 @@ mod tests {
         assert_eq!(name("a/b.go"), Some("Go"));
         #[cfg(feature = "lang-rust")]
         assert_eq!(name("src/lib.rs"), Some("Rust"));
+        #[cfg(feature = "lang-java")]
+        assert_eq!(name("src/A.java"), Some("Java"));
+        #[cfg(feature = "lang-csharp")]
+        assert_eq!(name("src/A.cs"), Some("C#"));
         assert_eq!(name("x.py"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

@@ -155,8 +155,10 @@ impl SymbolQuery {
         if self.qualifier.is_empty() {
             return true;
         }
+        // A dotted file namespace (a Java package, `java.util`) is several segments.
         let path: Vec<&str> = file_scope
             .into_iter()
+            .flat_map(|namespace| namespace.split(separator))
             .chain(scope.split(separator))
             .filter(|segment| !segment.is_empty())
             .collect();
@@ -281,6 +283,12 @@ mod tests {
         };
         assert!(package.in_scope(Some("gin"), "", "."));
         assert!(!package.in_scope(Some("gin"), "Context", "."));
+        // A dotted namespace (a Java package) matches segment by segment.
+        let Ok(java) = parse_query("util.HashMap.put") else {
+            panic!("parses");
+        };
+        assert!(java.in_scope(Some("java.util"), "HashMap", "."));
+        assert!(!java.in_scope(Some("java.util.concurrent"), "HashMap", "."));
         let Ok(plain) = parse_query("JSON") else {
             panic!("parses");
         };

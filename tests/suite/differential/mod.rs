@@ -15,7 +15,9 @@ use std::process::{Command, Stdio};
 
 use metron::testing::Definitions;
 
+mod csharp;
 mod go;
+mod java;
 mod rust;
 
 /// The corpus fetched by `.ci/corpora/NAME.sh`: `$METRON_CORPORA/NAME`, else the same
