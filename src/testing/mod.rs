@@ -39,6 +39,12 @@ pub fn walk_files(project: &Project) -> Vec<ProjectPath> {
     }
 }
 
+/// The languages find_symbol covers as its messages list them (`Go or Rust`), so tests
+/// of those messages hold whichever grammars are compiled in.
+pub fn symbol_languages() -> String {
+    crate::tools::symbols::lang::names().replace(", ", " or ")
+}
+
 /// The symbol index's own extractor (one per thread), for the recall tests against ctags.
 #[derive(Debug, Default)]
 pub struct Definitions(Extractor);

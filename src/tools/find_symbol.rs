@@ -192,13 +192,15 @@ mod tests {
             files: 5,
             ..Lookup::default()
         };
+        // The messages name every compiled-in language.
+        let languages = crate::tools::symbols::lang::names().replace(", ", " or ");
         assert_eq!(
             format(&nothing, &query("Nope"), 2, 200),
-            "No definition of `Nope` found in Go or Rust files.\n"
+            format!("No definition of `Nope` found in {languages} files.\n")
         );
         assert_eq!(
             format(&Lookup::default(), &query("Nope"), 2, 200),
-            "No Go or Rust files in the project; find_symbol covers only those.\n"
+            format!("No {languages} files in the project; find_symbol covers only those.\n")
         );
         let unreadable = Lookup {
             definitions: vec![def("a.go", 3)],

@@ -180,7 +180,10 @@ mod tests {
         };
         assert_eq!(
             none.line(),
-            "find_symbol: no Go or Rust files; no grammar for 2 .py files (counted the first 50000 files)"
+            format!(
+                "find_symbol: no {} files; no grammar for 2 .py files (counted the first 50000 files)",
+                super::super::lang::names().replace(", ", " or ")
+            )
         );
     }
 

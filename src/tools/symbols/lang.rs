@@ -51,12 +51,25 @@ pub(crate) const KINDS: &[&str] = &[
     "macro",
     "variable",
     "constant",
+    // JavaScript (function, method, field, variable and constant are shared above)
+    "class",
+    "getter",
+    "setter",
+    "generator",
+    "property",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
 /// (A build with only some grammars may leave a way unused.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(all(feature = "lang-go", feature = "lang-rust")), allow(dead_code))]
+#[cfg_attr(
+    not(all(
+        feature = "lang-go",
+        feature = "lang-rust",
+        feature = "lang-javascript"
+    )),
+    allow(dead_code)
+)]
 pub(crate) enum ScopeName {
     /// The identifier in this field (`name` of a class, module or type declaration).
     Field(&'static str),
@@ -66,6 +79,10 @@ pub(crate) enum ScopeName {
     /// The principal identifier of the type of the first parameter in this field: a Go
     /// method belongs to its receiver's type (`Context` for `(c *Context)`).
     FirstParameterType(&'static str),
+    /// The name or member assigned to in this field, by its whole dotted path: ctags
+    /// scopes the keys of `X.y = { k: 1 }` by `X.y`, and `y` itself by `X` (see
+    /// `scope_text` in extract.rs). `this.` is dropped, as ctags drops it.
+    Member(&'static str),
 }
 
 /// A node kind that opens a scope, and how to read its name.
@@ -178,6 +195,57 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-javascript")]
+    LangSpec {
+        name: "JavaScript",
+        // ctags maps .js, .jsx and .mjs; .cjs is CommonJS in the same syntax, which the
+        // grammar parses alike. The grammar reads JSX in any of them.
+        extensions: &["js", "jsx", "mjs", "cjs"],
+        grammar: || tree_sitter_javascript::LANGUAGE.into(),
+        query: include_str!("../../../grammars/javascript.scm"),
+        // ctags tags variables holding objects and functions at any depth (a local
+        // `const o = { k: 1 }` and its keys), so no limit.
+        max_start_depth: None,
+        scopes: JS_SCOPES,
+        separator: ".",
+        file_scope_kind: None,
+    },
+];
+
+/// The scopes of JavaScript definitions, as ctags prints them: classes, functions and
+/// methods, and the variables, keys and members that hold an object literal (ctags reads
+/// `const o = { m() {} }` as a class `o` with a method `o.m`).
+#[cfg(feature = "lang-javascript")]
+const JS_SCOPES: &[ScopeRule] = &[
+    ScopeRule {
+        node: "class_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "function_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "generator_function_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "method_definition",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "variable_declarator",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "pair",
+        name: ScopeName::Field("key"),
+    },
+    // `X.y = { ... }` and `this.p = { ... }` scope their keys by the member's name.
+    ScopeRule {
+        node: "assignment_expression",
+        name: ScopeName::Member("left"),
     },
 ];
 
