@@ -213,6 +213,7 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "property_identifier"
                     | "private_property_identifier"
                     | "shorthand_property_identifier"
+                    | "shorthand_property_identifier_pattern"
                     | "string_fragment"
                     | "number"
             )
@@ -245,8 +246,10 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
 }
 
 /// The identifier node that names a scope node, by its rule.
-fn scope_name(node: Node<'_>, rule: ScopeName) -> Option<Node<'_>> {
+fn scope_name<'t>(source: &[u8], node: Node<'t>, rule: ScopeName) -> Option<Node<'t>> {
     match rule {
+        ScopeName::FieldUnless(field, word) => principal_name(node.child_by_field_name(field)?)
+            .filter(|named| source.get(named.byte_range()) != Some(word.as_bytes())),
         ScopeName::Field(field) => principal_name(node.child_by_field_name(field)?),
         ScopeName::TypeIn(field) => principal_name(node.child_by_field_name(field)?),
         ScopeName::FirstParameterType(field) => {
@@ -324,7 +327,7 @@ fn scope_path(
         }
         let kind = child.kind_id();
         if let Some(&(_, rule)) = query.scopes.iter().find(|(id, _)| *id == kind)
-            && let Some(named) = scope_name(child, rule)
+            && let Some(named) = scope_name(source, child, rule)
             && let Some(text) = scope_text(source, named, name)
         {
             if !out.is_empty() {

@@ -57,6 +57,9 @@ pub(crate) const KINDS: &[&str] = &[
     "setter",
     "generator",
     "property",
+    // TypeScript (the rest are shared above)
+    "alias",
+    "namespace",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
@@ -66,7 +69,8 @@ pub(crate) const KINDS: &[&str] = &[
     not(all(
         feature = "lang-go",
         feature = "lang-rust",
-        feature = "lang-javascript"
+        feature = "lang-javascript",
+        feature = "lang-typescript"
     )),
     allow(dead_code)
 )]
@@ -83,6 +87,10 @@ pub(crate) enum ScopeName {
     /// scopes the keys of `X.y = { k: 1 }` by `X.y`, and `y` itself by `X` (see
     /// `scope_text` in extract.rs). `this.` is dropped, as ctags drops it.
     Member(&'static str),
+    /// The identifier in this field, unless it is the given word: a TypeScript
+    /// constructor's parameter properties (`constructor(private x: T)`) belong to the
+    /// class, as ctags scopes them, so `constructor` names no scope.
+    FieldUnless(&'static str, &'static str),
 }
 
 /// A node kind that opens a scope, and how to read its name.
@@ -211,6 +219,34 @@ pub(crate) const LANGS: &[LangSpec] = &[
         separator: ".",
         file_scope_kind: None,
     },
+    #[cfg(feature = "lang-typescript")]
+    LangSpec {
+        name: "TypeScript",
+        // ctags maps only .ts; .mts and .cts are the same language as ES and CommonJS
+        // modules, which the grammar parses alike. .d.ts files are .ts too.
+        extensions: &["ts", "mts", "cts"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        query: include_str!("../../../grammars/typescript.scm"),
+        // ctags tags the constants of functions and methods at any depth, so no limit.
+        max_start_depth: None,
+        scopes: TS_SCOPES,
+        separator: ".",
+        file_scope_kind: None,
+    },
+    // TSX is TypeScript with JSX, a grammar of its own (`<T>x` casts and JSX tags
+    // collide), read with the same query. ctags has no TSX language; its TypeScript
+    // parser reads .tsx when mapped to it.
+    #[cfg(feature = "lang-typescript")]
+    LangSpec {
+        name: "TSX",
+        extensions: &["tsx"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
+        query: include_str!("../../../grammars/typescript.scm"),
+        max_start_depth: None,
+        scopes: TS_SCOPES,
+        separator: ".",
+        file_scope_kind: None,
+    },
 ];
 
 /// The scopes of JavaScript definitions, as ctags prints them: classes, functions and
@@ -246,6 +282,44 @@ const JS_SCOPES: &[ScopeRule] = &[
     ScopeRule {
         node: "assignment_expression",
         name: ScopeName::Member("left"),
+    },
+];
+
+/// The scopes of TypeScript and TSX definitions, as ctags prints them: classes,
+/// interfaces, enums, namespaces, functions and methods.
+#[cfg(feature = "lang-typescript")]
+const TS_SCOPES: &[ScopeRule] = &[
+    ScopeRule {
+        node: "class_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "abstract_class_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "interface_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "enum_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "internal_module",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "function_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "generator_function_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "method_definition",
+        name: ScopeName::FieldUnless("name", "constructor"),
     },
 ];
 
@@ -448,6 +522,12 @@ mod tests {
         assert_eq!(name("a/b.go"), Some("Go"));
         #[cfg(feature = "lang-rust")]
         assert_eq!(name("src/lib.rs"), Some("Rust"));
+        #[cfg(feature = "lang-javascript")]
+        assert_eq!(name("web/app.jsx"), Some("JavaScript"));
+        #[cfg(feature = "lang-typescript")]
+        assert_eq!(name("src/store.mts"), Some("TypeScript"));
+        #[cfg(feature = "lang-typescript")]
+        assert_eq!(name("src/view.tsx"), Some("TSX"));
         assert_eq!(name("x.py"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

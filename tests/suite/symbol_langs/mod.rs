@@ -3,3 +3,4 @@
 //! the scope each answer shows, and qualified lookups. Go and Rust are in `symbols.rs`.
 
 mod javascript;
+mod typescript;
