@@ -39,6 +39,12 @@ pub fn walk_files(project: &Project) -> Vec<ProjectPath> {
     }
 }
 
+/// The languages find_symbol covers as its messages list them (`Go or Rust`), so tests
+/// of those messages hold whichever grammars are compiled in.
+pub fn symbol_languages() -> String {
+    crate::tools::symbols::lang::names().replace(", ", " or ")
+}
+
 /// The symbol index's own extractor (one per thread), for the recall tests against ctags.
 #[derive(Debug, Default)]
 pub struct Definitions(Extractor);
@@ -175,12 +181,6 @@ pub struct ScopedDefinition {
     pub kind: &'static str,
     /// The scope path; empty at top level.
     pub scope: String,
-}
-
-/// The compiled-in languages as find_symbol's messages name them (`Go or Rust`), so
-/// tests of those messages hold whichever grammars are built in.
-pub fn symbol_languages() -> String {
-    crate::tools::symbols::lang::names().replace(", ", " or ")
 }
 
 /// The find_symbol line for a project's census (`find_symbol: Go 3 files; no grammar for

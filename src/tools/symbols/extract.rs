@@ -233,6 +233,13 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "primitive_type"
                     | "package_identifier"
                     | "preproc_arg"
+                    // JavaScript and TypeScript keys, members and quoted names.
+                    | "property_identifier"
+                    | "private_property_identifier"
+                    | "shorthand_property_identifier"
+                    | "shorthand_property_identifier_pattern"
+                    | "string_fragment"
+                    | "number"
             )
             .then_some(node);
         }
@@ -244,6 +251,12 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                 .child_by_field_name("type")
                 .or_else(|| node.named_child(0)),
             "array_type" => node.child_by_field_name("element"),
+            // JavaScript: `'key'` is named by its text, `['key']` by its string (ctags
+            // names `[ expr ]` by its source text, which is no name), and a member
+            // `X.y` (assigned to) by its property, as ctags names them.
+            "string" => node.named_child(0),
+            "computed_property_name" => node.named_child(0).filter(|n| n.kind() == "string"),
+            "member_expression" => node.child_by_field_name("property"),
             "dynamic_type" | "abstract_type" => node.child_by_field_name("trait"),
             "tuple_type" | "bounded_type" => {
                 let last = node.named_child_count().checked_sub(1)?;
@@ -257,8 +270,10 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
 }
 
 /// The identifier node that names a scope node, by its rule.
-fn scope_name(node: Node<'_>, rule: ScopeName) -> Option<Node<'_>> {
+fn scope_name<'t>(source: &[u8], node: Node<'t>, rule: ScopeName) -> Option<Node<'t>> {
     match rule {
+        ScopeName::FieldUnless(field, word) => principal_name(node.child_by_field_name(field)?)
+            .filter(|named| source.get(named.byte_range()) != Some(word.as_bytes())),
         ScopeName::Field(field) => principal_name(node.child_by_field_name(field)?),
         ScopeName::TypeIn(field) => principal_name(node.child_by_field_name(field)?),
         ScopeName::FirstParameterType(field) => {
@@ -266,19 +281,60 @@ fn scope_name(node: Node<'_>, rule: ScopeName) -> Option<Node<'_>> {
             let first = parameters.named_child(0)?;
             principal_name(first.child_by_field_name("type")?)
         }
+        ScopeName::Member(field) => {
+            let left = node.child_by_field_name(field)?;
+            match left.kind() {
+                "identifier" => Some(left),
+                "member_expression"
+                    if left
+                        .child_by_field_name("object")
+                        .is_some_and(|object| object.kind() == "this") =>
+                {
+                    left.child_by_field_name("property")
+                }
+                "member_expression" => Some(left),
+                _ => None,
+            }
+        }
     }
 }
 
-/// The text of an identifier node, without a Rust `r#`.
+/// The text a scope node's name adds to a scope path; `None` when the name is the
+/// definition's own (a function's own node, an impl's self type). When the name is a
+/// member path holding the definition's name (`X.prototype.m` in
+/// `X.prototype.m = function`), the part before it is the scope, as ctags has it: `m`
+/// belongs to `X`, with `this.` and a final `.prototype` dropped. A path split by
+/// spaces or comments names nothing.
+fn scope_text<'s>(source: &'s [u8], named: Node<'_>, name: Node<'_>) -> Option<&'s str> {
+    if named.byte_range() == name.byte_range() {
+        return None;
+    }
+    let text = if named.start_byte() <= name.start_byte() && name.end_byte() <= named.end_byte() {
+        let prefix = source.get(named.start_byte()..name.start_byte())?;
+        std::str::from_utf8(prefix).ok()?.trim_end_matches('.')
+    } else {
+        identifier(source, named)?
+    };
+    let text = text.strip_prefix("this.").unwrap_or(text);
+    let text = text.strip_suffix(".prototype").unwrap_or(text);
+    (!text.is_empty() && !text.contains(|c: char| c.is_whitespace() || c == '/')).then_some(text)
+}
+
+/// The text of an identifier node, without a Rust `r#` or the `#` of a JavaScript
+/// private name (ctags names `#count` `count`).
 fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
     let text = std::str::from_utf8(source.get(node.start_byte()..node.end_byte())?).ok()?;
-    Some(text.strip_prefix("r#").unwrap_or(text))
+    Some(
+        text.strip_prefix("r#")
+            .or_else(|| text.strip_prefix('#'))
+            .unwrap_or(text),
+    )
 }
 
 /// Writes into `out` the scope path of the definition named by `name`: the names of the
 /// scope nodes on the way down from `root`, joined by the language's separator. A scope
 /// named by `name` itself (a function's own node, an impl block's self type) is the
-/// definition, not its scope. One descent from the root per definition: cheaper than
+/// definition, not its scope ([`scope_text`]). One descent from the root per definition: cheaper than
 /// asking each ancestor for its parent, which tree-sitter answers by descending too.
 fn scope_path(
     source: &[u8],
@@ -295,9 +351,8 @@ fn scope_path(
         }
         let kind = child.kind_id();
         if let Some(&(_, rule)) = query.scopes.iter().find(|(id, _)| *id == kind)
-            && let Some(named) = scope_name(child, rule)
-            && named.byte_range() != name.byte_range()
-            && let Some(text) = identifier(source, named)
+            && let Some(named) = scope_name(source, child, rule)
+            && let Some(text) = scope_text(source, named, name)
         {
             if !out.is_empty() {
                 out.push_str(query.separator);

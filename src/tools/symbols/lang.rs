@@ -60,12 +60,27 @@ pub(crate) const KINDS: &[&str] = &[
     "event",
     "namespace",
     "property",
+    // JavaScript (class, function, method, field, property, variable and constant are
+    // shared above)
+    "getter",
+    "setter",
+    "generator",
+    // TypeScript (namespace and the rest are shared above)
+    "alias",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
 /// (A build with only some grammars may leave a way unused.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(all(feature = "lang-go", feature = "lang-rust")), allow(dead_code))]
+#[cfg_attr(
+    not(all(
+        feature = "lang-go",
+        feature = "lang-rust",
+        feature = "lang-javascript",
+        feature = "lang-typescript"
+    )),
+    allow(dead_code)
+)]
 pub(crate) enum ScopeName {
     /// The identifier in this field (`name` of a class, module or type declaration).
     Field(&'static str),
@@ -75,6 +90,14 @@ pub(crate) enum ScopeName {
     /// The principal identifier of the type of the first parameter in this field: a Go
     /// method belongs to its receiver's type (`Context` for `(c *Context)`).
     FirstParameterType(&'static str),
+    /// The name or member assigned to in this field, by its whole dotted path: ctags
+    /// scopes the keys of `X.y = { k: 1 }` by `X.y`, and `y` itself by `X` (see
+    /// `scope_text` in extract.rs). `this.` is dropped, as ctags drops it.
+    Member(&'static str),
+    /// The identifier in this field, unless it is the given word: a TypeScript
+    /// constructor's parameter properties (`constructor(private x: T)`) belong to the
+    /// class, as ctags scopes them, so `constructor` names no scope.
+    FieldUnless(&'static str, &'static str),
 }
 
 /// A node kind that opens a scope, and how to read its name.
@@ -270,6 +293,123 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // narrows `B.Greeter.Greet`. (In a file with block namespaces the first one is
         // named twice on the way down, which a suffix match does not notice.)
         file_scope_kind: Some("namespace"),
+    },
+    #[cfg(feature = "lang-javascript")]
+    LangSpec {
+        name: "JavaScript",
+        // ctags maps .js, .jsx and .mjs; .cjs is CommonJS in the same syntax, which the
+        // grammar parses alike. The grammar reads JSX in any of them.
+        extensions: &["js", "jsx", "mjs", "cjs"],
+        grammar: || tree_sitter_javascript::LANGUAGE.into(),
+        query: include_str!("../../../grammars/javascript.scm"),
+        // ctags tags variables holding objects and functions at any depth (a local
+        // `const o = { k: 1 }` and its keys), so no limit.
+        max_start_depth: None,
+        scopes: JS_SCOPES,
+        separator: ".",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-typescript")]
+    LangSpec {
+        name: "TypeScript",
+        // ctags maps only .ts; .mts and .cts are the same language as ES and CommonJS
+        // modules, which the grammar parses alike. .d.ts files are .ts too.
+        extensions: &["ts", "mts", "cts"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        query: include_str!("../../../grammars/typescript.scm"),
+        // ctags tags the constants of functions and methods at any depth, so no limit.
+        max_start_depth: None,
+        scopes: TS_SCOPES,
+        separator: ".",
+        file_scope_kind: None,
+    },
+    // TSX is TypeScript with JSX, a grammar of its own (`<T>x` casts and JSX tags
+    // collide), read with the same query. ctags has no TSX language; its TypeScript
+    // parser reads .tsx when mapped to it.
+    #[cfg(feature = "lang-typescript")]
+    LangSpec {
+        name: "TSX",
+        extensions: &["tsx"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
+        query: include_str!("../../../grammars/typescript.scm"),
+        max_start_depth: None,
+        scopes: TS_SCOPES,
+        separator: ".",
+        file_scope_kind: None,
+    },
+];
+
+/// The scopes of JavaScript definitions, as ctags prints them: classes, functions and
+/// methods, and the variables, keys and members that hold an object literal (ctags reads
+/// `const o = { m() {} }` as a class `o` with a method `o.m`).
+#[cfg(feature = "lang-javascript")]
+const JS_SCOPES: &[ScopeRule] = &[
+    ScopeRule {
+        node: "class_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "function_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "generator_function_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "method_definition",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "variable_declarator",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "pair",
+        name: ScopeName::Field("key"),
+    },
+    // `X.y = { ... }` and `this.p = { ... }` scope their keys by the member's name.
+    ScopeRule {
+        node: "assignment_expression",
+        name: ScopeName::Member("left"),
+    },
+];
+
+/// The scopes of TypeScript and TSX definitions, as ctags prints them: classes,
+/// interfaces, enums, namespaces, functions and methods.
+#[cfg(feature = "lang-typescript")]
+const TS_SCOPES: &[ScopeRule] = &[
+    ScopeRule {
+        node: "class_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "abstract_class_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "interface_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "enum_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "internal_module",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "function_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "generator_function_declaration",
+        name: ScopeName::Field("name"),
+    },
+    ScopeRule {
+        node: "method_definition",
+        name: ScopeName::FieldUnless("name", "constructor"),
     },
 ];
 
@@ -476,6 +616,12 @@ mod tests {
         assert_eq!(name("src/A.java"), Some("Java"));
         #[cfg(feature = "lang-csharp")]
         assert_eq!(name("src/A.cs"), Some("C#"));
+        #[cfg(feature = "lang-javascript")]
+        assert_eq!(name("web/app.jsx"), Some("JavaScript"));
+        #[cfg(feature = "lang-typescript")]
+        assert_eq!(name("src/store.mts"), Some("TypeScript"));
+        #[cfg(feature = "lang-typescript")]
+        assert_eq!(name("src/view.tsx"), Some("TSX"));
         assert_eq!(name("x.py"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

@@ -18,7 +18,9 @@ use metron::testing::Definitions;
 mod csharp;
 mod go;
 mod java;
+mod javascript;
 mod rust;
+mod typescript;
 
 /// The corpus fetched by `.ci/corpora/NAME.sh`: `$METRON_CORPORA/NAME`, else the same
 /// under `~/.cache/metron-corpora`. `None` when it is not there.
@@ -69,16 +71,20 @@ pub(crate) struct CtagsTag {
 
 /// Runs Universal Ctags over `files` (absolute paths) and returns its tags.
 pub(crate) fn ctags_tags(lang: &str, files: &[PathBuf]) -> Vec<CtagsTag> {
+    ctags_tags_with(lang, &[], files)
+}
+
+/// [`ctags_tags`] with more options before the file list (`--map-TypeScript=+.tsx`, to
+/// read an extension ctags does not map to the language).
+pub(crate) fn ctags_tags_with(lang: &str, options: &[&str], files: &[PathBuf]) -> Vec<CtagsTag> {
     let mut child = Command::new("ctags")
         .args([
             "--fields=+nKsZ",
             "--excmd=number",
             &format!("--languages={lang}"),
-            "-L",
-            "-",
-            "-f",
-            "-",
         ])
+        .args(options)
+        .args(["-L", "-", "-f", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

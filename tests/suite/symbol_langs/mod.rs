@@ -3,3 +3,6 @@
 //! the scope each answer shows, and qualified lookups. Go and Rust are in `symbols.rs`.
 mod csharp;
 mod java;
+
+mod javascript;
+mod typescript;

@@ -1,0 +1,136 @@
+//! TypeScript and TSX through find_symbol: every default ctags kind, scopes and
+//! qualified lookups.
+
+use crate::suite::symbols::Fixture;
+
+/// One of every default ctags TypeScript kind, members of a class, an interface, an
+/// enum and a namespace, and a constructor parameter property.
+const STORE_TS: &str = "\
+export const LIMIT = 10;
+export let counter = 0;
+
+export type Key = string | number;
+
+export interface Cache {
+  size: number;
+  get(key: Key): unknown;
+}
+
+export enum Color {
+  Red,
+  Green = 2,
+}
+
+export class Store implements Cache {
+  size = 0;
+  #secret = 1;
+  constructor(private readonly name: string) {}
+  get(key: Key): unknown {
+    const found = key;
+    return found;
+  }
+  *entries() {}
+}
+
+export function createStore(): Store {
+  return new Store('x');
+}
+
+function* ids() {}
+
+export namespace Util {
+  export function clamp(n: number): number {
+    return n;
+  }
+}
+";
+
+const VIEW_TSX: &str = "\
+export interface BadgeProps {
+  label: string;
+}
+
+export function Badge({ label }: BadgeProps) {
+  return <span className=\"badge\">{label}</span>;
+}
+
+export class Panel {
+  get(): JSX.Element {
+    return <div />;
+  }
+}
+";
+
+#[test]
+fn every_typescript_kind_is_found() {
+    let f = Fixture::new(&[("src/store.ts", STORE_TS), ("src/view.tsx", VIEW_TSX)]);
+    let cases: &[(&str, &[&str])] = &[
+        ("LIMIT", &["LIMIT [constant] -> src/store.ts:1"]),
+        ("counter", &["counter [variable] -> src/store.ts:2"]),
+        ("Key", &["Key [alias] -> src/store.ts:4"]),
+        ("Cache", &["Cache [interface] -> src/store.ts:6"]),
+        (
+            "size",
+            &[
+                "size [property] Cache -> src/store.ts:7",
+                "size [property] Store -> src/store.ts:17",
+            ],
+        ),
+        ("Color", &["Color [enum] -> src/store.ts:11"]),
+        ("Red", &["Red [enumerator] Color -> src/store.ts:12"]),
+        ("Green", &["Green [enumerator] Color -> src/store.ts:13"]),
+        ("Store", &["Store [class] -> src/store.ts:16"]),
+        ("secret", &["secret [property] Store -> src/store.ts:18"]),
+        ("name", &["name [property] Store -> src/store.ts:19"]),
+        ("found", &["found [constant] Store.get -> src/store.ts:21"]),
+        // ctags' TypeScript parser has no generator methods: a method.
+        ("entries", &["entries [method] Store -> src/store.ts:24"]),
+        (
+            "createStore",
+            &["createStore [function] -> src/store.ts:27"],
+        ),
+        ("ids", &["ids [generator] -> src/store.ts:31"]),
+        ("Util", &["Util [namespace] -> src/store.ts:33"]),
+        ("clamp", &["clamp [function] Util -> src/store.ts:34"]),
+        ("BadgeProps", &["BadgeProps [interface] -> src/view.tsx:1"]),
+        ("label", &["label [property] BadgeProps -> src/view.tsx:2"]),
+        ("Badge", &["Badge [function] -> src/view.tsx:5"]),
+        ("Panel", &["Panel [class] -> src/view.tsx:9"]),
+    ];
+    for (name, expected) in cases {
+        assert_eq!(f.lines(name), *expected, "find_symbol({name})");
+    }
+}
+
+#[test]
+fn typescript_members_show_their_scope_and_qualified_names_narrow() {
+    let f = Fixture::new(&[("src/store.ts", STORE_TS), ("src/view.tsx", VIEW_TSX)]);
+    assert_eq!(
+        f.lines("get"),
+        [
+            "get [method] Cache -> src/store.ts:8",
+            "get [method] Store -> src/store.ts:20",
+            "get [method] Panel -> src/view.tsx:10",
+        ]
+    );
+    assert_eq!(
+        f.lines("Store.get"),
+        ["get [method] Store -> src/store.ts:20"]
+    );
+    assert_eq!(
+        f.lines("Cache.get"),
+        ["get [method] Cache -> src/store.ts:8"]
+    );
+    assert_eq!(
+        f.lines("Panel.get"),
+        ["get [method] Panel -> src/view.tsx:10"]
+    );
+    assert_eq!(
+        f.lines("Util.clamp"),
+        ["clamp [function] Util -> src/store.ts:34"]
+    );
+    assert_eq!(
+        f.lines("Color.Red"),
+        ["Red [enumerator] Color -> src/store.ts:12"]
+    );
+}
