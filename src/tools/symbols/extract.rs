@@ -220,6 +220,12 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                 .child_by_field_name("type")
                 .or_else(|| node.named_child(0)),
             "array_type" => node.child_by_field_name("element"),
+            // C declarators wrap the name: `*p`, `a[4]`, `f(void)`, `x = 1`, `(*fp)`.
+            "pointer_declarator"
+            | "array_declarator"
+            | "function_declarator"
+            | "init_declarator" => node.child_by_field_name("declarator"),
+            "parenthesized_declarator" | "attributed_declarator" => node.named_child(0),
             "dynamic_type" | "abstract_type" => node.child_by_field_name("trait"),
             "tuple_type" | "bounded_type" => {
                 let last = node.named_child_count().checked_sub(1)?;
@@ -237,6 +243,16 @@ fn scope_name(node: Node<'_>, rule: ScopeName) -> Option<Node<'_>> {
     match rule {
         ScopeName::Field(field) => principal_name(node.child_by_field_name(field)?),
         ScopeName::TypeIn(field) => principal_name(node.child_by_field_name(field)?),
+        ScopeName::FieldOrTypedef(field) => match node.child_by_field_name(field) {
+            Some(name) => principal_name(name),
+            None => {
+                let parent = node.parent()?;
+                if parent.kind() != "type_definition" {
+                    return None;
+                }
+                principal_name(parent.child_by_field_name("declarator")?)
+            }
+        },
         ScopeName::FirstParameterType(field) => {
             let parameters = node.child_by_field_name(field)?;
             let first = parameters.named_child(0)?;

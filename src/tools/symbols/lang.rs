@@ -51,12 +51,17 @@ pub(crate) const KINDS: &[&str] = &[
     "macro",
     "variable",
     "constant",
+    // C (enum, enumerator, function, macro, member, struct, typedef, union and
+    // variable are shared with the languages above)
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
 /// (A build with only some grammars may leave a way unused.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(all(feature = "lang-go", feature = "lang-rust")), allow(dead_code))]
+#[cfg_attr(
+    not(all(feature = "lang-go", feature = "lang-rust", feature = "lang-c")),
+    allow(dead_code)
+)]
 pub(crate) enum ScopeName {
     /// The identifier in this field (`name` of a class, module or type declaration).
     Field(&'static str),
@@ -66,6 +71,11 @@ pub(crate) enum ScopeName {
     /// The principal identifier of the type of the first parameter in this field: a Go
     /// method belongs to its receiver's type (`Context` for `(c *Context)`).
     FirstParameterType(&'static str),
+    /// The identifier in this field; when there is none, the name a C `typedef` gives
+    /// the anonymous struct, union or enum (`typedef struct { int a; } point;` scopes
+    /// `a` by `point`), the only name a user can type for it. ctags prints a made-up
+    /// `__anon…` name there.
+    FieldOrTypedef(&'static str),
 }
 
 /// A node kind that opens a scope, and how to read its name.
@@ -176,6 +186,42 @@ pub(crate) const LANGS: &[LangSpec] = &[
                 name: ScopeName::Field("name"),
             },
         ],
+        separator: "::",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-c")]
+    LangSpec {
+        name: "C",
+        // ctags maps only `.c` to C and `.h` to C++ (and ObjectiveC): a `.h` file may
+        // hold C++ (classes, namespaces, templates), which tree-sitter-c cannot parse,
+        // while tree-sitter-cpp parses C headers nearly as well as tree-sitter-c does
+        // (measured on libgit2's headers in tests/suite/differential/c.rs). So `.h` is
+        // C++ whenever C++ is compiled in, and C only in a build without it.
+        extensions: if cfg!(feature = "lang-cpp") {
+            &["c"]
+        } else {
+            &["c", "h"]
+        },
+        grammar: || tree_sitter_c::LANGUAGE.into(),
+        query: include_str!("../../../grammars/c.scm"),
+        // Definitions nest in preprocessor conditionals and `extern "C"` blocks to any
+        // depth, so no limit; the query itself keeps to what is outside function bodies.
+        max_start_depth: None,
+        scopes: &[
+            ScopeRule {
+                node: "struct_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "union_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "enum_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+        ],
+        // ctags joins nested C scopes with `::` too (`struct:outer::inner`).
         separator: "::",
         file_scope_kind: None,
     },
@@ -380,6 +426,10 @@ mod tests {
         assert_eq!(name("a/b.go"), Some("Go"));
         #[cfg(feature = "lang-rust")]
         assert_eq!(name("src/lib.rs"), Some("Rust"));
+        #[cfg(feature = "lang-c")]
+        assert_eq!(name("src/repo.c"), Some("C"));
+        #[cfg(all(feature = "lang-c", not(feature = "lang-cpp")))]
+        assert_eq!(name("include/git2.h"), Some("C"));
         assert_eq!(name("x.py"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

@@ -15,6 +15,7 @@ use std::process::{Command, Stdio};
 
 use metron::testing::Definitions;
 
+mod c;
 mod go;
 mod rust;
 
