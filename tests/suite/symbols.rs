@@ -74,6 +74,7 @@ pub(crate) fn no_definition(name: &str) -> String {
         ("Go", cfg!(feature = "lang-go")),
         ("Rust", cfg!(feature = "lang-rust")),
         ("C", cfg!(feature = "lang-c")),
+        ("C++", cfg!(feature = "lang-cpp")),
     ]
     .into_iter()
     .filter_map(|(language, on)| on.then_some(language))

@@ -53,13 +53,21 @@ pub(crate) const KINDS: &[&str] = &[
     "constant",
     // C (enum, enumerator, function, macro, member, struct, typedef, union and
     // variable are shared with the languages above)
+    // C++ (the C kinds above, plus:)
+    "class",
+    "namespace",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
 /// (A build with only some grammars may leave a way unused.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(
-    not(all(feature = "lang-go", feature = "lang-rust", feature = "lang-c")),
+    not(all(
+        feature = "lang-go",
+        feature = "lang-rust",
+        feature = "lang-c",
+        feature = "lang-cpp"
+    )),
     allow(dead_code)
 )]
 pub(crate) enum ScopeName {
@@ -76,6 +84,15 @@ pub(crate) enum ScopeName {
     /// `a` by `point`), the only name a user can type for it. ctags prints a made-up
     /// `__anon…` name there.
     FieldOrTypedef(&'static str),
+    /// A C++ function definition, named by its declarator (`push` in `void push() {}`):
+    /// ctags scopes what a function body defines (a local typedef or class) by the
+    /// function. Two misreadings caused by unexpanded macros are read back: an export
+    /// macro before a class name (`class API name {`) makes a function definition of a
+    /// bodiless class whose name is the declarator (or, with a base class list, the
+    /// first word of an ERROR), and a
+    /// macro after the parameters (`f() const NOEXCEPT {`) leaves the real declarator
+    /// in an ERROR.
+    FunctionDefinition,
 }
 
 /// A node kind that opens a scope, and how to read its name.
@@ -222,6 +239,58 @@ pub(crate) const LANGS: &[LangSpec] = &[
             },
         ],
         // ctags joins nested C scopes with `::` too (`struct:outer::inner`).
+        separator: "::",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-cpp")]
+    LangSpec {
+        name: "C++",
+        // ctags' C++ map, less the upper-case `.C`, `.H`, `.CPP` and `.CXX`: a
+        // case-insensitive file system (macOS, Windows) makes `.C` and `.c` the same,
+        // and a C tree with upper-case names is likelier than a C++ one. `.h` is here,
+        // as for ctags (see the C entry). ctags' `.cp` and `.hp` are kept; `.ipp` and
+        // `.tpp` are not in ctags' map and are left out with it.
+        extensions: &[
+            "cc", "cpp", "cxx", "c++", "cp", "hh", "hpp", "hxx", "h++", "hp", "h", "inl",
+        ],
+        grammar: || tree_sitter_cpp::LANGUAGE.into(),
+        query: include_str!("../../../grammars/cpp.scm"),
+        // Definitions nest in namespaces, classes, templates and preprocessor
+        // conditionals to any depth.
+        max_start_depth: None,
+        scopes: &[
+            ScopeRule {
+                node: "namespace_definition",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "class_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "struct_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "union_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "enum_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "function_definition",
+                name: ScopeName::FunctionDefinition,
+            },
+            // An out-of-class definition belongs to the class its name is qualified by
+            // (`Stack` for `void Stack::push(int) {}`, `a::Stack` for `a::Stack::push`):
+            // each `::` nests one qualified_identifier, so each adds one segment.
+            ScopeRule {
+                node: "qualified_identifier",
+                name: ScopeName::Field("scope"),
+            },
+        ],
         separator: "::",
         file_scope_kind: None,
     },
@@ -430,6 +499,10 @@ mod tests {
         assert_eq!(name("src/repo.c"), Some("C"));
         #[cfg(all(feature = "lang-c", not(feature = "lang-cpp")))]
         assert_eq!(name("include/git2.h"), Some("C"));
+        #[cfg(feature = "lang-cpp")]
+        assert_eq!(name("include/git2.h"), Some("C++"));
+        #[cfg(feature = "lang-cpp")]
+        assert_eq!(name("boost/asio.hpp"), Some("C++"));
         assert_eq!(name("x.py"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

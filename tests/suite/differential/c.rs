@@ -1,8 +1,8 @@
 //! C: libgit2 (`.ci/corpora/c.sh`: include/, src/ and its vendored deps/).
 //!
 //! The `.c` files are compared with ctags' C parser. `.h` files are C++ to find_symbol,
-//! as to ctags (see the C entry in lang.rs), so libgit2's headers are compared in the
-//! C++ differential's header test here, once C++ is compiled in.
+//! as to ctags (see the C entry in lang.rs), so libgit2's headers are compared with
+//! ctags' C++ parser in `cpp.rs` (`c_headers_parse_as_cpp`).
 
 use std::collections::HashSet;
 

@@ -16,6 +16,7 @@ use std::process::{Command, Stdio};
 use metron::testing::Definitions;
 
 mod c;
+mod cpp;
 mod go;
 mod rust;
 

@@ -4,3 +4,6 @@
 
 #[cfg(feature = "lang-c")]
 mod c;
+
+#[cfg(feature = "lang-cpp")]
+mod cpp;
