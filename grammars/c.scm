@@ -40,7 +40,9 @@
 ; A function declarator inside parentheses is a function pointer variable.
 ; `extern` declarations are not definitions (ctags' `externvar`, off by default).
 ; A prototype's declarator reads `name(` after any `*`s; a function pointer's
-; starts with `(`, an initialized variable's has ` = ` before any `(`.
+; starts with `(`, an initialized variable's has ` = ` before any `(`. A
+; declaration that does not end with its own `;` is tree-sitter's recovery from
+; an unexpanded macro (it made up a MISSING `;`), not a variable.
 ([
   (translation_unit (declaration declarator: (_) @name) @definition.variable)
   (preproc_if (declaration declarator: (_) @name) @definition.variable)
@@ -51,4 +53,5 @@
   (linkage_specification (declaration declarator: (_) @name) @definition.variable)
  ]
  (#not-match? @definition.variable "^extern\\s")
- (#not-match? @name "^[*\\s]*[A-Za-z_][A-Za-z0-9_]*\\s*\\("))
+ (#not-match? @name "^[*\\s]*[A-Za-z_][A-Za-z0-9_]*\\s*\\(")
+ (#match? @definition.variable ";$"))

@@ -18,6 +18,15 @@
 
 (preproc_function_def name: (identifier) @name) @definition.macro
 
+; A #define inside a region that macros kept from parsing is still a macro.
+(ERROR
+  "#define"
+  .
+  [
+    (identifier) @name
+    (function_declarator declarator: (identifier) @name)
+  ]) @definition.macro
+
 ; Function and method definitions with a body, in or out of their class;
 ; `= default` and `= delete` are declarations to ctags. The declarator must be
 ; a function's: an unexpanded macro after the parameters (`f() const
@@ -93,8 +102,18 @@
 ; not member function declarations (prototypes): their declarator reads
 ; `name(`, `operator…` or `~name` after any `*`/`&`, where a function pointer's
 ; starts with `(`.
+;
+; An unexpanded macro before the type (`static BOOST_FORCEINLINE storage_type
+; f(…) BOOST_NOEXCEPT;`) makes tree-sitter take the type, or the macro after
+; the parameters, for the member's name: such a declaration, whose text has a
+; word followed by `(` (not `(*`, a function pointer) before any `=`, `<`, `[`,
+; `{` or `;`, is a member function declaration too. So is a declaration that
+; tree-sitter ended at the misread name with a made-up (MISSING) `;`: a real one
+; ends with its own `;`.
 ((field_declaration declarator: (_) @name) @definition.member
- (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()"))
+ (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
+ (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
+ (#match? @definition.member ";$"))
 
 ; A static data member defined outside its class (`int Stack::count = 0;`) is
 ; a member, as ctags has it.
@@ -136,7 +155,8 @@
 
 ; Variables: declarations outside any function body (at the top level, in a
 ; namespace, a preprocessor conditional or an `extern "C"` block) that are not
-; prototypes or `extern`s, as in grammars/c.scm.
+; prototypes or `extern`s, as in grammars/c.scm, nor prototypes misread
+; because of a macro (as for members above).
 ([
   (translation_unit (declaration declarator: (_) @name) @definition.variable)
   (preproc_if (declaration declarator: (_) @name) @definition.variable)
@@ -147,4 +167,6 @@
   (linkage_specification (declaration declarator: (_) @name) @definition.variable)
  ]
  (#not-match? @definition.variable "^extern\\s")
- (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()"))
+ (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()")
+ (#not-match? @definition.variable "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
+ (#match? @definition.variable ";$"))

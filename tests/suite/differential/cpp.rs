@@ -116,11 +116,11 @@ fn recall_against_ctags_on_a_cpp_tree() {
     assert!(total > 0, "ctags found no C++ tags");
     assert!(
         found * 100 >= total * 94,
-        "C++ recall {found}/{total} is under 94% (measured 95.3%; the 98% goal is not met)"
+        "C++ recall {found}/{total} is under 94% (measured 95.5%; the 98% goal is not met)"
     );
     assert!(
-        listed * 100 >= ours_total * 84,
-        "C++ precision {listed}/{ours_total} is under 84% (measured 86.0%)"
+        listed * 100 >= ours_total * 87,
+        "C++ precision {listed}/{ours_total} is under 87% (measured 89.5%)"
     );
     assert!(
         agree * 100 >= compared * 85,
@@ -149,11 +149,11 @@ fn c_headers_parse_as_cpp() {
     assert!(total > 0, "ctags found no tags in C headers");
     assert!(
         found * 100 >= total * 94,
-        "C header recall {found}/{total} is under 94% (measured 95.7%)"
+        "C header recall {found}/{total} is under 94% (measured 95.8%)"
     );
     assert!(
-        listed * 100 >= ours_total * 96,
-        "C header precision {listed}/{ours_total} is under 96% (measured 97.9%)"
+        listed * 100 >= ours_total * 97,
+        "C header precision {listed}/{ours_total} is under 97% (measured 98.6%)"
     );
     assert!(
         agree * 100 >= compared * 99,
