@@ -178,6 +178,7 @@ mod tests {
             uncovered: vec![("py".to_owned(), 2)],
             capped: true,
         };
+        // Every compiled-in language is named, whichever they are.
         assert_eq!(
             none.line(),
             format!(

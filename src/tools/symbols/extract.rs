@@ -224,6 +224,10 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
     let mut node = node;
     // Types nest only as deep as the source does; the bound just keeps this a loop.
     for _ in 0..64 {
+        // C++ names that are more than one identifier: `~Stack`, `operator==`.
+        if matches!(node.kind(), "destructor_name" | "operator_name") {
+            return Some(node);
+        }
         if node.named_child_count() == 0 {
             return matches!(
                 node.kind(),
@@ -240,6 +244,7 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "shorthand_property_identifier_pattern"
                     | "string_fragment"
                     | "number"
+                    | "namespace_identifier"
             )
             .then_some(node);
         }
@@ -257,6 +262,17 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
             "string" => node.named_child(0),
             "computed_property_name" => node.named_child(0).filter(|n| n.kind() == "string"),
             "member_expression" => node.child_by_field_name("property"),
+            // C declarators wrap the name: `*p`, `a[4]`, `f(void)`, `x = 1`, `(*fp)`.
+            "pointer_declarator"
+            | "array_declarator"
+            | "function_declarator"
+            | "init_declarator" => node.child_by_field_name("declarator"),
+            "parenthesized_declarator" | "attributed_declarator" => node.named_child(0),
+            // C++: `&r`, `a::b::name`, `Box<T>`, `get<T>`.
+            "reference_declarator" => node.named_child(0),
+            "qualified_identifier" | "template_type" | "template_function" => {
+                node.child_by_field_name("name")
+            }
             "dynamic_type" | "abstract_type" => node.child_by_field_name("trait"),
             "tuple_type" | "bounded_type" => {
                 let last = node.named_child_count().checked_sub(1)?;
@@ -276,6 +292,47 @@ fn scope_name<'t>(source: &[u8], node: Node<'t>, rule: ScopeName) -> Option<Node
             .filter(|named| source.get(named.byte_range()) != Some(word.as_bytes())),
         ScopeName::Field(field) => principal_name(node.child_by_field_name(field)?),
         ScopeName::TypeIn(field) => principal_name(node.child_by_field_name(field)?),
+        ScopeName::FieldOrTypedef(field) => match node.child_by_field_name(field) {
+            Some(name) => principal_name(name),
+            None => {
+                let parent = node.parent()?;
+                if parent.kind() != "type_definition" {
+                    return None;
+                }
+                principal_name(parent.child_by_field_name("declarator")?)
+            }
+        },
+        ScopeName::FunctionDefinition => {
+            let error = || {
+                let mut cursor = node.walk();
+                node.children(&mut cursor).find(|c| c.kind() == "ERROR")
+            };
+            if let Some(class) = node.child_by_field_name("type")
+                && matches!(class.kind(), "class_specifier" | "struct_specifier")
+                && class.child_by_field_name("body").is_none()
+            {
+                if let Some(name) = node.child_by_field_name("declarator")
+                    && name.kind() == "identifier"
+                {
+                    return Some(name);
+                }
+                let first = error()?.named_child(0)?;
+                return (first.kind() == "identifier").then_some(first);
+            }
+            let declarator = node.child_by_field_name("declarator")?;
+            if matches!(
+                declarator.kind(),
+                "function_declarator" | "pointer_declarator" | "reference_declarator"
+            ) {
+                return principal_name(declarator);
+            }
+            let error = error()?;
+            let mut cursor = error.walk();
+            let inner = error
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "function_declarator")?;
+            principal_name(inner)
+        }
         ScopeName::FirstParameterType(field) => {
             let parameters = node.child_by_field_name(field)?;
             let first = parameters.named_child(0)?;
@@ -388,7 +445,18 @@ fn collect(
         if text.is_empty() {
             continue;
         }
-        scope_path(source, root, candidate.node, query, &mut scope);
+        // A preprocessor macro belongs to no scope, whatever namespace or class its
+        // #define sits in (ctags gives C and C++ macros none).
+        let preprocessor = KINDS.get(usize::from(candidate.kind)) == Some(&"macro")
+            && candidate
+                .node
+                .parent()
+                .is_some_and(|parent| parent.kind().starts_with("preproc_"));
+        if preprocessor {
+            scope.clear();
+        } else {
+            scope_path(source, root, candidate.node, query, &mut scope);
+        }
         let scope_id = if scope.is_empty() {
             0
         } else if let Some(&id) = scope_ids.get(scope.as_str()) {

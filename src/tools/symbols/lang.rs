@@ -67,6 +67,7 @@ pub(crate) const KINDS: &[&str] = &[
     "generator",
     // TypeScript (namespace and the rest are shared above)
     "alias",
+    // C and C++: every kind is shared with the languages above.
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
@@ -77,7 +78,9 @@ pub(crate) const KINDS: &[&str] = &[
         feature = "lang-go",
         feature = "lang-rust",
         feature = "lang-javascript",
-        feature = "lang-typescript"
+        feature = "lang-typescript",
+        feature = "lang-c",
+        feature = "lang-cpp"
     )),
     allow(dead_code)
 )]
@@ -98,6 +101,20 @@ pub(crate) enum ScopeName {
     /// constructor's parameter properties (`constructor(private x: T)`) belong to the
     /// class, as ctags scopes them, so `constructor` names no scope.
     FieldUnless(&'static str, &'static str),
+    /// The identifier in this field; when there is none, the name a C `typedef` gives
+    /// the anonymous struct, union or enum (`typedef struct { int a; } point;` scopes
+    /// `a` by `point`), the only name a user can type for it. ctags prints a made-up
+    /// `__anon…` name there.
+    FieldOrTypedef(&'static str),
+    /// A C++ function definition, named by its declarator (`push` in `void push() {}`):
+    /// ctags scopes what a function body defines (a local typedef or class) by the
+    /// function. Two misreadings caused by unexpanded macros are read back: an export
+    /// macro before a class name (`class API name {`) makes a function definition of a
+    /// bodiless class whose name is the declarator (or, with a base class list, the
+    /// first word of an ERROR), and a
+    /// macro after the parameters (`f() const NOEXCEPT {`) leaves the real declarator
+    /// in an ERROR.
+    FunctionDefinition,
 }
 
 /// A node kind that opens a scope, and how to read its name.
@@ -335,6 +352,94 @@ pub(crate) const LANGS: &[LangSpec] = &[
         max_start_depth: None,
         scopes: TS_SCOPES,
         separator: ".",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-c")]
+    LangSpec {
+        name: "C",
+        // ctags maps only `.c` to C and `.h` to C++ (and ObjectiveC): a `.h` file may
+        // hold C++ (classes, namespaces, templates), which tree-sitter-c cannot parse,
+        // while tree-sitter-cpp parses C headers nearly as well as tree-sitter-c does
+        // (measured on libgit2's headers in tests/suite/differential/c.rs). So `.h` is
+        // C++ whenever C++ is compiled in, and C only in a build without it.
+        extensions: if cfg!(feature = "lang-cpp") {
+            &["c"]
+        } else {
+            &["c", "h"]
+        },
+        grammar: || tree_sitter_c::LANGUAGE.into(),
+        query: include_str!("../../../grammars/c.scm"),
+        // Definitions nest in preprocessor conditionals and `extern "C"` blocks to any
+        // depth, so no limit; the query itself keeps to what is outside function bodies.
+        max_start_depth: None,
+        scopes: &[
+            ScopeRule {
+                node: "struct_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "union_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "enum_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+        ],
+        // ctags joins nested C scopes with `::` too (`struct:outer::inner`).
+        separator: "::",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-cpp")]
+    LangSpec {
+        name: "C++",
+        // ctags' C++ map, less the upper-case `.C`, `.H`, `.CPP` and `.CXX`: a
+        // case-insensitive file system (macOS, Windows) makes `.C` and `.c` the same,
+        // and a C tree with upper-case names is likelier than a C++ one. `.h` is here,
+        // as for ctags (see the C entry). ctags' `.cp` and `.hp` are kept; `.ipp` and
+        // `.tpp` are not in ctags' map and are left out with it.
+        extensions: &[
+            "cc", "cpp", "cxx", "c++", "cp", "hh", "hpp", "hxx", "h++", "hp", "h", "inl",
+        ],
+        grammar: || tree_sitter_cpp::LANGUAGE.into(),
+        query: include_str!("../../../grammars/cpp.scm"),
+        // Definitions nest in namespaces, classes, templates and preprocessor
+        // conditionals to any depth.
+        max_start_depth: None,
+        scopes: &[
+            ScopeRule {
+                node: "namespace_definition",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "class_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "struct_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "union_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "enum_specifier",
+                name: ScopeName::FieldOrTypedef("name"),
+            },
+            ScopeRule {
+                node: "function_definition",
+                name: ScopeName::FunctionDefinition,
+            },
+            // An out-of-class definition belongs to the class its name is qualified by
+            // (`Stack` for `void Stack::push(int) {}`, `a::Stack` for `a::Stack::push`):
+            // each `::` nests one qualified_identifier, so each adds one segment.
+            ScopeRule {
+                node: "qualified_identifier",
+                name: ScopeName::Field("scope"),
+            },
+        ],
+        separator: "::",
         file_scope_kind: None,
     },
 ];
@@ -622,6 +727,14 @@ mod tests {
         assert_eq!(name("src/store.mts"), Some("TypeScript"));
         #[cfg(feature = "lang-typescript")]
         assert_eq!(name("src/view.tsx"), Some("TSX"));
+        #[cfg(feature = "lang-c")]
+        assert_eq!(name("src/repo.c"), Some("C"));
+        #[cfg(all(feature = "lang-c", not(feature = "lang-cpp")))]
+        assert_eq!(name("include/git2.h"), Some("C"));
+        #[cfg(feature = "lang-cpp")]
+        assert_eq!(name("include/git2.h"), Some("C++"));
+        #[cfg(feature = "lang-cpp")]
+        assert_eq!(name("boost/asio.hpp"), Some("C++"));
         assert_eq!(name("x.py"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

@@ -15,6 +15,8 @@ use std::process::{Command, Stdio};
 
 use metron::testing::Definitions;
 
+mod c;
+mod cpp;
 mod csharp;
 mod go;
 mod java;

@@ -1,0 +1,172 @@
+; Definitions in C++ source (and in `.h` headers, C ones included), for
+; find_symbol.
+;
+; Each pattern captures the defined identifier as @name and the construct as
+; @definition.<kind>, where <kind> is the Universal Ctags C++ kind name. Only the
+; kinds ctags enables by default: no prototypes (a method declared in its class
+; and defined elsewhere is found at its definition), no `extern` declarations,
+; no locals, parameters or template parameters, no `using` imports.
+;
+; C++ buries a name inside its declarator (`*name`, `&name`, `name[4]`,
+; `(*name)(int)`, `Class::name`, `~Class`), so most patterns capture the whole
+; declarator and extract.rs reduces it to the one name inside (principal_name).
+; The scope of an out-of-class definition (`void Stack::push(int) {}`) comes
+; from its qualified name, as ctags gives it (`qualified_identifier` is a scope
+; rule in lang.rs).
+
+(preproc_def name: (identifier) @name) @definition.macro
+
+(preproc_function_def name: (identifier) @name) @definition.macro
+
+; A #define inside a region that macros kept from parsing is still a macro.
+(ERROR
+  "#define"
+  .
+  [
+    (identifier) @name
+    (function_declarator declarator: (identifier) @name)
+  ]) @definition.macro
+
+; Function and method definitions with a body, in or out of their class;
+; `= default` and `= delete` are declarations to ctags. The declarator must be
+; a function's: an unexpanded macro after the parameters (`f() const
+; BOOST_NOEXCEPT {`) makes tree-sitter read the macro as the declarator and the
+; real one as an ERROR, which the second pattern recovers.
+(function_definition
+  declarator: [
+    (function_declarator)
+    (pointer_declarator)
+    (reference_declarator)
+  ] @name
+  body: (_)) @definition.function
+
+(function_definition
+  (ERROR (function_declarator) @name)
+  body: (_)) @definition.function
+
+; Where macros broke the parse of a whole region, a function declarator
+; followed by its body (`{`), perhaps after a trailing macro, is a definition.
+(ERROR (function_declarator) @name @definition.function . "{")
+
+(ERROR (function_declarator) @name @definition.function . (ERROR) . "{")
+
+(namespace_definition name: (namespace_identifier) @name) @definition.namespace
+
+; `namespace a::b {` defines both.
+(namespace_definition
+  name: (nested_namespace_specifier (namespace_identifier) @name)) @definition.namespace
+
+; Only definitions with a body: `class C;` merely names one. A specialization
+; (`class Box<int> {`) is named by its template.
+(class_specifier name: (_) @name body: (_)) @definition.class
+
+(struct_specifier name: (_) @name body: (_)) @definition.struct
+
+; An export macro before the name (`class BOOST_SYMBOL_VISIBLE archive {`)
+; makes tree-sitter read the macro as the class name and the rest as a function
+; definition: the real name is its declarator or, with a base class list
+; (`… archive : base {`), the first word of an ERROR.
+(function_definition
+  type: (class_specifier !body)
+  declarator: (identifier) @name) @definition.class
+
+(function_definition
+  type: (struct_specifier !body)
+  declarator: (identifier) @name) @definition.struct
+
+; A C header's `extern "C"` macro before a struct (`GIT_BEGIN_DECL struct
+; git_credential {`, `__BEGIN_DECLS`) turns `struct` into an ERROR of a
+; function definition named by the struct.
+((function_definition
+  (ERROR)
+  declarator: (identifier) @name) @definition.struct
+ (#match? @definition.struct "^\\w+(\\s|/\\*[\\s\\S]*?\\*/|//[^\\n]*)*struct\\s"))
+
+(function_definition
+  type: (class_specifier !body)
+  .
+  (ERROR . (identifier) @name)) @definition.class
+
+(function_definition
+  type: (struct_specifier !body)
+  .
+  (ERROR . (identifier) @name)) @definition.struct
+
+(union_specifier name: (_) @name body: (_)) @definition.union
+
+(enum_specifier name: (_) @name body: (_)) @definition.enum
+
+(enumerator name: (identifier) @name) @definition.enumerator
+
+; Data members, including function pointers (`int (*cb)(int)`) and arrays, but
+; not member function declarations (prototypes): their declarator reads
+; `name(`, `operator…` or `~name` after any `*`/`&`, where a function pointer's
+; starts with `(`.
+;
+; An unexpanded macro before the type (`static BOOST_FORCEINLINE storage_type
+; f(…) BOOST_NOEXCEPT;`) makes tree-sitter take the type, or the macro after
+; the parameters, for the member's name: such a declaration, whose text has a
+; word followed by `(` (not `(*`, a function pointer) before any `=`, `<`, `[`,
+; `{` or `;`, is a member function declaration too. So is a declaration that
+; tree-sitter ended at the misread name with a made-up (MISSING) `;`: a real one
+; ends with its own `;`.
+((field_declaration declarator: (_) @name) @definition.member
+ (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
+ (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
+ (#match? @definition.member ";$"))
+
+; A static data member defined outside its class (`int Stack::count = 0;`) is
+; a member, as ctags has it.
+([
+  (translation_unit
+    (declaration
+      declarator: [
+        (qualified_identifier)
+        (init_declarator declarator: (qualified_identifier))
+      ] @name) @definition.member)
+  (declaration_list
+    (declaration
+      declarator: [
+        (qualified_identifier)
+        (init_declarator declarator: (qualified_identifier))
+      ] @name) @definition.member)
+ ]
+ (#not-match? @name "^[A-Za-z0-9_:<>, ]*\\("))
+
+; Variable templates (`template <typename T> constexpr bool is_x_v = …;`):
+; members inside a class, variables outside.
+((field_declaration_list
+  (template_declaration
+    (declaration declarator: (_) @name) @definition.member))
+ (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()"))
+
+((template_declaration
+  (declaration declarator: (_) @name) @definition.variable)
+ (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()"))
+
+; A namespace or class whose block tree-sitter could not parse (unexpanded
+; macros inside) is still named right after its keyword.
+(ERROR "namespace" . [(identifier) (namespace_identifier)] @name) @definition.namespace
+
+(type_definition declarator: (_) @name) @definition.typedef
+
+; `using size_type = unsigned;` is a typedef to ctags.
+(alias_declaration name: (type_identifier) @name) @definition.typedef
+
+; Variables: declarations outside any function body (at the top level, in a
+; namespace, a preprocessor conditional or an `extern "C"` block) that are not
+; prototypes or `extern`s, as in grammars/c.scm, nor prototypes misread
+; because of a macro (as for members above).
+([
+  (translation_unit (declaration declarator: (_) @name) @definition.variable)
+  (preproc_if (declaration declarator: (_) @name) @definition.variable)
+  (preproc_ifdef (declaration declarator: (_) @name) @definition.variable)
+  (preproc_else (declaration declarator: (_) @name) @definition.variable)
+  (preproc_elif (declaration declarator: (_) @name) @definition.variable)
+  (declaration_list (declaration declarator: (_) @name) @definition.variable)
+  (linkage_specification (declaration declarator: (_) @name) @definition.variable)
+ ]
+ (#not-match? @definition.variable "^extern\\s")
+ (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()")
+ (#not-match? @definition.variable "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
+ (#match? @definition.variable ";$"))

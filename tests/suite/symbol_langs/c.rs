@@ -1,0 +1,102 @@
+//! C through find_symbol: one of every default ctags C kind, struct/union/enum scopes
+//! (nested, and a typedef'd anonymous struct named by its typedef), qualified lookups.
+
+use crate::suite::symbols::Fixture;
+
+const POINT_C: &str = "\
+#define MAX 10
+#define SQUARE(x) ((x) * (x))
+struct point {
+    int x;
+    int (*on_move)(struct point *p);
+    struct inner { int depth; } in;
+};
+typedef struct { int width; } size_t2;
+union value { int i; float f; };
+enum color { RED, GREEN = 2 };
+typedef int (*handler_t)(int);
+int counter = 0;
+static char *names[4];
+int (*hook)(int);
+extern int elsewhere;
+char *prototype(void);
+static char *make_name(int n) { int local = n; return names[local]; }
+int main(void) { return 0; }
+";
+
+fn fixture() -> Fixture {
+    Fixture::new(&[("src/point.c", POINT_C)])
+}
+
+#[test]
+fn c_every_default_kind_is_found_with_its_scope() {
+    let f = fixture();
+    let cases: &[(&str, &[&str])] = &[
+        ("MAX", &["MAX [macro] -> src/point.c:1"]),
+        ("SQUARE", &["SQUARE [macro] -> src/point.c:2"]),
+        ("point", &["point [struct] -> src/point.c:3"]),
+        ("x", &["x [member] point -> src/point.c:4"]),
+        ("on_move", &["on_move [member] point -> src/point.c:5"]),
+        ("inner", &["inner [struct] point -> src/point.c:6"]),
+        ("depth", &["depth [member] point::inner -> src/point.c:6"]),
+        ("in", &["in [member] point -> src/point.c:6"]),
+        ("width", &["width [member] size_t2 -> src/point.c:8"]),
+        ("size_t2", &["size_t2 [typedef] -> src/point.c:8"]),
+        ("value", &["value [union] -> src/point.c:9"]),
+        ("f", &["f [member] value -> src/point.c:9"]),
+        ("color", &["color [enum] -> src/point.c:10"]),
+        ("GREEN", &["GREEN [enumerator] color -> src/point.c:10"]),
+        ("handler_t", &["handler_t [typedef] -> src/point.c:11"]),
+        ("counter", &["counter [variable] -> src/point.c:12"]),
+        ("names", &["names [variable] -> src/point.c:13"]),
+        ("hook", &["hook [variable] -> src/point.c:14"]),
+        ("make_name", &["make_name [function] -> src/point.c:17"]),
+        ("main", &["main [function] -> src/point.c:18"]),
+    ];
+    for (name, expected) in cases {
+        assert_eq!(f.lines(name), *expected, "find_symbol({name})");
+    }
+}
+
+#[test]
+fn c_declarations_that_define_nothing_are_not_found() {
+    let f = fixture();
+    // An extern declaration, a prototype, a local and a parameter: ctags tags none of
+    // them by default.
+    for name in ["elsewhere", "prototype", "local", "n", "p"] {
+        let lines = f.lines(name);
+        assert!(
+            lines
+                .iter()
+                .all(|line| !line.starts_with(&format!("{name} ["))),
+            "find_symbol({name}): {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn c_qualified_names_narrow_the_answer() {
+    let f = fixture();
+    for query in ["point.x", "point::x"] {
+        assert_eq!(
+            f.lines(query),
+            ["x [member] point -> src/point.c:4"],
+            "{query}"
+        );
+    }
+    for query in ["point::inner::depth", "inner.depth"] {
+        assert_eq!(
+            f.lines(query),
+            ["depth [member] point::inner -> src/point.c:6"],
+            "{query}"
+        );
+    }
+    assert_eq!(
+        f.lines("size_t2.width"),
+        ["width [member] size_t2 -> src/point.c:8"]
+    );
+    assert_eq!(
+        f.lines("color::GREEN"),
+        ["GREEN [enumerator] color -> src/point.c:10"]
+    );
+}

@@ -1,0 +1,164 @@
+//! C++ through find_symbol: one of every default ctags C++ kind, namespace and class
+//! scopes (nested, and out-of-class definitions scoped by their qualified name), `.h`
+//! headers parsed as C++, and qualified lookups with `::` and `.`.
+
+use crate::suite::symbols::Fixture;
+
+const STACK_HPP: &str = "\
+#define STACK_MAX 64
+namespace outer { namespace inner {
+class Stack {
+public:
+    Stack();
+    ~Stack() {}
+    void push(int v);
+    int top() const { return data[0]; }
+    static int count;
+    int data[10];
+    bool operator==(const Stack& o) const { return true; }
+    struct Node { int value; };
+    enum class Mode { Fast, Slow };
+    using size_type = unsigned;
+private:
+    int (*hook)(int);
+};
+} }
+union Cell { int i; float f; };
+int global_depth = 3;
+template <typename T> T biggest(T a, T b) { return a > b ? a : b; }
+";
+
+const STACK_CPP: &str = "\
+#include \"stack.h\"
+void outer::inner::Stack::push(int v) { typedef int local_t; }
+int outer::inner::Stack::count = 0;
+namespace outer {
+inner::Stack::Stack() {}
+}
+";
+
+fn fixture() -> Fixture {
+    Fixture::new(&[("src/stack.h", STACK_HPP), ("src/stack.cpp", STACK_CPP)])
+}
+
+#[test]
+fn cpp_every_default_kind_is_found_with_its_scope() {
+    let f = fixture();
+    let cases: &[(&str, &[&str])] = &[
+        ("STACK_MAX", &["STACK_MAX [macro] -> src/stack.h:1"]),
+        (
+            "outer",
+            &[
+                "outer [namespace] -> src/stack.cpp:4",
+                "outer [namespace] -> src/stack.h:2",
+            ],
+        ),
+        ("inner", &["inner [namespace] outer -> src/stack.h:2"]),
+        (
+            "Stack",
+            &[
+                "Stack [function] outer::inner::Stack -> src/stack.cpp:5",
+                "Stack [class] outer::inner -> src/stack.h:3",
+            ],
+        ),
+        (
+            "push",
+            &["push [function] outer::inner::Stack -> src/stack.cpp:2"],
+        ),
+        (
+            "top",
+            &["top [function] outer::inner::Stack -> src/stack.h:8"],
+        ),
+        (
+            "count",
+            &[
+                "count [member] outer::inner::Stack -> src/stack.cpp:3",
+                "count [member] outer::inner::Stack -> src/stack.h:9",
+            ],
+        ),
+        (
+            "data",
+            &["data [member] outer::inner::Stack -> src/stack.h:10"],
+        ),
+        (
+            "Node",
+            &["Node [struct] outer::inner::Stack -> src/stack.h:12"],
+        ),
+        (
+            "value",
+            &["value [member] outer::inner::Stack::Node -> src/stack.h:12"],
+        ),
+        (
+            "Mode",
+            &["Mode [enum] outer::inner::Stack -> src/stack.h:13"],
+        ),
+        (
+            "Slow",
+            &["Slow [enumerator] outer::inner::Stack::Mode -> src/stack.h:13"],
+        ),
+        (
+            "size_type",
+            &["size_type [typedef] outer::inner::Stack -> src/stack.h:14"],
+        ),
+        (
+            "hook",
+            &["hook [member] outer::inner::Stack -> src/stack.h:16"],
+        ),
+        ("Cell", &["Cell [union] -> src/stack.h:19"]),
+        ("f", &["f [member] Cell -> src/stack.h:19"]),
+        (
+            "global_depth",
+            &["global_depth [variable] -> src/stack.h:20"],
+        ),
+        ("biggest", &["biggest [function] -> src/stack.h:21"]),
+        // A function scopes what its body defines by its own name (ctags prints the
+        // qualified `outer::inner::Stack::push` here).
+        ("local_t", &["local_t [typedef] push -> src/stack.cpp:2"]),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter(|(name, expected)| f.lines(name) != *expected)
+        .map(|(name, expected)| format!("{name}: {:?}, expected {expected:?}", f.lines(name)))
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn cpp_destructors_and_operators_are_indexed_but_not_names_to_ask_for() {
+    // `~Stack` and `operator==` are stored as ctags names them (the differential
+    // counts them), but find_symbol takes only identifiers, and says so plainly.
+    let f = fixture();
+    for name in ["~Stack", "operator=="] {
+        let lines = f.lines(name);
+        assert!(
+            lines.len() == 1 && lines[0].contains("is not an identifier"),
+            "{name}: {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn cpp_qualified_names_narrow_the_answer() {
+    let f = fixture();
+    let push = ["push [function] outer::inner::Stack -> src/stack.cpp:2"];
+    for query in [
+        "outer::inner::Stack::push",
+        "inner::Stack::push",
+        "Stack::push",
+        "Stack.push",
+    ] {
+        assert_eq!(f.lines(query), push, "{query}");
+    }
+    assert_eq!(
+        f.lines("Stack::Stack"),
+        ["Stack [function] outer::inner::Stack -> src/stack.cpp:5"]
+    );
+    assert_eq!(
+        f.lines("Mode::Fast"),
+        ["Fast [enumerator] outer::inner::Stack::Mode -> src/stack.h:13"]
+    );
+    assert_eq!(
+        f.lines("outer::inner"),
+        ["inner [namespace] outer -> src/stack.h:2"]
+    );
+}
