@@ -194,11 +194,17 @@ mod tests {
         };
         assert_eq!(
             format(&nothing, &query("Nope"), 2, 200),
-            "No definition of `Nope` found in Go or Rust files.\n"
+            format!(
+                "No definition of `Nope` found in {} files.\n",
+                names().replace(", ", " or ")
+            )
         );
         assert_eq!(
             format(&Lookup::default(), &query("Nope"), 2, 200),
-            "No Go or Rust files in the project; find_symbol covers only those.\n"
+            format!(
+                "No {} files in the project; find_symbol covers only those.\n",
+                names().replace(", ", " or ")
+            )
         );
         let unreadable = Lookup {
             definitions: vec![def("a.go", 3)],

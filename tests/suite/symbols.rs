@@ -67,6 +67,10 @@ impl Fixture {
     }
 }
 
+/// The compiled-in languages as find_symbol's messages name them (`Go or Rust`): every
+/// language added changes this one line rather than each expected message.
+const COVERED: &str = "Go or Rust or Python";
+
 pub(crate) fn write(path: &Path, body: &str) {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).expect("mkdir");
@@ -225,7 +229,9 @@ fn every_go_kind() {
         // An interface embedding another is not a definition (ctags agrees).
         (
             "Stringer",
-            &["No definition of `Stringer` found in Go or Rust files."],
+            &[&format!(
+                "No definition of `Stringer` found in {COVERED} files."
+            )],
         ),
         (
             "Speak",
@@ -268,7 +274,7 @@ fn every_go_kind() {
         assert_eq!(
             f.lines(local),
             [format!(
-                "No definition of `{local}` found in Go or Rust files."
+                "No definition of `{local}` found in {COVERED} files."
             )]
         );
     }
@@ -354,7 +360,7 @@ fn output_is_sorted_by_path_then_line_across_languages() {
         ("a/b.go", "package b\n\nvar Run = 1\n\nfunc init() {}\n"),
         ("a.go", "package a\n\ntype Run int\n"),
         ("a/notes.txt", "func Run() {}\n"),
-        ("a/run.py", "def Run(): pass\n"),
+        ("a/run.kt", "fun Run() {}\n"),
     ]);
     assert_eq!(
         f.lines("Run"),
@@ -372,7 +378,9 @@ fn misses_and_bad_names_are_plain() {
     let f = Fixture::new(&[("a.go", "package a\n")]);
     assert_eq!(
         f.find("Nowhere"),
-        Ok("No definition of `Nowhere` found in Go or Rust files.\n".to_owned())
+        Ok(format!(
+            "No definition of `Nowhere` found in {COVERED} files.\n"
+        ))
     );
     assert!(matches!(f.find(""), Err(ToolError::BadArguments(_))));
     assert!(matches!(f.find("  \t"), Err(ToolError::BadArguments(_))));
@@ -392,7 +400,7 @@ fn misses_and_bad_names_are_plain() {
     ));
 
     // With no file a grammar covers, the tool is withdrawn: a call is refused with why.
-    let empty = Fixture::new(&[("main.py", "def main(): pass\n")]);
+    let empty = Fixture::new(&[("main.kt", "fun main() {}\n")]);
     let refused = empty.find("main");
     assert!(
         matches!(&refused, Err(ToolError::Refused(m)) if m.contains("no supported source files")),
@@ -441,7 +449,9 @@ fn edits_additions_and_removals_are_seen_at_once() {
     set_mtime(&f.path("a.go"), now);
     assert_eq!(
         f.lines("Alpha"),
-        ["No definition of `Alpha` found in Go or Rust files."]
+        [format!(
+            "No definition of `Alpha` found in {COVERED} files."
+        )]
     );
     assert_eq!(f.lines("Omega"), ["Omega [func] -> a.go:3"]);
 
@@ -546,7 +556,7 @@ fn a_settled_tree_still_sees_every_change() {
     std::fs::remove_file(f.path("sub/d.go")).expect("remove");
     assert_eq!(
         f.lines("Beta"),
-        ["No definition of `Beta` found in Go or Rust files."]
+        [format!("No definition of `Beta` found in {COVERED} files.")]
     );
     assert_eq!(f.lines("Gone"), ["Gone [func] -> sub/b.go:3"]);
     age_tree(f.dir.path());
@@ -829,7 +839,7 @@ use super::fake_ollama::{FakeOllama, answer};
 #[test]
 fn find_symbol_is_not_offered_in_a_project_without_supported_files() {
     let p = TestProject::git();
-    p.file("app.py", "def main():\n    pass\n");
+    p.file("app.kt", "fun main() {}\n");
     p.file("README.md", "# app\n");
     let fake = FakeOllama::start(vec![answer("ok", 10, 1)]);
     let run = metron(p.root())
@@ -882,12 +892,12 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
     p.file("a.go", "package a\n");
     p.file("cmd/b.go", "package main\n");
     p.file("src/lib.rs", "fn f() {}\n");
-    p.file("tools/x.py", "x = 1\n");
-    p.file("tools/y.py", "y = 1\n");
+    p.file("tools/x.kt", "val x = 1\n");
+    p.file("tools/y.kt", "val y = 1\n");
     p.file("web/App.vue", "<template/>\n");
     p.file("notes.md", "# notes\n");
     p.file("data.json", "{}\n");
-    let expected = "find_symbol: Go 2 files, Rust 1; no grammar for 2 .py files, 1 .vue file";
+    let expected = "find_symbol: Go 2 files, Rust 1; no grammar for 2 .kt files, 1 .vue file";
 
     let fake = FakeOllama::start(vec![]);
     let run = metron(p.root())
@@ -910,10 +920,10 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
     assert!(run.stdout.lines().any(|l| l == expected), "{run:?}");
 
     // Without any supported file the doctor says why the tool is withdrawn.
-    let py = TestProject::git();
-    py.file("app.py", "def main(): pass\n");
+    let kt = TestProject::git();
+    kt.file("app.kt", "fun main() {}\n");
     let fake = FakeOllama::start(vec![]);
-    let run = metron(py.root())
+    let run = metron(kt.root())
         .args(["--doctor"])
         .env("OLLAMA_HOST", fake.base_url())
         .run();
@@ -924,9 +934,9 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
         "{run:?}"
     );
     assert!(
-        run.stdout
-            .lines()
-            .any(|l| l.ends_with("find_symbol: no Go or Rust files; no grammar for 1 .py file")),
+        run.stdout.lines().any(|l| l.ends_with(&format!(
+            "find_symbol: no {COVERED} files; no grammar for 1 .kt file"
+        ))),
         "{run:?}"
     );
 }

@@ -51,6 +51,10 @@ pub(crate) const KINDS: &[&str] = &[
     "macro",
     "variable",
     "constant",
+    // Python (function, member and variable are shared with the above)
+    "class",
+    "namespace",
+    "unknown",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
@@ -177,6 +181,33 @@ pub(crate) const LANGS: &[LangSpec] = &[
             },
         ],
         separator: "::",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-python")]
+    LangSpec {
+        name: "Python",
+        // ctags maps .py, .pyx, .pxd, .pxi, .scons and .wsgi. The .pyx/.pxd/.pxi files
+        // are Cython, which the grammar does not parse (`cdef`); .scons and .wsgi are
+        // plain Python. Stubs (.pyi) are plain Python too, and where a typed package
+        // declares its API, so they are read although ctags does not map them.
+        extensions: &["py", "pyi", "scons", "wsgi"],
+        grammar: || tree_sitter_python::LANGUAGE.into(),
+        query: include_str!("../../../grammars/python.scm"),
+        // Classes and functions nest in functions at any depth, and ctags tags them.
+        max_start_depth: None,
+        // ctags scopes a definition by every class and function around it
+        // (`scope:member:C.meth` for a function nested in a method).
+        scopes: &[
+            ScopeRule {
+                node: "class_definition",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "function_definition",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
         file_scope_kind: None,
     },
 ];
@@ -380,7 +411,9 @@ mod tests {
         assert_eq!(name("a/b.go"), Some("Go"));
         #[cfg(feature = "lang-rust")]
         assert_eq!(name("src/lib.rs"), Some("Rust"));
-        assert_eq!(name("x.py"), None);
+        #[cfg(feature = "lang-python")]
+        assert_eq!(name("pkg/mod.py"), Some("Python"));
+        assert_eq!(name("x.kt"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);
         assert_eq!(name("x.GO"), None);

@@ -16,6 +16,7 @@ use std::process::{Command, Stdio};
 use metron::testing::Definitions;
 
 mod go;
+mod python;
 mod rust;
 
 /// The corpus fetched by `.ci/corpora/NAME.sh`: `$METRON_CORPORA/NAME`, else the same
