@@ -201,6 +201,10 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
     let mut node = node;
     // Types nest only as deep as the source does; the bound just keeps this a loop.
     for _ in 0..64 {
+        // A Ruby setter's name is the whole `x=`, as ctags names it.
+        if node.kind() == "setter" {
+            return Some(node);
+        }
         if node.named_child_count() == 0 {
             return matches!(
                 node.kind(),
@@ -209,11 +213,19 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "field_identifier"
                     | "primitive_type"
                     | "package_identifier"
+                    // Ruby: `Foo`, `:sym`, `def ==`, `alias $new $old`, `"text"`.
+                    | "constant"
+                    | "simple_symbol"
+                    | "operator"
+                    | "global_variable"
+                    | "string_content"
             )
             .then_some(node);
         }
         let next = match node.kind() {
-            "scoped_type_identifier" | "scoped_identifier" => node.child_by_field_name("name"),
+            "scoped_type_identifier" | "scoped_identifier" | "scope_resolution" => {
+                node.child_by_field_name("name")
+            }
             "generic_type" | "reference_type" => node.child_by_field_name("type"),
             // Rust names the pointee `type`; Go's `*T` has no field names.
             "pointer_type" => node
@@ -242,12 +254,39 @@ fn scope_name(node: Node<'_>, rule: ScopeName) -> Option<Node<'_>> {
             let first = parameters.named_child(0)?;
             principal_name(first.child_by_field_name("type")?)
         }
+        // A path has several names; `scope_path` reads it with `push_path`.
+        ScopeName::Path(_) => None,
     }
 }
 
-/// The text of an identifier node, without a Rust `r#`.
+/// Appends every segment of a Ruby `A::B` path to `out`, outermost first, each after
+/// `separator` unless `out` is empty. Paths nest only as deep as the source does.
+fn push_path(source: &[u8], path: Node<'_>, separator: &str, out: &mut String) {
+    let name = if path.kind() == "scope_resolution" {
+        if let Some(scope) = path.child_by_field_name("scope") {
+            push_path(source, scope, separator, out);
+        }
+        path.child_by_field_name("name")
+    } else {
+        Some(path)
+    };
+    if let Some(name) = name.and_then(principal_name)
+        && let Some(text) = identifier(source, name)
+    {
+        if !out.is_empty() {
+            out.push_str(separator);
+        }
+        out.push_str(text);
+    }
+}
+
+/// The text of an identifier node, without a Rust `r#` or the `:` of a Ruby symbol
+/// (`attr_reader :name` defines `name`, as ctags names it).
 fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
     let text = std::str::from_utf8(source.get(node.start_byte()..node.end_byte())?).ok()?;
+    if node.kind() == "simple_symbol" {
+        return Some(text.strip_prefix(':').unwrap_or(text));
+    }
     Some(text.strip_prefix("r#").unwrap_or(text))
 }
 
@@ -270,7 +309,16 @@ fn scope_path(
             break;
         }
         let kind = child.kind_id();
-        if let Some(&(_, rule)) = query.scopes.iter().find(|(id, _)| *id == kind)
+        let rule = query
+            .scopes
+            .iter()
+            .find(|(id, _)| *id == kind)
+            .map(|&(_, rule)| rule);
+        if let Some(ScopeName::Path(field)) = rule {
+            if let Some(path) = child.child_by_field_name(field) {
+                push_path(source, path, query.separator, out);
+            }
+        } else if let Some(rule) = rule
             && let Some(named) = scope_name(child, rule)
             && named.byte_range() != name.byte_range()
             && let Some(text) = identifier(source, named)

@@ -55,12 +55,19 @@ pub(crate) const KINDS: &[&str] = &[
     "class",
     "namespace",
     "unknown",
+    // Ruby (class, module, method and constant are shared with the above)
+    "singletonMethod",
+    "accessor",
+    "alias",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
 /// (A build with only some grammars may leave a way unused.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(all(feature = "lang-go", feature = "lang-rust")), allow(dead_code))]
+#[cfg_attr(
+    not(all(feature = "lang-go", feature = "lang-rust", feature = "lang-ruby")),
+    allow(dead_code)
+)]
 pub(crate) enum ScopeName {
     /// The identifier in this field (`name` of a class, module or type declaration).
     Field(&'static str),
@@ -70,6 +77,10 @@ pub(crate) enum ScopeName {
     /// The principal identifier of the type of the first parameter in this field: a Go
     /// method belongs to its receiver's type (`Context` for `(c *Context)`).
     FirstParameterType(&'static str),
+    /// Every segment of the path in this field, outermost first: a Ruby
+    /// `class A::B::C` is in scope `A.B`, as ctags has it, so the `scope_resolution`
+    /// naming the class opens the scopes of its qualifier `A::B`.
+    Path(&'static str),
 }
 
 /// A node kind that opens a scope, and how to read its name.
@@ -205,6 +216,43 @@ pub(crate) const LANGS: &[LangSpec] = &[
             ScopeRule {
                 node: "function_definition",
                 name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-ruby")]
+    LangSpec {
+        name: "Ruby",
+        // ctags maps .rb and .ruby. Rakefiles' .rake and gemspecs are plain Ruby and
+        // where a project's tasks and gem are defined, so they are read too.
+        extensions: &["rb", "ruby", "rake", "gemspec"],
+        grammar: || tree_sitter_ruby::LANGUAGE.into(),
+        query: include_str!("../../../grammars/ruby.scm"),
+        // ctags tags methods and constants inside blocks and method bodies.
+        max_start_depth: None,
+        // ctags scopes by modules, classes and methods (a `def` inside a `def`), not by
+        // `class << self`, whose methods belong to the class.
+        scopes: &[
+            ScopeRule {
+                node: "module",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "class",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "method",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "singleton_method",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "scope_resolution",
+                name: ScopeName::Path("scope"),
             },
         ],
         separator: ".",
@@ -413,6 +461,8 @@ mod tests {
         assert_eq!(name("src/lib.rs"), Some("Rust"));
         #[cfg(feature = "lang-python")]
         assert_eq!(name("pkg/mod.py"), Some("Python"));
+        #[cfg(feature = "lang-ruby")]
+        assert_eq!(name("lib/app.rb"), Some("Ruby"));
         assert_eq!(name("x.kt"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

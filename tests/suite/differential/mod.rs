@@ -17,6 +17,7 @@ use metron::testing::Definitions;
 
 mod go;
 mod python;
+mod ruby;
 mod rust;
 
 /// The corpus fetched by `.ci/corpora/NAME.sh`: `$METRON_CORPORA/NAME`, else the same

@@ -2,3 +2,4 @@
 //! module per language with a fixture holding one of every default Universal Ctags kind,
 //! the scope each answer shows, and qualified lookups. Go and Rust are in `symbols.rs`.
 mod python;
+mod ruby;
