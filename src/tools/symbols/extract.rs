@@ -201,8 +201,9 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
     let mut node = node;
     // Types nest only as deep as the source does; the bound just keeps this a loop.
     for _ in 0..64 {
-        // A Ruby setter's name is the whole `x=`, as ctags names it.
-        if node.kind() == "setter" {
+        // A Ruby setter's name is the whole `x=`, and a PHP namespace's the whole
+        // `App\Models`, as ctags names them.
+        if matches!(node.kind(), "setter" | "namespace_name") {
             return Some(node);
         }
         if node.named_child_count() == 0 {
@@ -219,6 +220,8 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "operator"
                     | "global_variable"
                     | "string_content"
+                    // PHP
+                    | "name"
             )
             .then_some(node);
         }

@@ -59,6 +59,9 @@ pub(crate) const KINDS: &[&str] = &[
     "singletonMethod",
     "accessor",
     "alias",
+    // PHP (class, interface, function, namespace, alias and variable are shared)
+    "trait",
+    "define",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
@@ -256,6 +259,49 @@ pub(crate) const LANGS: &[LangSpec] = &[
             },
         ],
         separator: ".",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-php")]
+    LangSpec {
+        name: "PHP",
+        // ctags' map. The full grammar (`LANGUAGE_PHP`) reads PHP embedded in HTML, so
+        // templates (.phtml) parse as well as plain PHP files.
+        extensions: &["php", "php3", "php4", "php5", "php7", "phtml"],
+        grammar: || tree_sitter_php::LANGUAGE_PHP.into(),
+        query: include_str!("../../../grammars/php.scm"),
+        // ctags tags functions declared inside functions and `define()` calls anywhere.
+        max_start_depth: None,
+        // ctags scopes members by their class, interface or trait (after the namespace,
+        // which is left out: a class is asked for as `Greeter::greet`, not by its
+        // namespace path), and a nested function or `define()` by its function
+        // (`Greeter::nested`). Enums are scopes too, though ctags 5.9 does not know them.
+        scopes: &[
+            ScopeRule {
+                node: "class_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "interface_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "trait_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "enum_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "method_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "function_definition",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: "::",
         file_scope_kind: None,
     },
 ];
@@ -463,6 +509,8 @@ mod tests {
         assert_eq!(name("pkg/mod.py"), Some("Python"));
         #[cfg(feature = "lang-ruby")]
         assert_eq!(name("lib/app.rb"), Some("Ruby"));
+        #[cfg(feature = "lang-php")]
+        assert_eq!(name("src/Kernel.php"), Some("PHP"));
         assert_eq!(name("x.kt"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

@@ -16,6 +16,7 @@ use std::process::{Command, Stdio};
 use metron::testing::Definitions;
 
 mod go;
+mod php;
 mod python;
 mod ruby;
 mod rust;
