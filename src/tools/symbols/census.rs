@@ -1,6 +1,6 @@
 //! Which languages a project holds: whether find_symbol can answer at all (so it is
 //! offered only then), and the count the doctor and `/config` show
-//! (`find_symbol: Go 412 files, Rust 88; no grammar for 14 .py files, 3 .vue files`).
+//! (`find_symbol: Go 412 files, Rust 88; no grammar for 14 .kt files, 3 .vue files`).
 //!
 //! Both use the shared walk, so they see exactly the files list_files and the index see.
 //! The presence check stops at the first supported file; the census stops counting after
@@ -78,7 +78,7 @@ impl Census {
         })
     }
 
-    /// One line: `find_symbol: Go 412 files, Rust 88; no grammar for 14 .py files, 3 .vue
+    /// One line: `find_symbol: Go 412 files, Rust 88; no grammar for 14 .kt files, 3 .vue
     /// files`, naming only the languages present and the few most common uncovered
     /// extensions.
     pub(crate) fn line(&self) -> String {
@@ -162,7 +162,7 @@ mod tests {
         let census = Census {
             supported: vec![("Go", 412), ("Rust", 88)],
             uncovered: vec![
-                ("py".to_owned(), 14),
+                ("kt".to_owned(), 14),
                 ("vue".to_owned(), 3),
                 ("sh".to_owned(), 1),
                 ("c".to_owned(), 1),
@@ -171,18 +171,18 @@ mod tests {
         };
         assert_eq!(
             census.line(),
-            "find_symbol: Go 412 files, Rust 88; no grammar for 14 .py files, 3 .vue files, 1 .sh file and 1 other extension"
+            "find_symbol: Go 412 files, Rust 88; no grammar for 14 .kt files, 3 .vue files, 1 .sh file and 1 other extension"
         );
         let none = Census {
             supported: vec![("Go", 0), ("Rust", 0)],
-            uncovered: vec![("py".to_owned(), 2)],
+            uncovered: vec![("kt".to_owned(), 2)],
             capped: true,
         };
         // Every compiled-in language is named, whichever they are.
         assert_eq!(
             none.line(),
             format!(
-                "find_symbol: no {} files; no grammar for 2 .py files (counted the first 50000 files)",
+                "find_symbol: no {} files; no grammar for 2 .kt files (counted the first 50000 files)",
                 super::super::lang::names().replace(", ", " or ")
             )
         );

@@ -224,8 +224,12 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
     let mut node = node;
     // Types nest only as deep as the source does; the bound just keeps this a loop.
     for _ in 0..64 {
-        // C++ names that are more than one identifier: `~Stack`, `operator==`.
-        if matches!(node.kind(), "destructor_name" | "operator_name") {
+        // Names that are more than one identifier: C++ `~Stack` and `operator==`, a Ruby
+        // setter's `x=`, a PHP namespace's `App\Models`, kept whole as ctags names them.
+        if matches!(
+            node.kind(),
+            "destructor_name" | "operator_name" | "setter" | "namespace_name"
+        ) {
             return Some(node);
         }
         if node.named_child_count() == 0 {
@@ -245,11 +249,21 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "string_fragment"
                     | "number"
                     | "namespace_identifier"
+                    // Ruby: `Foo`, `:sym`, `def ==`, `alias $new $old`, `"text"`.
+                    | "constant"
+                    | "simple_symbol"
+                    | "operator"
+                    | "global_variable"
+                    | "string_content"
+                    // PHP
+                    | "name"
             )
             .then_some(node);
         }
         let next = match node.kind() {
-            "scoped_type_identifier" | "scoped_identifier" => node.child_by_field_name("name"),
+            "scoped_type_identifier" | "scoped_identifier" | "scope_resolution" => {
+                node.child_by_field_name("name")
+            }
             "generic_type" | "reference_type" => node.child_by_field_name("type"),
             // Rust names the pointee `type`; Go's `*T` has no field names.
             "pointer_type" => node
@@ -353,6 +367,8 @@ fn scope_name<'t>(source: &[u8], node: Node<'t>, rule: ScopeName) -> Option<Node
                 _ => None,
             }
         }
+        // A path has several names; `scope_path` reads it with `push_path`.
+        ScopeName::Path(_) => None,
     }
 }
 
@@ -377,10 +393,35 @@ fn scope_text<'s>(source: &'s [u8], named: Node<'_>, name: Node<'_>) -> Option<&
     (!text.is_empty() && !text.contains(|c: char| c.is_whitespace() || c == '/')).then_some(text)
 }
 
-/// The text of an identifier node, without a Rust `r#` or the `#` of a JavaScript
-/// private name (ctags names `#count` `count`).
+/// Appends every segment of a Ruby `A::B` path to `out`, outermost first, each after
+/// `separator` unless `out` is empty. Paths nest only as deep as the source does.
+fn push_path(source: &[u8], path: Node<'_>, separator: &str, out: &mut String) {
+    let name = if path.kind() == "scope_resolution" {
+        if let Some(scope) = path.child_by_field_name("scope") {
+            push_path(source, scope, separator, out);
+        }
+        path.child_by_field_name("name")
+    } else {
+        Some(path)
+    };
+    if let Some(name) = name.and_then(principal_name)
+        && let Some(text) = identifier(source, name)
+    {
+        if !out.is_empty() {
+            out.push_str(separator);
+        }
+        out.push_str(text);
+    }
+}
+
+/// The text of an identifier node, without a Rust `r#`, the `#` of a JavaScript private
+/// name (ctags names `#count` `count`) or the `:` of a Ruby symbol (`attr_reader :name`
+/// defines `name`, as ctags names it).
 fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
     let text = std::str::from_utf8(source.get(node.start_byte()..node.end_byte())?).ok()?;
+    if node.kind() == "simple_symbol" {
+        return Some(text.strip_prefix(':').unwrap_or(text));
+    }
     Some(
         text.strip_prefix("r#")
             .or_else(|| text.strip_prefix('#'))
@@ -407,7 +448,16 @@ fn scope_path(
             break;
         }
         let kind = child.kind_id();
-        if let Some(&(_, rule)) = query.scopes.iter().find(|(id, _)| *id == kind)
+        let rule = query
+            .scopes
+            .iter()
+            .find(|(id, _)| *id == kind)
+            .map(|&(_, rule)| rule);
+        if let Some(ScopeName::Path(field)) = rule {
+            if let Some(path) = child.child_by_field_name(field) {
+                push_path(source, path, query.separator, out);
+            }
+        } else if let Some(rule) = rule
             && let Some(named) = scope_name(source, child, rule)
             && let Some(text) = scope_text(source, named, name)
         {

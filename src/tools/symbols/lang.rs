@@ -67,6 +67,14 @@ pub(crate) const KINDS: &[&str] = &[
     "generator",
     // TypeScript (namespace and the rest are shared above)
     "alias",
+    // Python (class, namespace, function, member and variable are shared above)
+    "unknown",
+    // Ruby (class, module, method, alias and constant are shared above)
+    "singletonMethod",
+    "accessor",
+    // PHP (class, interface, function, namespace, alias and variable are shared)
+    "trait",
+    "define",
     // C and C++: every kind is shared with the languages above.
 ];
 
@@ -80,7 +88,8 @@ pub(crate) const KINDS: &[&str] = &[
         feature = "lang-javascript",
         feature = "lang-typescript",
         feature = "lang-c",
-        feature = "lang-cpp"
+        feature = "lang-cpp",
+        feature = "lang-ruby"
     )),
     allow(dead_code)
 )]
@@ -115,6 +124,10 @@ pub(crate) enum ScopeName {
     /// macro after the parameters (`f() const NOEXCEPT {`) leaves the real declarator
     /// in an ERROR.
     FunctionDefinition,
+    /// Every segment of the path in this field, outermost first: a Ruby
+    /// `class A::B::C` is in scope `A.B`, as ctags has it, so the `scope_resolution`
+    /// naming the class opens the scopes of its qualifier `A::B`.
+    Path(&'static str),
 }
 
 /// A node kind that opens a scope, and how to read its name.
@@ -442,6 +455,113 @@ pub(crate) const LANGS: &[LangSpec] = &[
         separator: "::",
         file_scope_kind: None,
     },
+    #[cfg(feature = "lang-python")]
+    LangSpec {
+        name: "Python",
+        // ctags maps .py, .pyx, .pxd, .pxi, .scons and .wsgi. The .pyx/.pxd/.pxi files
+        // are Cython, which the grammar does not parse (`cdef`); .scons and .wsgi are
+        // plain Python. Stubs (.pyi) are plain Python too, and where a typed package
+        // declares its API, so they are read although ctags does not map them.
+        extensions: &["py", "pyi", "scons", "wsgi"],
+        grammar: || tree_sitter_python::LANGUAGE.into(),
+        query: include_str!("../../../grammars/python.scm"),
+        // Classes and functions nest in functions at any depth, and ctags tags them.
+        max_start_depth: None,
+        // ctags scopes a definition by every class and function around it
+        // (`scope:member:C.meth` for a function nested in a method).
+        scopes: &[
+            ScopeRule {
+                node: "class_definition",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "function_definition",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-ruby")]
+    LangSpec {
+        name: "Ruby",
+        // ctags maps .rb and .ruby. Rakefiles' .rake and gemspecs are plain Ruby and
+        // where a project's tasks and gem are defined, so they are read too.
+        extensions: &["rb", "ruby", "rake", "gemspec"],
+        grammar: || tree_sitter_ruby::LANGUAGE.into(),
+        query: include_str!("../../../grammars/ruby.scm"),
+        // ctags tags methods and constants inside blocks and method bodies.
+        max_start_depth: None,
+        // ctags scopes by modules, classes and methods (a `def` inside a `def`), not by
+        // `class << self`, whose methods belong to the class.
+        scopes: &[
+            ScopeRule {
+                node: "module",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "class",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "method",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "singleton_method",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "scope_resolution",
+                name: ScopeName::Path("scope"),
+            },
+        ],
+        separator: ".",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-php")]
+    LangSpec {
+        name: "PHP",
+        // ctags' map. The full grammar (`LANGUAGE_PHP`) reads PHP embedded in HTML, so
+        // templates (.phtml) parse as well as plain PHP files.
+        extensions: &["php", "php3", "php4", "php5", "php7", "phtml"],
+        grammar: || tree_sitter_php::LANGUAGE_PHP.into(),
+        query: include_str!("../../../grammars/php.scm"),
+        // ctags tags functions declared inside functions and `define()` calls anywhere.
+        max_start_depth: None,
+        // ctags scopes members by their class, interface or trait (after the namespace,
+        // which is left out: a class is asked for as `Greeter::greet`, not by its
+        // namespace path), and a nested function or `define()` by its function
+        // (`Greeter::nested`). Enums are scopes too, though ctags 5.9 does not know them.
+        scopes: &[
+            ScopeRule {
+                node: "class_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "interface_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "trait_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "enum_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "method_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "function_definition",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: "::",
+        file_scope_kind: None,
+    },
 ];
 
 /// The scopes of JavaScript definitions, as ctags prints them: classes, functions and
@@ -735,7 +855,14 @@ mod tests {
         assert_eq!(name("include/git2.h"), Some("C++"));
         #[cfg(feature = "lang-cpp")]
         assert_eq!(name("boost/asio.hpp"), Some("C++"));
-        assert_eq!(name("x.py"), None);
+        assert_eq!(name("x.kt"), None);
+        #[cfg(feature = "lang-python")]
+        assert_eq!(name("pkg/mod.py"), Some("Python"));
+        #[cfg(feature = "lang-ruby")]
+        assert_eq!(name("lib/app.rb"), Some("Ruby"));
+        #[cfg(feature = "lang-php")]
+        assert_eq!(name("src/Kernel.php"), Some("PHP"));
+        assert_eq!(name("x.kt"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);
         assert_eq!(name("x.GO"), None);

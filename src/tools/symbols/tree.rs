@@ -428,7 +428,7 @@ mod tests {
         let files = [
             "a.go",
             "b.rs",
-            "c.py",
+            "c.kt",
             ".hidden.go",
             ".hid/d.go",
             "ignored/e.go",

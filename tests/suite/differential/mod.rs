@@ -21,6 +21,9 @@ mod csharp;
 mod go;
 mod java;
 mod javascript;
+mod php;
+mod python;
+mod ruby;
 mod rust;
 mod typescript;
 

@@ -12,5 +12,11 @@ mod csharp;
 mod java;
 #[cfg(feature = "lang-javascript")]
 mod javascript;
+#[cfg(feature = "lang-php")]
+mod php;
+#[cfg(feature = "lang-python")]
+mod python;
+#[cfg(feature = "lang-ruby")]
+mod ruby;
 #[cfg(feature = "lang-typescript")]
 mod typescript;

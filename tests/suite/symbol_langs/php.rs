@@ -1,0 +1,115 @@
+//! PHP through find_symbol: one of every default ctags kind, scopes of methods,
+//! properties and constants, and qualified lookups.
+
+use crate::suite::symbols::Fixture;
+
+/// One of every kind ctags emits for PHP by default (namespace, alias, define, class,
+/// interface, trait, function, variable). Line numbers matter.
+const APP_PHP: &str = "\
+<?php
+namespace App\\Models;
+
+use Foo\\Bar as Baz;
+use Foo\\Qux;
+
+define('MAX_USERS', 100);
+const VERSION = '1.0';
+$registry = [];
+$factory = function () { $inside = 1; return 2; };
+
+interface Shape
+{
+    const SIDES = 0;
+    public function area(): float;
+}
+
+trait Greets
+{
+    public $greeting = 'hi';
+    public function greet() { return $this->greeting; }
+}
+
+class Greeter implements Shape
+{
+    use Greets;
+    private static $count = 0;
+
+    public function area(): float
+    {
+        $local = 1;
+        return 0.0;
+    }
+
+    public function greet() { return 'hello'; }
+}
+
+function helper($x)
+{
+    return $x;
+}
+";
+
+#[test]
+fn every_php_kind() {
+    let f = Fixture::new(&[("src/app.php", APP_PHP)]);
+    let cases: &[(&str, &[&str])] = &[
+        ("Baz", &["Baz [alias] -> src/app.php:4"]),
+        ("Qux", &["Qux [alias] -> src/app.php:5"]),
+        ("MAX_USERS", &["MAX_USERS [define] -> src/app.php:7"]),
+        ("VERSION", &["VERSION [define] -> src/app.php:8"]),
+        ("registry", &["registry [variable] -> src/app.php:9"]),
+        ("factory", &["factory [function] -> src/app.php:10"]),
+        ("Shape", &["Shape [interface] -> src/app.php:12"]),
+        ("SIDES", &["SIDES [define] Shape -> src/app.php:14"]),
+        (
+            "area",
+            &[
+                "area [function] Shape -> src/app.php:15",
+                "area [function] Greeter -> src/app.php:29",
+            ],
+        ),
+        ("Greets", &["Greets [trait] -> src/app.php:18"]),
+        (
+            "greeting",
+            &["greeting [variable] Greets -> src/app.php:20"],
+        ),
+        (
+            "greet",
+            &[
+                "greet [function] Greets -> src/app.php:21",
+                "greet [function] Greeter -> src/app.php:35",
+            ],
+        ),
+        ("Greeter", &["Greeter [class] -> src/app.php:24"]),
+        ("count", &["count [variable] Greeter -> src/app.php:27"]),
+        ("helper", &["helper [function] -> src/app.php:38"]),
+    ];
+    for (name, expected) in cases {
+        assert_eq!(f.lines(name), *expected, "find_symbol({name})");
+    }
+    // Locals of functions, methods and closures are not definitions, as in ctags.
+    for name in ["inside", "local", "x"] {
+        let lines = f.lines(name);
+        assert!(
+            lines.len() == 1 && lines[0].starts_with("No definition of"),
+            "find_symbol({name}): {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn qualified_php_names_narrow_the_answer() {
+    let f = Fixture::new(&[("src/app.php", APP_PHP)]);
+    for query in ["Greeter::greet", "Greeter.greet"] {
+        assert_eq!(
+            f.lines(query),
+            ["greet [function] Greeter -> src/app.php:35"],
+            "{query}"
+        );
+    }
+    assert_eq!(
+        f.lines("Shape::area"),
+        ["area [function] Shape -> src/app.php:15"]
+    );
+    assert_eq!(f.lines("greet").len(), 2);
+}
