@@ -106,6 +106,15 @@ fn format(lookup: &Lookup, query: &SymbolQuery, limit: usize, max_line_chars: us
     out
 }
 
+/// `Go`, `Go and Rust`, `Go, Rust and Python`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// What a lookup with no answer says: no files, no definition, or (qualified) none in
 /// that scope, with how many the bare name has.
 fn miss(lookup: &Lookup, query: &SymbolQuery) -> String {
@@ -118,8 +127,8 @@ fn miss(lookup: &Lookup, query: &SymbolQuery) -> String {
     }
     if query.qualifier.is_empty() {
         return format!(
-            "No definition of `{name}` found in {} files.",
-            names().replace(", ", " or ")
+            "No definition of `{name}` found in the project's {} files.",
+            and_list(&lookup.languages)
         );
     }
     let scope = query.qualifier.join(query.separator);
@@ -190,14 +199,20 @@ mod tests {
         );
         let nothing = Lookup {
             files: 5,
+            languages: vec!["Go", "Rust", "Python"],
             ..Lookup::default()
         };
         assert_eq!(
             format(&nothing, &query("Nope"), 2, 200),
-            format!(
-                "No definition of `Nope` found in {} files.\n",
-                names().replace(", ", " or ")
-            )
+            "No definition of `Nope` found in the project's Go, Rust and Python files.\n"
+        );
+        let go_only = Lookup {
+            languages: vec!["Go"],
+            ..nothing
+        };
+        assert_eq!(
+            format(&go_only, &query("Nope"), 2, 200),
+            "No definition of `Nope` found in the project's Go files.\n"
         );
         assert_eq!(
             format(&Lookup::default(), &query("Nope"), 2, 200),

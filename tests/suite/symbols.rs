@@ -67,12 +67,10 @@ impl Fixture {
     }
 }
 
-/// find_symbol's answer for a name defined nowhere, naming the compiled-in languages.
-pub(crate) fn not_found(name: &str) -> String {
-    format!(
-        "No definition of `{name}` found in {} files.",
-        symbol_languages()
-    )
+/// find_symbol's answer for a name defined nowhere in a project whose supported files
+/// are all in `languages` (as the answer names them: `Go`, `Go and Rust`).
+pub(crate) fn not_found(name: &str, languages: &str) -> String {
+    format!("No definition of `{name}` found in the project's {languages} files.")
 }
 
 pub(crate) fn write(path: &Path, body: &str) {
@@ -269,7 +267,7 @@ fn every_go_kind() {
     // An interface embedding another is not a definition (ctags agrees), and
     // declarations inside function bodies are not definitions (nor are they for ctags).
     for local in ["Stringer", "local", "lv", "localType", "z"] {
-        assert_eq!(f.lines(local), [not_found(local)]);
+        assert_eq!(f.lines(local), [not_found(local, "Go")]);
     }
 }
 
@@ -369,7 +367,10 @@ fn output_is_sorted_by_path_then_line_across_languages() {
 #[test]
 fn misses_and_bad_names_are_plain() {
     let f = Fixture::new(&[("a.go", "package a\n")]);
-    assert_eq!(f.find("Nowhere"), Ok(format!("{}\n", not_found("Nowhere"))));
+    assert_eq!(
+        f.find("Nowhere"),
+        Ok(format!("{}\n", not_found("Nowhere", "Go")))
+    );
     assert!(matches!(f.find(""), Err(ToolError::BadArguments(_))));
     assert!(matches!(f.find("  \t"), Err(ToolError::BadArguments(_))));
     assert_eq!(
@@ -435,7 +436,7 @@ fn edits_additions_and_removals_are_seen_at_once() {
     // Same size, same mtime (a coarse clock would give exactly this).
     write(&f.path("a.go"), "package a\n\nfunc Omega() {}\n");
     set_mtime(&f.path("a.go"), now);
-    assert_eq!(f.lines("Alpha"), [not_found("Alpha")]);
+    assert_eq!(f.lines("Alpha"), [not_found("Alpha", "Go")]);
     assert_eq!(f.lines("Omega"), ["Omega [func] -> a.go:3"]);
 
     // A new file, in a new directory.
@@ -537,7 +538,7 @@ fn a_settled_tree_still_sees_every_change() {
     // A file edited to stop defining the name, and one removed.
     write(&f.path("sub/b.go"), "package sub\n\nfunc Gone() {}\n");
     std::fs::remove_file(f.path("sub/d.go")).expect("remove");
-    assert_eq!(f.lines("Beta"), [not_found("Beta")]);
+    assert_eq!(f.lines("Beta"), [not_found("Beta", "Go")]);
     assert_eq!(f.lines("Gone"), ["Gone [func] -> sub/b.go:3"]);
     age_tree(f.dir.path());
 

@@ -235,6 +235,11 @@ impl FileEntry {
         &self.path
     }
 
+    /// The file's language.
+    pub(crate) fn lang(&self) -> Lang {
+        self.lang
+    }
+
     /// Forgets everything read from the file.
     pub(crate) fn forget(&mut self) {
         self.state = None;

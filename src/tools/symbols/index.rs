@@ -151,10 +151,18 @@ impl SymbolIndex {
         definitions.sort();
         let truncated = definitions.len() > limit;
         definitions.truncate(limit);
+        let mut present = [false; super::lang::MAX_LANGS];
+        for entry in &state.files {
+            present[entry.lang().index()] = true;
+        }
         let lookup = Lookup {
             definitions,
             truncated,
             files: state.files.len(),
+            languages: Lang::all()
+                .filter(|lang| present[lang.index()])
+                .map(Lang::name)
+                .collect(),
             elsewhere,
             unreadable,
         };

@@ -639,7 +639,7 @@ const TS_SCOPES: &[ScopeRule] = &[
 ];
 
 /// The most languages [`LANGS`] may hold (the size of the compiled-query table).
-const MAX_LANGS: usize = 32;
+pub(crate) const MAX_LANGS: usize = 32;
 
 const _: () = assert!(LANGS.len() <= MAX_LANGS, "raise MAX_LANGS");
 

@@ -84,6 +84,9 @@ pub struct Lookup {
     /// How many files in a supported language the project has (whether or not they were
     /// visited).
     pub files: usize,
+    /// The languages of those files, in the language table's order, so a miss can say
+    /// what was searched (`Go and Rust`) without listing every language compiled in.
+    pub languages: Vec<&'static str>,
     /// For a qualified name: definitions of the bare name whose scope did not match.
     pub elsewhere: usize,
     /// Files that were listed but could not be read (permissions, a symlink swapped in).

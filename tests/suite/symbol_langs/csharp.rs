@@ -169,7 +169,7 @@ fn what_ctags_leaves_out_is_not_a_definition() {
     // Local functions and variables, parameters, anonymous type members; an operator
     // and an indexer have no name to ask for.
     for name in ["LocalFn", "anon", "A", "x", "i", "a"] {
-        assert_eq!(f.lines(name), [not_found(name)], "{name}");
+        assert_eq!(f.lines(name), [not_found(name, "C#")], "{name}");
     }
 }
 
