@@ -39,6 +39,11 @@ pub fn walk_files(project: &Project) -> Vec<ProjectPath> {
     }
 }
 
+/// Whether find_symbol reads this file (its extension belongs to a compiled-in language).
+pub fn symbol_file(path: &str) -> bool {
+    Lang::of_path(path).is_some()
+}
+
 /// The languages find_symbol covers as its messages list them (`Go or Rust`), so tests
 /// of those messages hold whichever grammars are compiled in.
 pub fn symbol_languages() -> String {
