@@ -44,6 +44,33 @@
   (ERROR (function_declarator) @name)
   body: (_)) @definition.function
 
+; Conversion operators (`operator bool() const {`, `A::operator int() {`) have no
+; function declarator: tree-sitter reads `operator T()` as one operator_cast,
+; which extract.rs names `operator T`, as ctags does.
+(function_definition
+  declarator: [
+    (operator_cast)
+    (qualified_identifier
+      name: [(operator_cast) (qualified_identifier name: (operator_cast))])
+  ] @name
+  body: (_)) @definition.function
+
+; A macro call after the parameters (`bool f() const LOCKS_EXCLUDED(mu) {`)
+; makes tree-sitter end the declaration there with a made-up (MISSING) `;`, so
+; its text does not end with one, and read the macro as a function (with no
+; return type) defined with the real one's body: the declaration is the
+; definition.
+((_
+  [
+    (declaration declarator: (function_declarator) @name)
+    (field_declaration declarator: (function_declarator) @name)
+  ] @definition.function
+  .
+  (function_definition
+    !type
+    declarator: (function_declarator declarator: (identifier))))
+ (#not-match? @definition.function ";$"))
+
 ; Where macros broke the parse of a whole region, a function declarator
 ; followed by its body (`{`), perhaps after a trailing macro, is a definition.
 (ERROR (function_declarator) @name @definition.function . "{")
@@ -111,6 +138,22 @@
 ; tree-sitter ended at the misread name with a made-up (MISSING) `;`: a real one
 ; ends with its own `;`.
 ((field_declaration declarator: (_) @name) @definition.member
+ (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
+ (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
+ (#match? @definition.member ";$"))
+
+; An export macro before a class name (`class GTEST_API_ TestResult {`, see
+; above) makes the class body a function body: its data members are
+; declarations there, the first after `public:` inside a labeled statement.
+; The same tests as for field declarations keep out member function
+; declarations.
+((function_definition
+  type: [(class_specifier !body) (struct_specifier !body)]
+  body: (compound_statement
+    [
+      (declaration declarator: (_) @name) @definition.member
+      (labeled_statement (declaration declarator: (_) @name) @definition.member)
+    ]))
  (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
  (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
  (#match? @definition.member ";$"))

@@ -228,7 +228,7 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
         // setter's `x=`, a PHP namespace's `App\Models`, kept whole as ctags names them.
         if matches!(
             node.kind(),
-            "destructor_name" | "operator_name" | "setter" | "namespace_name"
+            "destructor_name" | "operator_name" | "setter" | "namespace_name" | "operator_cast"
         ) {
             return Some(node);
         }
@@ -421,6 +421,14 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
     let text = std::str::from_utf8(source.get(node.start_byte()..node.end_byte())?).ok()?;
     if node.kind() == "simple_symbol" {
         return Some(text.strip_prefix(':').unwrap_or(text));
+    }
+    // A C++ conversion operator (`operator T&() const`) is named without its parameters
+    // and qualifiers, `operator T&`, as ctags names it.
+    if node.kind() == "operator_cast"
+        && let Some(declarator) = node.child_by_field_name("declarator")
+    {
+        let end = declarator.start_byte().checked_sub(node.start_byte())?;
+        return Some(text.get(..end)?.trim_end());
     }
     Some(
         text.strip_prefix("r#")
