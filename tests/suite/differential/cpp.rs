@@ -53,6 +53,10 @@ fn is_made_up(name: &str) -> bool {
 /// `BOOST_ASIO_INITFN_AUTO_RESULT_TYPE(Handler, void(error_code)) async_read(…)`), which
 /// ctags takes for the function's name; the function is `async_read`. No Boost function
 /// is named that way (Boost names functions in lower case and macros in upper case).
+/// In Google Test the same shape is a test: `TEST_F(Suite, Name) { … }` (and `TEST_P`,
+/// `TYPED_TEST`, `ACTION_P`…, 920 tags) defines a class named by the macro's arguments,
+/// not a function `TEST_F`. The rule also drops Google Test's one upper-case function,
+/// `RUN_ALL_TESTS` (which find_symbol does find), from both counts.
 fn is_ctags_false_positive(kind: &str, name: &str) -> bool {
     kind == "function"
         && name.contains('_')
@@ -119,16 +123,16 @@ fn recall_against_ctags_on_mainstream_cpp() {
     let [found, total, listed, ours_total, agree, compared] = compare(&title, &files);
     assert!(total > 0, "ctags found no C++ tags");
     assert!(
-        found * 100 >= total * 0,
-        "C++ recall {found}/{total} is under 98%"
+        found * 100 >= total * 98,
+        "C++ recall {found}/{total} is under 98% (measured 98.16%)"
     );
     assert!(
-        listed * 100 >= ours_total * 0,
-        "C++ precision {listed}/{ours_total} is under 0%"
+        listed * 100 >= ours_total * 94,
+        "C++ precision {listed}/{ours_total} is under 94% (measured 95.36%)"
     );
     assert!(
-        agree * 100 >= compared * 0,
-        "C++ scope agreement {agree}/{compared} is under 0%"
+        agree * 100 >= compared * 84,
+        "C++ scope agreement {agree}/{compared} is under 84% (measured 85.8%)"
     );
 }
 
@@ -152,16 +156,16 @@ fn recall_against_ctags_on_boost_the_stress_corpus() {
     let [found, total, listed, ours_total, agree, compared] = compare(&title, &files);
     assert!(total > 0, "ctags found no C++ tags");
     assert!(
-        found * 100 >= total * 94,
-        "C++ recall {found}/{total} is under 94% (measured 95.5%; the 98% goal is not met)"
+        found * 100 >= total * 95,
+        "Boost (stress corpus) recall {found}/{total} is under 95% (measured 96.08%; below the 98% goal, see the doc comment)"
     );
     assert!(
         listed * 100 >= ours_total * 87,
-        "C++ precision {listed}/{ours_total} is under 87% (measured 89.5%)"
+        "Boost (stress corpus) precision {listed}/{ours_total} is under 87% (measured 89.5%)"
     );
     assert!(
         agree * 100 >= compared * 85,
-        "C++ scope agreement {agree}/{compared} is under 85% (measured 87.0%)"
+        "Boost (stress corpus) scope agreement {agree}/{compared} is under 85% (measured 87.1%)"
     );
 }
 
