@@ -44,6 +44,33 @@
   (ERROR (function_declarator) @name)
   body: (_)) @definition.function
 
+; Conversion operators (`operator bool() const {`, `A::operator int() {`) have no
+; function declarator: tree-sitter reads `operator T()` as one operator_cast,
+; which extract.rs names `operator T`, as ctags does.
+(function_definition
+  declarator: [
+    (operator_cast)
+    (qualified_identifier
+      name: [(operator_cast) (qualified_identifier name: (operator_cast))])
+  ] @name
+  body: (_)) @definition.function
+
+; A macro call after the parameters (`bool f() const LOCKS_EXCLUDED(mu) {`)
+; makes tree-sitter end the declaration there with a made-up (MISSING) `;`, so
+; its text does not end with one, and read the macro as a function (with no
+; return type) defined with the real one's body: the declaration is the
+; definition.
+((_
+  [
+    (declaration declarator: (function_declarator) @name)
+    (field_declaration declarator: (function_declarator) @name)
+  ] @definition.function
+  .
+  (function_definition
+    !type
+    declarator: (function_declarator declarator: (identifier))))
+ (#not-match? @definition.function ";$"))
+
 ; Where macros broke the parse of a whole region, a function declarator
 ; followed by its body (`{`), perhaps after a trailing macro, is a definition.
 (ERROR (function_declarator) @name @definition.function . "{")
@@ -98,6 +125,30 @@
 
 (enumerator name: (identifier) @name) @definition.enumerator
 
+; A statement-like macro without a `;` before an enum (`FMT_END_NAMESPACE
+; enum class align : unsigned char { left, right };`) makes tree-sitter read
+; the macro as a type, `enum class` as an ERROR, and the rest as a variable
+; initialized with a braced list: the variable is the enum, the list's names
+; (`left`, or `left = 1`) its enumerators.
+((declaration
+  (ERROR)
+  .
+  declarator: (init_declarator
+    declarator: (identifier) @name
+    value: (initializer_list))) @definition.enum
+ (#match? @definition.enum "^[A-Z][A-Z0-9_]*\\s+enum\\s"))
+
+((declaration
+  (ERROR)
+  .
+  declarator: (init_declarator
+    value: (initializer_list
+      [
+        (identifier) @name
+        (assignment_expression left: (identifier) @name)
+      ]))) @definition.enumerator
+ (#match? @definition.enumerator "^[A-Z][A-Z0-9_]*\\s+enum\\s"))
+
 ; Data members, including function pointers (`int (*cb)(int)`) and arrays, but
 ; not member function declarations (prototypes): their declarator reads
 ; `name(`, `operator…` or `~name` after any `*`/`&`, where a function pointer's
@@ -114,6 +165,47 @@
  (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
  (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
  (#match? @definition.member ";$"))
+
+; An export macro before a class name (`class GTEST_API_ TestResult {`, see
+; above) makes the class body a function body: its data members are
+; declarations there, the first after `public:` inside a labeled statement.
+; The same tests as for field declarations keep out member function
+; declarations.
+((function_definition
+  type: [(class_specifier !body) (struct_specifier !body)]
+  body: (compound_statement
+    [
+      (declaration declarator: (_) @name) @definition.member
+      (labeled_statement (declaration declarator: (_) @name) @definition.member)
+    ]))
+ (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
+ (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
+ (#match? @definition.member ";$"))
+
+; In such a body, a constructor defined in place (`TestPartResultArray() {}`)
+; reads as a call ended by a made-up `;` (or a call in an ERROR, after
+; `public:`), followed by a block.
+((function_definition
+  type: [(class_specifier !body) (struct_specifier !body)]
+  body: (compound_statement
+    (labeled_statement
+      (ERROR (call_expression function: (identifier) @name)) @definition.function
+      .
+      (compound_statement)))))
+
+((function_definition
+  type: [(class_specifier !body) (struct_specifier !body)]
+  body: (compound_statement
+    [
+      (expression_statement
+        (call_expression function: (identifier) @name)) @definition.function
+      (labeled_statement
+        (expression_statement
+          (call_expression function: (identifier) @name)) @definition.function)
+    ]
+    .
+    (compound_statement)))
+ (#not-match? @definition.function ";$"))
 
 ; A static data member defined outside its class (`int Stack::count = 0;`) is
 ; a member, as ctags has it.

@@ -228,7 +228,7 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
         // setter's `x=`, a PHP namespace's `App\Models`, kept whole as ctags names them.
         if matches!(
             node.kind(),
-            "destructor_name" | "operator_name" | "setter" | "namespace_name"
+            "destructor_name" | "operator_name" | "setter" | "namespace_name" | "operator_cast"
         ) {
             return Some(node);
         }
@@ -421,6 +421,22 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
     let text = std::str::from_utf8(source.get(node.start_byte()..node.end_byte())?).ok()?;
     if node.kind() == "simple_symbol" {
         return Some(text.strip_prefix(':').unwrap_or(text));
+    }
+    // A C++ conversion operator (`operator T&() const`) is named without its parameters
+    // and qualifiers, `operator T&`, as ctags names it: up to the parameter list, which
+    // the abstract declarator holds under any `*` or `&`.
+    if node.kind() == "operator_cast" {
+        let mut declarator = node.child_by_field_name("declarator")?;
+        for _ in 0..8 {
+            if let Some(parameters) = declarator.child_by_field_name("parameters") {
+                let end = parameters.start_byte().checked_sub(node.start_byte())?;
+                return Some(text.get(..end)?.trim_end());
+            }
+            declarator = declarator
+                .child_by_field_name("declarator")
+                .or_else(|| declarator.named_child(0))?;
+        }
+        return None;
     }
     Some(
         text.strip_prefix("r#")
@@ -737,5 +753,45 @@ mod tests {
                 "nested [function] Wrap::get:10",
             ]
         );
+    }
+
+    /// Conversion operators are named as ctags names them, and the shapes grammars/cpp.scm
+    /// reads back from a parse broken by unexpanded macros are found at their lines: an
+    /// export macro before a class name, a macro call after a method's parameters, and a
+    /// statement-like macro without `;` before an enum.
+    #[cfg(feature = "lang-cpp")]
+    #[test]
+    fn cpp_conversion_operators_and_macro_broken_shapes() {
+        let cpp = Lang::of_path("x.cpp").expect("C++ is compiled in");
+        let found = defs(
+            cpp,
+            "struct A {\n\
+             \x20 explicit operator T&() { return t; }\n\
+             \x20 operator const char*() const { return 0; }\n\
+             };\n\
+             A::operator int() const { return 1; }\n\
+             class API Widget {\n\
+             \x20public:\n\
+             \x20 Widget() {}\n\
+             \x20 bool ready() const LOCKS_EXCLUDED(mu) { return ok_; }\n\
+             \x20 bool ok_;\n\
+             };\n\
+             END_NS\n\
+             enum class color : unsigned char { red, green = 2 };\n",
+        );
+        for (name, line, kind) in [
+            ("operator T&", 2, "function"),
+            ("operator const char*", 3, "function"),
+            ("operator int", 5, "function"),
+            ("Widget", 6, "class"),
+            ("Widget", 8, "function"),
+            ("ready", 9, "function"),
+            ("ok_", 10, "member"),
+            ("color", 13, "enum"),
+            ("red", 13, "enumerator"),
+            ("green", 13, "enumerator"),
+        ] {
+            assert!(has(&found, name, line, kind), "{name}: {found:?}");
+        }
     }
 }

@@ -1,5 +1,8 @@
-//! C++: a deterministic subset of Boost's headers (`.ci/corpora/cpp.sh`), and the C
-//! headers of the C corpus (libgit2), which find_symbol parses as C++ like ctags does.
+//! C++ on two corpora, reported separately: mainstream C++ (`.ci/corpora/cpp-apps.sh`:
+//! Google Test/Mock's sources, spdlog and fmt), which must meet the 98% recall goal, and
+//! Boost (`.ci/corpora/cpp.sh`), the stress corpus, whose unexpanded macros break a
+//! parser that does not preprocess; plus the C headers of the C corpus (libgit2), which
+//! find_symbol parses as C++ like ctags does.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -50,6 +53,10 @@ fn is_made_up(name: &str) -> bool {
 /// `BOOST_ASIO_INITFN_AUTO_RESULT_TYPE(Handler, void(error_code)) async_read(…)`), which
 /// ctags takes for the function's name; the function is `async_read`. No Boost function
 /// is named that way (Boost names functions in lower case and macros in upper case).
+/// In Google Test the same shape is a test: `TEST_F(Suite, Name) { … }` (and `TEST_P`,
+/// `TYPED_TEST`, `ACTION_P`…, 920 tags) defines a class named by the macro's arguments,
+/// not a function `TEST_F`. The rule also drops Google Test's one upper-case function,
+/// `RUN_ALL_TESTS` (which find_symbol does find), from both counts.
 fn is_ctags_false_positive(kind: &str, name: &str) -> bool {
     kind == "function"
         && name.contains('_')
@@ -98,9 +105,43 @@ fn compare(title: &str, files: &[PathBuf]) -> [usize; 6] {
     [found, total, listed, ours_total, agree, compared]
 }
 
+/// Mainstream C++: .cc sources, headers, tests and samples as most projects write them.
 #[test]
-fn recall_against_ctags_on_a_cpp_tree() {
-    let test = "recall_against_ctags_on_a_cpp_tree";
+fn recall_against_ctags_on_mainstream_cpp() {
+    let test = "recall_against_ctags_on_mainstream_cpp";
+    if !ctags_available() {
+        return skip(test, "needs Universal Ctags (`ctags --version` says so)");
+    }
+    let Some(root) = super::corpus("cpp-apps") else {
+        return skip(test, "run .ci/corpora/cpp-apps.sh first");
+    };
+    let files = cpp_files(&root);
+    if files.is_empty() {
+        return skip(test, &format!("no C++ files under {}", root.display()));
+    }
+    let title = format!("C++ (googletest, spdlog, fmt), {} files", files.len());
+    let [found, total, listed, ours_total, agree, compared] = compare(&title, &files);
+    assert!(total > 0, "ctags found no C++ tags");
+    assert!(
+        found * 100 >= total * 98,
+        "C++ recall {found}/{total} is under 98% (measured 98.16%)"
+    );
+    assert!(
+        listed * 100 >= ours_total * 94,
+        "C++ precision {listed}/{ours_total} is under 94% (measured 95.36%)"
+    );
+    assert!(
+        agree * 100 >= compared * 84,
+        "C++ scope agreement {agree}/{compared} is under 84% (measured 85.8%)"
+    );
+}
+
+/// The stress corpus: Boost, where unexpanded macros (`BOOST_FORCEINLINE`,
+/// `BOOST_NOEXCEPT_IF((…))`, export macros) break tree-sitter's parse of whole regions.
+/// Its numbers are asserted as measured, below the 98% goal, to catch regressions.
+#[test]
+fn recall_against_ctags_on_boost_the_stress_corpus() {
+    let test = "recall_against_ctags_on_boost_the_stress_corpus";
     if !ctags_available() {
         return skip(test, "needs Universal Ctags (`ctags --version` says so)");
     }
@@ -111,20 +152,20 @@ fn recall_against_ctags_on_a_cpp_tree() {
     if files.is_empty() {
         return skip(test, &format!("no C++ files under {}", root.display()));
     }
-    let title = format!("C++, {} files", files.len());
+    let title = format!("C++ stress corpus (Boost), {} files", files.len());
     let [found, total, listed, ours_total, agree, compared] = compare(&title, &files);
     assert!(total > 0, "ctags found no C++ tags");
     assert!(
-        found * 100 >= total * 94,
-        "C++ recall {found}/{total} is under 94% (measured 95.5%; the 98% goal is not met)"
+        found * 100 >= total * 95,
+        "Boost (stress corpus) recall {found}/{total} is under 95% (measured 96.08%; below the 98% goal, see the doc comment)"
     );
     assert!(
         listed * 100 >= ours_total * 87,
-        "C++ precision {listed}/{ours_total} is under 87% (measured 89.5%)"
+        "Boost (stress corpus) precision {listed}/{ours_total} is under 87% (measured 89.5%)"
     );
     assert!(
         agree * 100 >= compared * 85,
-        "C++ scope agreement {agree}/{compared} is under 85% (measured 87.0%)"
+        "Boost (stress corpus) scope agreement {agree}/{compared} is under 85% (measured 87.1%)"
     );
 }
 
