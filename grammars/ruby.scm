@@ -37,15 +37,25 @@
 
 ; `attr_reader :a, :b`: one accessor per name. The method name is captured as the
 ; construct, which lets a predicate test its text without a capture find_symbol
-; would not know. ctags also tags the writer `a=` of attr_writer and
-; attr_accessor; that name is not in the source, so only `a` is found here.
+; would not know. attr_reader and attr_accessor define the reader `a`;
+; attr_writer and attr_accessor the writer `a=`, a name not in the source, which
+; the `suffix` property makes (extract.rs). ctags tags both, as accessors.
 (call
   method: (identifier) @definition.accessor
-  (#match? @definition.accessor "^attr_(reader|writer|accessor)$")
+  (#match? @definition.accessor "^attr_(reader|accessor)$")
   arguments: (argument_list [
     (simple_symbol) @name
     (string (string_content) @name)
   ]))
+
+(call
+  method: (identifier) @definition.accessor
+  (#match? @definition.accessor "^attr_(writer|accessor)$")
+  arguments: (argument_list [
+    (simple_symbol) @name
+    (string (string_content) @name)
+  ])
+  (#set! suffix "="))
 
 ; `alias new old`, `alias :new :old`, `alias $new $old`: the new name.
 (alias name: (_) @name) @definition.alias

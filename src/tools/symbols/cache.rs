@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::extract::{Extractor, FileDefs};
 use super::lang::Lang;
-use super::prefilter::{Key, Summary, contains_ident};
+use super::prefilter::{Key, Summary, may_define};
 use super::{Definition, SymbolError, SymbolQuery};
 use crate::project::{BoundaryError, Project, ProjectDir, ProjectPath};
 
@@ -318,7 +318,7 @@ impl FileEntry {
                 return Ok(Visit::Checked);
             };
             if indexed.defs.is_none() {
-                if !contains_ident(&worker.buffer, &query.symbol.name) {
+                if !may_define(&worker.buffer, &query.symbol.name) {
                     return Ok(Visit::Checked);
                 }
                 indexed.defs = Some(worker.extractor.extract(self.lang, &worker.buffer)?);

@@ -10,6 +10,11 @@
 //!   "function");
 //! - Rust raw identifiers are stored without their `r#`, as ctags reports them.
 //!
+//! A pattern may name its definition by more than the captured text: `(#set! suffix
+//! "=")` appends `=` (a Ruby `attr_writer :x` defines `x=`, a name not in the source).
+//! A name node then yields one definition per suffix, so `attr_accessor :x` gives both
+//! `x` and `x=` from two patterns.
+//!
 //! A `@name` capture is normally the identifier itself. When it is a whole type (the
 //! self type of a Rust impl block), `principal_name` reduces it to the one identifier
 //! ctags would name it by. Kinds listed in `KINDS_AT_ITEM_LINE` report the line where
@@ -98,9 +103,11 @@ impl FileDefs {
             + std::mem::size_of_val(&*self.defs)
     }
 
-    /// The definitions named exactly `name`, in line order.
+    /// The definitions named `name` (a C++ operator however it is spaced:
+    /// [`super::same_name`]), in line order.
     pub(crate) fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Def<'a>> + 'a {
-        self.iter().filter(move |def| def.name == name)
+        self.iter()
+            .filter(move |def| super::same_name(def.name, name))
     }
 
     /// The name of the file's first definition of `kind` (Go's package), which names the
@@ -131,6 +138,8 @@ impl Default for Extractor {
 /// A captured name before deduplication.
 struct Candidate<'tree> {
     node: Node<'tree>,
+    /// Text the pattern appends to the name (its `suffix` property), usually empty.
+    suffix: &'static str,
     pattern: usize,
     line: u32,
     kind: u8,
@@ -189,8 +198,16 @@ impl Extractor {
                 .get(usize::from(kind))
                 .is_some_and(|k| KINDS_AT_ITEM_LINE.contains(k));
             let row = if at_item { item } else { node }.start_position().row;
+            let suffix = query
+                .query
+                .property_settings(found.pattern_index)
+                .iter()
+                .find(|property| &*property.key == "suffix")
+                .and_then(|property| property.value.as_deref())
+                .unwrap_or("");
             candidates.push(Candidate {
                 node,
+                suffix,
                 pattern: found.pattern_index,
                 line: u32::try_from(row.saturating_add(1)).unwrap_or(u32::MAX),
                 kind,
@@ -486,16 +503,17 @@ fn scope_path(
     }
 }
 
-/// Keeps one definition per name node (the earliest pattern's), in source order, with
-/// its scope.
+/// Keeps one definition per name node and suffix (the earliest pattern's), in source
+/// order, with its scope.
 fn collect(
     source: &[u8],
     root: Node<'_>,
     query: &Definitions,
     mut candidates: Vec<Candidate<'_>>,
 ) -> FileDefs {
-    candidates.sort_unstable_by_key(|c| (c.node.start_byte(), c.node.end_byte(), c.pattern));
-    candidates.dedup_by_key(|c| (c.node.start_byte(), c.node.end_byte()));
+    candidates
+        .sort_unstable_by_key(|c| (c.node.start_byte(), c.node.end_byte(), c.suffix, c.pattern));
+    candidates.dedup_by_key(|c| (c.node.start_byte(), c.node.end_byte(), c.suffix));
     let mut names = String::new();
     let mut scopes: Vec<(u32, u32)> = Vec::new();
     let mut scope_ids: HashMap<String, u32> = HashMap::new();
@@ -505,7 +523,7 @@ fn collect(
         let Some(text) = identifier(source, candidate.node) else {
             continue;
         };
-        let Ok(len) = u16::try_from(text.len()) else {
+        let Ok(len) = u16::try_from(text.len() + candidate.suffix.len()) else {
             continue;
         };
         if text.is_empty() {
@@ -541,6 +559,9 @@ fn collect(
         let Some((start, _)) = append(&mut names, text) else {
             break;
         };
+        if append(&mut names, candidate.suffix).is_none() {
+            break;
+        }
         defs.push(RawDef {
             start,
             line: candidate.line,

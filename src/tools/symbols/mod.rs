@@ -142,7 +142,8 @@ const MAX_NAME_BYTES: usize = 256;
 /// scope ending with `Context`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SymbolQuery {
-    /// The identifier to find (used for the prefilter).
+    /// The name to find, in its canonical spelling (`operator==`); the prefilter looks
+    /// for the identifier in it ([`prefilter::token`]).
     pub(crate) name: String,
     /// The scope segments the definition's scope path must end with.
     pub(crate) qualifier: Vec<String>,
@@ -184,10 +185,76 @@ fn is_identifier(text: &str) -> bool {
         && text.chars().all(is_ident_char)
 }
 
+/// Ruby's operator method names (`def <=>(other)`), which ctags names as written.
+const RUBY_OPERATORS: &[&str] = &[
+    "+", "-", "*", "/", "%", "**", "==", "!=", "===", "=~", "!~", "<", ">", "<=", ">=", "<=>",
+    "<<", ">>", "&", "|", "^", "~", "!", "+@", "-@", "~@", "!@", "[]", "[]=", "`",
+];
+
+/// The operators C++ lets a class overload, as they follow `operator` (spaces removed).
+const CPP_OPERATORS: &[&str] = &[
+    "+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", "<", ">", "+=", "-=", "*=", "/=", "%=",
+    "^=", "&=", "|=", "<<", ">>", "<<=", ">>=", "==", "!=", "<=", ">=", "<=>", "&&", "||", "++",
+    "--", ",", "->*", "->", "()", "[]", "new", "delete", "new[]", "delete[]", "co_await",
+];
+
+/// A definition's name that is more than an identifier, in its canonical spelling:
+/// a Ruby predicate, bang method or setter (`ready?`, `save!`, `name=`), a Ruby operator
+/// method (`<=>`, `[]`), a C++ destructor (`~Stack`), operator (`operator==`, written
+/// without spaces), literal operator (`operator""_km`) or conversion (`operator bool`,
+/// one space between words). `None` for anything else, identifiers included.
+fn special_name(text: &str) -> Option<String> {
+    if text.len() > MAX_NAME_BYTES {
+        return None;
+    }
+    let stem = text
+        .strip_suffix(['?', '!', '='])
+        .or_else(|| text.strip_prefix('~'));
+    if stem.is_some_and(is_identifier) || RUBY_OPERATORS.contains(&text) {
+        return Some(text.to_owned());
+    }
+    let rest = text.strip_prefix("operator")?;
+    let compact: String = rest.chars().filter(|c| !c.is_whitespace()).collect();
+    if CPP_OPERATORS.contains(&compact.as_str())
+        || compact.strip_prefix("\"\"").is_some_and(is_identifier)
+    {
+        // `operator new[]` keeps its space, `operator==` has none.
+        let space = if compact.starts_with(char::is_alphabetic) {
+            " "
+        } else {
+            ""
+        };
+        return Some(format!("operator{space}{compact}"));
+    }
+    // A conversion: `operator` and a type of words, `*` and `&` (`operator const char*`).
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let is_type = rest.starts_with(char::is_whitespace)
+        && words.first().is_some_and(|word| is_identifier(word))
+        && words.iter().all(|word| {
+            is_identifier(word.trim_end_matches(['*', '&']))
+                || word.chars().all(|c| c == '*' || c == '&')
+        });
+    is_type.then(|| format!("operator {}", words.join(" ")))
+}
+
+/// Whether a stored definition name is the name a query asks for. A C++ operator is
+/// stored as the source spells it (`operator ==`, `operator()`), so spaces in it do not
+/// count.
+pub(crate) fn same_name(stored: &str, wanted: &str) -> bool {
+    stored == wanted
+        || (stored.starts_with("operator")
+            && wanted.starts_with("operator")
+            && stored
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .eq(wanted.chars().filter(|c| !c.is_whitespace())))
+}
+
 /// Turns what a model or person typed into a query: trimmed, without Rust `r#`
-/// prefixes, and checked to be one identifier or identifiers joined by `.` or `::`.
-/// In a qualified name, the punctuation of Go method expressions and calls is dropped
-/// (`(*T).M()` is `T.M`).
+/// prefixes, and checked to be one name or names joined by `.` or `::`. A name is an
+/// identifier or one of the [`special_name`]s (Ruby `ready?` and `<=>`, C++ `~Stack` and
+/// `operator==`); a qualifier is identifiers. In a qualified name, the punctuation of Go
+/// method expressions and calls is dropped (`(*T).M()` is `T.M`).
 pub(crate) fn parse_query(raw: &str) -> Result<SymbolQuery, SymbolError> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
@@ -202,16 +269,37 @@ pub(crate) fn parse_query(raw: &str) -> Result<SymbolQuery, SymbolError> {
             separator: ".",
         });
     }
+    if let Some(name) = special_name(trimmed) {
+        return Ok(SymbolQuery {
+            name,
+            qualifier: Vec::new(),
+            separator: ".",
+        });
+    }
     if !trimmed.contains(['.', ':']) {
         return Err(bad());
     }
     let separator = if trimmed.contains("::") { "::" } else { "." };
-    let joined = trimmed
-        .strip_suffix("()")
-        .unwrap_or(trimmed)
-        .replace("::", ".");
-    let mut segments = Vec::new();
-    for segment in joined.split('.') {
+    let joined = trimmed.replace("::", ".");
+    // Neither C++ nor Ruby operators contain `.`, so the last `.` ends the qualifier.
+    let (scope, last) = joined.rsplit_once('.').ok_or_else(bad)?;
+    let name = match special_name(last.trim()) {
+        Some(name) => name,
+        None => {
+            let last = last.strip_suffix("()").unwrap_or(last);
+            let last = last
+                .trim()
+                .trim_start_matches(['(', '*', '&'])
+                .trim_end_matches(')');
+            let last = last.strip_prefix("r#").unwrap_or(last);
+            if !is_identifier(last) {
+                return Err(bad());
+            }
+            last.to_owned()
+        }
+    };
+    let mut qualifier = Vec::new();
+    for segment in scope.split('.') {
         let segment = segment
             .trim()
             .trim_start_matches(['(', '*', '&'])
@@ -220,16 +308,13 @@ pub(crate) fn parse_query(raw: &str) -> Result<SymbolQuery, SymbolError> {
         if !is_identifier(segment) {
             return Err(bad());
         }
-        segments.push(segment.to_owned());
+        qualifier.push(segment.to_owned());
     }
-    match segments.pop() {
-        Some(name) if !segments.is_empty() => Ok(SymbolQuery {
-            name,
-            qualifier: segments,
-            separator,
-        }),
-        _ => Err(bad()),
-    }
+    Ok(SymbolQuery {
+        name,
+        qualifier,
+        separator,
+    })
 }
 
 #[cfg(test)]
@@ -248,7 +333,33 @@ mod tests {
         assert_eq!(query("_x1"), plain("_x1"));
         assert_eq!(query("Größe"), plain("Größe"));
         assert_eq!(query(" \t"), Err(SymbolError::EmptyName));
-        for bad in ["a b", "2x", "Greet()", "a..b", ".x", "x.", "a:b", "io.2"] {
+        for bad in [
+            "a b",
+            "2x",
+            "Greet()",
+            "a..b",
+            ".x",
+            "x.",
+            "a:b",
+            "io.2",
+            "a?b",
+            "ready??",
+            "~a b",
+            "x=y",
+            "operator==x",
+            "operator 2",
+            "operator a+b",
+            ".*",
+            "^foo$",
+            "a|b",
+            "Foo.bar?.baz",
+            "?x",
+            "=",
+            "[]x",
+            "~~x",
+            "a.b c",
+            "operator<<<<",
+        ] {
             assert!(
                 matches!(query(bad), Err(SymbolError::NotAnIdentifier(_))),
                 "{bad}"
@@ -258,6 +369,69 @@ mod tests {
             query(&"x".repeat(300)),
             Err(SymbolError::NotAnIdentifier(_))
         ));
+    }
+
+    #[test]
+    fn ruby_and_cpp_method_names_are_names() {
+        let plain = |name: &str| Ok((name.to_owned(), Vec::new()));
+        for name in [
+            "ready?",
+            "save!",
+            "name=",
+            "==",
+            "<=>",
+            "[]",
+            "[]=",
+            "-@",
+            "`",
+            "~Stack",
+            "operator==",
+            "operator()",
+            "operator[]",
+            "operator<<=",
+            "operator->*",
+            "operator bool",
+            "operator new[]",
+            "operator\"\"_km",
+            "größe?",
+        ] {
+            assert_eq!(query(name), plain(name), "{name}");
+        }
+        // Operators are spelled without spaces, conversions with one.
+        assert_eq!(query("operator == "), plain("operator=="));
+        assert_eq!(query("operator ( )"), plain("operator()"));
+        assert_eq!(
+            query("operator  const  char*"),
+            plain("operator const char*")
+        );
+        assert_eq!(query("operator new"), plain("operator new"));
+        let q = |qualifier: &[&str], name: &str| {
+            let qualifier = qualifier.iter().map(|s| (*s).to_owned()).collect();
+            Ok((name.to_owned(), qualifier))
+        };
+        assert_eq!(query("Stack::~Stack"), q(&["Stack"], "~Stack"));
+        assert_eq!(
+            query("ns::Stack::operator()"),
+            q(&["ns", "Stack"], "operator()")
+        );
+        assert_eq!(query("Stack::operator=="), q(&["Stack"], "operator=="));
+        assert_eq!(query("Greeter.ready?"), q(&["Greeter"], "ready?"));
+        assert_eq!(
+            query("Shop::Greeter.name="),
+            q(&["Shop", "Greeter"], "name=")
+        );
+        assert_eq!(query("Vector.*"), q(&["Vector"], "*"));
+        assert_eq!(query("Hash.[]"), q(&["Hash"], "[]"));
+    }
+
+    #[test]
+    fn operators_match_however_they_are_spaced() {
+        assert!(same_name("operator ==", "operator=="));
+        assert!(same_name("operator()", "operator()"));
+        assert!(same_name("operator  bool", "operator bool"));
+        assert!(!same_name("operator=", "operator=="));
+        assert!(!same_name("a b", "ab"));
+        assert!(same_name("ready?", "ready?"));
     }
 
     #[test]

@@ -17,6 +17,13 @@
 //! no [`Key`], and every file counts as a candidate for them; the `memmem` scan then
 //! decides. Both tests treat a non-ASCII byte next to the name as a boundary, so they err
 //! towards "maybe".
+//!
+//! Some names are not one token: Ruby `ready?` and `name=`, C++ `~Stack` and
+//! `operator==`. The source may even not spell them whole (`attr_writer :name` defines
+//! `name=`; `operator ==` has a space), so both tests look for the identifier inside
+//! them instead ([`token`]: `ready`, `name`, `Stack`, `operator`). A Ruby operator
+//! method (`<=>`) has none: no summary rules a file out, and [`may_define`] looks for
+//! its text, which `def <=>` and `alias_method :<=>` both hold.
 
 use memchr::memmem;
 
@@ -50,15 +57,48 @@ pub(crate) fn contains_ident(haystack: &[u8], name: &str) -> bool {
     })
 }
 
+/// The identifier a file must contain to define `name`: the name itself, or the
+/// identifier in a Ruby `ready?`/`save!`/`name=`, a C++ destructor `~Stack`, or
+/// `operator` for a C++ operator. `None` for a name with no identifier (Ruby `<=>`).
+pub(crate) fn token(name: &str) -> Option<&str> {
+    let is_word = |text: &str| {
+        text.chars()
+            .next()
+            .is_some_and(|c| !c.is_ascii_digit() && (c == '_' || c.is_alphanumeric()))
+            && text.chars().all(|c| c == '_' || c.is_alphanumeric())
+    };
+    if is_word(name) {
+        return Some(name);
+    }
+    let stem = name
+        .strip_suffix(['?', '!', '='])
+        .or_else(|| name.strip_prefix('~'));
+    if let Some(stem) = stem
+        && is_word(stem)
+    {
+        return Some(stem);
+    }
+    name.starts_with("operator").then_some("operator")
+}
+
+/// False only when `haystack` (a whole file) cannot define `name`: it lacks the name's
+/// [`token`] as a whole identifier, or, for a name without one, the name's text.
+pub(crate) fn may_define(haystack: &[u8], name: &str) -> bool {
+    match token(name) {
+        Some(token) => contains_ident(haystack, token),
+        None => !name.is_empty() && memmem::find(haystack, name.as_bytes()).is_some(),
+    }
+}
+
 /// A name, hashed the way [`Summary`] hashes tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Key(u64);
 
 impl Key {
-    /// The key of `name`, or `None` when the name is not a single ASCII token (then no
-    /// summary can rule a file out).
+    /// The key of `name`'s [`token`] (`ready` for `ready?`), or `None` when it has no
+    /// token or the token is not ASCII (then no summary can rule a file out).
     pub(crate) fn of(name: &str) -> Option<Key> {
-        let bytes = name.as_bytes();
+        let bytes = token(name)?.as_bytes();
         let is_token = bytes.first().is_some_and(|b| !b.is_ascii_digit())
             && bytes.iter().all(|b| is_ident_byte(*b));
         is_token.then(|| Key(hash_token(bytes)))
@@ -201,6 +241,31 @@ mod tests {
         assert_eq!(Key::of("Größe"), None);
         assert!(summary.may_contain(Key::of("Größe")));
         assert_eq!(Key::of("1x"), None);
+    }
+
+    #[test]
+    fn names_that_are_not_one_token_are_found_by_their_identifier() {
+        let ruby = b"class A\n  attr_writer :name\n  def ready?; end\n  def <=>(o); end\nend\n";
+        let cpp = b"struct Stack { ~ Stack(); bool operator == (const Stack&); };";
+        let summary = Summary::build(ruby);
+        for name in ["name=", "ready?", "ready!", "A="] {
+            assert!(summary.may_contain(Key::of(name)), "{name}");
+            assert!(may_define(ruby, name), "{name}");
+        }
+        assert_eq!(token("<=>"), None);
+        assert!(summary.may_contain(Key::of("<=>")));
+        assert!(may_define(ruby, "<=>"));
+        assert!(!may_define(ruby, "[]"));
+        assert!(!may_define(ruby, "other?"));
+        let summary = Summary::build(cpp);
+        for name in ["~Stack", "operator==", "operator()", "Stack"] {
+            assert!(summary.may_contain(Key::of(name)), "{name}");
+            assert!(may_define(cpp, name), "{name}");
+        }
+        assert_eq!(token("~Stack"), Some("Stack"));
+        assert_eq!(token("operator bool"), Some("operator"));
+        assert!(!may_define(cpp, "~Queue"));
+        assert!(!summary.may_contain(Key::of("~Queue")));
     }
 
     #[test]

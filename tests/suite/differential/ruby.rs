@@ -44,11 +44,8 @@ fn ctags_names_as_written(tags: &mut [CtagsTag], ours: &HashSet<Tag>) -> usize {
     rewritten
 }
 
-/// Tags not counted against recall, each a genuine ctags false positive but the first:
+/// Tags not counted against recall, each a genuine ctags false positive:
 ///
-/// - the writer `x=` that ctags adds for `attr_writer :x` and `attr_accessor :x`
-///   (deliberate: the name `x=` is not in the source, so find_symbol could never be
-///   asked for it past its prefilter; the reader `x` is found at the same line);
 /// - a `constant` whose line does not assign it: ctags reads `X =~ s`, `X === v`,
 ///   `X == v` and a hash key `X => v` as definitions of `X`;
 /// - a `singletonMethod` named `self`: after `def obj.meth` in a block ctags names the
@@ -56,7 +53,6 @@ fn ctags_names_as_written(tags: &mut [CtagsTag], ours: &HashSet<Tag>) -> usize {
 fn is_excluded(kind: &str, tag: &Tag, source_line: Option<&str>) -> bool {
     let (name, _, _) = tag;
     match kind {
-        "accessor" => name.ends_with('='),
         "singletonMethod" => name == "self",
         "constant" => {
             let line = source_line.unwrap_or("");

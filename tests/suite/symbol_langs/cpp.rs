@@ -124,17 +124,35 @@ fn cpp_every_default_kind_is_found_with_its_scope() {
 }
 
 #[test]
-fn cpp_destructors_and_operators_are_indexed_but_not_names_to_ask_for() {
-    // `~Stack` and `operator==` are stored as ctags names them (the differential
-    // counts them), but find_symbol takes only identifiers, and says so plainly.
+fn cpp_destructors_and_operators_are_names_to_ask_for() {
+    // `~Stack` and `operator==` are stored as ctags names them, and asked for so; an
+    // operator matches however it is spaced, and a qualifier narrows as usual.
     let f = fixture();
-    for name in ["~Stack", "operator=="] {
-        let lines = f.lines(name);
+    let destructor = ["~Stack [function] outer::inner::Stack -> src/stack.h:6"];
+    let operator = ["operator== [function] outer::inner::Stack -> src/stack.h:11"];
+    let cases: &[(&str, &[&str])] = &[
+        ("~Stack", &destructor),
+        ("Stack::~Stack", &destructor),
+        ("outer::inner::Stack::~Stack", &destructor),
+        ("operator==", &operator),
+        ("operator ==", &operator),
+        ("Stack::operator==", &operator),
+        ("inner::Stack::operator ==", &operator),
+    ];
+    for (name, expected) in cases {
+        assert_eq!(f.lines(name), *expected, "find_symbol({name})");
+    }
+    for elsewhere in ["Node::~Stack", "Node::operator=="] {
         assert!(
-            lines.len() == 1 && lines[0].contains("is not an identifier"),
-            "{name}: {lines:?}"
+            !f.lines(elsewhere).iter().any(|line| line.contains("->")),
+            "{elsewhere}"
         );
     }
+    let lines = f.lines("operator = = x");
+    assert!(
+        lines.len() == 1 && lines[0].contains("is not an identifier"),
+        "{lines:?}"
+    );
 }
 
 #[test]

@@ -118,11 +118,44 @@ fn qualified_ruby_names_narrow_the_answer() {
     assert_eq!(f.lines("greet").len(), 2);
 }
 
-/// Method names with `?`, `!` or `=`, and operators, are indexed whole, as ctags names
-/// them. (find_symbol's query parser takes identifiers only, so they are checked on
-/// the extractor.)
+/// Method names with `?`, `!` or `=`, and operators, are names to ask for, as ctags
+/// names them; a qualifier narrows them like any other name.
 #[test]
 fn ruby_method_names_keep_their_punctuation() {
+    let f = Fixture::new(&[("app.rb", APP_RB)]);
+    let cases: &[(&str, &[&str])] = &[
+        ("==", &["== [method] Shop.Greeter -> app.rb:26"]),
+        ("ready?", &["ready? [method] Shop.Greeter -> app.rb:27"]),
+        (
+            "Greeter.ready?",
+            &["ready? [method] Shop.Greeter -> app.rb:27"],
+        ),
+        (
+            "Shop::Greeter::==",
+            &["== [method] Shop.Greeter -> app.rb:26"],
+        ),
+        // attr_accessor defines the writer too, as ctags has it.
+        (
+            "name=",
+            &[
+                "name= [accessor] Shop.Greeter -> app.rb:5",
+                "name= [method] Shop.Greeter -> app.rb:28",
+            ],
+        ),
+        ("Inner.ready?", &[]),
+    ];
+    for (name, expected) in cases {
+        let lines = f.lines(name);
+        if expected.is_empty() {
+            assert!(
+                lines.len() == 1 && !lines[0].contains("->"),
+                "find_symbol({name}): {lines:?}"
+            );
+        } else {
+            assert_eq!(lines, *expected, "find_symbol({name})");
+        }
+    }
+    // The extractor agrees.
     let Some(defs) = Definitions::new().of("app.rb", APP_RB.as_bytes()) else {
         panic!("Ruby is compiled in");
     };
@@ -131,6 +164,34 @@ fn ruby_method_names_keep_their_punctuation() {
             defs.iter()
                 .any(|(n, l, k)| n == name && *l == line && *k == "method"),
             "{name}: {defs:?}"
+        );
+    }
+}
+
+/// attr_reader defines `x`, attr_writer `x=`, attr_accessor both, as ctags tags them;
+/// the writer is found though `size=` is nowhere in the source.
+#[test]
+fn ruby_attribute_writers_are_accessors() {
+    let f = Fixture::new(&[(
+        "box.rb",
+        "class Box\n  attr_reader :width\n  attr_writer :height, \"depth\"\n  attr_accessor :size\nend\n",
+    )]);
+    let cases: &[(&str, &[&str])] = &[
+        ("width", &["width [accessor] Box -> box.rb:2"]),
+        ("height=", &["height= [accessor] Box -> box.rb:3"]),
+        ("depth=", &["depth= [accessor] Box -> box.rb:3"]),
+        ("size", &["size [accessor] Box -> box.rb:4"]),
+        ("size=", &["size= [accessor] Box -> box.rb:4"]),
+        ("Box.size=", &["size= [accessor] Box -> box.rb:4"]),
+    ];
+    for (name, expected) in cases {
+        assert_eq!(f.lines(name), *expected, "find_symbol({name})");
+    }
+    for absent in ["width=", "height", "depth"] {
+        let lines = f.lines(absent);
+        assert!(
+            lines.len() == 1 && !lines[0].contains("->"),
+            "find_symbol({absent}): {lines:?}"
         );
     }
 }
