@@ -337,7 +337,7 @@ impl FileEntry {
     fn collect(&self, defs: &FileDefs, symbol: &SymbolQuery, out: &mut Found) {
         let spec = self.lang.spec();
         let file_scope = match spec.file_scope_kind {
-            Some(kind) if !symbol.qualifier.is_empty() => defs.first_of_kind(kind),
+            Some(kind) if !symbol.qualifier.is_empty() => defs.file_scope(kind),
             _ => None,
         };
         for def in defs.named(&symbol.name) {

@@ -138,17 +138,18 @@ fn files(count: usize) -> String {
     crate::tools::count(count, "file", "files")
 }
 
-/// The lower-case extension of `path` when it is a known source extension.
+/// The extension of `path`, as written, when it is a known source extension in any
+/// case. Its case is kept: grammars are chosen by exact extension, so `.C` is not `.c`
+/// and the census must not say a `.C` file is a `.c` one.
 fn source_extension(path: &str) -> Option<String> {
     let file = path.rsplit('/').next().unwrap_or(path);
     let (stem, extension) = file.rsplit_once('.')?;
     if stem.is_empty() {
         return None;
     }
-    let extension = extension.to_ascii_lowercase();
     SOURCE_EXTENSIONS
-        .contains(&extension.as_str())
-        .then_some(extension)
+        .contains(&extension.to_ascii_lowercase().as_str())
+        .then(|| extension.to_owned())
 }
 
 #[cfg(test)]
@@ -190,7 +191,8 @@ mod tests {
 
     #[test]
     fn only_source_extensions_are_uncovered() {
-        assert_eq!(source_extension("a/b.PY"), Some("py".to_owned()));
+        assert_eq!(source_extension("a/b.PY"), Some("PY".to_owned()));
+        assert_eq!(source_extension("src/Stack.C"), Some("C".to_owned()));
         assert_eq!(source_extension("README.md"), None);
         assert_eq!(source_extension("package.json"), None);
         assert_eq!(source_extension(".bashrc"), None);

@@ -110,10 +110,22 @@ impl FileDefs {
             .filter(move |def| super::same_name(def.name, name))
     }
 
-    /// The name of the file's first definition of `kind` (Go's package), which names the
-    /// namespace of the whole file.
-    pub(crate) fn first_of_kind(&self, kind: &str) -> Option<&str> {
-        self.iter().find(|def| def.kind == kind).map(|def| def.name)
+    /// The namespace of the whole file (Go's or Java's package, a C# file-scoped
+    /// namespace): the first top-level definition of `kind` that scopes nothing in the
+    /// file. A block namespace (`namespace A { class X }`) scopes what it holds, so it is
+    /// already in those definitions' scope paths and is not the file's (an empty one,
+    /// which scopes nothing, is still taken for the file's: a rare false match).
+    pub(crate) fn file_scope(&self, kind: &str) -> Option<&str> {
+        let opens = |name: &str| {
+            self.iter().any(|def| {
+                def.scope
+                    .strip_prefix(name)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', ':']))
+            })
+        };
+        self.iter()
+            .find(|def| def.kind == kind && def.scope.is_empty() && !opens(def.name))
+            .map(|def| def.name)
     }
 }
 

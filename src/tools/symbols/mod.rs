@@ -176,12 +176,14 @@ impl SymbolQuery {
 
 /// Is `text` one identifier (letters, digits and `_`, not starting with a digit)?
 fn is_identifier(text: &str) -> bool {
-    let is_ident_char = |c: char| c == '_' || c.is_alphanumeric();
+    // `$` is an identifier character in JavaScript and TypeScript (`$`, `$scope`, rxjs'
+    // `destroy$`). Such a name has no prefilter token, so files are scanned for it.
+    let is_ident_char = |c: char| c == '_' || c == '$' || c.is_alphanumeric();
     text.len() <= MAX_NAME_BYTES
         && text
             .chars()
             .next()
-            .is_some_and(|c| c == '_' || c.is_alphabetic())
+            .is_some_and(|c| c == '_' || c == '$' || c.is_alphabetic())
         && text.chars().all(is_ident_char)
 }
 

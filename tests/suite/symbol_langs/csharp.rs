@@ -221,3 +221,21 @@ fn csharp_qualified_names_narrow_by_class_and_namespace() {
         )]
     );
 }
+
+#[test]
+fn only_a_file_scoped_namespace_is_the_files_namespace() {
+    // A block namespace before another is not a scope of what follows it.
+    let f = Fixture::new(&[(
+        "Two.cs",
+        "namespace A { class X { } }\nnamespace B {\n    class Y {\n        void M() { }\n    }\n}\n",
+    )]);
+    let m = ["M [method] B.Y -> Two.cs:4"];
+    assert_eq!(f.lines("B.Y.M"), m);
+    assert_eq!(f.lines("Y.M"), m);
+    assert_eq!(f.lines("A.B.Y.M").len(), 1, "{:?}", f.lines("A.B.Y.M"));
+    assert!(
+        f.lines("A.B.Y.M")[0].starts_with("No definition of `M` found in scope"),
+        "{:?}",
+        f.lines("A.B.Y.M")
+    );
+}

@@ -106,3 +106,20 @@ fn javascript_methods_show_their_class_and_qualified_names_narrow() {
         ["inner [function] helper -> app.js:15"]
     );
 }
+
+#[test]
+fn names_with_a_dollar_sign_are_names_to_ask_for() {
+    let f = Fixture::new(&[(
+        "src/stream.js",
+        "export const destroy$ = makeSubject();\nfunction $(selector) { return selector; }\nclass $Store { $get() {} }\n",
+    )]);
+    assert_eq!(
+        f.lines("destroy$"),
+        ["destroy$ [constant] -> src/stream.js:1"]
+    );
+    assert_eq!(f.lines("$"), ["$ [function] -> src/stream.js:2"]);
+    assert_eq!(
+        f.lines("$Store.$get"),
+        ["$get [method] $Store -> src/stream.js:3"]
+    );
+}
