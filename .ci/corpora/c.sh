@@ -7,16 +7,21 @@ set -euo pipefail
 dir="${1:?usage: c.sh DIR}"
 out="$dir/c"
 [ -d "$out" ] && exit 0
-registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
-# The newest vendored libgit2 in the registry (sorted, last), whatever registry index.
-src="$(find "$registry" -mindepth 3 -maxdepth 3 -type d -path '*/libgit2-sys-*/libgit2' 2>/dev/null | sort -V | tail -n 1)"
+registry="${CARGO_HOME:-${HOME:?c.sh: set HOME or CARGO_HOME}/.cargo}/registry/src"
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+# The libgit2-sys version Cargo.lock pins, so the corpus is the same on every machine.
+version="$(awk '/^name = "libgit2-sys"$/ { getline; gsub(/[" ]/, ""); sub(/^version=/, ""); print; exit }' "$here/Cargo.lock")"
+[ -n "$version" ] || { echo "c.sh: no libgit2-sys in Cargo.lock" >&2; exit 1; }
+find_src() {
+    find "$registry" -mindepth 3 -maxdepth 3 -type d -path "*/libgit2-sys-$version/libgit2" 2>/dev/null | head -n 1
+}
+src="$(find_src)"
 if [ -z "$src" ]; then
     # Not fetched yet: fetch the project's dependencies (libgit2-sys among them).
-    here="$(cd "$(dirname "$0")/../.." && pwd)"
     (cd "$here" && cargo fetch --quiet)
-    src="$(find "$registry" -mindepth 3 -maxdepth 3 -type d -path '*/libgit2-sys-*/libgit2' | sort -V | tail -n 1)"
+    src="$(find_src)"
 fi
-[ -n "$src" ] || { echo "c.sh: no libgit2-sys in $registry" >&2; exit 1; }
+[ -n "$src" ] || { echo "c.sh: no libgit2-sys-$version in $registry" >&2; exit 1; }
 tmp="$dir/.c.tmp"
 rm -rf "$tmp"
 mkdir -p "$tmp/libgit2"

@@ -6,15 +6,22 @@ set -euo pipefail
 dir="${1:?usage: csharp.sh DIR}"
 out="$dir/csharp"
 [ -d "$out" ] && exit 0
-if ! python3 -m pip --version >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
-fi
 tmp="$dir/csharp.partial"
 rm -rf "$tmp"
 mkdir -p "$tmp/download"
-python3 -m pip download --quiet --no-binary :all: --no-deps pythonnet==3.0.5 -d "$tmp/download"
+# The sdist itself, from PyPI's simple index, checked against the sha256 the index
+# publishes (`pip download` would run the package's build backend to read metadata).
+python3 - "$tmp/download" <<'PY'
+import hashlib, re, sys, urllib.request
+index = urllib.request.urlopen("https://pypi.org/simple/pythonnet/", timeout=60).read().decode()
+found = re.search(r'href="([^"#]*/pythonnet-3\.0\.5\.tar\.gz)#sha256=([0-9a-f]{64})"', index)
+if not found:
+    sys.exit("csharp.sh: pythonnet-3.0.5.tar.gz is not in PyPI's index")
+body = urllib.request.urlopen(found.group(1), timeout=120).read()
+if hashlib.sha256(body).hexdigest() != found.group(2):
+    sys.exit("csharp.sh: the pythonnet sdist does not match PyPI's sha256")
+open(f"{sys.argv[1]}/pythonnet-3.0.5.tar.gz", "wb").write(body)
+PY
 tar -xzf "$tmp/download/pythonnet-3.0.5.tar.gz" -C "$tmp"
 rm -rf "$tmp/download"
 mv "$tmp" "$out"

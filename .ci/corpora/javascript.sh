@@ -16,7 +16,7 @@ command -v npm >/dev/null || {
 tmp="$dir/.javascript.tmp"
 rm -rf "$tmp"
 mkdir -p "$tmp"
-(cd "$tmp" && npm pack --silent three@0.170.0 lodash@4.17.21 >/dev/null)
+(cd "$tmp" && npm pack --silent --cache "$tmp/npm-cache" three@0.170.0 lodash@4.17.21 >/dev/null)
 mkdir -p "$tmp/three" "$tmp/lodash"
 tar -xzf "$tmp/three-0.170.0.tgz" -C "$tmp/three" --strip-components=1
 tar -xzf "$tmp/lodash-4.17.21.tgz" -C "$tmp/lodash" --strip-components=1

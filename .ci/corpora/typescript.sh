@@ -16,7 +16,7 @@ command -v npm >/dev/null || {
 tmp="$dir/.typescript.tmp"
 rm -rf "$tmp"
 mkdir -p "$tmp"
-(cd "$tmp" && npm pack --silent rxjs@7.8.1 @tanstack/query-core@5.59.0 \
+(cd "$tmp" && npm pack --silent --cache "$tmp/npm-cache" rxjs@7.8.1 @tanstack/query-core@5.59.0 \
 	@tanstack/react-query@5.59.0 >/dev/null)
 stage="$tmp/typescript"
 for pkg in rxjs-7.8.1 tanstack-query-core-5.59.0 tanstack-react-query-5.59.0; do
