@@ -220,7 +220,7 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool, flags: &Flags) -> Exit {
         ));
         return Exit::Usage;
     };
-    let args = match read_args(args) {
+    let args = match read_args(name, args) {
         Ok(args) => args,
         Err(message) => {
             error(message);
@@ -285,8 +285,20 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool, flags: &Flags) -> Exit {
     }
 }
 
+/// A valid arguments object for `tool`, for the error that shows how to write one.
+fn example_args(tool: &str) -> &'static str {
+    match tool {
+        "find_symbol" => r#"{"symbol":"Config"}"#,
+        "search_text" => r#"{"pattern":"TODO"}"#,
+        "view_slice" => r#"{"path":"README.md","start":1,"end":20}"#,
+        "run_command" => r#"{"command":"cargo test"}"#,
+        "apply_patch" => r#"{"diff":"--- a/f\n+++ b/f\n..."}"#,
+        _ => r#"{"pattern":"*.go"}"#,
+    }
+}
+
 /// Parses the ARGS operand: a JSON object, `-` for stdin, or nothing.
-fn read_args(args: Option<&str>) -> Result<Value, String> {
+fn read_args(tool: &str, args: Option<&str>) -> Result<Value, String> {
     let text = match args {
         None => return Ok(Value::Object(Default::default())),
         Some("-") => {
@@ -301,8 +313,12 @@ fn read_args(args: Option<&str>) -> Result<Value, String> {
         }
         Some(text) => text.to_owned(),
     };
-    let value: Value = serde_json::from_str(text.trim())
-        .map_err(|e| format!("the arguments are not valid JSON ({e}); pass an object such as '{{\"pattern\":\"*.go\"}}'"))?;
+    let value: Value = serde_json::from_str(text.trim()).map_err(|e| {
+        format!(
+            "the arguments are not valid JSON ({e}); pass an object such as '{}'",
+            example_args(tool)
+        )
+    })?;
     if !value.is_object() {
         return Err(format!("the arguments must be a JSON object, got {value}"));
     }

@@ -187,6 +187,12 @@ fn usage_errors_exit_2() {
     );
     for (name, args, needle) in [
         ("list_files", "{", "not valid JSON"),
+        // A bare name: the example shows this tool's own arguments.
+        (
+            "find_symbol",
+            "Greeter",
+            r#"not valid JSON (expected value at line 1 column 1); pass an object such as '{"symbol":"Config"}'"#,
+        ),
         ("list_files", "[1]", "must be a JSON object"),
         ("list_files", "null", "must be a JSON object"),
         ("list_files", r#""*.rs""#, "must be a JSON object"),
