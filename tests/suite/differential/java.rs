@@ -4,7 +4,7 @@
 //! members, which ctags skips), scope agreement 100% but for one method of the
 //! sealed interface ctags misnames.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use super::{
     Tag, ctags_tags, kinds_and_tags, our_tags, precision, recall, scope_agreement, source_files,
@@ -67,20 +67,8 @@ fn recall_against_ctags_on_a_java_tree() {
     let scopes = our_tags(&files);
     let ours: HashSet<Tag> = scopes.keys().cloned().collect();
     let title = format!("Java, {} files", files.len());
-    let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut source_line = |file: &str, line: usize| -> Option<String> {
-        let lines = lines_cache.entry(file.to_owned()).or_insert_with(|| {
-            std::fs::read(file)
-                .map(|b| {
-                    String::from_utf8_lossy(&b)
-                        .lines()
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
-        });
-        lines.get(line.checked_sub(1)?).cloned()
-    };
+    let mut lines = super::SourceLines::default();
+    let mut source_line = |file: &str, line: usize| lines.line(file, line);
     let excluded: HashSet<Tag> = theirs
         .iter()
         .filter(|(kind, tag)| {

@@ -1,7 +1,7 @@
 //! JavaScript: three.js's ES-module sources and lodash's CommonJS modules (see
 //! `.ci/corpora/javascript.sh`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::{
@@ -115,22 +115,10 @@ fn recall_against_ctags_on_a_javascript_tree() {
     let theirs = kinds_and_tags(&tags);
     let scopes = our_tags(&files);
     let ours: HashSet<Tag> = scopes.keys().cloned().collect();
-    let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut lines = super::SourceLines::default();
     let excluded: HashSet<Tag> = tags
         .iter()
-        .filter(|tag| {
-            let lines = lines_cache.entry(tag.tag.1.clone()).or_insert_with(|| {
-                std::fs::read(&tag.tag.1)
-                    .map(|b| {
-                        String::from_utf8_lossy(&b)
-                            .lines()
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            });
-            is_ctags_false_positive(tag, lines)
-        })
+        .filter(|tag| is_ctags_false_positive(tag, lines.file(&tag.tag.1)))
         .map(|tag| tag.tag.clone())
         .collect();
     let title = format!("JavaScript, {} files", files.len());

@@ -353,3 +353,28 @@ pub(crate) fn show_misses() -> usize {
         .and_then(|n| n.parse().ok())
         .unwrap_or(15)
 }
+
+/// The lines of the corpus files an exclusion rule looks at, each file read once.
+#[derive(Default)]
+pub(crate) struct SourceLines(BTreeMap<String, Vec<String>>);
+
+impl SourceLines {
+    /// Every line of `file` (none when it cannot be read).
+    pub(crate) fn file(&mut self, file: &str) -> &[String] {
+        self.0.entry(file.to_owned()).or_insert_with(|| {
+            std::fs::read(file)
+                .map(|bytes| {
+                    String::from_utf8_lossy(&bytes)
+                        .lines()
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+
+    /// Line `line` (1-based) of `file`, or `None` past its end or when it cannot be read.
+    pub(crate) fn line(&mut self, file: &str, line: usize) -> Option<String> {
+        self.file(file).get(line.checked_sub(1)?).cloned()
+    }
+}

@@ -1,6 +1,6 @@
 //! Ruby: the Ruby 3.1 standard library (`.ci/corpora/ruby.sh`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use super::{
     CtagsTag, Tag, ctags_tags, kinds_and_tags, our_tags, precision, recall, scope_agreement,
@@ -95,20 +95,8 @@ fn recall_against_ctags_on_a_ruby_tree() {
     let rewritten = ctags_names_as_written(&mut tags, &ours);
     println!("ctags names rewritten as written in the source: {rewritten}");
     let theirs = kinds_and_tags(&tags);
-    let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut source_line = |file: &str, line: usize| -> Option<String> {
-        let lines = lines_cache.entry(file.to_owned()).or_insert_with(|| {
-            std::fs::read(file)
-                .map(|b| {
-                    String::from_utf8_lossy(&b)
-                        .lines()
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
-        });
-        lines.get(line.checked_sub(1)?).cloned()
-    };
+    let mut lines = super::SourceLines::default();
+    let mut source_line = |file: &str, line: usize| lines.line(file, line);
     let excluded: HashSet<(String, Tag)> = theirs
         .iter()
         .filter(|(kind, tag)| is_excluded(kind, tag, source_line(&tag.1, tag.2).as_deref()))

@@ -1,6 +1,6 @@
 //! Rust: this crate's sources plus the first crates of the cargo registry.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::{
@@ -80,20 +80,8 @@ fn recall_against_ctags_on_a_rust_tree() {
     let theirs = kinds_and_tags(&tags);
     let scopes = our_tags(&files);
     let ours: HashSet<Tag> = scopes.keys().cloned().collect();
-    let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut source_line = |file: &str, line: usize| -> Option<String> {
-        let lines = lines_cache.entry(file.to_owned()).or_insert_with(|| {
-            std::fs::read(file)
-                .map(|b| {
-                    String::from_utf8_lossy(&b)
-                        .lines()
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
-        });
-        lines.get(line.checked_sub(1)?).cloned()
-    };
+    let mut lines = super::SourceLines::default();
+    let mut source_line = |file: &str, line: usize| lines.line(file, line);
     let excluded: HashSet<Tag> = theirs
         .iter()
         .filter(|(kind, tag)| {

@@ -2,7 +2,7 @@
 //! packages (see `.ci/corpora/typescript.sh`). ctags has one TypeScript parser and maps
 //! only .ts to it; the .tsx files are compared with `--map-TypeScript=+.tsx`.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::{
@@ -128,22 +128,10 @@ fn compare(title: &str, files: &[PathBuf], options: &[&str]) -> [usize; 6] {
     let theirs = kinds_and_tags(&tags);
     let scopes = our_tags(files);
     let ours: HashSet<Tag> = scopes.keys().cloned().collect();
-    let mut lines_cache: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut lines = super::SourceLines::default();
     let excluded: HashSet<Tag> = tags
         .iter()
-        .filter(|tag| {
-            let lines = lines_cache.entry(tag.tag.1.clone()).or_insert_with(|| {
-                std::fs::read(&tag.tag.1)
-                    .map(|b| {
-                        String::from_utf8_lossy(&b)
-                            .lines()
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            });
-            is_ctags_false_positive(tag, lines)
-        })
+        .filter(|tag| is_ctags_false_positive(tag, lines.file(&tag.tag.1)))
         .map(|tag| tag.tag.clone())
         .collect();
     let (found, total) = recall(title, &theirs, &ours, |_, tag| excluded.contains(tag));
