@@ -10,6 +10,7 @@ mod common;
 mod differential;
 mod disclosure;
 mod doctor;
+mod empty_root;
 mod fake_ollama;
 mod fake_ollama_selftest;
 mod file_modes;
