@@ -3,7 +3,7 @@
 //! Each tool is one file with a [`ToolSpec`]: its name, description and JSON schema, what
 //! it may touch, when it is available, how its call is carried out, and how the ledger and
 //! history describe it. [`REGISTRY`] lists them; adding a tool is one entry there plus its
-//! file (the README lists everything else a new tool may touch: nothing).
+//! file (docs/development.md lists everything else a new tool may touch: nothing).
 //!
 //! A call runs through [`Toolbox::call`], the path every model call takes:
 //!
