@@ -75,14 +75,18 @@ impl Client {
             // Over https the certificate is still checked for the name `localhost`.
             .resolve_to_addrs("localhost", &LOOPBACK);
         // SSL_CERT_FILE is read only for an https endpoint: a broken value set for other
-        // tools must not stop a plain-http session.
-        let (builder, trust) = if is_https(endpoint) {
-            let extra = std::env::var_os(CERT_FILE_VAR).map(PathBuf::from);
-            let (config, trust) = tls::client_config(endpoint, extra.as_deref())?;
-            (builder.use_preconfigured_tls(config), Some(trust))
+        // tools must not stop a plain-http session. The TLS configuration is handed over
+        // either way: reqwest, built without a default crypto provider, would otherwise
+        // panic building its own.
+        let https = is_https(endpoint);
+        let extra = if https {
+            std::env::var_os(CERT_FILE_VAR).map(PathBuf::from)
         } else {
-            (builder, None)
+            None
         };
+        let (config, trust) = tls::client_config(endpoint, extra.as_deref())?;
+        let trust = https.then_some(trust);
+        let builder = builder.use_preconfigured_tls(config);
         let http = builder.build().map_err(|e| OllamaError::BadEndpoint {
             url: endpoint.to_owned(),
             reason: e.to_string(),

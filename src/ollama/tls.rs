@@ -121,7 +121,10 @@ pub enum TlsProblem {
     NotValidYet,
     /// The certificate names other hosts; the names it presents, when known.
     WrongName(Vec<String>),
-    /// Any other certificate fault (bad signature, revoked, wrong purpose...).
+    /// A trusted CA has the issuer's name but did not make the signature: typically a CA
+    /// that was regenerated, with the old one still in `SSL_CERT_FILE`.
+    BadSignature,
+    /// Any other certificate fault (revoked, wrong purpose...).
     BadCertificate(String),
     /// The handshake failed before any certificate was judged: typically a server that
     /// speaks plain http on this port.
@@ -147,6 +150,9 @@ impl TlsProblem {
                 "the server's certificate is for {}, not for this host name (NotValidForName)",
                 names.join(", ")
             ),
+            TlsProblem::BadSignature => {
+                "the server's certificate is not validly signed by the CA of that name that metron trusts (BadSignature)".to_owned()
+            }
             TlsProblem::BadCertificate(detail) => {
                 format!("the server's certificate was rejected ({detail})")
             }
@@ -168,6 +174,9 @@ impl TlsProblem {
             }
             TlsProblem::NotValidYet => "check this machine's clock".to_owned(),
             TlsProblem::WrongName(_) => "use a host name the certificate was issued for in OLLAMA_HOST or `endpoint`, or reissue the certificate for this one".to_owned(),
+            TlsProblem::BadSignature => format!(
+                "if that CA was regenerated, point {CERT_FILE_VAR} at its current PEM file"
+            ),
             TlsProblem::BadCertificate(_) => "fix the server's certificate, or ask whoever runs it".to_owned(),
             TlsProblem::Other(_) => "check that the server speaks https on this port (Ollama itself serves plain http: use an http:// endpoint for it, or put a TLS proxy in front)".to_owned(),
         }
@@ -215,6 +224,7 @@ fn describe(error: &rustls::Error, with_extra: bool) -> TlsProblem {
         CertificateError::NotValidForNameContext { presented, .. } => {
             TlsProblem::WrongName(presented.clone())
         }
+        CertificateError::BadSignature => TlsProblem::BadSignature,
         other => TlsProblem::BadCertificate(format!("{other:?}")),
     }
 }
