@@ -194,6 +194,13 @@ fn an_unknown_ca_names_the_problem_and_ssl_cert_file() {
         refused.stderr.contains("did not sign it either"),
         "{refused:?}"
     );
+
+    // A CA of the same name with another key (one that was regenerated) is named too.
+    let twin = Pki::new("metron test CA");
+    let refused = run(p.root(), &url, Some(&twin.ca_file), &["-p", "hello"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stderr.contains("(BadSignature)"), "{refused:?}");
+    assert!(refused.stderr.contains("regenerated"), "{refused:?}");
 }
 
 #[test]
