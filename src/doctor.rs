@@ -469,12 +469,15 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
             checks.push(Check::fail(
                 "ollama",
                 e.to_string(),
-                "point OLLAMA_HOST or `endpoint` at an http address of an Ollama server",
+                "fix what the line above names, then run metron --doctor again",
             ));
             checks.push(skipped("Ollama cannot be asked"));
             return checks;
         }
     };
+    if let Some(trust) = client.trust() {
+        checks.push(Check::ok("tls", format!("https trusts {trust}")));
+    }
 
     let Some(limit) = deadline.next() else {
         checks.push(out_of_time("ollama"));
@@ -605,6 +608,11 @@ fn unreachable_check(error: &OllamaError, base: &str, limit: Duration) -> Check 
                 limit.as_secs_f64().ceil()
             ),
             "check that the host is up and reachable (a firewall that drops packets looks like this); start Ollama with `ollama serve`, or point OLLAMA_HOST at a running server",
+        ),
+        OllamaError::Tls { problem, .. } => Check::fail(
+            "ollama",
+            format!("cannot connect securely to {base}: {}", problem.what()),
+            problem.next_step(),
         ),
         other => Check::fail(
             "ollama",

@@ -167,6 +167,20 @@ mod tests {
     }
 
     #[test]
+    fn https_does_not_make_a_remote_endpoint_local() {
+        // TLS protects the network path, not where the code ends up: a remote server over
+        // https is still another host, disclosed and subject to `remote_endpoint`.
+        assert!(!is_local("https://gpu-box.example:443/api/chat"));
+        assert!(!is_local("https://10.0.0.5:11434/api/chat"));
+        assert!(is_local("https://localhost:11434/api/chat"));
+        assert!(is_local("https://127.0.0.1:8443/api/chat"));
+        assert_eq!(
+            normalize_endpoint("HTTPS://gpu-box.example").as_deref(),
+            Ok("https://gpu-box.example:443/api/chat")
+        );
+    }
+
+    #[test]
     fn host_and_port_is_what_the_client_connects_to() {
         let cases = [
             ("http://localhost:11434/api/chat", "localhost:11434"),

@@ -5,6 +5,7 @@
 //! abandoned. Cancelling is dropping the future: the connection closes and Ollama stops
 //! generating.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use serde_json::Value;
 use super::OllamaError;
 use super::error::error_text;
 use super::stream::{Delta, MAX_LINE_BYTES, Reply, StreamParser};
+use super::tls::{self, CERT_FILE_VAR, Trust};
 use super::wire::{ChatRequest, ModelDetails};
 
 /// The most bytes of text, reasoning and call arguments one reply may hold: generous for
@@ -33,10 +35,19 @@ const LOOPBACK: [std::net::SocketAddr; 2] = [
     std::net::SocketAddr::new(std::net::IpAddr::V6(std::net::Ipv6Addr::LOCALHOST), 0),
 ];
 
+/// Whether `endpoint` (a normalised URL, scheme in lower case) is https.
+fn is_https(endpoint: &str) -> bool {
+    endpoint
+        .get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+}
+
 /// Talks to one Ollama server.
 #[derive(Debug)]
 pub struct Client {
     http: reqwest::Client,
+    /// What an https endpoint's certificate is checked against; `None` for http.
+    trust: Option<Trust>,
     chat_url: String,
     base_url: String,
     idle: Duration,
@@ -47,13 +58,7 @@ impl Client {
     /// A client for `endpoint` (a normalised chat URL, see `config::normalize_endpoint`)
     /// whose calls give up after `idle` without a byte.
     pub fn new(endpoint: &str, idle: Duration) -> Result<Client, OllamaError> {
-        if endpoint.starts_with("https://") {
-            return Err(OllamaError::BadEndpoint {
-                url: endpoint.to_owned(),
-                reason: "this build of metron speaks plain http only (Ollama itself serves http); reach a remote server through an SSH tunnel, e.g. `ssh -L 11434:localhost:11434 HOST`, and use localhost".to_owned(),
-            });
-        }
-        let http = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             // No proxy: the model runs on this machine (or one the user named), and a
             // proxy variable meant for the web must not reroute code to a third party.
             .no_proxy()
@@ -67,23 +72,43 @@ impl Client {
             // answered here, not by the system resolver: a minimal container (`FROM
             // scratch`) has no /etc/hosts, and there the default endpoint would not
             // resolve at all. IPv4 first, as Ollama listens on 127.0.0.1 by default.
-            .resolve_to_addrs("localhost", &LOOPBACK)
-            .build()
-            .map_err(|e| OllamaError::BadEndpoint {
-                url: endpoint.to_owned(),
-                reason: e.to_string(),
-            })?;
+            // Over https the certificate is still checked for the name `localhost`.
+            .resolve_to_addrs("localhost", &LOOPBACK);
+        // SSL_CERT_FILE is read only for an https endpoint: a broken value set for other
+        // tools must not stop a plain-http session. The TLS configuration is handed over
+        // either way: reqwest, built without a default crypto provider, would otherwise
+        // panic building its own.
+        let https = is_https(endpoint);
+        let extra = if https {
+            std::env::var_os(CERT_FILE_VAR).map(PathBuf::from)
+        } else {
+            None
+        };
+        let (config, trust) = tls::client_config(endpoint, extra.as_deref())?;
+        let trust = https.then_some(trust);
+        let builder = builder.use_preconfigured_tls(config);
+        let http = builder.build().map_err(|e| OllamaError::BadEndpoint {
+            url: endpoint.to_owned(),
+            reason: e.to_string(),
+        })?;
         let base_url = endpoint
             .strip_suffix("/api/chat")
             .unwrap_or(endpoint)
             .to_owned();
         Ok(Client {
             http,
+            trust,
             chat_url: endpoint.to_owned(),
             base_url,
             idle,
             replies: AtomicU64::new(0),
         })
+    }
+
+    /// What the server's certificate is checked against, for an https endpoint (`None`
+    /// for plain http), so `--doctor` can say which CAs are trusted.
+    pub(crate) fn trust(&self) -> Option<&Trust> {
+        self.trust.as_ref()
     }
 
     /// Sends one chat request and returns the whole reply; `on_delta` sees the text as it
@@ -303,6 +328,13 @@ impl Client {
             return OllamaError::IdleTimeout {
                 seconds: self.idle.as_secs(),
                 phase: "before answering",
+            };
+        }
+        let with_extra = self.trust.as_ref().is_some_and(|t| t.extra.is_some());
+        if let Some(problem) = tls::problem_of(error, with_extra) {
+            return OllamaError::Tls {
+                url: self.base_url.clone(),
+                problem,
             };
         }
         let mut reason = error.to_string();

@@ -25,13 +25,31 @@ pub enum OllamaError {
         /// The transport's reason.
         reason: String,
     },
-    /// The endpoint cannot be used by this build (for example https without TLS support).
+    /// The endpoint cannot be used (the HTTP client cannot be built for it).
     #[error("cannot use endpoint {url}: {reason}")]
     BadEndpoint {
         /// The endpoint.
         url: String,
         /// Why.
         reason: String,
+    },
+    /// `SSL_CERT_FILE` names a file that cannot be read, or that holds no certificate.
+    #[error(
+        "cannot use SSL_CERT_FILE={file}: {reason}; point SSL_CERT_FILE at a PEM file of CA certificates (`-----BEGIN CERTIFICATE-----` blocks), or unset it to trust only the built-in roots"
+    )]
+    CertFile {
+        /// The file, as the variable names it.
+        file: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The TLS handshake with an https endpoint failed, most often on its certificate.
+    #[error("cannot connect securely to {url}: {problem}")]
+    Tls {
+        /// The server.
+        url: String,
+        /// What failed, and the next step.
+        problem: super::TlsProblem,
     },
     /// The model is not installed on the server (HTTP 404).
     #[error(

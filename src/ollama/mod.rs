@@ -8,9 +8,11 @@
 mod client;
 mod error;
 mod stream;
+mod tls;
 pub mod wire;
 
 pub use client::Client;
 pub use error::OllamaError;
 pub(crate) use stream::StreamParser;
 pub use stream::{Delta, Reply};
+pub use tls::TlsProblem;

@@ -12,7 +12,10 @@
 //!   build chunks shaped like a real server's, so tests read as a transcript.
 //!
 //! The HTTP side is a small HTTP/1.1 server on `std::net`, one thread per connection, with
-//! keep-alive, `Content-Length` and chunked request bodies. JSON it sends is written the way
+//! keep-alive, `Content-Length` and chunked request bodies. [`FakeBuilder::tls`] puts a
+//! TLS front (rustls, on std threads) before it, so the same protocol is spoken over https:
+//! the front terminates TLS and relays the bytes to the plain server, whose behaviour is
+//! unchanged. JSON it sends is written the way
 //! Go's encoder writes it (struct field order for the known keys, `<`, `>` and `&` escaped
 //! as `\u003c`...), so a client that only works with serde's formatting is caught too.
 #![allow(dead_code)]
@@ -58,6 +61,8 @@ pub struct FakeOllama {
     addr: SocketAddr,
     shared: Arc<Shared>,
     acceptor: Option<JoinHandle<()>>,
+    /// The TLS front clients connect to, when [`FakeBuilder::tls`] asked for one.
+    front: Option<TlsFront>,
 }
 
 /// Configures a [`FakeOllama`] before it starts listening.
@@ -65,6 +70,7 @@ pub struct FakeBuilder {
     version: String,
     models: Vec<ModelSpec>,
     chat: Vec<Reply>,
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// One request as the server received it, for assertions on what the client sent.
@@ -132,6 +138,7 @@ impl FakeOllama {
             version: DEFAULT_VERSION.to_string(),
             models: Vec::new(),
             chat: Vec::new(),
+            tls: None,
         }
     }
 
@@ -140,14 +147,20 @@ impl FakeOllama {
         FakeOllama::builder().chat(chat).start()
     }
 
-    /// The address the server listens on.
+    /// The address clients connect to (the TLS front's, when there is one).
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.front.as_ref().map_or(self.addr, |front| front.addr)
     }
 
-    /// `http://127.0.0.1:PORT`, what a client is configured with.
+    /// `http://127.0.0.1:PORT` (`https://` with a TLS front), what a client is configured
+    /// with.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.front.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr())
     }
 
     /// `base_url` plus `/api/chat`.
@@ -253,6 +266,9 @@ impl FakeOllama {
 
 impl Drop for FakeOllama {
     fn drop(&mut self) {
+        if let Some(front) = self.front.take() {
+            front.stop();
+        }
         self.shared.shutdown.store(true, Ordering::SeqCst);
         // The accept loop blocks in accept(); a connection of our own wakes it up to see
         // the flag. Connection threads notice it within POLL, or at once when the acceptor
@@ -308,6 +324,24 @@ impl FakeBuilder {
         self
     }
 
+    /// Serves https instead of http: a TLS front with this certificate chain (leaf first)
+    /// and key listens on the address clients are given, and relays to the plain server.
+    pub fn tls(
+        mut self,
+        chain: Vec<rustls::pki_types::CertificateDer<'static>>,
+        key: rustls::pki_types::PrivateKeyDer<'static>,
+    ) -> Self {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("fake ollama: TLS protocol versions")
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .expect("fake ollama: the certificate and key go together");
+        self.tls = Some(Arc::new(config));
+        self
+    }
+
     /// Binds an ephemeral port on 127.0.0.1 and starts serving.
     pub fn start(mut self) -> FakeOllama {
         if self.models.is_empty() {
@@ -329,10 +363,12 @@ impl FakeBuilder {
             .name("fake-ollama-accept".to_string())
             .spawn(move || accept_loop(listener, for_thread))
             .expect("fake ollama: spawn the accept thread");
+        let front = self.tls.map(|config| TlsFront::start(config, addr));
         FakeOllama {
             addr,
             shared,
             acceptor: Some(acceptor),
+            front,
         }
     }
 }
@@ -742,6 +778,135 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     for (_, handle) in conns {
         let _ = handle.join();
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// TLS front
+// ---------------------------------------------------------------------------------------
+
+/// How long one side of a relayed connection is waited on before the other is looked at.
+const RELAY_POLL: Duration = Duration::from_millis(2);
+
+/// A TLS listener that relays each connection, decrypted, to the plain server.
+struct TlsFront {
+    addr: SocketAddr,
+    stopping: Arc<AtomicBool>,
+    acceptor: JoinHandle<()>,
+}
+
+impl TlsFront {
+    fn start(config: Arc<rustls::ServerConfig>, inner: SocketAddr) -> TlsFront {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("fake ollama: bind the TLS front");
+        let addr = listener
+            .local_addr()
+            .expect("fake ollama: TLS front address");
+        let stopping = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stopping);
+        let acceptor = thread::Builder::new()
+            .name("fake-ollama-tls-accept".to_string())
+            .spawn(move || tls_accept_loop(listener, config, inner, &flag))
+            .expect("fake ollama: spawn the TLS accept thread");
+        TlsFront {
+            addr,
+            stopping,
+            acceptor,
+        }
+    }
+
+    fn stop(self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        let _ = self.acceptor.join();
+    }
+}
+
+fn tls_accept_loop(
+    listener: TcpListener,
+    config: Arc<rustls::ServerConfig>,
+    inner: SocketAddr,
+    stopping: &Arc<AtomicBool>,
+) {
+    let mut conns: Vec<(TcpStream, JoinHandle<()>)> = Vec::new();
+    for incoming in listener.incoming() {
+        if stopping.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(stream) = incoming else {
+            thread::sleep(POLL);
+            continue;
+        };
+        conns.retain(|(_, handle)| !handle.is_finished());
+        let Ok(control) = stream.try_clone() else {
+            continue;
+        };
+        let config = Arc::clone(&config);
+        let flag = Arc::clone(stopping);
+        let spawned = thread::Builder::new()
+            .name("fake-ollama-tls-conn".to_string())
+            .spawn(move || relay(stream, config, inner, &flag));
+        if let Ok(handle) = spawned {
+            conns.push((control, handle));
+        }
+    }
+    drop(listener);
+    for (control, _) in &conns {
+        let _ = control.shutdown(Shutdown::Both);
+    }
+    for (_, handle) in conns {
+        let _ = handle.join();
+    }
+}
+
+/// Terminates TLS on `client` and relays bytes both ways to the plain server at `inner`
+/// until either side closes. A handshake the client abandons (it rejected the certificate)
+/// just ends the connection, as a real server's would.
+fn relay(
+    client: TcpStream,
+    config: Arc<rustls::ServerConfig>,
+    inner: SocketAddr,
+    stopping: &AtomicBool,
+) {
+    let Ok(conn) = rustls::ServerConnection::new(config) else {
+        return;
+    };
+    let Ok(mut plain) = TcpStream::connect(inner) else {
+        return;
+    };
+    for socket in [&client, &plain] {
+        let _ = socket.set_read_timeout(Some(RELAY_POLL));
+        let _ = socket.set_write_timeout(Some(Duration::from_secs(10)));
+        let _ = socket.set_nodelay(true);
+    }
+    let mut tls = rustls::StreamOwned::new(conn, client);
+    let mut buf = vec![0; 64 << 10];
+    while !stopping.load(Ordering::SeqCst) {
+        match tls.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if plain.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+            Err(e) if is_timeout(&e) => {}
+            Err(_) => break,
+        }
+        match plain.read(&mut buf) {
+            Ok(0) => {
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+                break;
+            }
+            Ok(n) => {
+                if tls.write_all(&buf[..n]).and_then(|()| tls.flush()).is_err() {
+                    break;
+                }
+            }
+            Err(e) if is_timeout(&e) => {}
+            Err(_) => break,
+        }
+    }
+    let _ = tls.sock.shutdown(Shutdown::Both);
+    let _ = plain.shutdown(Shutdown::Both);
 }
 
 /// A socket reader that waits through read timeouts until data, EOF, or server shutdown,

@@ -26,4 +26,5 @@ mod repl;
 mod run_command;
 mod symbol_langs;
 mod symbols;
+mod tls;
 mod walk_hardening;

@@ -1,0 +1,287 @@
+//! Which servers an https endpoint may be: the trust store, and plain English for a
+//! certificate that fails it.
+//!
+//! Trust is Mozilla's root set compiled into the binary (`webpki-roots`), plus the PEM
+//! bundle `SSL_CERT_FILE` names for a private CA. The operating system's store is never
+//! read: a `FROM scratch` container has none, and the macOS binaries are linked against
+//! empty Security.framework stubs. The crypto is rustls with the `ring` provider, passed
+//! explicitly (no process-wide default is installed).
+//!
+//! Non-goals: client certificates, pinning, turning verification off. An https endpoint
+//! is no more "local" than an http one: locality is `config::is_local`'s job alone.
+
+use std::error::Error as StdError;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+use rustls::{CertificateError, RootCertStore};
+
+use super::OllamaError;
+
+/// The variable naming an extra PEM bundle of trusted CAs (OpenSSL's name for it, which
+/// curl, git and Python's ssl also read).
+pub(crate) const CERT_FILE_VAR: &str = "SSL_CERT_FILE";
+
+/// What an https client trusts, for `--doctor` to show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Trust {
+    /// How many roots are compiled in.
+    pub(crate) builtin: usize,
+    /// The `SSL_CERT_FILE` bundle and how many certificates it added, when set.
+    pub(crate) extra: Option<(PathBuf, usize)>,
+}
+
+impl std::fmt::Display for Trust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the {} built-in Mozilla roots", self.builtin)?;
+        if let Some((file, count)) = &self.extra {
+            let plural = if *count == 1 { "" } else { "s" };
+            write!(
+                f,
+                " plus {count} certificate{plural} from {CERT_FILE_VAR} ({})",
+                file.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The TLS configuration for an https endpoint: the built-in roots plus the certificates
+/// in `extra` (the value of `SSL_CERT_FILE`; empty means unset). Fails, naming the file
+/// and the fix, when `extra` cannot be read or holds no certificate, so a typo in the
+/// variable is caught before the first request rather than as an unknown-CA error.
+pub(crate) fn client_config(
+    endpoint: &str,
+    extra: Option<&Path>,
+) -> Result<(rustls::ClientConfig, Trust), OllamaError> {
+    let mut roots = RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let mut trust = Trust {
+        builtin: roots.len(),
+        extra: None,
+    };
+    if let Some(file) = extra.filter(|file| !file.as_os_str().is_empty()) {
+        let added = add_pem_file(&mut roots, file)?;
+        trust.extra = Some((file.to_owned(), added));
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| OllamaError::BadEndpoint {
+            url: endpoint.to_owned(),
+            reason: format!("cannot set up TLS ({e}); please report this as a bug"),
+        })?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok((config, trust))
+}
+
+/// Adds every certificate of the PEM file `file` to `roots`; how many it added.
+fn add_pem_file(roots: &mut RootCertStore, file: &Path) -> Result<usize, OllamaError> {
+    let bad = |reason: String| OllamaError::CertFile {
+        file: file.display().to_string(),
+        reason,
+    };
+    let bytes = std::fs::read(file).map_err(|e| bad(format!("cannot read it ({e})")))?;
+    let certificates = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("it is not a valid PEM file ({e})")))?;
+    if certificates.is_empty() {
+        return Err(bad(
+            "it holds no certificate (no `-----BEGIN CERTIFICATE-----` block)".to_owned(),
+        ));
+    }
+    let count = certificates.len();
+    for (n, certificate) in certificates.into_iter().enumerate() {
+        roots.add(certificate).map_err(|e| {
+            bad(format!(
+                "certificate {} of {count} cannot be a trust anchor ({e})",
+                n + 1
+            ))
+        })?;
+    }
+    Ok(count)
+}
+
+/// Why a TLS connection was refused, in words a user can act on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TlsProblem {
+    /// The chain does not lead to a trusted root: a private or self-signed CA.
+    UnknownIssuer {
+        /// `SSL_CERT_FILE` was set (its certificates did not sign this one either).
+        with_extra: bool,
+    },
+    /// The certificate's `notAfter` is past.
+    Expired,
+    /// The certificate's `notBefore` is still ahead.
+    NotValidYet,
+    /// The certificate names other hosts; the names it presents, when known.
+    WrongName(Vec<String>),
+    /// A trusted CA has the issuer's name but did not make the signature: typically a CA
+    /// that was regenerated, with the old one still in `SSL_CERT_FILE`.
+    BadSignature,
+    /// Any other certificate fault (revoked, wrong purpose...).
+    BadCertificate(String),
+    /// The handshake failed before any certificate was judged: typically a server that
+    /// speaks plain http on this port.
+    Other(String),
+}
+
+impl TlsProblem {
+    /// What is wrong, in one clause.
+    pub(crate) fn what(&self) -> String {
+        match self {
+            TlsProblem::UnknownIssuer { .. } => {
+                "the server's certificate is not signed by a known authority (UnknownIssuer)"
+                    .to_owned()
+            }
+            TlsProblem::Expired => "the server's certificate has expired (Expired)".to_owned(),
+            TlsProblem::NotValidYet => {
+                "the server's certificate is not valid yet (NotValidYet)".to_owned()
+            }
+            TlsProblem::WrongName(names) if names.is_empty() => {
+                "the server's certificate is for another host name (NotValidForName)".to_owned()
+            }
+            TlsProblem::WrongName(names) => format!(
+                "the server's certificate is for {}, not for this host name (NotValidForName)",
+                names.join(", ")
+            ),
+            TlsProblem::BadSignature => {
+                "the server's certificate is not validly signed by the CA of that name that metron trusts (BadSignature)".to_owned()
+            }
+            TlsProblem::BadCertificate(detail) => {
+                format!("the server's certificate was rejected ({detail})")
+            }
+            TlsProblem::Other(detail) => format!("the TLS handshake failed ({detail})"),
+        }
+    }
+
+    /// The next step.
+    pub(crate) fn next_step(&self) -> String {
+        match self {
+            TlsProblem::UnknownIssuer { with_extra: false } => format!(
+                "if it uses a private CA, point {CERT_FILE_VAR} at that CA's PEM file"
+            ),
+            TlsProblem::UnknownIssuer { with_extra: true } => format!(
+                "the certificates in {CERT_FILE_VAR} did not sign it either: point {CERT_FILE_VAR} at the PEM file of the CA that issued the server's certificate"
+            ),
+            TlsProblem::Expired => {
+                "renew the server's certificate, or check this machine's clock".to_owned()
+            }
+            TlsProblem::NotValidYet => "check this machine's clock".to_owned(),
+            TlsProblem::WrongName(_) => "use a host name the certificate was issued for in OLLAMA_HOST or `endpoint`, or reissue the certificate for this one".to_owned(),
+            TlsProblem::BadSignature => format!(
+                "if that CA was regenerated, point {CERT_FILE_VAR} at its current PEM file"
+            ),
+            TlsProblem::BadCertificate(_) => "fix the server's certificate, or ask whoever runs it".to_owned(),
+            TlsProblem::Other(_) => "check that the server speaks https on this port (Ollama itself serves plain http: use an http:// endpoint for it, or put a TLS proxy in front)".to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for TlsProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; {}", self.what(), self.next_step())
+    }
+}
+
+/// The TLS problem behind a transport error, when there is one: walks the `source()`
+/// chain down to a `rustls::Error`. `with_extra` says whether `SSL_CERT_FILE` was in use.
+pub(crate) fn problem_of(error: &(dyn StdError + 'static), with_extra: bool) -> Option<TlsProblem> {
+    let mut next = Some(error);
+    while let Some(current) = next {
+        if let Some(tls) = current.downcast_ref::<rustls::Error>() {
+            return Some(describe(tls, with_extra));
+        }
+        // `io::Error::source` skips the error it wraps (it returns that error's source), and
+        // hyper-rustls hands rustls' error up inside one: step into it by hand.
+        next = match current
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+        {
+            Some(inner) => Some(inner as &(dyn StdError + 'static)),
+            None => current.source(),
+        };
+    }
+    None
+}
+
+fn describe(error: &rustls::Error, with_extra: bool) -> TlsProblem {
+    let rustls::Error::InvalidCertificate(certificate) = error else {
+        return TlsProblem::Other(error.to_string());
+    };
+    match certificate {
+        CertificateError::UnknownIssuer => TlsProblem::UnknownIssuer { with_extra },
+        CertificateError::Expired | CertificateError::ExpiredContext { .. } => TlsProblem::Expired,
+        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+            TlsProblem::NotValidYet
+        }
+        CertificateError::NotValidForName => TlsProblem::WrongName(Vec::new()),
+        CertificateError::NotValidForNameContext { presented, .. } => {
+            TlsProblem::WrongName(presented.clone())
+        }
+        CertificateError::BadSignature => TlsProblem::BadSignature,
+        other => TlsProblem::BadCertificate(format!("{other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_root_store_is_not_empty() {
+        let (_, trust) =
+            client_config("https://x/", None).expect("the built-in roots alone always load");
+        assert!(trust.builtin > 100, "{trust:?}");
+        assert_eq!(trust.builtin, webpki_roots::TLS_SERVER_ROOTS.len());
+        assert_eq!(trust.extra, None);
+        assert!(trust.to_string().starts_with("the "), "{trust}");
+    }
+
+    #[test]
+    fn an_empty_cert_file_variable_means_unset() {
+        let (_, trust) = client_config("https://x/", Some(Path::new(""))).expect("unset");
+        assert_eq!(trust.extra, None);
+    }
+
+    #[test]
+    fn the_certificate_problem_is_found_inside_an_io_error() {
+        let tls = rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer);
+        let io = std::io::Error::new(std::io::ErrorKind::InvalidData, tls);
+        let wrapped = std::io::Error::other(io);
+        assert_eq!(
+            problem_of(&wrapped, false),
+            Some(TlsProblem::UnknownIssuer { with_extra: false })
+        );
+        let text = TlsProblem::UnknownIssuer { with_extra: false }.to_string();
+        assert!(
+            text.contains("UnknownIssuer") && text.contains("SSL_CERT_FILE"),
+            "{text}"
+        );
+        let plain = std::io::Error::other("connection refused");
+        assert_eq!(problem_of(&plain, false), None);
+    }
+
+    #[test]
+    fn certificate_errors_read_as_plain_english() {
+        let expired = rustls::Error::InvalidCertificate(CertificateError::Expired);
+        assert_eq!(describe(&expired, false), TlsProblem::Expired);
+        let name = rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
+            expected: rustls::pki_types::ServerName::try_from("gpu-box")
+                .expect("a valid name")
+                .to_owned(),
+            presented: vec!["DnsName(\"other\")".to_owned()],
+        });
+        let problem = describe(&name, false);
+        assert!(problem.to_string().contains("other"), "{problem}");
+        let plain = rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType);
+        let problem = describe(&plain, false);
+        assert!(matches!(problem, TlsProblem::Other(_)), "{problem:?}");
+        assert!(problem.to_string().contains("plain http"), "{problem}");
+    }
+}
