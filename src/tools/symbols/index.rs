@@ -98,9 +98,9 @@ impl SymbolIndex {
         limit: usize,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
-        // Each language's query is compiled the first time a file of it is parsed, not
-        // here: compiling all twelve costs most of a second (C++ and PHP alone a few
-        // hundred milliseconds), which a Go project should never pay.
+        // Only the languages the project holds have their queries compiled, each on a
+        // thread of its own from the walk's first file of it (`Lang::prepare`): compiling
+        // all twelve costs most of a second, which a Go project should never pay.
         let mut state = self.lock();
         if state.root.as_deref() != Some(project.root()) {
             *state = State {
@@ -180,7 +180,14 @@ impl SymbolIndex {
                 return true;
             }
         }
-        let present = super::census::any_supported(project).unwrap_or(true);
+        let first = super::census::first_supported(project);
+        // Asked when the session's tools are chosen: the first language found starts
+        // compiling now, so the model's first find_symbol call finds its query ready.
+        // (Any other language starts when a lookup's walk meets its first file.)
+        if let Some(Some(lang)) = first {
+            lang.prepare();
+        }
+        let present = first.is_none_or(|lang| lang.is_some());
         let mut state = self.lock();
         if present && state.root.as_deref() == Some(project.root()) {
             state.present = true;

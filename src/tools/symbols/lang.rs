@@ -6,8 +6,11 @@
 //! qualified lookups, the doctor's census) reads the table.
 //!
 //! A language is chosen by file extension alone; every other file is skipped. Each query
-//! is compiled once per process, the first time it is needed, and shared by every thread
-//! (a [`Query`] is immutable once built).
+//! is compiled once per process and shared by every thread (a [`Query`] is immutable once
+//! built). Compiling one costs from a millisecond (Go) to a few hundred (C++), so it is
+//! started on a thread of its own as soon as a file of the language is seen
+//! ([`Lang::prepare`]): the walk, the reads and the prefilter run beside it, and a parse
+//! that needs the query waits only for what is left.
 //!
 //! Query captures follow one convention: `@name` is the defined identifier and
 //! `@definition.<kind>` the construct, where `<kind>` is a Universal Ctags kind name.
@@ -16,6 +19,7 @@
 //! instead of printing a made-up kind or losing every scope.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tree_sitter::{Language, Query};
 
@@ -678,16 +682,43 @@ impl Lang {
         self.spec().name
     }
 
-    /// The compiled query, built on first use.
+    /// The compiled query, built on first use (or waited for, when [`Lang::prepare`]
+    /// started it on another thread).
     pub(crate) fn definitions(self) -> Result<&'static Definitions, SymbolError> {
-        static COMPILED: [OnceLock<Result<Definitions, SymbolError>>; MAX_LANGS] =
-            [const { OnceLock::new() }; MAX_LANGS];
         COMPILED[usize::from(self.0)]
             .get_or_init(|| Definitions::compile(self))
             .as_ref()
             .map_err(Clone::clone)
     }
+
+    /// Starts compiling the language's query on a background thread, once per process,
+    /// so that a lookup finds it ready or partly done instead of paying for all of it
+    /// when it parses its first file. Cheap to call for every file of a walk: after the
+    /// first call for a language it is one atomic load. If no thread can be started the
+    /// query is compiled when first needed, as without this.
+    pub(crate) fn prepare(self) {
+        static STARTED: [AtomicBool; MAX_LANGS] = [const { AtomicBool::new(false) }; MAX_LANGS];
+        let started = &STARTED[usize::from(self.0)];
+        if started.load(Ordering::Relaxed) || started.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if COMPILED[usize::from(self.0)].get().is_some() {
+            return;
+        }
+        let spawned = std::thread::Builder::new()
+            .name(format!("query-{}", self.name()))
+            .spawn(move || {
+                // An error is kept in COMPILED and reported by the lookup that needs it.
+                let _ = self.definitions();
+            });
+        // Without a thread, the first parse compiles the query itself.
+        drop(spawned);
+    }
 }
+
+/// Each language's compiled query (or why it failed), by [`Lang::index`].
+static COMPILED: [OnceLock<Result<Definitions, SymbolError>>; MAX_LANGS] =
+    [const { OnceLock::new() }; MAX_LANGS];
 
 /// The compiled-in languages' names, joined for messages (`Go, Rust`).
 pub(crate) fn names() -> String {
@@ -801,6 +832,88 @@ mod tests {
             );
             let definitions = lang.definitions();
             assert!(definitions.is_ok(), "{definitions:?}");
+        }
+    }
+
+    /// How long each language's query takes to compile, and its costliest patterns
+    /// compiled alone: the numbers behind the fixed-root rewrites in grammars/*.scm.
+    /// `cargo test --release --lib query_compile_times -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a timing report, not a check"]
+    fn query_compile_times() {
+        use std::time::Instant;
+        let best_of = |language: &Language, source: &str| {
+            (0..3)
+                .map(|_| {
+                    let start = Instant::now();
+                    let compiled = Query::new(language, source);
+                    let elapsed = start.elapsed();
+                    assert!(compiled.is_ok(), "{compiled:?}");
+                    elapsed
+                })
+                .min()
+                .unwrap_or_default()
+        };
+        let mut total = std::time::Duration::ZERO;
+        for lang in Lang::all() {
+            let spec = lang.spec();
+            let language = (spec.grammar)();
+            let whole = best_of(&language, spec.query);
+            total += whole;
+            // What any query costs in this grammar: the parse-table scan of the analysis.
+            let floor = best_of(&language, "(ERROR) @name");
+            let Ok(query) = Query::new(&language, spec.query) else {
+                panic!("{} query does not compile", spec.name);
+            };
+            let mut patterns: Vec<(std::time::Duration, usize)> = (0..query.pattern_count())
+                .map(|index| {
+                    let source = &spec.query
+                        [query.start_byte_for_pattern(index)..query.end_byte_for_pattern(index)];
+                    (best_of(&language, source), index)
+                })
+                .collect();
+            patterns.sort_unstable_by(|a, b| b.cmp(a));
+            let top: Vec<String> = patterns
+                .iter()
+                .take(4)
+                .map(|(time, index)| {
+                    let line = spec.query[..query.start_byte_for_pattern(*index)]
+                        .lines()
+                        .count()
+                        + 1;
+                    format!("line {line} {:.1} ms", time.as_secs_f64() * 1e3)
+                })
+                .collect();
+            println!(
+                "{:<10} {:>7.1} ms (floor {:.1})  {} patterns; costliest alone: {}",
+                spec.name,
+                whole.as_secs_f64() * 1e3,
+                floor.as_secs_f64() * 1e3,
+                query.pattern_count(),
+                top.join(", ")
+            );
+        }
+        println!("{:<10} {:>7.1} ms", "all", total.as_secs_f64() * 1e3);
+    }
+
+    #[test]
+    #[ignore = "scratch"]
+    fn scratch_compile() {
+        let lang_name = std::env::var("SCRATCH_LANG").unwrap_or_default();
+        let text = std::fs::read_to_string(std::env::var("SCRATCH_QUERY").unwrap_or_default()).unwrap_or_default();
+        for lang in Lang::all() {
+            if lang.name() != lang_name { continue; }
+            let language = (lang.spec().grammar)();
+            for chunk in text.split("\n;;;;\n") {
+                let mut best = std::time::Duration::MAX;
+                for _ in 0..5 {
+                    let start = std::time::Instant::now();
+                    let q = Query::new(&language, chunk);
+                    best = best.min(start.elapsed());
+                    if let Err(e) = q { println!("ERR {e}"); break; }
+                }
+                println!("{:>8.1} ms  {}", best.as_secs_f64()*1e3, chunk.trim().lines().next().unwrap_or(""));
+            }
         }
     }
 
