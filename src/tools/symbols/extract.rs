@@ -10,11 +10,12 @@
 //!   "function");
 //! - Rust raw identifiers are stored without their `r#`, as ctags reports them.
 //!
-//! A pattern may say which node kinds the parent of a capture may have,
-//! `(#has-parent? @definition.variable translation_unit declaration_list)`: a match whose
-//! node has another parent is dropped before the earliest pattern wins, exactly as if
-//! the query had listed those parents (which costs far more to compile; see
-//! [`super::lang::ParentTest`]).
+//! A pattern may say which ancestors a capture must have,
+//! `(#has-parent? @definition.variable translation_unit declaration_list)` or
+//! `(#has-ancestors? @definition.variable "module" "block _ module")`: a match whose node
+//! has others is dropped before the earliest pattern wins, exactly as if the query had
+//! spelled those ancestors out (which costs far more to compile; see
+//! [`super::lang::AncestorTest`]).
 //!
 //! A pattern may name its definition by more than the captured text: `(#set! suffix
 //! "=")` appends `=` (a Ruby `attr_writer :x` defines `x=`, a name not in the source).
@@ -211,8 +212,8 @@ impl Extractor {
             let (Some(name), Some((item, kind))) = (name, item) else {
                 continue;
             };
-            let parents_hold = query
-                .parent_tests
+            let ancestors_hold = query
+                .ancestor_tests
                 .get(found.pattern_index)
                 .is_none_or(|tests| {
                     tests.iter().all(|test| {
@@ -223,7 +224,7 @@ impl Extractor {
                             .all(|capture| test.holds(capture.node))
                     })
                 });
-            if !parents_hold {
+            if !ancestors_hold {
                 continue;
             }
             let Some(node) = principal_name(name) else {

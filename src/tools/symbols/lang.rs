@@ -747,67 +747,115 @@ pub(crate) struct Definitions {
     pub(crate) max_start_depth: Option<u32>,
     /// The scope rules, by node kind id.
     pub(crate) scopes: Vec<(u16, ScopeName)>,
-    /// For each pattern, its `#has-parent?` tests (see [`ParentTest`]).
-    pub(crate) parent_tests: Vec<Vec<ParentTest>>,
+    /// For each pattern, its `#has-parent?` and `#has-ancestors?` tests.
+    pub(crate) ancestor_tests: Vec<Vec<AncestorTest>>,
     /// What joins nested scope names.
     pub(crate) separator: &'static str,
 }
 
-/// A pattern's `(#has-parent? @capture kind …)`: the captured node's parent must be one
-/// of these node kinds. It says what `[(kind_a (x) @c) (kind_b (x) @c) …]` says, but
-/// tree-sitter analyses each parent of a pattern against the whole parse table when the
-/// query is compiled (about 4 ms each for C, 10 for C++), so one `(x)` tested here costs
-/// a fraction of listing its parents in the query. extract.rs applies the test to each
-/// match before the earliest pattern wins, so the result is the same as the query's.
+/// A pattern's test of a capture's ancestors, done in Rust on each match:
+///
+/// - `(#has-parent? @c kind …)`: the captured node's parent is one of these kinds;
+/// - `(#has-ancestors? @c "chain" …)`: its ancestors, read upward from its parent, start
+///   with one of these chains, each a space-separated list of node kinds where `_` is
+///   any named node without a `name` field (a statement or clause, not a definition).
+///
+/// They say what listing the parents in the query says (`[(kind_a (x) @c) (kind_b (x)
+/// @c) …]`, or `(module (_ !name (block (x) @c)))` for `"block _ module"`), but
+/// tree-sitter analyses every parent of a pattern against the whole parse table when
+/// the query is compiled (about 4 ms each in C, 10 in C++, 15 in PHP), where one `(x)`
+/// tested here costs a fraction of that. extract.rs applies the test to each match
+/// before the earliest pattern wins, so the result is the same as the query's.
 #[derive(Debug)]
-pub(crate) struct ParentTest {
+pub(crate) struct AncestorTest {
     /// The capture whose node is tested.
     pub(crate) capture: u32,
-    /// The node kinds its parent may have.
-    pub(crate) kinds: Vec<Box<str>>,
+    /// The allowed chains of ancestors, nearest first; one must match.
+    pub(crate) chains: Vec<Vec<Ancestor>>,
 }
 
-impl ParentTest {
-    /// Whether `node`'s parent is one of the allowed kinds.
+/// One step of an [`AncestorTest`] chain.
+#[derive(Debug)]
+pub(crate) enum Ancestor {
+    /// A node of this kind.
+    Kind(Box<str>),
+    /// `_`: any named node without a `name` field.
+    Unnamed,
+}
+
+impl AncestorTest {
+    /// Whether `node`'s ancestors start with one of the allowed chains.
     pub(crate) fn holds(&self, node: tree_sitter::Node<'_>) -> bool {
-        node.parent()
-            .is_some_and(|parent| self.kinds.iter().any(|kind| **kind == *parent.kind()))
+        // Each `parent()` walks down from the root, so the ancestors are read once, and
+        // no further than the longest chain needs.
+        let longest = self.chains.iter().map(Vec::len).max().unwrap_or(0);
+        let mut ancestors = Vec::with_capacity(longest);
+        let mut at = node;
+        while ancestors.len() < longest
+            && let Some(parent) = at.parent()
+        {
+            ancestors.push(parent);
+            at = parent;
+        }
+        self.chains.iter().any(|chain| {
+            chain.len() <= ancestors.len()
+                && chain.iter().zip(&ancestors).all(|(step, node)| match step {
+                    Ancestor::Kind(kind) => **kind == *node.kind(),
+                    Ancestor::Unnamed => {
+                        node.is_named() && node.child_by_field_name("name").is_none()
+                    }
+                })
+        })
     }
 }
 
-/// The `#has-parent?` tests of each pattern of `query`. Any other predicate tree-sitter
-/// leaves to the caller is an error, as is a kind the grammar does not have: a typo
-/// must fail loudly, not drop every definition the pattern finds.
-fn parent_tests(
+/// The ancestor tests of each pattern of `query`. Any other predicate tree-sitter leaves
+/// to the caller is an error, as is a kind the grammar does not have: a typo must fail
+/// loudly, not drop every definition the pattern finds.
+fn ancestor_tests(
     query: &Query,
     language: &Language,
-) -> Result<Vec<Vec<ParentTest>>, String> {
+) -> Result<Vec<Vec<AncestorTest>>, String> {
     let mut all = Vec::with_capacity(query.pattern_count());
     for pattern in 0..query.pattern_count() {
         let mut tests = Vec::new();
         for predicate in query.general_predicates(pattern) {
-            if &*predicate.operator != "has-parent?" {
-                return Err(format!("unknown predicate #{}", predicate.operator));
-            }
+            let operator = &*predicate.operator;
+            let one_step = match operator {
+                "has-parent?" => true,
+                "has-ancestors?" => false,
+                _ => return Err(format!("unknown predicate #{operator}")),
+            };
+            let usage = || format!("#{operator} takes a capture, then node kinds");
             let mut args = predicate.args.iter();
             let Some(tree_sitter::QueryPredicateArg::Capture(capture)) = args.next() else {
-                return Err("#has-parent? takes a capture, then node kinds".to_owned());
+                return Err(usage());
             };
-            let mut kinds = Vec::new();
+            let mut chains = Vec::new();
             for arg in args {
-                let tree_sitter::QueryPredicateArg::String(kind) = arg else {
-                    return Err("#has-parent? takes a capture, then node kinds".to_owned());
+                let tree_sitter::QueryPredicateArg::String(text) = arg else {
+                    return Err(usage());
                 };
-                if language.id_for_node_kind(kind, true) == 0 {
-                    return Err(format!(
-                        "#has-parent? names `{kind}`, which is not a node kind of the grammar"
-                    ));
+                let mut chain = Vec::new();
+                for kind in text.split_whitespace() {
+                    if kind == "_" && !one_step {
+                        chain.push(Ancestor::Unnamed);
+                    } else if language.id_for_node_kind(kind, true) == 0 {
+                        return Err(format!(
+                            "#{operator} names `{kind}`, which is not a node kind of the grammar"
+                        ));
+                    } else {
+                        chain.push(Ancestor::Kind(kind.into()));
+                    }
                 }
-                kinds.push(kind.clone());
+                if chain.is_empty() || (one_step && chain.len() > 1) {
+                    return Err(usage());
+                }
+                chains.push(chain);
             }
-            tests.push(ParentTest {
+            tests.push(AncestorTest {
                 capture: *capture,
-                kinds,
+                chains,
             });
         }
         all.push(tests);
@@ -860,9 +908,9 @@ impl Definitions {
                 id => scopes.push((id, rule.name)),
             }
         }
-        let parent_tests = parent_tests(&query, &language).map_err(bad)?;
+        let ancestor_tests = ancestor_tests(&query, &language).map_err(bad)?;
         Ok(Definitions {
-            parent_tests,
+            ancestor_tests,
             language,
             query,
             name_capture,
