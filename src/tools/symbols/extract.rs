@@ -212,18 +212,19 @@ impl Extractor {
             let (Some(name), Some((item, kind))) = (name, item) else {
                 continue;
             };
-            let ancestors_hold = query
-                .ancestor_tests
-                .get(found.pattern_index)
-                .is_none_or(|tests| {
-                    tests.iter().all(|test| {
-                        found
-                            .captures()
-                            .iter()
-                            .filter(|capture| capture.index == test.capture)
-                            .all(|capture| test.holds(capture.node))
-                    })
-                });
+            let ancestors_hold =
+                query
+                    .ancestor_tests
+                    .get(found.pattern_index)
+                    .is_none_or(|tests| {
+                        tests.iter().all(|test| {
+                            found
+                                .captures()
+                                .iter()
+                                .filter(|capture| capture.index == test.capture)
+                                .all(|capture| test.holds(capture.node))
+                        })
+                    });
             if !ancestors_hold {
                 continue;
             }

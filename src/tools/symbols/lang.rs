@@ -812,10 +812,7 @@ impl AncestorTest {
 /// The ancestor tests of each pattern of `query`. Any other predicate tree-sitter leaves
 /// to the caller is an error, as is a kind the grammar does not have: a typo must fail
 /// loudly, not drop every definition the pattern finds.
-fn ancestor_tests(
-    query: &Query,
-    language: &Language,
-) -> Result<Vec<Vec<AncestorTest>>, String> {
+fn ancestor_tests(query: &Query, language: &Language) -> Result<Vec<Vec<AncestorTest>>, String> {
     let mut all = Vec::with_capacity(query.pattern_count());
     for pattern in 0..query.pattern_count() {
         let mut tests = Vec::new();
@@ -1022,28 +1019,6 @@ mod tests {
             );
         }
         println!("{:<10} {:>6.1} ms CPU", "all", total.as_secs_f64() * 1e3);
-    }
-
-    #[test]
-    #[ignore = "scratch"]
-    fn scratch_compile() {
-        let lang_name = std::env::var("SCRATCH_LANG").unwrap_or_default();
-        let text = std::fs::read_to_string(std::env::var("SCRATCH_QUERY").unwrap_or_default()).unwrap_or_default();
-        for lang in Lang::all() {
-            if lang.name() != lang_name { continue; }
-            let language = (lang.spec().grammar)();
-            for chunk in text.split("\n;;;;\n") {
-                let mut best = std::time::Duration::MAX;
-                let cpu = || { let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 }; unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) }; std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32) };
-                for _ in 0..5 {
-                    let start = cpu();
-                    let q = Query::new(&language, chunk);
-                    best = best.min(cpu() - start);
-                    if let Err(e) = q { println!("ERR {e}"); break; }
-                }
-                println!("{:>8.1} ms  {}", best.as_secs_f64()*1e3, chunk.trim().lines().next().unwrap_or(""));
-            }
-        }
     }
 
     #[test]
