@@ -851,6 +851,28 @@ mod tests {
         assert!(has(&found, "Type", 2, "struct"), "{found:?}");
     }
 
+    /// `#has-ancestors?` keeps module and class attributes, under one or two levels of
+    /// compound statements, and drops a function's locals, as the nested patterns it
+    /// replaced did.
+    #[cfg(feature = "lang-python")]
+    #[test]
+    fn ancestor_chains_keep_attributes_and_drop_locals() {
+        let Some(python) = Lang::of_path("x.py") else {
+            panic!("Python is compiled in");
+        };
+        let source = "X = 1\nif A:\n    Y = 2\nelse:\n    try:\n        Z = 3\n    except E:\n        pass\ndef f():\n    W = 4\nclass C:\n    if T:\n        V = 5\n    def m(self):\n        U = 6\n    @property\n    def p(self):\n        pass\n";
+        let found = defs(python, source);
+        let variables: Vec<&str> = found
+            .iter()
+            .filter(|(_, _, kind)| *kind == "variable")
+            .map(|(name, _, _)| name.as_str())
+            .collect();
+        assert_eq!(variables, ["X", "Y", "Z", "V"]);
+        assert!(has(&found, "m", 14, "member"), "{found:?}");
+        assert!(has(&found, "p", 17, "member"), "{found:?}");
+        assert!(has(&found, "f", 9, "function"), "{found:?}");
+    }
+
     #[test]
     fn broken_and_empty_sources_do_not_fail() {
         assert!(defs(lang_of::go(), "").is_empty());

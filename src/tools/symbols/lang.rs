@@ -1037,6 +1037,50 @@ mod tests {
         }
     }
 
+    /// A misspelt predicate, kind or chain fails the compile instead of quietly
+    /// dropping what its pattern finds.
+    #[cfg(feature = "lang-python")]
+    #[test]
+    fn ancestor_tests_refuse_typos() {
+        let language = tree_sitter_python::LANGUAGE.into();
+        let tests = |source: &str| {
+            let query = Query::new(&language, source).map_err(|e| e.to_string())?;
+            ancestor_tests(&query, &language).map(|tests| tests.len())
+        };
+        assert_eq!(
+            tests(r#"((identifier) @name (#has-ancestors? @name "block _ module"))"#),
+            Ok(1)
+        );
+        assert_eq!(
+            tests(r#"((identifier) @name (#has-parent? @name module block))"#),
+            Ok(1)
+        );
+        let refused = |source: &str, why: &str| {
+            let result = tests(source);
+            assert!(
+                result.as_ref().is_err_and(|e| e.contains(why)),
+                "{source}: {result:?}"
+            );
+        };
+        refused(
+            r#"((identifier) @name (#has-ancestors? @name "block _ modul"))"#,
+            "`modul`",
+        );
+        refused(
+            r#"((identifier) @name (#has-parnet? @name module))"#,
+            "unknown predicate #has-parnet?",
+        );
+        refused(
+            r#"((identifier) @name (#has-parent? @name "block module"))"#,
+            "takes a capture",
+        );
+        refused(r#"((identifier) @name (#has-parent? @name _))"#, "`_`");
+        refused(
+            r#"((identifier) @name (#has-parent? module))"#,
+            "takes a capture",
+        );
+    }
+
     #[test]
     fn extensions_belong_to_one_language() {
         let mut seen = std::collections::HashSet::new();
