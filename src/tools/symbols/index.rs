@@ -98,8 +98,7 @@ impl SymbolIndex {
         limit: usize,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
-        // Only the languages the project holds have their queries compiled, each on a
-        // thread of its own from the walk's first file of it (`Lang::prepare`): compiling
+        // Only the languages the project holds have their queries compiled: compiling
         // all twelve costs most of a second, which a Go project should never pay.
         let mut state = self.lock();
         if state.root.as_deref() != Some(project.root()) {
@@ -113,6 +112,7 @@ impl SymbolIndex {
             let (walked, snapshot) = tree::walk(project);
             merge_file_list(&mut state.files, walked);
             state.snapshot = snapshot;
+            prepare_main_languages(&state.files);
         }
 
         let query = Query {
@@ -248,6 +248,29 @@ impl SymbolIndex {
             *state = State::default();
             state
         })
+    }
+}
+
+/// A language with at least this share of the project's files (one in N) has its query
+/// compiled in the background as soon as the walk is done.
+const MAIN_LANGUAGE_SHARE: usize = 8;
+
+/// Starts compiling, beside the reads and the prefilter, the queries of the languages
+/// that hold a good share of `files` ([`MAIN_LANGUAGE_SHARE`]): those a lookup will
+/// most likely parse. The others are compiled when a file of theirs is first parsed, as
+/// compiling one (C++: a few hundred milliseconds of CPU) for a handful of files that may
+/// never mention the name would only take a core from the lookup (on the Go tree, its C
+/// headers slowed a rare name's first lookup by half).
+fn prepare_main_languages(files: &[FileEntry]) {
+    let mut counts = [0usize; super::lang::MAX_LANGS];
+    for entry in files {
+        counts[entry.lang().index()] += 1;
+    }
+    for lang in Lang::all() {
+        let count = counts[lang.index()];
+        if count > 0 && count.saturating_mul(MAIN_LANGUAGE_SHARE) >= files.len() {
+            lang.prepare();
+        }
     }
 }
 

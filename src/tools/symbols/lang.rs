@@ -7,10 +7,10 @@
 //!
 //! A language is chosen by file extension alone; every other file is skipped. Each query
 //! is compiled once per process and shared by every thread (a [`Query`] is immutable once
-//! built). Compiling one costs from a millisecond (Go) to a few hundred (C++), so it is
-//! started on a thread of its own as soon as a file of the language is seen
-//! ([`Lang::prepare`]): the walk, the reads and the prefilter run beside it, and a parse
-//! that needs the query waits only for what is left.
+//! built). Compiling one costs from a millisecond (Go) to a few hundred (C++), so the
+//! index starts it on a thread of its own ([`Lang::prepare`]) for the languages a
+//! project mostly holds, as soon as it knows them: the reads and the prefilter run
+//! beside it, and a parse that needs the query waits only for what is left.
 //!
 //! Query captures follow one convention: `@name` is the defined identifier and
 //! `@definition.<kind>` the construct, where `<kind>` is a Universal Ctags kind name.

@@ -255,7 +255,7 @@ impl Snapshot {
 
 /// Walks the project (with the shared walk, so the rules are list_files') and returns
 /// its files in a supported language in walk order, with a snapshot to check the result
-/// against. Each language's query starts compiling ([`Lang::prepare`]) at its first file.
+/// against.
 pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
     let started = SystemTime::now();
     let root = project.root();
@@ -298,8 +298,6 @@ pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
             && let Some(path) = project.walked_path(relative)
             && let Some(lang) = Lang::of_path(path.as_str())
         {
-            // The query compiles beside the rest of the walk and the first reads.
-            lang.prepare();
             files.push((path, lang));
         }
     }
