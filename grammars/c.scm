@@ -43,15 +43,15 @@
 ; starts with `(`, an initialized variable's has ` = ` before any `(`. A
 ; declaration that does not end with its own `;` is tree-sitter's recovery from
 ; an unexpanded macro (it made up a MISSING `;`), not a variable.
-([
-  (translation_unit (declaration declarator: (_) @name) @definition.variable)
-  (preproc_if (declaration declarator: (_) @name) @definition.variable)
-  (preproc_ifdef (declaration declarator: (_) @name) @definition.variable)
-  (preproc_else (declaration declarator: (_) @name) @definition.variable)
-  (preproc_elif (declaration declarator: (_) @name) @definition.variable)
-  (declaration_list (declaration declarator: (_) @name) @definition.variable)
-  (linkage_specification (declaration declarator: (_) @name) @definition.variable)
- ]
+((declaration declarator: (_) @name) @definition.variable
+ (#has-parent? @definition.variable
+  translation_unit
+  preproc_if
+  preproc_ifdef
+  preproc_else
+  preproc_elif
+  declaration_list
+  linkage_specification)
  (#not-match? @definition.variable "^extern\\s")
  (#not-match? @name "^[*\\s]*[A-Za-z_][A-Za-z0-9_]*\\s*\\(")
  (#match? @definition.variable ";$"))

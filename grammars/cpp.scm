@@ -209,20 +209,12 @@
 
 ; A static data member defined outside its class (`int Stack::count = 0;`) is
 ; a member, as ctags has it.
-([
-  (translation_unit
-    (declaration
-      declarator: [
-        (qualified_identifier)
-        (init_declarator declarator: (qualified_identifier))
-      ] @name) @definition.member)
-  (declaration_list
-    (declaration
-      declarator: [
-        (qualified_identifier)
-        (init_declarator declarator: (qualified_identifier))
-      ] @name) @definition.member)
- ]
+((declaration
+   declarator: [
+     (qualified_identifier)
+     (init_declarator declarator: (qualified_identifier))
+   ] @name) @definition.member
+ (#has-parent? @definition.member translation_unit declaration_list)
  (#not-match? @name "^[A-Za-z0-9_:<>, ]*\\("))
 
 ; Variable templates (`template <typename T> constexpr bool is_x_v = …;`):
@@ -249,15 +241,15 @@
 ; namespace, a preprocessor conditional or an `extern "C"` block) that are not
 ; prototypes or `extern`s, as in grammars/c.scm, nor prototypes misread
 ; because of a macro (as for members above).
-([
-  (translation_unit (declaration declarator: (_) @name) @definition.variable)
-  (preproc_if (declaration declarator: (_) @name) @definition.variable)
-  (preproc_ifdef (declaration declarator: (_) @name) @definition.variable)
-  (preproc_else (declaration declarator: (_) @name) @definition.variable)
-  (preproc_elif (declaration declarator: (_) @name) @definition.variable)
-  (declaration_list (declaration declarator: (_) @name) @definition.variable)
-  (linkage_specification (declaration declarator: (_) @name) @definition.variable)
- ]
+((declaration declarator: (_) @name) @definition.variable
+ (#has-parent? @definition.variable
+  translation_unit
+  preproc_if
+  preproc_ifdef
+  preproc_else
+  preproc_elif
+  declaration_list
+  linkage_specification)
  (#not-match? @definition.variable "^extern\\s")
  (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()")
  (#not-match? @definition.variable "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")

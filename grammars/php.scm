@@ -11,9 +11,13 @@
 ; ctags tags a variable only where it is global: assigned in the file or a
 ; namespace body, including inside if/foreach/while/try blocks there, never in a
 ; function or method. A query cannot say "no function above", so those patterns
-; are anchored at the program or the namespace body and spell out the statements
-; in between (up to two blocks deep). `(_ !name ...)` is any statement but a
-; named declaration: a function, class or method has a `name` field.
+; list the chains of ancestors up to the program or the namespace body, spelling
+; out the statements in between (up to two blocks deep). In a chain
+; (`#has-ancestors?`, tested in Rust: see lang.rs, AncestorTest) `_` is any
+; named node without a `name` field: any statement but a named declaration,
+; since a function, class or method has a `name` field. Written as nested
+; patterns (`(program (_ !name (compound_statement …)))`), the chains cost most
+; of this query's compile time.
 
 ; `namespace App\Models;` is named `App\Models` as a whole, as ctags names it.
 (namespace_definition name: (namespace_name) @name) @definition.namespace
@@ -49,76 +53,35 @@
 
 ; A non-static closure assigned to a global variable is a function for ctags;
 ; `static function () {}` stays a variable.
-(program (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function))
-(program (_ !name (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function)))
-(program (_ !name (compound_statement (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function))))
-(program (_ !name (_ !name (compound_statement (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function)))))
-(program (_ !name (compound_statement (_ !name (compound_statement (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function))))))
-(namespace_definition body: (compound_statement (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function)))
-(namespace_definition body: (compound_statement (_ !name (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function))))
-(namespace_definition body: (compound_statement (_ !name (compound_statement (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function)))))
-(namespace_definition body: (compound_statement (_ !name (_ !name (compound_statement (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function))))))
-(namespace_definition body: (compound_statement (_ !name (compound_statement (_ !name (compound_statement (expression_statement (assignment_expression
-    left: (variable_name (name) @name)
-    right: (anonymous_function !static_modifier)) @definition.function)))))))
+((assignment_expression
+   left: (variable_name (name) @name)
+   right: (anonymous_function !static_modifier)) @definition.function
+ (#has-ancestors? @definition.function
+  "expression_statement program"
+  "expression_statement _ program"
+  "expression_statement compound_statement _ program"
+  "expression_statement compound_statement _ _ program"
+  "expression_statement compound_statement _ compound_statement _ program"
+  "expression_statement compound_statement namespace_definition"
+  "expression_statement _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ compound_statement _ compound_statement namespace_definition"))
 
 ; Global variables: `$x = ...` and each name of `$a = $b = ...` (ctags tags
 ; both); `$a['k'] = ...` and `[$a, $b] = ...` are not tagged by ctags.
-(program (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable))
-(program (_ !name (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable)))
-(program (_ !name (compound_statement (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable))))
-(program (_ !name (_ !name (compound_statement (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable)))))
-(program (_ !name (compound_statement (_ !name (compound_statement (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable))))))
-(namespace_definition body: (compound_statement (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable)))
-(namespace_definition body: (compound_statement (_ !name (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable))))
-(namespace_definition body: (compound_statement (_ !name (compound_statement (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable)))))
-(namespace_definition body: (compound_statement (_ !name (_ !name (compound_statement (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable))))))
-(namespace_definition body: (compound_statement (_ !name (compound_statement (_ !name (compound_statement (expression_statement [
-    (assignment_expression left: (variable_name (name) @name))
-    (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
-  ] @definition.variable)))))))
+([
+   (assignment_expression left: (variable_name (name) @name))
+   (assignment_expression right: (assignment_expression left: (variable_name (name) @name)))
+ ] @definition.variable
+ (#has-ancestors? @definition.variable
+  "expression_statement program"
+  "expression_statement _ program"
+  "expression_statement compound_statement _ program"
+  "expression_statement compound_statement _ _ program"
+  "expression_statement compound_statement _ compound_statement _ program"
+  "expression_statement compound_statement namespace_definition"
+  "expression_statement _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ compound_statement _ compound_statement namespace_definition"))

@@ -11,12 +11,14 @@
 ; ctags tags assignments only where they define a module or class attribute:
 ; at module or class level, including inside if/for/while/with/try there, never
 ; inside a function. A query cannot say "no function above", so those patterns
-; are anchored at the module or the class body and spell out the compound
-; statements in between: one or two levels of if/for/while/with/try (the
-; statement's own block, or the block of its elif/else/except/finally clause).
-; `(_ !name (block ...))` is any compound statement: the nodes that own a block
-; and have no `name` field are exactly the compound statements and their
-; clauses, since a function or class has a name.
+; list the chains of ancestors up to the module or the class body, spelling out
+; the compound statements in between: one or two levels of if/for/while/with/try
+; (the statement's own block, or the block of its elif/else/except/finally
+; clause). In a chain (`#has-ancestors?`, tested in Rust: see lang.rs,
+; AncestorTest) `_` is any named node without a `name` field; above a block
+; that is exactly a compound statement or one of its clauses, since a function
+; or class has a name. Written as nested patterns (`(module (_ !name (block
+; …)))`), the chains cost most of this query's compile time.
 
 ; A lambda bound to a name is a function (a method in a class body), wherever
 ; it is, as ctags reads it.
@@ -24,19 +26,16 @@
   (expression_statement (assignment left: (identifier) @name right: (lambda)) @definition.member)))
 (expression_statement (assignment left: (identifier) @name right: (lambda)) @definition.function)
 
-; Methods: functions in a class body, decorated or not, also under if/try there.
-(class_definition body: (block
-  (function_definition name: (identifier) @name) @definition.member))
-(class_definition body: (block
-  (decorated_definition definition: (function_definition name: (identifier) @name) @definition.member)))
-(class_definition body: (block (_ !name (block
-  (function_definition name: (identifier) @name) @definition.member))))
-(class_definition body: (block (_ !name (block
-  (decorated_definition definition: (function_definition name: (identifier) @name) @definition.member)))))
-(class_definition body: (block (_ !name (_ !name (block
-  (function_definition name: (identifier) @name) @definition.member)))))
-(class_definition body: (block (_ !name (_ !name (block
-  (decorated_definition definition: (function_definition name: (identifier) @name) @definition.member))))))
+; Methods: functions in a class body, decorated or not, also under one or two
+; levels of if/try there.
+((function_definition name: (identifier) @name) @definition.member
+ (#has-ancestors? @definition.member
+  "block class_definition"
+  "decorated_definition block class_definition"
+  "block _ block class_definition"
+  "decorated_definition block _ block class_definition"
+  "block _ _ block class_definition"
+  "decorated_definition block _ _ block class_definition"))
 
 ; Every other function, nested ones included (ctags scopes them by the
 ; enclosing function or method).
@@ -57,45 +56,21 @@
 ; levels described at the top. An annotation without a value (`A: int`) binds
 ; nothing and ctags does not tag it; `(G, H) = ...` and the inner names of
 ; `t = u = 1` are not tagged by ctags either.
-(module (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable))
-(module (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable))))
-(module (_ !name (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable)))))
-(module (_ !name (block (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable))))))
-(module (_ !name (block (_ !name (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable)))))))
-(module (_ !name (_ !name (block (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable)))))))
-(module (_ !name (_ !name (block (_ !name (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable))))))))
-(class_definition body: (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable)))
-(class_definition body: (block (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable)))))
-(class_definition body: (block (_ !name (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable))))))
-(class_definition body: (block (_ !name (block (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable)))))))
-(class_definition body: (block (_ !name (block (_ !name (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable))))))))
-(class_definition body: (block (_ !name (_ !name (block (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable))))))))
-(class_definition body: (block (_ !name (_ !name (block (_ !name (_ !name (block (expression_statement (assignment
-    left: [(identifier) @name (pattern_list (identifier) @name)]
-    right: (_)) @definition.variable)))))))))
+((assignment
+   left: [(identifier) @name (pattern_list (identifier) @name)]
+   right: (_)) @definition.variable
+ (#has-ancestors? @definition.variable
+  "expression_statement module"
+  "expression_statement block _ module"
+  "expression_statement block _ _ module"
+  "expression_statement block _ block _ module"
+  "expression_statement block _ _ block _ module"
+  "expression_statement block _ block _ _ module"
+  "expression_statement block _ _ block _ _ module"
+  "expression_statement block class_definition"
+  "expression_statement block _ block class_definition"
+  "expression_statement block _ _ block class_definition"
+  "expression_statement block _ block _ block class_definition"
+  "expression_statement block _ _ block _ block class_definition"
+  "expression_statement block _ block _ _ block class_definition"
+  "expression_statement block _ _ block _ _ block class_definition"))

@@ -30,11 +30,12 @@ const SOURCE_EXTENSIONS: &[&str] = &[
     "svelte", "sol", "v", "sv", "vhd", "f90", "pas", "ada", "adb", "cr",
 ];
 
-/// Whether the project holds at least one file in a supported language. `None` when the
-/// walk cannot start (an unsafe ignore file at the root): the tool's own refusal says why.
-pub(crate) fn any_supported(project: &Project) -> Option<bool> {
+/// The language of the first supported file of the project's walk, if it holds one.
+/// `None` when the walk cannot start (an unsafe ignore file at the root): the tool's own
+/// refusal says why.
+pub(crate) fn first_supported(project: &Project) -> Option<Option<Lang>> {
     let (builder, _) = walk::builder(project, None).ok()?;
-    Some(walk::files(project, builder.build()).any(|path| Lang::of_path(path.as_str()).is_some()))
+    Some(walk::files(project, builder.build()).find_map(|path| Lang::of_path(path.as_str())))
 }
 
 /// What a project's files are, by language.

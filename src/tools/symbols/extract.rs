@@ -10,6 +10,13 @@
 //!   "function");
 //! - Rust raw identifiers are stored without their `r#`, as ctags reports them.
 //!
+//! A pattern may say which ancestors a capture must have,
+//! `(#has-parent? @definition.variable translation_unit declaration_list)` or
+//! `(#has-ancestors? @definition.variable "module" "block _ module")`: a match whose node
+//! has others is dropped before the earliest pattern wins, exactly as if the query had
+//! spelled those ancestors out (which costs far more to compile; see
+//! [`super::lang::AncestorTest`]).
+//!
 //! A pattern may name its definition by more than the captured text: `(#set! suffix
 //! "=")` appends `=` (a Ruby `attr_writer :x` defines `x=`, a name not in the source).
 //! A name node then yields one definition per suffix, so `attr_accessor :x` gives both
@@ -205,6 +212,22 @@ impl Extractor {
             let (Some(name), Some((item, kind))) = (name, item) else {
                 continue;
             };
+            let ancestors_hold =
+                query
+                    .ancestor_tests
+                    .get(found.pattern_index)
+                    .is_none_or(|tests| {
+                        tests.iter().all(|test| {
+                            found
+                                .captures()
+                                .iter()
+                                .filter(|capture| capture.index == test.capture)
+                                .all(|capture| test.holds(capture.node))
+                        })
+                    });
+            if !ancestors_hold {
+                continue;
+            }
             let Some(node) = principal_name(name) else {
                 continue;
             };
@@ -826,6 +849,28 @@ mod tests {
         let found = defs(lang_of::rust(), "pub fn r#match() {}\nstruct r#Type;\n");
         assert!(has(&found, "match", 1, "function"), "{found:?}");
         assert!(has(&found, "Type", 2, "struct"), "{found:?}");
+    }
+
+    /// `#has-ancestors?` keeps module and class attributes, under one or two levels of
+    /// compound statements, and drops a function's locals, as the nested patterns it
+    /// replaced did.
+    #[cfg(feature = "lang-python")]
+    #[test]
+    fn ancestor_chains_keep_attributes_and_drop_locals() {
+        let Some(python) = Lang::of_path("x.py") else {
+            panic!("Python is compiled in");
+        };
+        let source = "X = 1\nif A:\n    Y = 2\nelse:\n    try:\n        Z = 3\n    except E:\n        pass\ndef f():\n    W = 4\nclass C:\n    if T:\n        V = 5\n    def m(self):\n        U = 6\n    @property\n    def p(self):\n        pass\n";
+        let found = defs(python, source);
+        let variables: Vec<&str> = found
+            .iter()
+            .filter(|(_, _, kind)| *kind == "variable")
+            .map(|(name, _, _)| name.as_str())
+            .collect();
+        assert_eq!(variables, ["X", "Y", "Z", "V"]);
+        assert!(has(&found, "m", 14, "member"), "{found:?}");
+        assert!(has(&found, "p", 17, "member"), "{found:?}");
+        assert!(has(&found, "f", 9, "function"), "{found:?}");
     }
 
     #[test]

@@ -98,9 +98,8 @@ impl SymbolIndex {
         limit: usize,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
-        // Each language's query is compiled the first time a file of it is parsed, not
-        // here: compiling all twelve costs most of a second (C++ and PHP alone a few
-        // hundred milliseconds), which a Go project should never pay.
+        // Only the languages the project holds have their queries compiled: compiling
+        // all twelve costs most of a second, which a Go project should never pay.
         let mut state = self.lock();
         if state.root.as_deref() != Some(project.root()) {
             *state = State {
@@ -113,6 +112,7 @@ impl SymbolIndex {
             let (walked, snapshot) = tree::walk(project);
             merge_file_list(&mut state.files, walked);
             state.snapshot = snapshot;
+            prepare_main_languages(&state.files);
         }
 
         let query = Query {
@@ -180,7 +180,14 @@ impl SymbolIndex {
                 return true;
             }
         }
-        let present = super::census::any_supported(project).unwrap_or(true);
+        let first = super::census::first_supported(project);
+        // Asked when the session's tools are chosen: the first language found starts
+        // compiling now, so the model's first find_symbol call finds its query ready.
+        // (Any other language starts when a lookup's walk meets its first file.)
+        if let Some(Some(lang)) = first {
+            lang.prepare();
+        }
+        let present = first.is_none_or(|lang| lang.is_some());
         let mut state = self.lock();
         if present && state.root.as_deref() == Some(project.root()) {
             state.present = true;
@@ -241,6 +248,29 @@ impl SymbolIndex {
             *state = State::default();
             state
         })
+    }
+}
+
+/// A language with at least this share of the project's files (one in N) has its query
+/// compiled in the background as soon as the walk is done.
+const MAIN_LANGUAGE_SHARE: usize = 8;
+
+/// Starts compiling, beside the reads and the prefilter, the queries of the languages
+/// that hold a good share of `files` ([`MAIN_LANGUAGE_SHARE`]): those a lookup will
+/// most likely parse. The others are compiled when a file of theirs is first parsed, as
+/// compiling one (C++: a few hundred milliseconds of CPU) for a handful of files that may
+/// never mention the name would only take a core from the lookup (on the Go tree, its C
+/// headers slowed a rare name's first lookup by half).
+fn prepare_main_languages(files: &[FileEntry]) {
+    let mut counts = [0usize; super::lang::MAX_LANGS];
+    for entry in files {
+        counts[entry.lang().index()] += 1;
+    }
+    for lang in Lang::all() {
+        let count = counts[lang.index()];
+        if count > 0 && count.saturating_mul(MAIN_LANGUAGE_SHARE) >= files.len() {
+            lang.prepare();
+        }
     }
 }
 

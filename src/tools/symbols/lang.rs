@@ -6,8 +6,11 @@
 //! qualified lookups, the doctor's census) reads the table.
 //!
 //! A language is chosen by file extension alone; every other file is skipped. Each query
-//! is compiled once per process, the first time it is needed, and shared by every thread
-//! (a [`Query`] is immutable once built).
+//! is compiled once per process and shared by every thread (a [`Query`] is immutable once
+//! built). Compiling one costs from a millisecond (Go) to a few hundred (C++), so the
+//! index starts it on a thread of its own ([`Lang::prepare`]) for the languages a
+//! project mostly holds, as soon as it knows them: the reads and the prefilter run
+//! beside it, and a parse that needs the query waits only for what is left.
 //!
 //! Query captures follow one convention: `@name` is the defined identifier and
 //! `@definition.<kind>` the construct, where `<kind>` is a Universal Ctags kind name.
@@ -16,6 +19,7 @@
 //! instead of printing a made-up kind or losing every scope.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tree_sitter::{Language, Query};
 
@@ -678,16 +682,43 @@ impl Lang {
         self.spec().name
     }
 
-    /// The compiled query, built on first use.
+    /// The compiled query, built on first use (or waited for, when [`Lang::prepare`]
+    /// started it on another thread).
     pub(crate) fn definitions(self) -> Result<&'static Definitions, SymbolError> {
-        static COMPILED: [OnceLock<Result<Definitions, SymbolError>>; MAX_LANGS] =
-            [const { OnceLock::new() }; MAX_LANGS];
         COMPILED[usize::from(self.0)]
             .get_or_init(|| Definitions::compile(self))
             .as_ref()
             .map_err(Clone::clone)
     }
+
+    /// Starts compiling the language's query on a background thread, once per process,
+    /// so that a lookup finds it ready or partly done instead of paying for all of it
+    /// when it parses its first file. Cheap to call for every file of a walk: after the
+    /// first call for a language it is one atomic load. If no thread can be started the
+    /// query is compiled when first needed, as without this.
+    pub(crate) fn prepare(self) {
+        static STARTED: [AtomicBool; MAX_LANGS] = [const { AtomicBool::new(false) }; MAX_LANGS];
+        let started = &STARTED[usize::from(self.0)];
+        if started.load(Ordering::Relaxed) || started.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if COMPILED[usize::from(self.0)].get().is_some() {
+            return;
+        }
+        let spawned = std::thread::Builder::new()
+            .name(format!("query-{}", self.name()))
+            .spawn(move || {
+                // An error is kept in COMPILED and reported by the lookup that needs it.
+                let _ = self.definitions();
+            });
+        // Without a thread, the first parse compiles the query itself.
+        drop(spawned);
+    }
 }
+
+/// Each language's compiled query (or why it failed), by [`Lang::index`].
+static COMPILED: [OnceLock<Result<Definitions, SymbolError>>; MAX_LANGS] =
+    [const { OnceLock::new() }; MAX_LANGS];
 
 /// The compiled-in languages' names, joined for messages (`Go, Rust`).
 pub(crate) fn names() -> String {
@@ -716,8 +747,117 @@ pub(crate) struct Definitions {
     pub(crate) max_start_depth: Option<u32>,
     /// The scope rules, by node kind id.
     pub(crate) scopes: Vec<(u16, ScopeName)>,
+    /// For each pattern, its `#has-parent?` and `#has-ancestors?` tests.
+    pub(crate) ancestor_tests: Vec<Vec<AncestorTest>>,
     /// What joins nested scope names.
     pub(crate) separator: &'static str,
+}
+
+/// A pattern's test of a capture's ancestors, done in Rust on each match:
+///
+/// - `(#has-parent? @c kind …)`: the captured node's parent is one of these kinds;
+/// - `(#has-ancestors? @c "chain" …)`: its ancestors, read upward from its parent, start
+///   with one of these chains, each a space-separated list of node kinds where `_` is
+///   any named node without a `name` field (a statement or clause, not a definition).
+///
+/// They say what listing the parents in the query says (`[(kind_a (x) @c) (kind_b (x)
+/// @c) …]`, or `(module (_ !name (block (x) @c)))` for `"block _ module"`), but
+/// tree-sitter analyses every parent of a pattern against the whole parse table when
+/// the query is compiled (about 4 ms each in C, 10 in C++, 15 in PHP), where one `(x)`
+/// tested here costs a fraction of that. extract.rs applies the test to each match
+/// before the earliest pattern wins, so the result is the same as the query's.
+#[derive(Debug)]
+pub(crate) struct AncestorTest {
+    /// The capture whose node is tested.
+    pub(crate) capture: u32,
+    /// The allowed chains of ancestors, nearest first; one must match.
+    pub(crate) chains: Vec<Vec<Ancestor>>,
+}
+
+/// One step of an [`AncestorTest`] chain.
+#[derive(Debug)]
+pub(crate) enum Ancestor {
+    /// A node of this kind.
+    Kind(Box<str>),
+    /// `_`: any named node without a `name` field.
+    Unnamed,
+}
+
+impl AncestorTest {
+    /// Whether `node`'s ancestors start with one of the allowed chains.
+    pub(crate) fn holds(&self, node: tree_sitter::Node<'_>) -> bool {
+        // Each `parent()` walks down from the root, so the ancestors are read once, and
+        // no further than the longest chain needs.
+        let longest = self.chains.iter().map(Vec::len).max().unwrap_or(0);
+        let mut ancestors = Vec::with_capacity(longest);
+        let mut at = node;
+        while ancestors.len() < longest
+            && let Some(parent) = at.parent()
+        {
+            ancestors.push(parent);
+            at = parent;
+        }
+        self.chains.iter().any(|chain| {
+            chain.len() <= ancestors.len()
+                && chain.iter().zip(&ancestors).all(|(step, node)| match step {
+                    Ancestor::Kind(kind) => **kind == *node.kind(),
+                    Ancestor::Unnamed => {
+                        node.is_named() && node.child_by_field_name("name").is_none()
+                    }
+                })
+        })
+    }
+}
+
+/// The ancestor tests of each pattern of `query`. Any other predicate tree-sitter leaves
+/// to the caller is an error, as is a kind the grammar does not have: a typo must fail
+/// loudly, not drop every definition the pattern finds.
+fn ancestor_tests(query: &Query, language: &Language) -> Result<Vec<Vec<AncestorTest>>, String> {
+    let mut all = Vec::with_capacity(query.pattern_count());
+    for pattern in 0..query.pattern_count() {
+        let mut tests = Vec::new();
+        for predicate in query.general_predicates(pattern) {
+            let operator = &*predicate.operator;
+            let one_step = match operator {
+                "has-parent?" => true,
+                "has-ancestors?" => false,
+                _ => return Err(format!("unknown predicate #{operator}")),
+            };
+            let usage = || format!("#{operator} takes a capture, then node kinds");
+            let mut args = predicate.args.iter();
+            let Some(tree_sitter::QueryPredicateArg::Capture(capture)) = args.next() else {
+                return Err(usage());
+            };
+            let mut chains = Vec::new();
+            for arg in args {
+                let tree_sitter::QueryPredicateArg::String(text) = arg else {
+                    return Err(usage());
+                };
+                let mut chain = Vec::new();
+                for kind in text.split_whitespace() {
+                    if kind == "_" && !one_step {
+                        chain.push(Ancestor::Unnamed);
+                    } else if language.id_for_node_kind(kind, true) == 0 {
+                        return Err(format!(
+                            "#{operator} names `{kind}`, which is not a node kind of the grammar"
+                        ));
+                    } else {
+                        chain.push(Ancestor::Kind(kind.into()));
+                    }
+                }
+                if chain.is_empty() || (one_step && chain.len() > 1) {
+                    return Err(usage());
+                }
+                chains.push(chain);
+            }
+            tests.push(AncestorTest {
+                capture: *capture,
+                chains,
+            });
+        }
+        all.push(tests);
+    }
+    Ok(all)
 }
 
 impl Definitions {
@@ -765,7 +905,9 @@ impl Definitions {
                 id => scopes.push((id, rule.name)),
             }
         }
+        let ancestor_tests = ancestor_tests(&query, &language).map_err(bad)?;
         Ok(Definitions {
+            ancestor_tests,
             language,
             query,
             name_capture,
@@ -804,6 +946,81 @@ mod tests {
         }
     }
 
+    /// How long each language's query takes to compile, and its costliest patterns
+    /// compiled alone: the numbers behind the fixed-root rewrites in grammars/*.scm.
+    /// `cargo test --release --lib query_compile_times -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a timing report, not a check"]
+    fn query_compile_times() {
+        use std::time::Duration;
+        // This thread's CPU time: on a shared machine, wall time mostly measures the load.
+        let cpu = || {
+            let mut now = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: clock_gettime only writes the timespec it is given.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+            Duration::new(
+                u64::try_from(now.tv_sec).unwrap_or_default(),
+                u32::try_from(now.tv_nsec).unwrap_or_default(),
+            )
+        };
+        let best_of = |language: &Language, source: &str| {
+            (0..5)
+                .map(|_| {
+                    let start = cpu();
+                    let compiled = Query::new(language, source);
+                    let elapsed = cpu().saturating_sub(start);
+                    assert!(compiled.is_ok(), "{compiled:?}");
+                    elapsed
+                })
+                .min()
+                .unwrap_or_default()
+        };
+        let mut total = Duration::ZERO;
+        for lang in Lang::all() {
+            let spec = lang.spec();
+            let language = (spec.grammar)();
+            let whole = best_of(&language, spec.query);
+            total += whole;
+            // What any query costs in this grammar: the parse-table scan of the analysis.
+            let floor = best_of(&language, "(ERROR) @name");
+            let Ok(query) = Query::new(&language, spec.query) else {
+                panic!("{} query does not compile", spec.name);
+            };
+            let mut patterns: Vec<(Duration, usize)> = (0..query.pattern_count())
+                .map(|index| {
+                    let source = &spec.query
+                        [query.start_byte_for_pattern(index)..query.end_byte_for_pattern(index)];
+                    (best_of(&language, source), index)
+                })
+                .collect();
+            patterns.sort_unstable_by(|a, b| b.cmp(a));
+            let top: Vec<String> = patterns
+                .iter()
+                .take(6)
+                .map(|(time, index)| {
+                    let line = spec.query[..query.start_byte_for_pattern(*index)]
+                        .lines()
+                        .count()
+                        + 1;
+                    let over = time.saturating_sub(floor);
+                    format!("line {line} +{:.1}", over.as_secs_f64() * 1e3)
+                })
+                .collect();
+            println!(
+                "{:<10} {:>6.1} ms CPU (floor {:.1})  {} patterns; costliest alone, ms over the floor: {}",
+                spec.name,
+                whole.as_secs_f64() * 1e3,
+                floor.as_secs_f64() * 1e3,
+                query.pattern_count(),
+                top.join(", ")
+            );
+        }
+        println!("{:<10} {:>6.1} ms CPU", "all", total.as_secs_f64() * 1e3);
+    }
+
     #[test]
     fn every_pattern_has_a_name_and_a_kind() {
         for lang in Lang::all() {
@@ -818,6 +1035,50 @@ mod tests {
             );
             assert_eq!(defs.scopes.len(), lang.spec().scopes.len());
         }
+    }
+
+    /// A misspelt predicate, kind or chain fails the compile instead of quietly
+    /// dropping what its pattern finds.
+    #[cfg(feature = "lang-python")]
+    #[test]
+    fn ancestor_tests_refuse_typos() {
+        let language = tree_sitter_python::LANGUAGE.into();
+        let tests = |source: &str| {
+            let query = Query::new(&language, source).map_err(|e| e.to_string())?;
+            ancestor_tests(&query, &language).map(|tests| tests.len())
+        };
+        assert_eq!(
+            tests(r#"((identifier) @name (#has-ancestors? @name "block _ module"))"#),
+            Ok(1)
+        );
+        assert_eq!(
+            tests(r#"((identifier) @name (#has-parent? @name module block))"#),
+            Ok(1)
+        );
+        let refused = |source: &str, why: &str| {
+            let result = tests(source);
+            assert!(
+                result.as_ref().is_err_and(|e| e.contains(why)),
+                "{source}: {result:?}"
+            );
+        };
+        refused(
+            r#"((identifier) @name (#has-ancestors? @name "block _ modul"))"#,
+            "`modul`",
+        );
+        refused(
+            r#"((identifier) @name (#has-parnet? @name module))"#,
+            "unknown predicate #has-parnet?",
+        );
+        refused(
+            r#"((identifier) @name (#has-parent? @name "block module"))"#,
+            "takes a capture",
+        );
+        refused(r#"((identifier) @name (#has-parent? @name _))"#, "`_`");
+        refused(
+            r#"((identifier) @name (#has-parent? module))"#,
+            "takes a capture",
+        );
     }
 
     #[test]

@@ -254,7 +254,8 @@ impl Snapshot {
 }
 
 /// Walks the project (with the shared walk, so the rules are list_files') and returns
-/// its Go and Rust files in walk order, with a snapshot to check the result against.
+/// its files in a supported language in walk order, with a snapshot to check the result
+/// against.
 pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
     let started = SystemTime::now();
     let root = project.root();
