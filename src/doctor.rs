@@ -390,6 +390,12 @@ fn endpoint_check(
         policy.as_str(),
         origin(policy_source)
     );
+    // Over plain http anyone on the path reads the code too; https leaves only the server.
+    let wire = if endpoint.starts_with("https://") {
+        ""
+    } else {
+        " and the network to it (plain http)"
+    };
     match (disclosure::route(endpoint), policy) {
         (Route::Local, RemoteEndpoint::Warn) => Check::ok(
             "endpoint",
@@ -412,7 +418,7 @@ fn endpoint_check(
                 origin(source)
             ),
             format!(
-                "use it only if you trust {host} and the network to it (plain http); otherwise run Ollama here and unset OLLAMA_HOST or `endpoint`, or set `remote_endpoint` to \"refuse\" to forbid remote servers"
+                "use it only if you trust {host}{wire}; otherwise run Ollama here and unset OLLAMA_HOST or `endpoint`, or set `remote_endpoint` to \"refuse\" to forbid remote servers"
             ),
         ),
         (Route::Remote { host }, RemoteEndpoint::Refuse) => Check::fail(

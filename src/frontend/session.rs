@@ -67,7 +67,12 @@ pub(crate) fn start(
         Duration::from_secs(config.timeout_seconds),
     )
     .map_err(|e| {
-        error(format!("{e} ({})", loaded.source_of("endpoint")));
+        // Name where the endpoint came from when the endpoint is what is wrong; a bad
+        // SSL_CERT_FILE names its own variable and file.
+        match e {
+            crate::ollama::OllamaError::CertFile { .. } => error(e.to_string()),
+            _ => error(format!("{e} ({})", loaded.source_of("endpoint"))),
+        }
         Exit::Usage
     })?;
     let agent = Agent::new(client, toolbox, Settings::from_config(config));

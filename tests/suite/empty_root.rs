@@ -1,7 +1,7 @@
 //! The release binaries where users run them: a static Linux binary in an empty root (no
 //! `/etc`, no certificates, no libc files, no HOME or PATH: what `FROM scratch` gives),
 //! and the arm64 binary under `qemu-aarch64-static`, each talking to the fake Ollama on
-//! loopback.
+//! loopback, over http and over https with a private CA named by SSL_CERT_FILE.
 //!
 //! The binaries come from `cargo xtask dist`: `.ci/run` builds them and names them in
 //! `METRON_STATIC_BIN` (x86_64) and `METRON_STATIC_BIN_ARM64` (aarch64). Outside CI the
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::common::{GREET_GO, GREET_HOLA, Run, git_init, greet_session, skip};
 use super::fake_ollama::{DEFAULT_MODEL, FakeOllama};
+use super::tls::Pki;
 
 /// Where the project sits inside the empty root.
 const PROJECT: &str = "/proj";
@@ -188,6 +189,28 @@ fn works_in_an_empty_root(root: &EmptyRoot, doctor_limit: Duration) {
         best < doctor_limit,
         "--doctor took {best:?} at best, over {doctor_limit:?}"
     );
+
+    // https through `localhost`, trusting a private CA whose PEM file is the only other
+    // file in the root: the built-in roots and SSL_CERT_FILE work with no /etc/ssl.
+    let pki = Pki::new("metron empty-root test CA");
+    std::fs::copy(&pki.ca_file, root.dir.path().join("ca.pem")).expect("copy the CA file");
+    let fake = pki.server(&["localhost"], false);
+    let endpoint = format!("https://localhost:{}", fake.addr().port());
+    let mut env = vec![
+        ("OLLAMA_HOST", endpoint.as_str()),
+        ("OLLAMA_MODEL", DEFAULT_MODEL),
+    ];
+    let (run, _) = root.run(&["--doctor"], &env);
+    assert_eq!(
+        run.code, 1,
+        "without SSL_CERT_FILE the CA is unknown: {run:?}"
+    );
+    assert!(run.stdout.contains("SSL_CERT_FILE"), "{run:?}");
+    env.push(("SSL_CERT_FILE", "/ca.pem"));
+    let (run, _) = root.run(&["--doctor"], &env);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("doctor: ready"), "{run:?}");
+    assert!(run.stdout.contains("/ca.pem"), "{run:?}");
 
     // A whole turn: find_symbol, view_slice, apply_patch (approved by --yes), the answer.
     let answer = "Greet now returns \"hola\" (greet.go:5).";

@@ -13,15 +13,15 @@ use super::common::{Metron, Run, TestProject, greet_project, greet_session, metr
 use super::fake_ollama::{FakeOllama, answer};
 
 /// A throwaway CA, its PEM file, and what it signs.
-struct Pki {
+pub(super) struct Pki {
     ca: Issuer<'static, KeyPair>,
     /// The CA certificate as PEM, in a temporary directory.
-    ca_file: PathBuf,
+    pub(super) ca_file: PathBuf,
     dir: tempfile::TempDir,
 }
 
 impl Pki {
-    fn new(name: &str) -> Pki {
+    pub(super) fn new(name: &str) -> Pki {
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.distinguished_name.push(DnType::CommonName, name);
@@ -47,7 +47,7 @@ impl Pki {
 
     /// A fake Ollama over https whose certificate, signed by this CA, names `names` and
     /// ends at `not_after` (a year from now when `None`).
-    fn server(&self, names: &[&str], expired: bool) -> FakeOllama {
+    pub(super) fn server(&self, names: &[&str], expired: bool) -> FakeOllama {
         let mut params =
             CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>())
                 .expect("server params");

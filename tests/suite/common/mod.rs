@@ -195,7 +195,8 @@ pub fn metron(cwd: &Path) -> Metron {
         .env_remove("OLLAMA_HOST")
         .env_remove("OLLAMA_MODEL")
         .env_remove("METRON_ALLOW_PROJECT_COMMANDS")
-        .env_remove("XDG_CONFIG_HOME");
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("SSL_CERT_FILE");
     Metron {
         command,
         stdin: None,
