@@ -7,7 +7,8 @@
 use std::io::{IsTerminal, Read};
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use clap_complete::Shell;
 use serde_json::Value;
 
 use crate::authority::CancelToken;
@@ -15,6 +16,8 @@ use crate::config::{Flags, edit_distance};
 use crate::frontend::ask::{self, AskOnTerminal};
 use crate::frontend::{Exit, error, print_text, startup};
 use crate::tools::{self, Access, Budgets, Policy, ToolError, Toolbox};
+
+mod manpage;
 
 /// What `--help` adds after the flags: where settings come from, and where to read more.
 const AFTER_HELP: &str = "\
@@ -88,6 +91,20 @@ enum Command {
         /// from stdin; omitted means {}.
         args: Option<String>,
     },
+    /// Print the completion script for SHELL on stdout.
+    ///
+    /// bash: metron completions bash > ~/.local/share/bash-completion/completions/metron
+    ///
+    /// zsh: metron completions zsh > "${fpath[1]}/_metron"
+    ///
+    /// fish: metron completions fish > ~/.config/fish/completions/metron.fish
+    Completions {
+        /// The shell the script is for.
+        shell: Shell,
+    },
+    /// Print the manual page (roff) on stdout; release archives ship it as man/metron.1.
+    #[command(hide = true)]
+    Man,
 }
 
 /// Every tool with its description and argument schema, as the model sees them.
@@ -120,6 +137,14 @@ pub fn main() -> std::process::ExitCode {
             Exit::Usage
         }
         Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes, &flags),
+        Some(Command::Completions { shell }) => print_text(&completions(shell), Exit::Success),
+        Some(Command::Man) => match manpage::render(Cli::command().disable_help_subcommand(true)) {
+            Ok(page) => print_text(&page, Exit::Success),
+            Err(e) => {
+                error(format!("cannot render the manual page: {e}"));
+                Exit::Failure
+            }
+        },
         None if cli.example_config => print_text(&crate::config::example_json(), Exit::Success),
         None if cli.doctor => crate::doctor::run(&flags),
         None => match cli.prompt {
@@ -128,6 +153,14 @@ pub fn main() -> std::process::ExitCode {
         },
     };
     exit.into()
+}
+
+/// The completion script for `shell`, generated from the same definition as `--help`.
+fn completions(shell: Shell) -> String {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "metron", &mut script);
+    // clap_complete writes UTF-8 built from our own help strings.
+    String::from_utf8_lossy(&script).into_owned()
 }
 
 /// Reports a command line clap refused. A word where a subcommand would go is most often

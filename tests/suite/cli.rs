@@ -801,3 +801,86 @@ fn session_start_reports_the_merged_layers_and_both_files() {
     assert_eq!(start["model"], "flag:1b", "{start}");
     assert_eq!(start["config_sources"]["model"], "--model", "{start}");
 }
+
+#[test]
+fn completions_for_each_shell_know_the_flags_and_subcommands() {
+    let p = project();
+    // fish names a long option `-l doctor`; the others spell it out.
+    for (shell, doctor) in [
+        ("bash", "--doctor"),
+        ("zsh", "--doctor"),
+        ("fish", "-l doctor"),
+    ] {
+        let run = metron(p.root()).args(["completions", shell]).run();
+        assert_eq!(run.code, 0, "{shell}: {run:?}");
+        assert_eq!(run.stderr, "", "{shell}: {run:?}");
+        for needle in [doctor, "tool", "completions"] {
+            assert!(
+                run.stdout.contains(needle),
+                "{shell} completions lack {needle:?}:\n{}",
+                run.stdout
+            );
+        }
+    }
+    let run = metron(p.root()).args(["completions", "tcsh"]).run();
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn the_man_page_has_the_standard_sections_and_every_slash_command() {
+    let p = project();
+    let run = metron(p.root()).args(["man"]).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "", "{run:?}");
+    let page = run.stdout;
+    assert!(page.starts_with(".ie "), "roff first: {page}");
+    for section in [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "OPTIONS",
+        "COMMANDS",
+        "SLASH COMMANDS",
+        "EXIT STATUS",
+        "ENVIRONMENT",
+        "FILES",
+    ] {
+        let heading = if section.contains(' ') {
+            format!("\n.SH \"{section}\"\n")
+        } else {
+            format!("\n.SH {section}\n")
+        };
+        assert!(page.contains(&heading), "no {section} section:\n{page}");
+    }
+    for needle in [
+        "OLLAMA_HOST",
+        "OLLAMA_MODEL",
+        "METRON_CONFIG\\fR",
+        "METRON_CONFIG_DIR",
+        "SSL_CERT_FILE",
+        ".metron/config.json",
+        "\\fB130\\fR",
+        "\\-\\-doctor",
+    ] {
+        assert!(page.contains(needle), "the page lacks {needle:?}:\n{page}");
+    }
+    // Every command the session's /help lists, taken from the session itself.
+    let help = metron(p.root())
+        .env("OLLAMA_HOST", super::fake_ollama::refused_url())
+        .stdin("/help\n")
+        .run();
+    assert_eq!(help.code, 0, "{help:?}");
+    let commands: Vec<&str> = help
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with('/'))
+        .filter_map(|line| line.split("  ").next())
+        .collect();
+    assert!(commands.len() >= 12, "{help:?}");
+    for command in commands {
+        assert!(
+            page.contains(&format!("\\fB{}\\fR", command.trim())),
+            "the page lacks {command}:\n{page}"
+        );
+    }
+}
