@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # find_symbol on every language's corpus, beside `ctags -R` on the same tree: the numbers
-# behind the README's per-language speed table. Run from the repository root after
+# behind docs/performance.md's per-language speed table. Run from the repository root after
 # `.ci/run` (or the scripts in .ci/corpora/) has fetched the corpora:
 #
 #   bash benches/languages.sh [LANGUAGE ...]

@@ -24,6 +24,7 @@ const AFTER_HELP: &str = "\
 Environment:
   OLLAMA_HOST    the Ollama server (default http://localhost:11434)
   OLLAMA_MODEL   the model, unless --model or /model chooses another
+  SSL_CERT_FILE  a PEM file of extra CA certificates for an https endpoint
 
 Configuration is read from the first of: $METRON_CONFIG, <project>/.metron.json (which cannot grant authority), $METRON_CONFIG_DIR/.metron/config.json, ~/.metron/config.json. `metron --example-config` prints every key at its default; /config in a session shows where each value came from.
 
