@@ -126,9 +126,14 @@ pub enum TlsProblem {
     BadSignature,
     /// Any other certificate fault (revoked, wrong purpose...).
     BadCertificate(String),
-    /// The handshake failed before any certificate was judged: typically a server that
-    /// speaks plain http on this port.
-    Other(String),
+    /// The handshake failed before any certificate was judged.
+    Other {
+        /// rustls' own description.
+        detail: String,
+        /// Whether what came back was not TLS at all: typically a server that speaks
+        /// plain http on this port.
+        not_tls: bool,
+    },
 }
 
 impl TlsProblem {
@@ -156,7 +161,7 @@ impl TlsProblem {
             TlsProblem::BadCertificate(detail) => {
                 format!("the server's certificate was rejected ({detail})")
             }
-            TlsProblem::Other(detail) => format!("the TLS handshake failed ({detail})"),
+            TlsProblem::Other { detail, .. } => format!("the TLS handshake failed ({detail})"),
         }
     }
 
@@ -178,7 +183,8 @@ impl TlsProblem {
                 "if that CA was regenerated, point {CERT_FILE_VAR} at its current PEM file"
             ),
             TlsProblem::BadCertificate(_) => "fix the server's certificate, or ask whoever runs it".to_owned(),
-            TlsProblem::Other(_) => "check that the server speaks https on this port (Ollama itself serves plain http: use an http:// endpoint for it, or put a TLS proxy in front)".to_owned(),
+            TlsProblem::Other { not_tls: true, .. } => "check that the server speaks https on this port (Ollama itself serves plain http: use an http:// endpoint for it, or put a TLS proxy in front)".to_owned(),
+            TlsProblem::Other { not_tls: false, .. } => "check the server's TLS setup (a TLS 1.2 or 1.3 server with a certificate for this host name), or ask whoever runs it".to_owned(),
         }
     }
 }
@@ -210,9 +216,24 @@ pub(crate) fn problem_of(error: &(dyn StdError + 'static), with_extra: bool) -> 
     None
 }
 
+/// A name as the certificate gives it: rustls describes each one in Debug form
+/// (`DnsName("gpu-box")`, `IpAddress(10.0.0.2)`), which is noise in a message.
+fn bare_name(presented: &str) -> String {
+    let inner = ["DnsName(", "IpAddress(", "Other("]
+        .iter()
+        .find_map(|wrapper| presented.strip_prefix(wrapper)?.strip_suffix(')'))
+        .unwrap_or(presented);
+    inner.trim_matches('"').to_owned()
+}
+
 fn describe(error: &rustls::Error, with_extra: bool) -> TlsProblem {
     let rustls::Error::InvalidCertificate(certificate) = error else {
-        return TlsProblem::Other(error.to_string());
+        // What comes back when the port answers in plain http is not a TLS record at all.
+        let not_tls = matches!(error, rustls::Error::InvalidMessage(_));
+        return TlsProblem::Other {
+            detail: error.to_string(),
+            not_tls,
+        };
     };
     match certificate {
         CertificateError::UnknownIssuer => TlsProblem::UnknownIssuer { with_extra },
@@ -222,7 +243,7 @@ fn describe(error: &rustls::Error, with_extra: bool) -> TlsProblem {
         }
         CertificateError::NotValidForName => TlsProblem::WrongName(Vec::new()),
         CertificateError::NotValidForNameContext { presented, .. } => {
-            TlsProblem::WrongName(presented.clone())
+            TlsProblem::WrongName(presented.iter().map(|name| bare_name(name)).collect())
         }
         CertificateError::BadSignature => TlsProblem::BadSignature,
         other => TlsProblem::BadCertificate(format!("{other:?}")),
@@ -278,10 +299,17 @@ mod tests {
             presented: vec!["DnsName(\"other\")".to_owned()],
         });
         let problem = describe(&name, false);
-        assert!(problem.to_string().contains("other"), "{problem}");
+        assert!(problem.to_string().contains("for other,"), "{problem}");
+        assert!(!problem.to_string().contains("DnsName"), "{problem}");
         let plain = rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType);
         let problem = describe(&plain, false);
-        assert!(matches!(problem, TlsProblem::Other(_)), "{problem:?}");
+        assert!(
+            matches!(problem, TlsProblem::Other { not_tls: true, .. }),
+            "{problem:?}"
+        );
         assert!(problem.to_string().contains("plain http"), "{problem}");
+        let alert = rustls::Error::AlertReceived(rustls::AlertDescription::HandshakeFailure);
+        let problem = describe(&alert, false);
+        assert!(!problem.to_string().contains("plain http"), "{problem}");
     }
 }

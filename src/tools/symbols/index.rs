@@ -183,7 +183,7 @@ impl SymbolIndex {
         let first = super::census::first_supported(project);
         // Asked when the session's tools are chosen: the first language found starts
         // compiling now, so the model's first find_symbol call finds its query ready.
-        // (Any other language starts when a lookup's walk meets its first file.)
+        // (After a lookup's walk, every language with an eighth of the files starts too.)
         if let Some(Some(lang)) = first {
             lang.prepare();
         }

@@ -693,8 +693,8 @@ impl Lang {
 
     /// Starts compiling the language's query on a background thread, once per process,
     /// so that a lookup finds it ready or partly done instead of paying for all of it
-    /// when it parses its first file. Cheap to call for every file of a walk: after the
-    /// first call for a language it is one atomic load. If no thread can be started the
+    /// when it parses its first file. Cheap to call again: after the first call for a
+    /// language it is one atomic load. If no thread can be started the
     /// query is compiled when first needed, as without this.
     pub(crate) fn prepare(self) {
         static STARTED: [AtomicBool; MAX_LANGS] = [const { AtomicBool::new(false) }; MAX_LANGS];
@@ -849,6 +849,10 @@ fn ancestor_tests(query: &Query, language: &Language) -> Result<Vec<Vec<Ancestor
                     return Err(usage());
                 }
                 chains.push(chain);
+            }
+            // With no kinds the test could never hold and would silently drop the pattern.
+            if chains.is_empty() {
+                return Err(usage());
             }
             tests.push(AncestorTest {
                 capture: *capture,
@@ -1065,6 +1069,10 @@ mod tests {
         refused(
             r#"((identifier) @name (#has-ancestors? @name "block _ modul"))"#,
             "`modul`",
+        );
+        refused(
+            r#"((identifier) @name (#has-parent? @name))"#,
+            "takes a capture, then node kinds",
         );
         refused(
             r#"((identifier) @name (#has-parnet? @name module))"#,
