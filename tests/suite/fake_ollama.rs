@@ -772,6 +772,12 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         }
     }
     drop(listener);
+    close_all(conns);
+}
+
+/// Cuts every open connection (so blocked reads return) and waits for its thread: how both
+/// accept loops end.
+fn close_all(conns: Vec<(TcpStream, JoinHandle<()>)>) {
     for (control, _) in &conns {
         let _ = control.shutdown(Shutdown::Both);
     }
@@ -849,12 +855,7 @@ fn tls_accept_loop(
         }
     }
     drop(listener);
-    for (control, _) in &conns {
-        let _ = control.shutdown(Shutdown::Both);
-    }
-    for (_, handle) in conns {
-        let _ = handle.join();
-    }
+    close_all(conns);
 }
 
 /// Terminates TLS on `client` and relays bytes both ways to the plain server at `inner`
