@@ -73,6 +73,14 @@ impl Definitions {
     }
 }
 
+/// Whether a lookup of `name` would parse `source`, read as the language of `path`: the
+/// use-shape check ([`crate::tools::symbols::shape::may_define`]) after the identifier
+/// test. Every definition the parser finds must pass it, or lookups would miss it.
+pub fn shape_may_define(path: &str, source: &[u8], name: &str) -> bool {
+    Lang::of_path(path)
+        .is_none_or(|lang| crate::tools::symbols::shape::may_define(lang, source, name))
+}
+
 /// Builds the symbol prefilter's summary of `source` and returns the heap it holds.
 pub fn prefilter_summary_bytes(source: &[u8]) -> usize {
     crate::tools::symbols::prefilter::Summary::build(source).heap_bytes()

@@ -21,7 +21,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::extract::{Extractor, FileDefs};
 use super::lang::Lang;
-use super::prefilter::{Key, Summary, may_define};
+use super::prefilter::{Key, Summary};
+use super::shape;
 use super::{Definition, SymbolError, SymbolQuery};
 use crate::project::{BoundaryError, Project, ProjectDir, ProjectPath};
 
@@ -96,6 +97,35 @@ struct Indexed {
     summary: Summary,
     /// The file's definitions, once it has been parsed.
     defs: Option<FileDefs>,
+    /// The last few names the file was read for and found only to use
+    /// ([`shape::may_define`]), so looking one up again does not read it again.
+    used_only: UsedOnly,
+}
+
+/// A few names a file only uses, most recent last; forgotten with the entry when the
+/// file changes.
+#[derive(Debug, Clone, Default)]
+struct UsedOnly {
+    keys: [Option<Key>; USED_ONLY_KEYS],
+    next: u8,
+}
+
+/// How many names [`UsedOnly`] remembers per file.
+const USED_ONLY_KEYS: usize = 4;
+
+impl UsedOnly {
+    fn contains(&self, key: Option<Key>) -> bool {
+        key.is_some() && self.keys.contains(&key)
+    }
+
+    fn insert(&mut self, key: Option<Key>) {
+        if key.is_none() || self.contains(key) {
+            return;
+        }
+        let slot = usize::from(self.next) % USED_ONLY_KEYS;
+        self.keys[slot] = key;
+        self.next = ((slot + 1) % USED_ONLY_KEYS) as u8;
+    }
 }
 
 impl Indexed {
@@ -107,6 +137,7 @@ impl Indexed {
                 racy_hash: None,
                 summary: Summary::build(b""),
                 defs: Some(FileDefs::default()),
+                used_only: UsedOnly::default(),
             };
         }
         Indexed {
@@ -114,6 +145,7 @@ impl Indexed {
             racy_hash: stamp.is_racy(read_at).then(|| fingerprint(bytes)),
             summary: Summary::build(bytes),
             defs: None,
+            used_only: UsedOnly::default(),
         }
     }
 }
@@ -300,7 +332,11 @@ impl FileEntry {
         let Some(indexed) = &mut self.state else {
             return Ok(Visit::Checked);
         };
-        if !indexed.summary.may_contain(query.key) {
+        // Only a plain name is remembered as used: `name` and Ruby's `name=` share a key.
+        let used_key = query.key.filter(|_| shape::is_plain(&query.symbol.name));
+        if !indexed.summary.may_contain(query.key)
+            || (indexed.defs.is_none() && indexed.used_only.contains(used_key))
+        {
             return Ok(Visit::Checked);
         }
         if indexed.defs.is_none() {
@@ -318,7 +354,8 @@ impl FileEntry {
                 return Ok(Visit::Checked);
             };
             if indexed.defs.is_none() {
-                if !may_define(&worker.buffer, &query.symbol.name) {
+                if !shape::may_define(self.lang, &worker.buffer, &query.symbol.name) {
+                    indexed.used_only.insert(used_key);
                     return Ok(Visit::Checked);
                 }
                 indexed.defs = Some(worker.extractor.extract(self.lang, &worker.buffer)?);

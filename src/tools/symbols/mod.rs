@@ -30,6 +30,7 @@ pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
 pub(crate) mod prefilter;
+pub(crate) mod shape;
 mod tree;
 
 use std::cmp::Ordering;

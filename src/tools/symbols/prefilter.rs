@@ -40,7 +40,7 @@ static IDENT: [bool; 256] = {
 };
 
 /// True for the bytes tokens are made of.
-fn is_ident_byte(byte: u8) -> bool {
+pub(crate) fn is_ident_byte(byte: u8) -> bool {
     IDENT[usize::from(byte)]
 }
 

@@ -206,6 +206,7 @@ pub(crate) fn our_tags(
                 scope.spawn(move || {
                     let mut extractor = Definitions::new();
                     let mut tags = std::collections::HashMap::new();
+                    let mut dropped = Vec::new();
                     for path in half {
                         let Ok(bytes) = std::fs::read(path) else {
                             continue;
@@ -214,19 +215,56 @@ pub(crate) fn our_tags(
                         let defs = extractor
                             .of_scoped(&shown, &bytes)
                             .expect("a file of a compiled-in language");
+                        let mut dropped_names = HashSet::new();
+                        for def in &defs {
+                            if !dropped_names.contains(&def.name)
+                                && !metron::testing::shape_may_define(&shown, &bytes, &def.name)
+                            {
+                                dropped_names.insert(def.name.clone());
+                            }
+                        }
                         for def in defs {
-                            tags.insert((def.name, shown.clone(), def.line), (def.scope, def.kind));
+                            let tag = (def.name, shown.clone(), def.line);
+                            if dropped_names.contains(&tag.0) {
+                                dropped.push(tag);
+                            } else {
+                                tags.insert(tag, (def.scope, def.kind));
+                            }
                         }
                     }
-                    tags
+                    (tags, dropped)
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("extract thread"))
-            .collect()
+        let mut tags = std::collections::HashMap::new();
+        let mut dropped = Vec::new();
+        for handle in handles {
+            let (half_tags, half_dropped) = handle.join().expect("extract thread");
+            tags.extend(half_tags);
+            dropped.extend(half_dropped);
+        }
+        if !dropped.is_empty() {
+            println!(
+                "definitions a lookup would not parse for (the use-shape check): {}, e.g. {:?}",
+                dropped.len(),
+                &dropped[..dropped.len().min(5)]
+            );
+        }
+        shape_dropped().extend(dropped);
+        tags
     })
+}
+
+/// Definitions the parser finds but a lookup would not, because every mention of the
+/// name in the file has a use shape (`src/tools/symbols/shape.rs`): left out of what
+/// [`our_tags`] returns, so every figure is what find_symbol answers, and checked by
+/// [`recall`], which fails if one of them is a tag ctags lists.
+fn shape_dropped() -> std::sync::MutexGuard<'static, HashSet<Tag>> {
+    static DROPPED: std::sync::LazyLock<std::sync::Mutex<HashSet<Tag>>> =
+        std::sync::LazyLock::new(Default::default);
+    DROPPED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Per-kind recall of ctags' tags by ours; prints the table, returns (found, total).
@@ -251,6 +289,18 @@ pub(crate) fn recall(
             misses.push((kind, tag));
         }
     }
+    let dropped = shape_dropped();
+    let lost: Vec<&(&str, &Tag)> = misses
+        .iter()
+        .filter(|(_, tag)| dropped.contains(*tag))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{title}: the use-shape check keeps lookups from {} of ctags' tags, e.g. {:?}",
+        lost.len(),
+        &lost[..lost.len().min(10)]
+    );
+    drop(dropped);
     let (found, total) = by_kind
         .values()
         .fold((0, 0), |(f, t), row| (f + row.0, t + row.1));

@@ -1,0 +1,562 @@
+//! Telling, from the bytes around it, that a mention of a name is a use and not a
+//! definition, so a lookup need not parse a file that only uses the name.
+//!
+//! The prefilter ([`super::prefilter`]) keeps every file that contains the name. For a
+//! type or a method name that is most of the files of a project, and parsing them is
+//! most of a first lookup: `Vector3` is in 187 of three.js's files and defined in one.
+//! Most of those mentions have a shape no definition has in that language: `new
+//! Vector3(`, `v.copy(`, `import { Vector3 }`, `git_oid *out`, a line of a comment. A
+//! file is parsed only when at least one mention is not such a use.
+//!
+//! Each rule looks only at the mention's own line, never at a parse, so it can be
+//! fooled only towards "maybe" except by the shapes it names. That the rules never drop
+//! a definition is checked on every corpus of the differential tests: every definition
+//! the parser finds there must pass [`may_define`] (`shape_keeps_every_definition`).
+
+use memchr::memmem;
+
+use super::lang::Lang;
+use super::prefilter::{self, is_ident_byte};
+
+/// A language's use shapes: which of the rules of this module apply to it, and the
+/// words that make exceptions.
+#[derive(Debug)]
+pub(crate) struct UseShapes {
+    /// What starts a comment that runs to the end of the line (`//`, `#`). A mention
+    /// after one on the same line is in a comment, unless a quote comes before it (the
+    /// opener may be inside a string).
+    pub(crate) line_comments: &'static [&'static str],
+    /// C's `/* */`: a line starting with `/*`, or with `*` and a space (the body of a
+    /// block comment) is a comment up to a `*/` on it.
+    pub(crate) block_comments: bool,
+    /// Operators of member access (`.`, `->`): a name right after one is used, not
+    /// defined, unless it is assigned to ([`UseShapes::assigned_by`]).
+    pub(crate) member_access: &'static [&'static str],
+    /// Bytes that, right after `x.name`, make it a definition: `=` (`this.x = 1`,
+    /// `X.prototype.m = function`), and in Python `:` (an annotated attribute) and `,`
+    /// or `)` (`self.a, self.b = …`). `==` and `=>` are never assignments.
+    pub(crate) assigned_by: &'static [u8],
+    /// A name followed by `.` is a receiver (`Vector3.prototype`, `HashMap.Entry`),
+    /// except on a line declaring a dotted name (one starting with a word of
+    /// [`UseShapes::dotted_lines`]).
+    pub(crate) receiver_dot: bool,
+    /// Followers that make a name a receiver too (PHP's `Name::CONST`).
+    pub(crate) receiver_ops: &'static [&'static str],
+    /// Lines declaring dotted names: `package a.b`, `namespace A.B`, `import a.b`.
+    pub(crate) dotted_lines: &'static [&'static str],
+    /// `new Name` constructs a value.
+    pub(crate) new_keyword: bool,
+    /// `x: Name` and `{ key: Name }`: a type or a value (JavaScript, TypeScript).
+    pub(crate) colon_before: bool,
+    /// `import Name`, `import { Name }`, `export { Name }` (JavaScript, TypeScript).
+    pub(crate) import_lists: bool,
+    /// A name followed by an identifier is the type of a declaration (`git_oid id`,
+    /// `HashMap m`, `PyObject o`), as are names followed by these bytes (`git_oid *p`,
+    /// `HashMap<K, V> m`). `None` where a definition's name may be followed by another
+    /// word (Go's `Name int` fields, Python, Ruby).
+    pub(crate) type_before: Option<&'static [u8]>,
+    /// Words after which a name is declared whatever follows it (`class N extends`,
+    /// `#define N x`): the type rule does not apply after them.
+    pub(crate) declaring: &'static [&'static str],
+    /// Words that may follow a declared name (`class N final`, `int n
+    /// __attribute__((unused))`): the type rule does not apply before them.
+    pub(crate) declared_before: &'static [&'static str],
+    /// A member access whose receiver follows a type may declare an explicit interface
+    /// member (C#'s `void IFoo.Bar()`): kept unless the receiver follows an
+    /// expression keyword or punctuation.
+    pub(crate) interface_members: bool,
+    /// `def` before the receiver defines the name after the dot (Ruby's `def
+    /// self.name`, `def obj.name`).
+    pub(crate) def_receivers: bool,
+    /// A qualified type alone in a struct is an embedded field named by its last part
+    /// (Go's `sync.Mutex` or `*pkg.T` on a line of its own, or after `{` or `;`).
+    pub(crate) embedded_fields: bool,
+}
+
+/// A language with none of the rules: every mention may define.
+pub(crate) const NO_SHAPES: UseShapes = UseShapes {
+    line_comments: &[],
+    block_comments: false,
+    member_access: &[],
+    assigned_by: b"=",
+    receiver_dot: false,
+    receiver_ops: &[],
+    dotted_lines: &[],
+    new_keyword: false,
+    colon_before: false,
+    import_lists: false,
+    type_before: None,
+    declaring: &[],
+    declared_before: &[],
+    interface_members: false,
+    def_receivers: false,
+    embedded_fields: false,
+};
+
+/// Go: comments, member access and receivers. No type rule: a struct field is
+/// `Name Type`.
+pub(crate) const GO: UseShapes = UseShapes {
+    line_comments: &["//"],
+    block_comments: true,
+    member_access: &["."],
+    receiver_dot: true,
+    dotted_lines: &["import", "package"],
+    embedded_fields: true,
+    ..NO_SHAPES
+};
+
+/// Rust: as Go. `::` is not a use: `impl Trait for a::Name` defines `Name`.
+pub(crate) const RUST: UseShapes = UseShapes {
+    line_comments: &["//"],
+    block_comments: true,
+    member_access: &["."],
+    receiver_dot: true,
+    dotted_lines: &["use", "mod"],
+    ..NO_SHAPES
+};
+
+/// Python: `#` comments; `self.x = …`, `self.x: int` and tuple targets define.
+pub(crate) const PYTHON: UseShapes = UseShapes {
+    line_comments: &["#"],
+    member_access: &["."],
+    assigned_by: b"=:,)",
+    receiver_dot: true,
+    dotted_lines: &["import", "from"],
+    ..NO_SHAPES
+};
+
+/// JavaScript and TypeScript (and their JSX forms).
+pub(crate) const JAVASCRIPT: UseShapes = UseShapes {
+    line_comments: &["//"],
+    block_comments: true,
+    member_access: &[".", "?."],
+    receiver_dot: true,
+    dotted_lines: &["namespace", "module", "declare", "import", "export"],
+    new_keyword: true,
+    colon_before: true,
+    import_lists: true,
+    ..NO_SHAPES
+};
+
+/// Java: the type rule, with `<` (a generic type is used as `HashMap<K, V> m`; a
+/// generic method's type parameters come before its return type).
+pub(crate) const JAVA: UseShapes = UseShapes {
+    line_comments: &["//"],
+    block_comments: true,
+    member_access: &["."],
+    receiver_dot: true,
+    dotted_lines: &["package", "import"],
+    new_keyword: true,
+    type_before: Some(b"<"),
+    declaring: &["class", "interface", "enum", "record"],
+    ..NO_SHAPES
+};
+
+/// C and C++: the type rule, with `*` and `&` (`git_oid *out`). `::` is not a use:
+/// `Stack::push` defines `push`.
+pub(crate) const C: UseShapes = UseShapes {
+    line_comments: &["//"],
+    block_comments: true,
+    member_access: &[".", "->"],
+    receiver_dot: true,
+    new_keyword: true,
+    type_before: Some(b"*&"),
+    declaring: &[
+        "class",
+        "struct",
+        "union",
+        "enum",
+        "namespace",
+        "typedef",
+        "define",
+    ],
+    declared_before: &[
+        "final",
+        "__attribute__",
+        "__attribute",
+        "__declspec",
+        "alignas",
+    ],
+    ..NO_SHAPES
+};
+
+/// C#: the type rule without `<` (a generic method is `void Name<T>()`), and explicit
+/// interface members.
+pub(crate) const CSHARP: UseShapes = UseShapes {
+    line_comments: &["//"],
+    block_comments: true,
+    member_access: &[".", "?."],
+    receiver_dot: true,
+    dotted_lines: &["namespace", "using"],
+    new_keyword: true,
+    type_before: Some(b""),
+    declaring: &[
+        "class",
+        "struct",
+        "interface",
+        "enum",
+        "record",
+        "namespace",
+    ],
+    interface_members: true,
+    ..NO_SHAPES
+};
+
+/// Ruby: `#` comments; `def self.name` and `def obj.name` define after a dot.
+pub(crate) const RUBY: UseShapes = UseShapes {
+    line_comments: &["#"],
+    member_access: &[".", "&."],
+    receiver_dot: true,
+    def_receivers: true,
+    ..NO_SHAPES
+};
+
+/// PHP: both comment styles (`#[` is an attribute, not a comment), `->`, `?->` and
+/// `::` access members, `new`, and `Name::` is a receiver.
+pub(crate) const PHP: UseShapes = UseShapes {
+    line_comments: &["//", "#"],
+    block_comments: true,
+    member_access: &["->", "?->", "::"],
+    receiver_ops: &["::"],
+    new_keyword: true,
+    ..NO_SHAPES
+};
+
+/// False only when every mention of `name` in `source` has a use shape of `lang`, so
+/// the file cannot define it. Names that are not a plain identifier (Ruby `ready?`,
+/// C++ `~Stack`, `operator==`) are decided by the prefilter alone.
+pub(crate) fn may_define(lang: Lang, source: &[u8], name: &str) -> bool {
+    if !is_plain(name) {
+        return prefilter::may_define(source, name);
+    }
+    let token = name;
+    let shapes = lang.spec().uses;
+    let needle = token.as_bytes();
+    memmem::find_iter(source, needle).any(|at| {
+        let end = at + needle.len();
+        let before = at.checked_sub(1).and_then(|i| source.get(i));
+        let after = source.get(end);
+        if before.is_some_and(|b| is_ident_byte(*b)) || after.is_some_and(|b| is_ident_byte(*b)) {
+            return false;
+        }
+        !Mention::new(source, at, end).is_use(shapes)
+    })
+}
+
+/// True for the names the rules apply to: an ASCII identifier, the whole name.
+pub(crate) fn is_plain(name: &str) -> bool {
+    name.is_ascii() && prefilter::token(name) == Some(name)
+}
+
+/// One mention of the name: where it is, and its line.
+struct Mention<'s> {
+    source: &'s [u8],
+    /// Start and end of the name.
+    start: usize,
+    end: usize,
+    /// Start of its line.
+    line_start: usize,
+}
+
+impl<'s> Mention<'s> {
+    fn new(source: &'s [u8], start: usize, end: usize) -> Mention<'s> {
+        let line_start = memchr::memrchr(b'\n', &source[..start]).map_or(0, |at| at + 1);
+        Mention {
+            source,
+            start,
+            end,
+            line_start,
+        }
+    }
+
+    /// True when the mention has one of the use shapes.
+    fn is_use(&self, shapes: &UseShapes) -> bool {
+        if self.in_comment(shapes) {
+            return true;
+        }
+        let before = self.before();
+        let after = self.after();
+        let first_word = first_word(&self.source[self.line_start..self.start]);
+        if shapes
+            .member_access
+            .iter()
+            .any(|op| before.ends_with(op.as_bytes()))
+            && !assigned(after, shapes.assigned_by)
+            && !(shapes.def_receivers && self.word_before_receiver() == b"def")
+            && !(shapes.interface_members && self.receiver_follows_a_type())
+            && !(shapes.embedded_fields && self.embedded_field())
+        {
+            return true;
+        }
+        let dotted = shapes
+            .dotted_lines
+            .iter()
+            .any(|word| first_word == word.as_bytes());
+        if shapes.receiver_dot && after.first() == Some(&b'.') && after.get(1) != Some(&b'.') {
+            if !dotted {
+                return true;
+            }
+        }
+        if shapes
+            .receiver_ops
+            .iter()
+            .any(|op| after.starts_with(op.as_bytes()))
+        {
+            return true;
+        }
+        let word_before = last_word(before);
+        if shapes.new_keyword && word_before == b"new" {
+            return true;
+        }
+        if shapes.colon_before && before.ends_with(b":") && !before.ends_with(b"::") {
+            return true;
+        }
+        if shapes.import_lists && self.imported(word_before) {
+            return true;
+        }
+        if let Some(bytes) = shapes.type_before {
+            let declared = shapes
+                .declaring
+                .iter()
+                .any(|word| word_before == word.as_bytes());
+            let next = leading_word(after);
+            let is_type = if next.is_empty() {
+                after.first().is_some_and(|b| bytes.contains(b))
+            } else {
+                !shapes
+                    .declared_before
+                    .iter()
+                    .any(|word| next == word.as_bytes())
+            };
+            if is_type && !declared {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The line before the mention, without trailing blanks.
+    fn before(&self) -> &'s [u8] {
+        trim_end(&self.source[self.line_start..self.start])
+    }
+
+    /// The rest of the line after the mention, without leading blanks.
+    fn after(&self) -> &'s [u8] {
+        let rest = &self.source[self.end..];
+        let line = memchr::memchr(b'\n', rest).map_or(rest, |at| &rest[..at]);
+        trim_start(line)
+    }
+
+    /// True when the mention is in a line comment or on a line of a block comment.
+    fn in_comment(&self, shapes: &UseShapes) -> bool {
+        let line = &self.source[self.line_start..self.start];
+        for opener in shapes.line_comments {
+            if let Some(at) = memmem::find(line, opener.as_bytes()) {
+                let attribute = *opener == "#" && line.get(at + 1) == Some(&b'[');
+                let quoted = line[..at].iter().any(|b| matches!(b, b'"' | b'\'' | b'`'));
+                if !attribute && !quoted {
+                    return true;
+                }
+            }
+        }
+        if shapes.block_comments {
+            let text = trim_start(line);
+            // (`*Name` with nothing between is code: Go's embedded `*File`.)
+            let opens = text.starts_with(b"/*")
+                || (text.first() == Some(&b'*')
+                    && text
+                        .get(1)
+                        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'/')));
+            // A comment closed before the mention leaves code after it; `* name(` at
+            // the start of a line is a generator method (or a C function returning a
+            // pointer), not a comment.
+            let starred_call = text.len() <= 2 && self.after().starts_with(b"(");
+            if opens && memmem::find(text, b"*/").is_none() && !starred_call {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// True when the name is one of those an `import`/`export` statement lists:
+    /// `import Name`, `import * as Name`, or inside the braces of `import { … }`.
+    fn imported(&self, word_before: &[u8]) -> bool {
+        if word_before == b"import" {
+            return true;
+        }
+        let before = self.before();
+        if word_before == b"as" {
+            let rest = trim_end(&before[..before.len() - 2]);
+            return rest.ends_with(b"*")
+                && last_word(trim_end(&rest[..rest.len() - 1])) == b"import";
+        }
+        // Back over the list (names, commas, `as`, line breaks) to its brace.
+        let mut at = self.start;
+        while at > 0 {
+            let b = self.source[at - 1];
+            if is_ident_byte(b) || matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b',' | b'$') {
+                at -= 1;
+            } else {
+                break;
+            }
+        }
+        if at == 0 || self.source[at - 1] != b'{' {
+            return false;
+        }
+        let head = trim_end_all(&self.source[..at - 1]);
+        let mut word = last_word(head);
+        if word == b"type" {
+            word = last_word(trim_end_all(&head[..head.len() - 4]));
+        }
+        word == b"import" || word == b"export"
+    }
+
+    /// For `x.Name`: the word before the receiver `x` (`def` in `def self.name`).
+    fn word_before_receiver(&self) -> &'s [u8] {
+        let Some(dot) = self.before().strip_suffix(b".") else {
+            return &[];
+        };
+        let dot = trim_end(dot);
+        let receiver = last_word(dot);
+        // A Ruby receiver may be an instance or global variable: `def @io.write`.
+        let ahead = &dot[..dot.len() - receiver.len()];
+        let ahead = [b"@@".as_slice(), b"@", b"$"]
+            .iter()
+            .find_map(|sigil| ahead.strip_suffix(*sigil))
+            .unwrap_or(ahead);
+        last_word(trim_end(ahead))
+    }
+
+    /// For `pkg.Name`: true when it stands alone as a Go embedded field: nothing but `*`
+    /// before it on its line or after a `{` or `;`, and nothing after it but a
+    /// separator, a tag or a comment.
+    fn embedded_field(&self) -> bool {
+        let Some(dot) = self.before().strip_suffix(b".") else {
+            return false;
+        };
+        let receiver = last_word(dot);
+        let mut ahead = trim_end(&dot[..dot.len() - receiver.len()]);
+        if let Some(rest) = ahead.strip_suffix(b"*") {
+            ahead = trim_end(rest);
+        }
+        let after = self.after();
+        (ahead.is_empty() || ahead.ends_with(b"{") || ahead.ends_with(b";"))
+            && (after.is_empty()
+                || after.starts_with(b"//")
+                || matches!(after[0], b';' | b'}' | b'"' | b'`'))
+    }
+
+    /// For `x.Name`: true when the receiver `x` follows a type or a modifier rather than
+    /// an operator or an expression keyword, as in C#'s `void IFoo.Name()` or
+    /// `IEnumerable<T>.GetEnumerator()`.
+    fn receiver_follows_a_type(&self) -> bool {
+        let before = self.before();
+        let Some(dot) = before.strip_suffix(b".") else {
+            return false;
+        };
+        let dot = trim_end(dot);
+        if dot.ends_with(b">") {
+            return true;
+        }
+        let receiver = last_word(dot);
+        if receiver.is_empty() {
+            return false;
+        }
+        let ahead = trim_end(&dot[..dot.len() - receiver.len()]);
+        if ahead.ends_with(b">") || ahead.ends_with(b"]") || ahead.ends_with(b"?") {
+            return true;
+        }
+        let word = last_word(ahead);
+        !word.is_empty()
+            && !matches!(
+                word,
+                b"return"
+                    | b"await"
+                    | b"throw"
+                    | b"new"
+                    | b"in"
+                    | b"is"
+                    | b"as"
+                    | b"yield"
+                    | b"case"
+                    | b"else"
+                    | b"when"
+                    | b"not"
+                    | b"and"
+                    | b"or"
+                    | b"out"
+                    | b"ref"
+                    | b"var"
+                    | b"using"
+                    | b"lock"
+                    | b"nameof"
+                    | b"typeof"
+            )
+    }
+}
+
+/// True when the text after a member name assigns to it: starts with one of `by` but
+/// is not `==` or `=>`.
+fn assigned(after: &[u8], by: &[u8]) -> bool {
+    match after.first() {
+        Some(b'=') => by.contains(&b'=') && !matches!(after.get(1), Some(b'=' | b'>')),
+        Some(b) => by.contains(b),
+        None => false,
+    }
+}
+
+/// The identifier at the end of `text` (empty when it ends otherwise).
+fn last_word(text: &[u8]) -> &[u8] {
+    let start = text
+        .iter()
+        .rposition(|b| !is_ident_byte(*b))
+        .map_or(0, |at| at + 1);
+    &text[start..]
+}
+
+/// The identifier at the start of `text` (empty when it starts otherwise).
+fn leading_word(text: &[u8]) -> &[u8] {
+    let end = text
+        .iter()
+        .position(|b| !is_ident_byte(*b))
+        .unwrap_or(text.len());
+    if text.first().is_some_and(u8::is_ascii_digit) {
+        return &[];
+    }
+    &text[..end]
+}
+
+/// The first word of a line, after its indentation and a C `#` (so `# define` and
+/// `#define` both give `define`).
+fn first_word(line: &[u8]) -> &[u8] {
+    let mut text = trim_start(line);
+    if let Some(rest) = text.strip_prefix(b"#") {
+        text = trim_start(rest);
+    }
+    leading_word(text)
+}
+
+fn trim_start(text: &[u8]) -> &[u8] {
+    let start = text
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t'))
+        .unwrap_or(text.len());
+    &text[start..]
+}
+
+fn trim_end(text: &[u8]) -> &[u8] {
+    let end = text
+        .iter()
+        .rposition(|b| !matches!(b, b' ' | b'\t' | b'\r'))
+        .map_or(0, |at| at + 1);
+    &text[..end]
+}
+
+/// [`trim_end`], across line breaks too.
+fn trim_end_all(text: &[u8]) -> &[u8] {
+    let end = text
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |at| at + 1);
+    &text[..end]
+}
