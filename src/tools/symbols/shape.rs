@@ -277,25 +277,20 @@ impl<'s> Mention<'s> {
         let before = self.before();
         let after = self.after();
         let first_word = first_word(&self.source[self.line_start..self.start]);
-        if shapes
+        let member = shapes
             .member_access
             .iter()
-            .any(|op| before.ends_with(op.as_bytes()))
-            && !assigned(after, shapes.assigned_by)
-            && !(shapes.def_receivers && self.word_before_receiver() == b"def")
-            && !(shapes.interface_members && self.receiver_follows_a_type())
-            && !(shapes.embedded_fields && self.embedded_field())
-        {
+            .any(|op| before.ends_with(op.as_bytes()));
+        if member && !self.member_defined(shapes, after) {
             return true;
         }
         let dotted = shapes
             .dotted_lines
             .iter()
             .any(|word| first_word == word.as_bytes());
-        if shapes.receiver_dot && after.first() == Some(&b'.') && after.get(1) != Some(&b'.') {
-            if !dotted {
-                return true;
-            }
+        let dot_follows = after.first() == Some(&b'.') && after.get(1) != Some(&b'.');
+        if shapes.receiver_dot && dot_follows && !dotted {
+            return true;
         }
         if shapes
             .receiver_ops
@@ -333,6 +328,15 @@ impl<'s> Mention<'s> {
             }
         }
         false
+    }
+
+    /// For `x.name`: true when this member access may define the name: an assignment,
+    /// or one of the language's shapes that define after a dot.
+    fn member_defined(&self, shapes: &UseShapes, after: &[u8]) -> bool {
+        assigned(after, shapes.assigned_by)
+            || (shapes.def_receivers && self.word_before_receiver() == b"def")
+            || (shapes.interface_members && self.receiver_follows_a_type())
+            || (shapes.embedded_fields && self.embedded_field())
     }
 
     /// The line before the mention, without trailing blanks.
