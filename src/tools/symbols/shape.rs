@@ -36,14 +36,26 @@ pub(crate) struct UseShapes {
     /// `X.prototype.m = function`), and in Python `:` (an annotated attribute) and `,`
     /// or `)` (`self.a, self.b = …`). `==` and `=>` are never assignments.
     pub(crate) assigned_by: &'static [u8],
-    /// A name followed by `.` is a receiver (`Vector3.prototype`, `HashMap.Entry`),
-    /// except on a line declaring a dotted name (one starting with a word of
-    /// [`UseShapes::dotted_lines`]).
+    /// A name followed by `.` is a receiver (`Vector3.prototype`, `HashMap.Entry`).
     pub(crate) receiver_dot: bool,
     /// Followers that make a name a receiver too (PHP's `Name::CONST`).
     pub(crate) receiver_ops: &'static [&'static str],
-    /// Lines declaring dotted names: `package a.b`, `namespace A.B`, `import a.b`.
+    /// Lines declaring dotted names, `package a.b`, `namespace A.B`, `import a.b`, by
+    /// their first word: neither dot rule applies on them.
     pub(crate) dotted_lines: &'static [&'static str],
+    /// Lines that import names, by their first word (Java's `import`, Python's `import`
+    /// and `from`): a name on one is used, unless it follows `as` (Python's
+    /// `import a as b` defines `b`).
+    pub(crate) import_lines: &'static [&'static str],
+    /// A name after `::` and before one of these bytes or the end of the line is a
+    /// qualified use (`is_same<T, U>::value,`); before anything else it may be an
+    /// out-of-class definition (`void Stack<T>::push(`, `int Stack::count = 0;`).
+    pub(crate) qualified_use_before: &'static [u8],
+    /// A type argument (`List<Name>`, `Map<K, Name>`): Java and C# never name a
+    /// definition there.
+    pub(crate) type_arguments: bool,
+    /// `Name[] a` is an array type: C# has no C-style `int a[]` (Java has).
+    pub(crate) array_types: bool,
     /// `new Name` constructs a value.
     pub(crate) new_keyword: bool,
     /// `x: Name` and `{ key: Name }`: a type or a value (JavaScript, TypeScript).
@@ -82,6 +94,10 @@ pub(crate) const NO_SHAPES: UseShapes = UseShapes {
     receiver_dot: false,
     receiver_ops: &[],
     dotted_lines: &[],
+    import_lines: &[],
+    qualified_use_before: &[],
+    type_arguments: false,
+    array_types: false,
     new_keyword: false,
     colon_before: false,
     import_lists: false,
@@ -122,6 +138,7 @@ pub(crate) const PYTHON: UseShapes = UseShapes {
     assigned_by: b"=:,)",
     receiver_dot: true,
     dotted_lines: &["import", "from"],
+    import_lines: &["import", "from"],
     ..NO_SHAPES
 };
 
@@ -131,7 +148,7 @@ pub(crate) const JAVASCRIPT: UseShapes = UseShapes {
     block_comments: true,
     member_access: &[".", "?."],
     receiver_dot: true,
-    dotted_lines: &["namespace", "module", "declare", "import", "export"],
+    dotted_lines: &["namespace", "module", "declare"],
     new_keyword: true,
     colon_before: true,
     import_lists: true,
@@ -145,7 +162,9 @@ pub(crate) const JAVA: UseShapes = UseShapes {
     block_comments: true,
     member_access: &["."],
     receiver_dot: true,
-    dotted_lines: &["package", "import"],
+    dotted_lines: &["package"],
+    import_lines: &["import"],
+    type_arguments: true,
     new_keyword: true,
     type_before: Some(b"<"),
     declaring: &["class", "interface", "enum", "record"],
@@ -159,6 +178,7 @@ pub(crate) const C: UseShapes = UseShapes {
     block_comments: true,
     member_access: &[".", "->"],
     receiver_dot: true,
+    qualified_use_before: b",)>&|?",
     new_keyword: true,
     type_before: Some(b"*&"),
     declaring: &[
@@ -188,8 +208,10 @@ pub(crate) const CSHARP: UseShapes = UseShapes {
     member_access: &[".", "?."],
     receiver_dot: true,
     dotted_lines: &["namespace", "using"],
+    type_arguments: true,
+    array_types: true,
     new_keyword: true,
-    type_before: Some(b""),
+    type_before: Some(b"?"),
     declaring: &[
         "class",
         "struct",
@@ -229,10 +251,14 @@ pub(crate) fn may_define(lang: Lang, source: &[u8], name: &str) -> bool {
     if !is_plain(name) {
         return prefilter::may_define(source, name);
     }
-    let token = name;
+    first_kept(lang, source, name).is_some()
+}
+
+/// The offset of the first mention of the plain name `name` that is not a use.
+fn first_kept(lang: Lang, source: &[u8], name: &str) -> Option<usize> {
     let shapes = lang.spec().uses;
-    let needle = token.as_bytes();
-    memmem::find_iter(source, needle).any(|at| {
+    let needle = name.as_bytes();
+    memmem::find_iter(source, needle).find(|&at| {
         let end = at + needle.len();
         let before = at.checked_sub(1).and_then(|i| source.get(i));
         let after = source.get(end);
@@ -276,18 +302,19 @@ impl<'s> Mention<'s> {
         }
         let before = self.before();
         let after = self.after();
+        // A line declaring a dotted name (`package a.b.C`) may define any part of it.
         let first_word = first_word(&self.source[self.line_start..self.start]);
-        let member = shapes
-            .member_access
-            .iter()
-            .any(|op| before.ends_with(op.as_bytes()));
-        if member && !self.member_defined(shapes, after) {
-            return true;
-        }
         let dotted = shapes
             .dotted_lines
             .iter()
             .any(|word| first_word == word.as_bytes());
+        let member = shapes
+            .member_access
+            .iter()
+            .any(|op| before.ends_with(op.as_bytes()));
+        if member && !dotted && !self.member_defined(shapes, after) {
+            return true;
+        }
         let dot_follows = after.first() == Some(&b'.') && after.get(1) != Some(&b'.');
         if shapes.receiver_dot && dot_follows && !dotted {
             return true;
@@ -297,6 +324,35 @@ impl<'s> Mention<'s> {
             .iter()
             .any(|op| after.starts_with(op.as_bytes()))
         {
+            return true;
+        }
+        if shapes
+            .import_lines
+            .iter()
+            .any(|word| first_word == word.as_bytes())
+            && last_word(before) != b"as"
+        {
+            return true;
+        }
+        if before.ends_with(b"::")
+            && !shapes.qualified_use_before.is_empty()
+            && after
+                .first()
+                .is_none_or(|b| shapes.qualified_use_before.contains(b))
+        {
+            return true;
+        }
+        let (last, next) = (before.last(), after.first());
+        let type_argument = (last == Some(&b'<') && matches!(next, Some(b'>' | b',')))
+            || (last == Some(&b',') && next == Some(&b'>'));
+        if shapes.type_arguments && type_argument {
+            return true;
+        }
+        if shapes.array_types && after.starts_with(b"[]") {
+            return true;
+        }
+        // A path (`'../math/Vector3.js'`, `#include <git2/oid.h>`) or a division.
+        if before.ends_with(b"/") && !before.ends_with(b"*/") {
             return true;
         }
         let word_before = last_word(before);
@@ -563,4 +619,169 @@ fn trim_end_all(text: &[u8]) -> &[u8] {
         .rposition(|b| !b.is_ascii_whitespace())
         .map_or(0, |at| at + 1);
     &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `may_define` for a language by name, for a source and a name.
+    fn may(lang: &str, source: &str, name: &str) -> bool {
+        let lang = Lang::all()
+            .find(|l| l.name() == lang)
+            .expect("language compiled in");
+        may_define(lang, source.as_bytes(), name)
+    }
+
+    /// Each use shape rules a file out, and the definition shapes next to it keep it.
+    #[test]
+    #[cfg(all(feature = "lang-javascript", feature = "lang-c", feature = "lang-java"))]
+    fn uses_are_ruled_out_and_definitions_kept() {
+        let js = [
+            ("const v = new Vector3(1, 2, 3);", false),
+            ("a.copy(b).add(c);", false),
+            ("import { Vector3, Color } from 'three';", false),
+            ("import {\n  Box3,\n  Vector3\n} from 'three';", false),
+            ("export { Vector3 };", false),
+            ("// Vector3 is a point", false),
+            (" * @param {Vector3} v", false),
+            ("function f(v: Vector3) {}", false),
+            ("Vector3.prototype.isVector3 = true;", false),
+            ("class Vector3 {}", true),
+            ("this.Vector3 = 1;", true),
+            ("const { Vector3 } = THREE;", true),
+            ("class A {\n\t* Vector3() {}\n}", true),
+            ("/* c */ function Vector3() {}", true),
+            ("const s = 'a//b'; function Vector3() {}", true),
+            ("const s = 'http://x'; // Vector3", false),
+            ("import V from '../math/Vector3.js';", false),
+        ];
+        for (source, kept) in js {
+            assert_eq!(may("JavaScript", source, "Vector3"), kept, "{source:?}");
+        }
+        let c = [
+            ("int f(git_oid *out, const git_oid *id);", false),
+            ("git_oid id;", false),
+            ("x = a->git_oid;", false),
+            ("typedef struct git_oid git_oid;", true),
+            ("struct git_oid { char id[20]; };", true),
+            ("#define git_oid int", true),
+            ("class git_oid final {};", true),
+        ];
+        for (source, kept) in c {
+            assert_eq!(may("C", source, "git_oid"), kept, "{source:?}");
+        }
+        let java = [
+            ("HashMap<String, Integer> m = new HashMap<>();", false),
+            ("HashMap m;", false),
+            ("x = HashMap.newHashMap(3);", false),
+            (
+                "public class HashMap<K, V> extends AbstractMap<K, V> {",
+                true,
+            ),
+            ("package java.util.HashMap;", true),
+            ("import java.util.HashMap;", false),
+            ("Map<String, HashMap> m;", false),
+            ("private final byte HashMap[] = x;", true),
+            ("enum E { A, HashMap, B }", true),
+        ];
+        for (source, kept) in java {
+            assert_eq!(may("Java", source, "HashMap"), kept, "{source:?}");
+        }
+    }
+
+    /// The exceptions that let a definition follow a dot.
+    #[test]
+    #[cfg(all(
+        feature = "lang-go",
+        feature = "lang-ruby",
+        feature = "lang-csharp",
+        feature = "lang-cpp",
+        feature = "lang-python"
+    ))]
+    fn definitions_after_a_dot_are_kept() {
+        assert!(may("Go", "type S struct {\n\tsync.Mutex\n}", "Mutex"));
+        assert!(may("Go", "type S struct {\n\t*os.File // f\n}", "File"));
+        assert!(!may("Go", "m := sync.Mutex{}\nm.Lock()", "Mutex"));
+        assert!(may("Ruby", "def self.parse(text)", "parse"));
+        assert!(may(
+            "Ruby",
+            "private_class_method def @io.write(x)",
+            "write"
+        ));
+        assert!(!may("Ruby", "JSON.parse(text)", "parse"));
+        assert!(may(
+            "C#",
+            "IEnumerator IEnumerable.GetEnumerator() => x;",
+            "GetEnumerator"
+        ));
+        assert!(!may("C#", "return list.GetEnumerator();", "GetEnumerator"));
+        assert!(!may(
+            "C#",
+            "var l = new List<PyObject>();\nPyObject[] a; PyObject? b;",
+            "PyObject"
+        ));
+        assert!(!may("C++", "enable_if<is_same<T, U>::value, int>", "value"));
+        assert!(may("C++", "int Stack::value = 0;", "value"));
+        assert!(may(
+            "C++",
+            "template <class T> void Stack<T>::value() {}",
+            "value"
+        ));
+        assert!(!may(
+            "Python",
+            "from urllib.request import Request",
+            "Request"
+        ));
+        assert!(may(
+            "Python",
+            "from urllib.request import Request as Request",
+            "Request"
+        ));
+    }
+
+    /// For tuning the rules: for every file under `METRON_SHAPE_TREE` that would be
+    /// parsed for `METRON_SHAPE_NAME`, the line of the first mention kept.
+    /// `METRON_SHAPE_TREE=… METRON_SHAPE_NAME=Vector3 cargo test --lib kept_mentions --
+    /// --ignored --nocapture`
+    #[test]
+    #[ignore = "a diagnostic: needs METRON_SHAPE_TREE and METRON_SHAPE_NAME"]
+    fn kept_mentions() {
+        let (Some(tree), Ok(name)) = (
+            std::env::var_os("METRON_SHAPE_TREE"),
+            std::env::var("METRON_SHAPE_NAME"),
+        ) else {
+            return;
+        };
+        let (mut kept, mut mentioned) = (0, 0);
+        for entry in ignore::Walk::new(tree).flatten() {
+            let path = entry.path();
+            let Some(lang) = path.to_str().and_then(Lang::of_path) else {
+                continue;
+            };
+            let Ok(source) = std::fs::read(path) else {
+                continue;
+            };
+            if !prefilter::contains_ident(&source, &name) {
+                continue;
+            }
+            mentioned += 1;
+            if let Some(at) = first_kept(lang, &source, &name) {
+                kept += 1;
+                let mention = Mention::new(&source, at, at + name.len());
+                let end = memchr::memchr(b'\n', &source[at..]).map_or(source.len(), |n| at + n);
+                let line = String::from_utf8_lossy(&source[mention.line_start..end]);
+                println!("{}: {}", path.display(), line.trim());
+            }
+        }
+        println!("{kept} of {mentioned} files mentioning {name} kept");
+    }
+
+    /// Names that are not plain identifiers are left to the prefilter.
+    #[test]
+    #[cfg(feature = "lang-ruby")]
+    fn names_that_are_not_identifiers_skip_the_rules() {
+        assert!(may("Ruby", "x.ready?", "ready?"));
+        assert!(!may("Ruby", "x.steady", "ready?"));
+    }
 }
