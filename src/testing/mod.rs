@@ -76,9 +76,17 @@ impl Definitions {
 /// Whether a lookup of `name` would parse `source`, read as the language of `path`: the
 /// use-shape check ([`crate::tools::symbols::shape::may_define`]) after the identifier
 /// test. Every definition the parser finds must pass it, or lookups would miss it.
-pub fn shape_may_define(path: &str, source: &[u8], name: &str) -> bool {
-    Lang::of_path(path)
+pub fn shape_may_define(path: &str, language: Option<&str>, source: &[u8], name: &str) -> bool {
+    language_of(path, language)
         .is_none_or(|lang| crate::tools::symbols::shape::may_define(lang, source, name))
+}
+
+/// The language named `language`, or else the one of `path`'s extension.
+fn language_of(path: &str, language: Option<&str>) -> Option<Lang> {
+    match language {
+        Some(name) => Lang::named(name),
+        None => Lang::of_path(path),
+    }
 }
 
 /// Builds the symbol prefilter's summary of `source` and returns the heap it holds.
@@ -167,8 +175,15 @@ pub fn evidence_line(ledger: &crate::agent::Ledger, turn: u32) -> Option<String>
 impl Definitions {
     /// [`Definitions::of`] with each definition's scope as ctags names it (`Context`,
     /// `outer::inner::S`; empty at top level), for the scope agreement with ctags.
-    pub fn of_scoped(&mut self, path: &str, source: &[u8]) -> Option<Vec<ScopedDefinition>> {
-        let lang = Lang::of_path(path)?;
+    /// `language` overrides the one `path`'s extension gives (`C` for the headers of
+    /// a C project, see `HeaderVote`).
+    pub fn of_scoped(
+        &mut self,
+        path: &str,
+        language: Option<&str>,
+        source: &[u8],
+    ) -> Option<Vec<ScopedDefinition>> {
+        let lang = language_of(path, language)?;
         let defs = self.0.extract(lang, source).ok()?;
         Some(
             defs.iter()

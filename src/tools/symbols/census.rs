@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::lang::{LANGS, Lang};
+use super::lang::{HeaderVote, LANGS, Lang, is_header};
 use crate::project::Project;
 use crate::tools::walk;
 
@@ -31,11 +31,20 @@ const SOURCE_EXTENSIONS: &[&str] = &[
 ];
 
 /// The language of the first supported file of the project's walk, if it holds one.
-/// `None` when the walk cannot start (an unsafe ignore file at the root): the tool's own
-/// refusal says why.
+/// A `.h` file counts only when no other supported file follows it: what a header is
+/// depends on the rest ([`HeaderVote`]). `None` when the walk cannot start (an unsafe
+/// ignore file at the root): the tool's own refusal says why.
 pub(crate) fn first_supported(project: &Project) -> Option<Option<Lang>> {
     let (builder, _) = walk::builder(project, None).ok()?;
-    Some(walk::files(project, builder.build()).find_map(|path| Lang::of_path(path.as_str())))
+    let mut header = None;
+    for path in walk::files(project, builder.build()) {
+        match Lang::of_path(path.as_str()) {
+            Some(lang) if is_header(path.as_str()) => header = header.or(Some(lang)),
+            Some(lang) => return Some(Some(lang)),
+            None => {}
+        }
+    }
+    Some(header)
 }
 
 /// What a project's files are, by language.
@@ -56,6 +65,8 @@ impl Census {
         let mut supported = vec![0usize; LANGS.len()];
         let mut uncovered: HashMap<String, usize> = HashMap::new();
         let mut capped = false;
+        let mut vote = HeaderVote::default();
+        let mut headers = Vec::new();
         for (seen, path) in walk::files(project, builder.build()).enumerate() {
             if seen == CENSUS_CAP {
                 capped = true;
@@ -63,11 +74,21 @@ impl Census {
             }
             let path = path.as_str();
             if let Some(lang) = Lang::of_path(path) {
-                if let Some(count) = supported.get_mut(lang.index()) {
+                vote.see(path, lang);
+                if is_header(path) {
+                    headers.push(lang);
+                } else if let Some(count) = supported.get_mut(lang.index()) {
                     *count += 1;
                 }
             } else if let Some(extension) = source_extension(path) {
                 *uncovered.entry(extension).or_default() += 1;
+            }
+        }
+        // Headers are counted once the project's other files say what they are.
+        for lang in headers {
+            let lang = vote.lang_of(".h", lang);
+            if let Some(count) = supported.get_mut(lang.index()) {
+                *count += 1;
             }
         }
         let mut uncovered: Vec<(String, usize)> = uncovered.into_iter().collect();

@@ -293,8 +293,9 @@ fn merge_file_list(files: &mut Vec<FileEntry>, walked: Vec<(ProjectPath, Lang)>)
         walked
             .into_iter()
             .map(|(path, lang)| match known.remove(&path) {
-                Some(entry) => entry,
-                None => FileEntry::new(path, lang),
+                // A header read as C until a C++ source appeared is parsed again.
+                Some(entry) if entry.lang() == lang => entry,
+                _ => FileEntry::new(path, lang),
             }),
     );
 }
@@ -378,5 +379,45 @@ mod tests {
         assert_eq!(index.rebuild(&project), 2, "both files, none parsed yet");
         assert_eq!(index.parsed_files(), 0);
         assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
+    }
+
+    /// A project's `.h` files are C while it has C sources and no C++ ones, and C++
+    /// from the walk that finds a C++ source; the census agrees.
+    #[test]
+    #[cfg(all(feature = "lang-c", feature = "lang-cpp"))]
+    fn headers_follow_the_project() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join("point.c"),
+            "int origin(void) { return 0; }\n",
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("point.h"), "struct point { int x; };\n").expect("write");
+        let project = Project::open(dir.path(), false).expect("open");
+        let index = SymbolIndex::new();
+        let lookup = index.lookup(&project, "point", 10).expect("lookup");
+        assert_eq!(lookup.languages, ["C"], "headers of a C project are C");
+        assert_eq!(lookup.definitions.len(), 1);
+        let census = super::super::census::Census::of(&project).expect("census");
+        assert!(census.line().contains("C 2 files"), "{}", census.line());
+
+        std::fs::write(dir.path().join("main.cpp"), "int main() { return 0; }\n").expect("write");
+        let lookup = index.lookup(&project, "point", 10).expect("lookup");
+        assert_eq!(
+            lookup.languages,
+            ["C", "C++"],
+            "a C++ source makes them C++"
+        );
+        assert_eq!(
+            lookup.definitions.len(),
+            1,
+            "the header is parsed again, as C++"
+        );
+        let census = super::super::census::Census::of(&project).expect("census");
+        assert!(
+            census.line().contains("C 1 file, C++ 2"),
+            "{}",
+            census.line()
+        );
     }
 }

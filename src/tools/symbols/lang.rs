@@ -388,7 +388,9 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // hold C++ (classes, namespaces, templates), which tree-sitter-c cannot parse,
         // while tree-sitter-cpp parses C headers nearly as well as tree-sitter-c does
         // (measured on libgit2's headers in tests/suite/differential/c.rs). So `.h` is
-        // C++ whenever C++ is compiled in, and C only in a build without it.
+        // C++ by its extension whenever C++ is compiled in, and C in a build without
+        // it; a project with C sources and no C++ ones reads its headers as C
+        // ([`HeaderVote`]).
         extensions: if cfg!(feature = "lang-cpp") {
             &["c"]
         } else {
@@ -680,6 +682,11 @@ impl Lang {
             return None;
         }
         Lang::all().find(|lang| lang.spec().extensions.contains(&extension))
+    }
+
+    /// The language named `name` (`C`, `C++`), if compiled in.
+    pub(crate) fn named(name: &str) -> Option<Lang> {
+        Lang::all().find(|lang| lang.name() == name)
     }
 
     /// The language's position in [`LANGS`].
@@ -1151,4 +1158,48 @@ mod tests {
         assert_eq!(name("a.go/README"), None);
         assert_eq!(name("x.GO"), None);
     }
+}
+
+/// Decides what a project's `.h` files are, from the other files it holds. By extension
+/// they are C++ (as for ctags), but in a project with `.c` files and no C++ source they
+/// are C: tree-sitter-c reads C headers better than tree-sitter-cpp does (98.2% of
+/// ctags' tags in libgit2's headers against 95.8%), and a C project then compiles only
+/// the C query (about 20 ms) instead of C++'s (about 300 ms) before its first answer.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct HeaderVote {
+    c_sources: bool,
+    cpp_sources: bool,
+}
+
+impl HeaderVote {
+    /// Counts one file of the project, with the language its extension gives.
+    pub(crate) fn see(&mut self, path: &str, lang: Lang) {
+        let name = lang.name();
+        if name == "C" {
+            self.c_sources = true;
+        } else if name == "C++" && !is_header(path) {
+            self.cpp_sources = true;
+        }
+    }
+
+    /// The language to read `.h` files as, when it is not the one their extension
+    /// gives: C, in a project with C sources and no C++ ones.
+    pub(crate) fn header_lang(self) -> Option<Lang> {
+        (self.c_sources && !self.cpp_sources)
+            .then(|| Lang::named("C"))
+            .flatten()
+    }
+
+    /// `lang`, or the project's header language for a `.h` file.
+    pub(crate) fn lang_of(self, path: &str, lang: Lang) -> Lang {
+        match self.header_lang() {
+            Some(header) if is_header(path) => header,
+            _ => lang,
+        }
+    }
+}
+
+/// True for a `.h` file, the one extension whose language depends on the project.
+pub(crate) fn is_header(path: &str) -> bool {
+    path.ends_with(".h")
 }

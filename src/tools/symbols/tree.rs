@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::cache::Stamp;
-use super::lang::Lang;
+use super::lang::{HeaderVote, Lang};
 use crate::project::{Project, ProjectDir, ProjectPath};
 use crate::tools::walk;
 
@@ -299,6 +299,15 @@ pub(crate) fn walk(project: &Project) -> (Vec<(ProjectPath, Lang)>, Snapshot) {
             && let Some(lang) = Lang::of_path(path.as_str())
         {
             files.push((path, lang));
+        }
+    }
+    let mut vote = HeaderVote::default();
+    for (path, lang) in &files {
+        vote.see(path.as_str(), *lang);
+    }
+    if vote.header_lang().is_some() {
+        for (path, lang) in &mut files {
+            *lang = vote.lang_of(path.as_str(), *lang);
         }
     }
     // A skipped directory is not watched, so fixing its ignore file would go unnoticed.

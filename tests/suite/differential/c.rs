@@ -1,13 +1,15 @@
 //! C: libgit2 (`.ci/corpora/c.sh`: include/, src/ and its vendored deps/).
 //!
-//! The `.c` files are compared with ctags' C parser. `.h` files are C++ to find_symbol,
-//! as to ctags (see the C entry in lang.rs), so libgit2's headers are compared with
-//! ctags' C++ parser in `cpp.rs` (`c_headers_parse_as_cpp`).
+//! The `.c` files are compared with ctags' C parser. `.h` files are C++ to ctags, and
+//! to find_symbol in a project with C++ sources (`c_headers_parse_as_cpp` in `cpp.rs`),
+//! but C in a project with only C sources (see `HeaderVote` in lang.rs), as libgit2's
+//! are: `c_headers_in_a_c_project` compares them with ctags' C parser.
 
 use std::collections::HashSet;
 
 use super::{
-    Tag, ctags_tags, kinds_and_tags, our_tags, precision, recall, scope_agreement, source_files,
+    Tag, ctags_tags, ctags_tags_with, kinds_and_tags, our_tags, our_tags_in, precision, recall,
+    scope_agreement, source_files,
 };
 use crate::suite::common::{ctags_available, skip};
 
@@ -66,5 +68,39 @@ fn recall_against_ctags_on_a_c_tree() {
     assert!(
         agree * 100 >= compared * 95,
         "C scope agreement {agree}/{compared} is under 95%"
+    );
+}
+
+/// libgit2's headers read as C, as find_symbol reads them in a project with C sources
+/// and no C++ ones, against ctags' C parser mapped to `.h`.
+#[test]
+fn c_headers_in_a_c_project() {
+    let test = "c_headers_in_a_c_project";
+    if !ctags_available() {
+        return skip(test, "needs Universal Ctags (`ctags --version` says so)");
+    }
+    let Some(root) = super::corpus("c") else {
+        return skip(test, "run .ci/corpora/c.sh first");
+    };
+    let mut files = Vec::new();
+    source_files(&root, "h", &mut files);
+    if files.is_empty() {
+        return skip(test, &format!("no .h files under {}", root.display()));
+    }
+    let tags = ctags_tags_with("C", &["--map-C=+.h"], &files);
+    let theirs = kinds_and_tags(&tags);
+    let scopes = our_tags_in(&files, Some("C"));
+    let ours: HashSet<Tag> = scopes.keys().cloned().collect();
+    let title = format!("C headers as C, {} files", files.len());
+    let (found, total) = recall(&title, &theirs, &ours, |_, (name, _, _)| is_made_up(name));
+    assert!(total > 0, "ctags found no C tags in the headers");
+    assert!(
+        found * 100 >= total * 98,
+        "C header recall {found}/{total} is under 98%"
+    );
+    let (listed, ours_total) = precision(&title, &scopes, &theirs, |_| false);
+    assert!(
+        listed * 100 >= ours_total * 90,
+        "C header precision {listed}/{ours_total} is under 90%"
     );
 }

@@ -198,6 +198,14 @@ pub(crate) fn scope_agreement(
 pub(crate) fn our_tags(
     files: &[PathBuf],
 ) -> std::collections::HashMap<Tag, (String, &'static str)> {
+    our_tags_in(files, None)
+}
+
+/// [`our_tags`], reading every file as `language` (by its find_symbol name) when given.
+pub(crate) fn our_tags_in(
+    files: &[PathBuf],
+    language: Option<&str>,
+) -> std::collections::HashMap<Tag, (String, &'static str)> {
     let halves: Vec<&[PathBuf]> = files.chunks(files.len().div_ceil(2).max(1)).collect();
     std::thread::scope(|scope| {
         let handles: Vec<_> = halves
@@ -213,12 +221,14 @@ pub(crate) fn our_tags(
                         };
                         let shown = path.display().to_string();
                         let defs = extractor
-                            .of_scoped(&shown, &bytes)
+                            .of_scoped(&shown, language, &bytes)
                             .expect("a file of a compiled-in language");
                         let mut dropped_names = HashSet::new();
                         for def in &defs {
                             if !dropped_names.contains(&def.name)
-                                && !metron::testing::shape_may_define(&shown, &bytes, &def.name)
+                                && !metron::testing::shape_may_define(
+                                    &shown, language, &bytes, &def.name,
+                                )
                             {
                                 dropped_names.insert(def.name.clone());
                             }
