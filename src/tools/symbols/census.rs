@@ -30,6 +30,9 @@ const SOURCE_EXTENSIONS: &[&str] = &[
     "svelte", "sol", "v", "sv", "vhd", "f90", "pas", "ada", "adb", "cr",
 ];
 
+/// How many files past the first `.h` [`first_supported`] looks for a source file.
+const HEADER_LOOKAHEAD: usize = 2000;
+
 /// The language of the first supported file of the project's walk, if it holds one.
 /// A `.h` file counts only when no other supported file follows it: what a header is
 /// depends on the rest ([`HeaderVote`]). `None` when the walk cannot start (an unsafe
@@ -37,11 +40,19 @@ const SOURCE_EXTENSIONS: &[&str] = &[
 pub(crate) fn first_supported(project: &Project) -> Option<Option<Lang>> {
     let (builder, _) = walk::builder(project, None).ok()?;
     let mut header = None;
+    let mut after_header = 0;
     for path in walk::files(project, builder.build()) {
         match Lang::of_path(path.as_str()) {
             Some(lang) if is_header(path.as_str()) => header = header.or(Some(lang)),
             Some(lang) => return Some(Some(lang)),
             None => {}
+        }
+        // A project of headers and other languages' files need not be walked whole.
+        if header.is_some() {
+            after_header += 1;
+            if after_header > HEADER_LOOKAHEAD {
+                break;
+            }
         }
     }
     Some(header)

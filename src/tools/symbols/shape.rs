@@ -47,9 +47,10 @@ pub(crate) struct UseShapes {
     /// and `from`): a name on one is used, unless it follows `as` (Python's
     /// `import a as b` defines `b`).
     pub(crate) import_lines: &'static [&'static str],
-    /// A name after `::` and before one of these bytes or the end of the line is a
-    /// qualified use (`is_same<T, U>::value,`); before anything else it may be an
-    /// out-of-class definition (`void Stack<T>::push(`, `int Stack::count = 0;`).
+    /// A name after `::` and before one of these bytes is a qualified use
+    /// (`is_same<T, U>::value,`); before anything else, even the end of the line, it
+    /// may be an out-of-class definition (`void Stack<T>::push(`, `int Stack::count =
+    /// 0;`).
     pub(crate) qualified_use_before: &'static [u8],
     /// A type argument (`List<Name>`, `Map<K, Name>`): Java and C# never name a
     /// definition there.
@@ -196,6 +197,7 @@ pub(crate) const C: UseShapes = UseShapes {
         "__attribute",
         "__declspec",
         "alignas",
+        "asm",
     ],
     ..NO_SHAPES
 };
@@ -265,9 +267,15 @@ fn first_kept(lang: Lang, source: &[u8], name: &str) -> Option<usize> {
         if before.is_some_and(|b| is_ident_byte(*b)) || after.is_some_and(|b| is_ident_byte(*b)) {
             return false;
         }
-        !Mention::new(source, at, end).is_use(shapes)
+        Mention::new(source, at, end).is_none_or(|mention| !mention.is_use(shapes))
     })
 }
+
+/// The longest stretch of a line, on either side of a mention, that the rules read. A
+/// mention in a longer line (a minified bundle, a file with bare `\r` line ends) is
+/// kept, so that the work per mention stays bounded and a whole file is never read as
+/// one line.
+const MAX_LINE_SIDE: usize = 4096;
 
 /// True for the names the rules apply to: an ASCII identifier, the whole name.
 pub(crate) fn is_plain(name: &str) -> bool {
@@ -280,19 +288,34 @@ struct Mention<'s> {
     /// Start and end of the name.
     start: usize,
     end: usize,
-    /// Start of its line.
+    /// Start of its line, and its end (the `\n` or the end of the source).
     line_start: usize,
+    line_end: usize,
 }
 
 impl<'s> Mention<'s> {
-    fn new(source: &'s [u8], start: usize, end: usize) -> Mention<'s> {
-        let line_start = memchr::memrchr(b'\n', &source[..start]).map_or(0, |at| at + 1);
-        Mention {
+    /// The mention at `start..end`, or `None` when its line runs further than
+    /// [`MAX_LINE_SIDE`] on either side.
+    fn new(source: &'s [u8], start: usize, end: usize) -> Option<Mention<'s>> {
+        let window = start.saturating_sub(MAX_LINE_SIDE);
+        let line_start = match memchr::memrchr(b'\n', &source[window..start]) {
+            Some(at) => window + at + 1,
+            None if window == 0 => 0,
+            None => return None,
+        };
+        let limit = source.len().min(end.saturating_add(MAX_LINE_SIDE));
+        let line_end = match memchr::memchr(b'\n', &source[end..limit]) {
+            Some(at) => end + at,
+            None if limit == source.len() => limit,
+            None => return None,
+        };
+        Some(Mention {
             source,
             start,
             end,
             line_start,
-        }
+            line_end,
+        })
     }
 
     /// True when the mention has one of the use shapes.
@@ -331,6 +354,7 @@ impl<'s> Mention<'s> {
             .iter()
             .any(|word| first_word == word.as_bytes())
             && last_word(before) != b"as"
+            && !before.contains(&b';')
         {
             return true;
         }
@@ -338,7 +362,7 @@ impl<'s> Mention<'s> {
             && !shapes.qualified_use_before.is_empty()
             && after
                 .first()
-                .is_none_or(|b| shapes.qualified_use_before.contains(b))
+                .is_some_and(|b| shapes.qualified_use_before.contains(b))
         {
             return true;
         }
@@ -378,6 +402,7 @@ impl<'s> Mention<'s> {
                     .declared_before
                     .iter()
                     .any(|word| next == word.as_bytes())
+                    && !is_attribute_like(next)
             };
             if is_type && !declared {
                 return true;
@@ -402,9 +427,7 @@ impl<'s> Mention<'s> {
 
     /// The rest of the line after the mention, without leading blanks.
     fn after(&self) -> &'s [u8] {
-        let rest = &self.source[self.end..];
-        let line = memchr::memchr(b'\n', rest).map_or(rest, |at| &rest[..at]);
-        trim_start(line)
+        trim_start(trim_end(&self.source[self.end..self.line_end]))
     }
 
     /// True when the mention is in a line comment or on a line of a block comment.
@@ -430,7 +453,8 @@ impl<'s> Mention<'s> {
             // A comment closed before the mention leaves code after it; `* name(` at
             // the start of a line is a generator method (or a C function returning a
             // pointer), not a comment.
-            let starred_call = text.len() <= 2 && self.after().starts_with(b"(");
+            let starred_call =
+                trim_end(text) == b"*" && matches!(self.after().first(), Some(b'(' | b'<'));
             if opens && memmem::find(text, b"*/").is_none() && !starred_call {
                 return true;
             }
@@ -503,7 +527,7 @@ impl<'s> Mention<'s> {
         (ahead.is_empty() || ahead.ends_with(b"{") || ahead.ends_with(b";"))
             && (after.is_empty()
                 || after.starts_with(b"//")
-                || matches!(after[0], b';' | b'}' | b'"' | b'`'))
+                || matches!(after[0], b';' | b'}' | b'"' | b'`' | b'['))
     }
 
     /// For `x.Name`: true when the receiver `x` follows a type or a modifier rather than
@@ -514,16 +538,25 @@ impl<'s> Mention<'s> {
         let Some(dot) = before.strip_suffix(b".") else {
             return false;
         };
-        let dot = trim_end(dot);
-        if dot.ends_with(b">") {
+        let mut dot = trim_end(dot);
+        if ends_with_type_close(dot) {
             return true;
         }
-        let receiver = last_word(dot);
-        if receiver.is_empty() {
-            return false;
-        }
-        let ahead = trim_end(&dot[..dot.len() - receiver.len()]);
-        if ahead.ends_with(b">") || ahead.ends_with(b"]") || ahead.ends_with(b"?") {
+        // The receiver may be qualified: `System.Collections.IEnumerable`,
+        // `global::NS.IFoo`.
+        let ahead = loop {
+            let receiver = last_word(dot);
+            if receiver.is_empty() {
+                return false;
+            }
+            let rest = &dot[..dot.len() - receiver.len()];
+            match rest.strip_suffix(b".").or_else(|| rest.strip_suffix(b"::")) {
+                Some(outer) => dot = outer,
+                None => break trim_end(rest),
+            }
+        };
+        // A return type ending in `>`, `]`, `?`, `)` (a tuple) or `*`.
+        if ends_with_type_close(ahead) || ahead.ends_with(b")") || ahead.ends_with(b"*") {
             return true;
         }
         let word = last_word(ahead);
@@ -553,6 +586,22 @@ impl<'s> Mention<'s> {
                     | b"typeof"
             )
     }
+}
+
+/// True for a word that may be a macro or an attribute written after a declarator
+/// (`int n __read_mostly = 1;`, `} Foo GIT_ALIGN(8);`): one starting with `__`, or all
+/// capitals.
+fn is_attribute_like(word: &[u8]) -> bool {
+    word.starts_with(b"__")
+        || (word.iter().any(u8::is_ascii_uppercase)
+            && word
+                .iter()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_'))
+}
+
+/// True when `text` ends like a type: `>` (not `=>`), `]` or `?`.
+fn ends_with_type_close(text: &[u8]) -> bool {
+    (text.ends_with(b">") && !text.ends_with(b"=>")) || text.ends_with(b"]") || text.ends_with(b"?")
 }
 
 /// True when the text after a member name assigns to it: starts with one of `by` but
@@ -586,14 +635,21 @@ fn leading_word(text: &[u8]) -> &[u8] {
     &text[..end]
 }
 
-/// The first word of a line, after its indentation and a C `#` (so `# define` and
-/// `#define` both give `define`).
+/// The first word of a line, after its indentation, a C `#` (so `# define` and
+/// `#define` both give `define`) and TypeScript's `export`, `declare` and `default`
+/// (`export declare namespace A.B` gives `namespace`).
 fn first_word(line: &[u8]) -> &[u8] {
     let mut text = trim_start(line);
     if let Some(rest) = text.strip_prefix(b"#") {
         text = trim_start(rest);
     }
-    leading_word(text)
+    loop {
+        let word = leading_word(text);
+        if !matches!(word, b"export" | b"declare" | b"default") {
+            return word;
+        }
+        text = trim_start(&text[word.len()..]);
+    }
 }
 
 fn trim_start(text: &[u8]) -> &[u8] {
@@ -768,13 +824,90 @@ mod tests {
             mentioned += 1;
             if let Some(at) = first_kept(lang, &source, &name) {
                 kept += 1;
-                let mention = Mention::new(&source, at, at + name.len());
+                let Some(mention) = Mention::new(&source, at, at + name.len()) else {
+                    println!("{}: (a line too long to read)", path.display());
+                    continue;
+                };
                 let end = memchr::memchr(b'\n', &source[at..]).map_or(source.len(), |n| at + n);
                 let line = String::from_utf8_lossy(&source[mention.line_start..end]);
                 println!("{}: {}", path.display(), line.trim());
             }
         }
         println!("{kept} of {mentioned} files mentioning {name} kept");
+    }
+
+    /// Shapes a review found the first rules dropping: each is a definition.
+    #[test]
+    #[cfg(all(
+        feature = "lang-go",
+        feature = "lang-csharp",
+        feature = "lang-typescript",
+        feature = "lang-c",
+        feature = "lang-cpp",
+        feature = "lang-python"
+    ))]
+    fn reviewed_definition_shapes_are_kept() {
+        let kept = [
+            (
+                "C#",
+                "void System.IDisposable.Dispose()\n{\n    _inner.Dispose();\n}",
+                "Dispose",
+            ),
+            (
+                "C#",
+                "IEnumerator System.Collections.IEnumerable.GetEnumerator() { }",
+                "GetEnumerator",
+            ),
+            ("C#", "(int, int) IFoo.Pair() => (1, 2);", "Pair"),
+            ("C#", "int* IFoo.P() { }", "P"),
+            ("C#", "void global::NS.IFoo.Run() { }", "Run"),
+            ("Go", "type S struct {\r\n\tsync.Mutex\r\n}\r\n", "Mutex"),
+            ("Go", "type S struct {\n\t*pkg.List[int]\n}", "List"),
+            ("TypeScript", "export namespace Outer.Inner {}", "Inner"),
+            (
+                "TypeScript",
+                "export declare namespace Outer.Inner {}",
+                "Inner",
+            ),
+            ("C", "static int foo_count __read_mostly = 1;", "foo_count"),
+            ("C", "int foo asm(\"bar\");", "foo"),
+            ("C", "typedef struct { int x; } Foo GIT_ALIGN(8);", "Foo"),
+            (
+                "C++",
+                "template <typename T>\nvoid\nStack<T>::push\n    (const T& v) {}",
+                "push",
+            ),
+            ("Python", "import os; Foo = 1", "Foo"),
+            (
+                "TypeScript",
+                "class A {\n  * gen<T>() {}\n  *  two() {}\n}",
+                "gen",
+            ),
+            ("TypeScript", "class A {\n  *  two() {}\n}", "two"),
+        ];
+        for (lang, source, name) in kept {
+            assert!(may(lang, source, name), "{lang}: {source:?} defines {name}");
+        }
+        assert!(!may("C#", "x => _inner.Dispose();", "Dispose"));
+    }
+
+    /// A mention on a line longer than the rules read is kept, and a file of one huge
+    /// line of uses is decided in time linear in its size.
+    #[test]
+    #[cfg(feature = "lang-javascript")]
+    fn long_lines_are_kept_and_cheap() {
+        let line = "e.render(x);".repeat(200_000);
+        let started = std::time::Instant::now();
+        assert!(
+            may("JavaScript", &line, "render"),
+            "a minified line is kept"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let lines = "e.render(x);\n".repeat(200_000);
+        assert!(
+            !may("JavaScript", &lines, "render"),
+            "short lines of uses are not"
+        );
     }
 
     /// Names that are not plain identifiers are left to the prefilter.
