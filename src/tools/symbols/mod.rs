@@ -11,7 +11,9 @@
 //!    are exactly those of list_files, and is reused only while the `stat` of every
 //!    directory and ignore file it depends on is unchanged (`tree.rs`);
 //! 2. a file is read once, and a Bloom filter of its identifiers is kept
-//!    ([`prefilter`]); a lookup parses only files that contain the name;
+//!    ([`prefilter`]); a lookup parses only files that contain the name, and of those
+//!    only files where some mention of it could be a definition ([`shape`]: not only
+//!    `new Name(`, `x.name(`, `import { Name }` or a comment);
 //! 3. a parsed file's definitions are kept ([`extract`]), so a file is parsed at most once
 //!    per content version;
 //! 4. files are visited in path order on a few threads, and the visit stops once one

@@ -8,10 +8,12 @@
 //! Vector3(`, `v.copy(`, `import { Vector3 }`, `git_oid *out`, a line of a comment. A
 //! file is parsed only when at least one mention is not such a use.
 //!
-//! Each rule looks only at the mention's own line, never at a parse, so it can be
-//! fooled only towards "maybe" except by the shapes it names. That the rules never drop
-//! a definition is checked on every corpus of the differential tests: every definition
-//! the parser finds there must pass [`may_define`] (`shape_keeps_every_definition`).
+//! Each rule looks only at the mention's own line (at most 4 KB either side of it),
+//! never at a parse, so it can be fooled only by the shapes it names. That the rules
+//! drop no real definition is checked on every corpus of the differential tests
+//! (`tests/suite/differential`): the definitions the parser finds but [`may_define`]
+//! would skip are left out of what the tests compare, and a test fails if ctags lists
+//! one of them. Those left out are all misreadings of unexpanded C and C++ macros.
 
 use memchr::memmem;
 
