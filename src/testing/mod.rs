@@ -74,7 +74,7 @@ impl Definitions {
 }
 
 /// Whether a lookup of `name` would parse `source`, read as the language of `path`: the
-/// use-shape check ([`crate::tools::symbols::shape::may_define`]) after the identifier
+/// use-shape check (`tools::symbols::shape::may_define`) after the identifier
 /// test. Every definition the parser finds must pass it, or lookups would miss it.
 pub fn shape_may_define(path: &str, language: Option<&str>, source: &[u8], name: &str) -> bool {
     language_of(path, language)
