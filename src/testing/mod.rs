@@ -75,7 +75,7 @@ impl Definitions {
 
 /// Whether a lookup of `name` would parse `source`, read as the language of `path`: the
 /// use-shape check (`tools::symbols::shape::may_define`) after the identifier
-/// test. Every definition the parser finds must pass it, or lookups would miss it.
+/// test: a definition in `source` that fails it is one a lookup would not find.
 pub fn shape_may_define(path: &str, language: Option<&str>, source: &[u8], name: &str) -> bool {
     language_of(path, language)
         .is_none_or(|lang| crate::tools::symbols::shape::may_define(lang, source, name))
