@@ -497,15 +497,21 @@ impl<'s> Mention<'s> {
         word == b"import" || word == b"export"
     }
 
+    /// For `x.Name`: the text before the receiver `x`, and the receiver (empty when the
+    /// dot follows something else, as in `f().Name` or `List<T>.Name`). `None` when no
+    /// dot comes right before the name.
+    fn receiver(&self) -> Option<(&'s [u8], &'s [u8])> {
+        let dot = trim_end(self.before().strip_suffix(b".")?);
+        let receiver = last_word(dot);
+        Some((&dot[..dot.len() - receiver.len()], receiver))
+    }
+
     /// For `x.Name`: the word before the receiver `x` (`def` in `def self.name`).
     fn word_before_receiver(&self) -> &'s [u8] {
-        let Some(dot) = self.before().strip_suffix(b".") else {
+        let Some((ahead, _)) = self.receiver() else {
             return &[];
         };
-        let dot = trim_end(dot);
-        let receiver = last_word(dot);
         // A Ruby receiver may be an instance or global variable: `def @io.write`.
-        let ahead = &dot[..dot.len() - receiver.len()];
         let ahead = [b"@@".as_slice(), b"@", b"$"]
             .iter()
             .find_map(|sigil| ahead.strip_suffix(*sigil))
@@ -517,11 +523,10 @@ impl<'s> Mention<'s> {
     /// before it on its line or after a `{` or `;`, and nothing after it but a
     /// separator, a tag or a comment.
     fn embedded_field(&self) -> bool {
-        let Some(dot) = self.before().strip_suffix(b".") else {
+        let Some((ahead, _)) = self.receiver() else {
             return false;
         };
-        let receiver = last_word(dot);
-        let mut ahead = trim_end(&dot[..dot.len() - receiver.len()]);
+        let mut ahead = trim_end(ahead);
         if let Some(rest) = ahead.strip_suffix(b"*") {
             ahead = trim_end(rest);
         }
@@ -536,27 +541,25 @@ impl<'s> Mention<'s> {
     /// an operator or an expression keyword, as in C#'s `void IFoo.Name()` or
     /// `IEnumerable<T>.GetEnumerator()`.
     fn receiver_follows_a_type(&self) -> bool {
-        let before = self.before();
-        let Some(dot) = before.strip_suffix(b".") else {
+        let Some((mut ahead, receiver)) = self.receiver() else {
             return false;
         };
-        let mut dot = trim_end(dot);
-        if ends_with_type_close(dot) {
-            return true;
+        if receiver.is_empty() {
+            return ends_with_type_close(ahead);
         }
         // The receiver may be qualified: `System.Collections.IEnumerable`,
         // `global::NS.IFoo`.
-        let ahead = loop {
-            let receiver = last_word(dot);
-            if receiver.is_empty() {
+        while let Some(outer) = ahead
+            .strip_suffix(b".")
+            .or_else(|| ahead.strip_suffix(b"::"))
+        {
+            let part = last_word(outer);
+            if part.is_empty() {
                 return false;
             }
-            let rest = &dot[..dot.len() - receiver.len()];
-            match rest.strip_suffix(b".").or_else(|| rest.strip_suffix(b"::")) {
-                Some(outer) => dot = outer,
-                None => break trim_end(rest),
-            }
-        };
+            ahead = &outer[..outer.len() - part.len()];
+        }
+        let ahead = trim_end(ahead);
         // A return type ending in `>`, `]`, `?`, `)` (a tuple) or `*`.
         if ends_with_type_close(ahead) || ahead.ends_with(b")") || ahead.ends_with(b"*") {
             return true;

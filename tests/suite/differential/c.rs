@@ -76,17 +76,9 @@ fn recall_against_ctags_on_a_c_tree() {
 #[test]
 fn c_headers_in_a_c_project() {
     let test = "c_headers_in_a_c_project";
-    if !ctags_available() {
-        return skip(test, "needs Universal Ctags (`ctags --version` says so)");
-    }
-    let Some(root) = super::corpus("c") else {
-        return skip(test, "run .ci/corpora/c.sh first");
+    let Some(files) = super::c::libgit2_headers(test) else {
+        return;
     };
-    let mut files = Vec::new();
-    source_files(&root, "h", &mut files);
-    if files.is_empty() {
-        return skip(test, &format!("no .h files under {}", root.display()));
-    }
     let tags = ctags_tags_with("C", &["--map-C=+.h"], &files);
     let theirs = kinds_and_tags(&tags);
     let scopes = our_tags_in(&files, Some("C"));
@@ -103,4 +95,24 @@ fn c_headers_in_a_c_project() {
         listed * 100 >= ours_total * 90,
         "C header precision {listed}/{ours_total} is under 90%"
     );
+}
+
+/// libgit2's `.h` files, for the two header tests (read as C here, as C++ in `cpp.rs`);
+/// `None`, after saying why, when ctags or the corpus is missing.
+pub(super) fn libgit2_headers(test: &str) -> Option<Vec<std::path::PathBuf>> {
+    if !ctags_available() {
+        skip(test, "needs Universal Ctags (`ctags --version` says so)");
+        return None;
+    }
+    let Some(root) = super::corpus("c") else {
+        skip(test, "run .ci/corpora/c.sh first");
+        return None;
+    };
+    let mut files = Vec::new();
+    source_files(&root, "h", &mut files);
+    if files.is_empty() {
+        skip(test, &format!("no .h files under {}", root.display()));
+        return None;
+    }
+    Some(files)
 }

@@ -174,17 +174,9 @@ fn recall_against_ctags_on_boost_the_stress_corpus() {
 #[test]
 fn c_headers_parse_as_cpp() {
     let test = "c_headers_parse_as_cpp";
-    if !ctags_available() {
-        return skip(test, "needs Universal Ctags (`ctags --version` says so)");
-    }
-    let Some(root) = super::corpus("c") else {
-        return skip(test, "run .ci/corpora/c.sh first");
+    let Some(files) = super::c::libgit2_headers(test) else {
+        return;
     };
-    let mut files = Vec::new();
-    source_files(&root, "h", &mut files);
-    if files.is_empty() {
-        return skip(test, &format!("no .h files under {}", root.display()));
-    }
     let title = format!("C headers as C++, {} files", files.len());
     let [found, total, listed, ours_total, agree, compared] = compare(&title, &files);
     assert!(total > 0, "ctags found no tags in C headers");
