@@ -239,7 +239,23 @@ pub(crate) struct Query<'a> {
     /// The normalised name and its qualifier.
     pub(crate) symbol: &'a SymbolQuery,
     /// The name's prefilter key.
-    pub(crate) key: Option<Key>,
+    key: Option<Key>,
+    /// The key files only using the name are remembered by: only a plain name's, as
+    /// `name` and Ruby's `name=` share a key.
+    used_key: Option<Key>,
+}
+
+impl<'a> Query<'a> {
+    /// A lookup of `symbol` in `project`, with its keys worked out once.
+    pub(crate) fn new(project: &'a Project, symbol: &'a SymbolQuery) -> Query<'a> {
+        let key = Key::of(&symbol.name);
+        Query {
+            project,
+            symbol,
+            key,
+            used_key: key.filter(|_| shape::is_plain(&symbol.name)),
+        }
+    }
 }
 
 /// What a visit found: the definitions in the query's scope go to `matched`; those of
@@ -332,10 +348,8 @@ impl FileEntry {
         let Some(indexed) = &mut self.state else {
             return Ok(Visit::Checked);
         };
-        // Only a plain name is remembered as used: `name` and Ruby's `name=` share a key.
-        let used_key = query.key.filter(|_| shape::is_plain(&query.symbol.name));
         if !indexed.summary.may_contain(query.key)
-            || (indexed.defs.is_none() && indexed.used_only.contains(used_key))
+            || (indexed.defs.is_none() && indexed.used_only.contains(query.used_key))
         {
             return Ok(Visit::Checked);
         }
@@ -355,7 +369,7 @@ impl FileEntry {
             };
             if indexed.defs.is_none() {
                 if !shape::may_define(self.lang, &worker.buffer, &query.symbol.name) {
-                    indexed.used_only.insert(used_key);
+                    indexed.used_only.insert(query.used_key);
                     return Ok(Visit::Checked);
                 }
                 indexed.defs = Some(worker.extractor.extract(self.lang, &worker.buffer)?);
@@ -480,11 +494,7 @@ mod tests {
         worker: &mut Worker,
     ) -> Vec<(usize, &'static str)> {
         let symbol = super::super::parse_query(name).expect("a name");
-        let query = Query {
-            project,
-            symbol: &symbol,
-            key: Key::of(name),
-        };
+        let query = Query::new(project, &symbol);
         let mut out = Found::default();
         assert_eq!(entry.visit(&query, worker, &mut out), Ok(Visit::Checked));
         out.matched.into_iter().map(|d| (d.line, d.kind)).collect()
@@ -583,11 +593,7 @@ mod tests {
         assert_eq!(visit(&mut entry, &project, "a"), [(1, "package")]);
         std::fs::remove_file(dir.path().join("a.go")).expect("remove");
         let symbol = super::super::parse_query("a").expect("a name");
-        let query = Query {
-            project: &project,
-            symbol: &symbol,
-            key: Key::of("a"),
-        };
+        let query = Query::new(&project, &symbol);
         let mut out = Found::default();
         let result = entry.visit(&query, &mut Worker::default(), &mut out);
         assert_eq!(result, Ok(Visit::Gone));

@@ -15,7 +15,6 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::cache::{FileEntry, Found, Query, Visit, Worker};
 use super::lang::Lang;
-use super::prefilter::Key;
 use super::tree::{self, Snapshot};
 use super::{Lookup, SymbolError, parse_query};
 use crate::project::{Project, ProjectPath};
@@ -115,11 +114,7 @@ impl SymbolIndex {
             prepare_main_languages(&state.files);
         }
 
-        let query = Query {
-            project,
-            symbol: &symbol,
-            key: Key::of(&symbol.name),
-        };
+        let query = Query::new(project, &symbol);
         let threads = ordered::available_threads().clamp(1, MAX_THREADS);
         let state = &mut *state;
         if state.workers.len() < threads {
