@@ -128,10 +128,21 @@ impl Check {
 pub(crate) fn run(flags: &Flags) -> Exit {
     let env = ConfigEnv::from_process();
     let checks = diagnose(std::env::current_dir(), &env, flags);
-    let colour = std::io::stdout().is_terminal()
+    let stdout = std::io::stdout();
+    let terminal = stdout.is_terminal();
+    let colour = terminal
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::env::var("TERM").map_or(true, |t| t != "dumb");
-    let text = render(&checks, colour);
+    // On a terminal, rows wrap between words at its width (a terminal that does not say
+    // its size gets 80 columns); piped, each row stays one line for grep.
+    let width = terminal.then(|| {
+        rustix::termios::tcgetwinsize(&stdout)
+            .ok()
+            .map(|size| usize::from(size.ws_col))
+            .filter(|&columns| columns > 0)
+            .unwrap_or(80)
+    });
+    let text = render(&checks, colour, width);
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -790,7 +801,8 @@ impl Model for NoInference {
 /// The tools offered (with what their schemas cost per request) and those withdrawn.
 fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
     let toolbox = Toolbox::new(project, Budgets::from_config(config))
-        .with_policy(Policy::from_config(config));
+        .with_policy(Policy::from_config(config))
+        .for_availability_only();
     let agent = Agent::new(NoInference, toolbox, Settings::from_config(config));
     let names: Vec<&str> = agent.offered().iter().map(|spec| spec.name).collect();
     let mut checks = Vec::new();
@@ -843,15 +855,16 @@ fn withdrawn_check(name: &str, access: Option<Access>, reason: &Withheld) -> Che
 // ---------------------------------------------------------------------------------------
 
 /// The report as text: one aligned row per check, the remedy under it, then the summary
-/// line. `colour` paints the status words (for a terminal).
-pub(crate) fn render(checks: &[Check], colour: bool) -> String {
-    let width = checks
+/// line. `colour` paints the status words (for a terminal); with a `width`, a row longer
+/// than that wraps between words, continuing under its own column.
+pub(crate) fn render(checks: &[Check], colour: bool, width: Option<usize>) -> String {
+    let name_width = checks
         .iter()
         .map(|c| c.name.chars().count())
         .max()
         .unwrap_or(0)
         .max(8);
-    let indent = " ".repeat(6 + width + 2);
+    let indent = " ".repeat(6 + name_width + 2);
     let mut out = String::new();
     for check in checks {
         let word = check.status.word();
@@ -861,17 +874,49 @@ pub(crate) fn render(checks: &[Check], colour: bool) -> String {
         } else {
             out.push_str(&format!("{word}{pad}"));
         }
-        out.push_str(&format!(
-            "{:<width$}  {}\n",
-            check.name,
-            visible(&check.measured)
-        ));
+        out.push_str(&format!("{:<name_width$}  ", check.name));
+        out.push_str(&wrap(&visible(&check.measured), &indent, width));
+        out.push('\n');
         if let Some(remedy) = &check.remedy {
-            out.push_str(&format!("{indent}→ {}\n", visible(remedy)));
+            out.push_str(&format!("{indent}→ "));
+            out.push_str(&wrap(&visible(remedy), &format!("{indent}  "), width));
+            out.push('\n');
         }
     }
     out.push_str(&summary(checks));
     out.push('\n');
+    out
+}
+
+/// `text`, which starts after `indent`'s width of columns, broken between words so that
+/// no line passes `width` columns; each line after the first starts with `indent`. A
+/// word longer than the room (a long path or URL) gets a line of its own, whole. Without
+/// a width, or with too little room to be worth it, the text stays on one line.
+fn wrap(text: &str, indent: &str, width: Option<usize>) -> String {
+    /// Less room than this and wrapping would make a column of fragments.
+    const NARROWEST: usize = 20;
+    let start = indent.chars().count();
+    let Some(room) = width
+        .and_then(|width| width.checked_sub(start))
+        .filter(|&room| room >= NARROWEST)
+    else {
+        return text.to_owned();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut used = 0;
+    for word in text.split(' ').filter(|word| !word.is_empty()) {
+        let length = word.chars().count();
+        if used > 0 && used + 1 + length > room {
+            out.push('\n');
+            out.push_str(indent);
+            used = 0;
+        } else if used > 0 {
+            out.push(' ');
+            used += 1;
+        }
+        out.push_str(word);
+        used += length;
+    }
     out
 }
 
@@ -913,6 +958,68 @@ fn visible(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On a terminal, a row longer than its width wraps between words under its own
+    /// column, a remedy under its arrow; piped, every row stays one line.
+    #[test]
+    fn rows_wrap_between_words_on_a_terminal() {
+        let checks = [Check::fail(
+            "find_symbol",
+            "C 2 files; no grammar for 14 .vue files and 3 .svelte files in this project",
+            "install a grammar or ignore them in .metronignore, then run the doctor again",
+        )];
+        let wrapped = render(&checks, false, Some(60));
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert!(
+            lines.iter().all(|line| line.chars().count() <= 60),
+            "{wrapped}"
+        );
+        let column = "fail  find_symbol  ".len();
+        let under = |columns: usize, text: &str| format!("{}{text}", " ".repeat(columns));
+        assert_eq!(
+            lines[0],
+            "fail  find_symbol  C 2 files; no grammar for 14 .vue files"
+        );
+        assert_eq!(
+            lines[1],
+            under(column, "and 3 .svelte files in this project")
+        );
+        assert_eq!(
+            lines[2],
+            under(column, "→ install a grammar or ignore them in")
+        );
+        assert_eq!(
+            lines[3],
+            under(column + 2, ".metronignore, then run the doctor")
+        );
+        assert_eq!(lines[4], under(column + 2, "again"));
+        // Every word is still there, in order.
+        let words = |text: &str| {
+            text.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(words(&wrapped), words(&render(&checks, false, None)));
+        assert_eq!(
+            render(&checks, false, None).lines().count(),
+            3,
+            "one line each, piped"
+        );
+    }
+
+    /// A word longer than the room keeps a line of its own, whole; a terminal too narrow
+    /// to wrap usefully gets the one-line rows.
+    #[test]
+    fn long_words_and_narrow_terminals_stay_whole() {
+        let path = format!("/{}", "very-long-directory-name/".repeat(4));
+        let text = format!("cannot read {path} here");
+        assert_eq!(
+            wrap(&text, "    ", Some(40)),
+            format!("cannot read\n    {path}\n    here")
+        );
+        assert_eq!(wrap(&text, &" ".repeat(30), Some(40)), text);
+        assert_eq!(wrap("a  b", "", Some(40)), "a b");
+    }
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()
@@ -1115,7 +1222,7 @@ mod tests {
             Check::warn("config", "ignoring x", "do y"),
             Check::fail("ollama", "nothing answers", "ollama serve"),
         ];
-        let text = render(&checks, false);
+        let text = render(&checks, false, None);
         let want = "\
 ok    project   p is a git work tree
 warn  config    ignoring x
@@ -1126,7 +1233,7 @@ doctor: 1 problem
 ";
         assert_eq!(text, want);
         assert_eq!(exit_for(&checks), Exit::Failure);
-        let coloured = render(&checks, true);
+        let coloured = render(&checks, true, None);
         assert!(
             coloured.starts_with("\x1b[32mok\x1b[0m    project"),
             "{coloured:?}"
@@ -1154,7 +1261,7 @@ doctor: 1 problem
     #[test]
     fn server_text_cannot_drive_the_terminal() {
         let check = Check::ok("ollama", "Ollama 1.0\x1b[2J\u{202e}x\n\u{9b}1m\u{61c}");
-        let text = render(&[check], false);
+        let text = render(&[check], false, None);
         assert!(
             text.contains("1.0\\u{1b}[2J\\u{202e}x\\u{a}\\u{9b}1m\\u{61c}"),
             "{text:?}"

@@ -446,6 +446,14 @@ impl Toolbox {
         self
     }
 
+    /// For a toolbox that only reports which tools are offered (the doctor): finding a
+    /// supported source file starts no find_symbol query compile, which would take a
+    /// core for up to a few hundred milliseconds for a lookup that never comes.
+    pub(crate) fn for_availability_only(mut self) -> Toolbox {
+        self.env.symbols = symbols::SymbolIndex::for_availability_only();
+        self
+    }
+
     /// The project and its boundary.
     pub fn project(&self) -> &Project {
         &self.env.project

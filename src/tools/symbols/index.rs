@@ -38,6 +38,9 @@ const LOOKAHEAD_CHUNKS: usize = 2 * MAX_THREADS;
 #[derive(Debug, Default)]
 pub struct SymbolIndex {
     state: Mutex<State>,
+    /// Only asked whether find_symbol can be offered (the doctor's index): finding a
+    /// supported file then starts no query compile, as no lookup will wait for it.
+    no_compile_ahead: bool,
 }
 
 #[derive(Debug, Default)]
@@ -53,6 +56,9 @@ struct State {
     /// The project was seen to hold a supported file: find_symbol stays offered for the
     /// session (the tool list is fixed when it starts), so this is never walked again.
     present: bool,
+    /// The language whose query finding a supported file started compiling, if any (the
+    /// tests check that the doctor's index starts none).
+    compiled_ahead: Option<Lang>,
 }
 
 /// Counters from the last lookup, for tests and benchmarks.
@@ -74,6 +80,15 @@ impl SymbolIndex {
     /// An empty index.
     pub fn new() -> SymbolIndex {
         SymbolIndex::default()
+    }
+
+    /// An index that will never look anything up, only say whether the project holds a
+    /// supported file: it starts no query compile in the background.
+    pub(crate) fn for_availability_only() -> SymbolIndex {
+        SymbolIndex {
+            no_compile_ahead: true,
+            ..SymbolIndex::default()
+        }
     }
 
     /// Finds definitions named exactly `name` (a Rust `r#` prefix is ignored), at most
@@ -179,8 +194,11 @@ impl SymbolIndex {
         // Asked when the session's tools are chosen: the first language found starts
         // compiling now, so the model's first find_symbol call finds its query ready.
         // (After a lookup's walk, every language with an eighth of the files starts too.)
-        if let Some(Some(lang)) = first {
+        if let Some(Some(lang)) = first
+            && !self.no_compile_ahead
+        {
             lang.prepare();
+            self.lock().compiled_ahead = Some(lang);
         }
         let present = first.is_none_or(|lang| lang.is_some());
         let mut state = self.lock();
@@ -374,6 +392,24 @@ mod tests {
         assert_eq!(index.rebuild(&project), 2, "both files, none parsed yet");
         assert_eq!(index.parsed_files(), 0);
         assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
+    }
+
+    /// Finding a supported file starts its language's query compile for a session's
+    /// index, and not for the doctor's, which never looks anything up.
+    #[test]
+    fn only_a_session_index_compiles_ahead() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.rs"), "fn one() {}\n").expect("write");
+        let project = Project::open(dir.path(), false).expect("open");
+        let session = SymbolIndex::new();
+        assert!(session.has_supported_files(&project));
+        assert_eq!(
+            session.lock().compiled_ahead.map(|lang| lang.name()),
+            Some("Rust")
+        );
+        let doctor = SymbolIndex::for_availability_only();
+        assert!(doctor.has_supported_files(&project));
+        assert_eq!(doctor.lock().compiled_ahead, None);
     }
 
     /// A project's `.h` files are C while it has C sources and no C++ ones, and C++
