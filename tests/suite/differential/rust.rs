@@ -96,7 +96,12 @@ fn recall_against_ctags_on_a_rust_tree() {
         found * 1000 >= total * 999,
         "Rust recall {found}/{total} is under 99.9%"
     );
-    let (listed, ours_total) = precision(&title, &scopes, &theirs, |_| false);
+    // Universal Ctags 5.9 tags no `const` item and no union in Rust, so ours cannot be
+    // checked against it: how many a tree holds (const-oid's generated tables alone have
+    // 1,495 constants) would otherwise decide the figure.
+    let (listed, ours_total) = precision(&title, &scopes, &theirs, |kind| {
+        matches!(kind, "constant" | "union")
+    });
     assert!(
         listed * 100 >= ours_total * 95,
         "Rust precision {listed}/{ours_total} is under 95%"
