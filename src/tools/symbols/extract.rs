@@ -177,13 +177,12 @@ impl Extractor {
 
     /// Parses `source` as `lang` and returns its definitions.
     pub(crate) fn extract(&mut self, lang: Lang, source: &[u8]) -> Result<FileDefs, SymbolError> {
-        let query = lang.definitions()?;
         let parser = match self.parsers.entry(lang) {
             std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
             std::collections::hash_map::Entry::Vacant(slot) => {
                 let mut parser = Parser::new();
                 parser
-                    .set_language(&query.language)
+                    .set_language(&(lang.spec().grammar)())
                     .map_err(|e| SymbolError::Grammar {
                         lang: lang.name(),
                         message: e.to_string(),
@@ -195,6 +194,9 @@ impl Extractor {
         let Some(tree) = parser.parse(source, None) else {
             return Ok(FileDefs::default());
         };
+        // Only now the query: while it is still compiling on its own thread (the first
+        // files of a fresh process), the parse above ran beside it instead of after it.
+        let query = lang.definitions()?;
 
         self.cursor.set_max_start_depth(query.max_start_depth);
         let mut candidates = Vec::new();
