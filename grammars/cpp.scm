@@ -31,28 +31,29 @@
 ; `= default` and `= delete` are declarations to ctags. The declarator must be
 ; a function's: an unexpanded macro after the parameters (`f() const
 ; BOOST_NOEXCEPT {`) makes tree-sitter read the macro as the declarator and the
-; real one as an ERROR, which the second pattern recovers.
-(function_definition
-  declarator: [
-    (function_declarator)
-    (pointer_declarator)
-    (reference_declarator)
-  ] @name
-  body: (_)) @definition.function
-
-(function_definition
-  (ERROR (function_declarator) @name)
-  body: (_)) @definition.function
-
+; real one as an ERROR, which the last alternative recovers.
+;
 ; Conversion operators (`operator bool() const {`, `A::operator int() {`) have no
 ; function declarator: tree-sitter reads `operator T()` as one operator_cast,
 ; which extract.rs names `operator T`, as ctags does.
+;
+; One pattern with alternatives, not one per form: tree-sitter analyses each
+; pattern rooted at a function_definition against the whole grammar when the
+; query is compiled (60 to 85 million instructions each, see lang.rs), and
+; alternatives inside one cost far less. Each alternative carries its own
+; field: a field on an alternation nested in another (`[declarator: [(a) (b)]
+; (c)]`) matched only its first choice in tree-sitter 0.27, losing every
+; `T* C::f() {}`.
 (function_definition
-  declarator: [
-    (operator_cast)
-    (qualified_identifier
-      name: [(operator_cast) (qualified_identifier name: (operator_cast))])
-  ] @name
+  [
+    declarator: (function_declarator) @name
+    declarator: (pointer_declarator) @name
+    declarator: (reference_declarator) @name
+    declarator: (operator_cast) @name
+    declarator: (qualified_identifier
+      name: [(operator_cast) (qualified_identifier name: (operator_cast))]) @name
+    (ERROR (function_declarator) @name)
+  ]
   body: (_)) @definition.function
 
 ; A macro call after the parameters (`bool f() const LOCKS_EXCLUDED(mu) {`)
@@ -60,16 +61,15 @@
 ; its text does not end with one, and read the macro as a function (with no
 ; return type) defined with the real one's body: the declaration is the
 ; definition.
-((_
-  [
-    (declaration declarator: (function_declarator) @name)
-    (field_declaration declarator: (function_declarator) @name)
-  ] @definition.function
-  .
-  (function_definition
-    !type
-    declarator: (function_declarator declarator: (identifier))))
- (#not-match? @definition.function ";$"))
+; `#before-macro-body?` (tested in Rust, see lang.rs) says what `. (function_definition
+; !type declarator: (function_declarator declarator: (identifier)))` after the
+; declaration would, for a fraction of the compile time.
+([
+   (declaration declarator: (function_declarator) @name)
+   (field_declaration declarator: (function_declarator) @name)
+ ] @definition.function
+ (#not-match? @definition.function ";$")
+ (#before-macro-body? @definition.function))
 
 ; Where macros broke the parse of a whole region, a function declarator
 ; followed by its body (`{`), perhaps after a trailing macro, is a definition.
@@ -92,14 +92,22 @@
 ; An export macro before the name (`class BOOST_SYMBOL_VISIBLE archive {`)
 ; makes tree-sitter read the macro as the class name and the rest as a function
 ; definition: the real name is its declarator or, with a base class list
-; (`… archive : base {`), the first word of an ERROR.
+; (`… archive : base {`), the first word of an ERROR. The kind is captured on the
+; `class` or `struct` part, so that one pattern covers both.
 (function_definition
-  type: (class_specifier !body)
-  declarator: (identifier) @name) @definition.class
+  type: [
+    (class_specifier !body) @definition.class
+    (struct_specifier !body) @definition.struct
+  ]
+  declarator: (identifier) @name)
 
 (function_definition
-  type: (struct_specifier !body)
-  declarator: (identifier) @name) @definition.struct
+  type: [
+    (class_specifier !body) @definition.class
+    (struct_specifier !body) @definition.struct
+  ]
+  .
+  (ERROR . (identifier) @name))
 
 ; A C header's `extern "C"` macro before a struct (`GIT_BEGIN_DECL struct
 ; git_credential {`, `__BEGIN_DECLS`) turns `struct` into an ERROR of a
@@ -108,16 +116,6 @@
   (ERROR)
   declarator: (identifier) @name) @definition.struct
  (#match? @definition.struct "^\\w+(\\s|/\\*[\\s\\S]*?\\*/|//[^\\n]*)*struct\\s"))
-
-(function_definition
-  type: (class_specifier !body)
-  .
-  (ERROR . (identifier) @name)) @definition.class
-
-(function_definition
-  type: (struct_specifier !body)
-  .
-  (ERROR . (identifier) @name)) @definition.struct
 
 (union_specifier name: (_) @name body: (_)) @definition.union
 
@@ -167,44 +165,42 @@
  (#match? @definition.member ";$"))
 
 ; An export macro before a class name (`class GTEST_API_ TestResult {`, see
-; above) makes the class body a function body: its data members are
-; declarations there, the first after `public:` inside a labeled statement.
-; The same tests as for field declarations keep out member function
-; declarations.
+; above) makes the class body a function body:
+;
+; - its data members are declarations there, the first after `public:` inside a
+;   labeled statement, kept out of member function declarations by the same tests
+;   as field declarations (the two on @definition.member);
+; - a constructor defined in place (`TestPartResultArray() {}`) reads as a call in
+;   an ERROR after `public:`, or as a call ended by a made-up `;` (a real statement
+;   ends with its own), followed by a block.
+;
+; One pattern for all of them: tree-sitter analyses each pattern rooted at a
+; function_definition against the whole grammar when the query is compiled (60 to
+; 85 million instructions each), where alternatives inside one cost far less. A
+; text predicate on a capture that an alternative lacks holds for it.
 ((function_definition
   type: [(class_specifier !body) (struct_specifier !body)]
   body: (compound_statement
     [
       (declaration declarator: (_) @name) @definition.member
       (labeled_statement (declaration declarator: (_) @name) @definition.member)
+      (labeled_statement
+        (ERROR (call_expression function: (identifier) @name)) @definition.function
+        .
+        (compound_statement))
+      ((expression_statement
+        (call_expression function: (identifier) @name)) @definition.function
+       .
+       (compound_statement))
+      ((labeled_statement
+        (expression_statement
+          (call_expression function: (identifier) @name)) @definition.function)
+       .
+       (compound_statement))
     ]))
  (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
  (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
- (#match? @definition.member ";$"))
-
-; In such a body, a constructor defined in place (`TestPartResultArray() {}`)
-; reads as a call ended by a made-up `;` (or a call in an ERROR, after
-; `public:`), followed by a block.
-((function_definition
-  type: [(class_specifier !body) (struct_specifier !body)]
-  body: (compound_statement
-    (labeled_statement
-      (ERROR (call_expression function: (identifier) @name)) @definition.function
-      .
-      (compound_statement)))))
-
-((function_definition
-  type: [(class_specifier !body) (struct_specifier !body)]
-  body: (compound_statement
-    [
-      (expression_statement
-        (call_expression function: (identifier) @name)) @definition.function
-      (labeled_statement
-        (expression_statement
-          (call_expression function: (identifier) @name)) @definition.function)
-    ]
-    .
-    (compound_statement)))
+ (#match? @definition.member ";$")
  (#not-match? @definition.function ";$"))
 
 ; A static data member defined outside its class (`int Stack::count = 0;`) is

@@ -12,10 +12,10 @@
 //!
 //! A pattern may say which ancestors a capture must have,
 //! `(#has-parent? @definition.variable translation_unit declaration_list)` or
-//! `(#has-ancestors? @definition.variable "module" "block _ module")`: a match whose node
-//! has others is dropped before the earliest pattern wins, exactly as if the query had
-//! spelled those ancestors out (which costs far more to compile; see
-//! [`super::lang::AncestorTest`]).
+//! `(#has-ancestors? @definition.variable "module" "block _ module")`, or what must
+//! follow it (`#before-macro-body?`): a match whose node fails is dropped before the
+//! earliest pattern wins, exactly as if the query had spelled that structure out (which
+//! costs far more to compile; see [`super::lang::NodeTest`]).
 //!
 //! A pattern may name its definition by more than the captured text: `(#set! suffix
 //! "=")` appends `=` (a Ruby `attr_writer :x` defines `x=`, a name not in the source).
@@ -181,12 +181,12 @@ impl Extractor {
             std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
             std::collections::hash_map::Entry::Vacant(slot) => {
                 let mut parser = Parser::new();
-                parser
-                    .set_language(&(lang.spec().grammar)())
-                    .map_err(|e| SymbolError::Grammar {
+                parser.set_language(&(lang.spec().grammar)()).map_err(|e| {
+                    SymbolError::Grammar {
                         lang: lang.name(),
                         message: e.to_string(),
-                    })?;
+                    }
+                })?;
                 slot.insert(parser)
             }
         };
@@ -214,20 +214,19 @@ impl Extractor {
             let (Some(name), Some((item, kind))) = (name, item) else {
                 continue;
             };
-            let ancestors_hold =
-                query
-                    .ancestor_tests
-                    .get(found.pattern_index)
-                    .is_none_or(|tests| {
-                        tests.iter().all(|test| {
-                            found
-                                .captures()
-                                .iter()
-                                .filter(|capture| capture.index == test.capture)
-                                .all(|capture| test.holds(capture.node))
-                        })
-                    });
-            if !ancestors_hold {
+            let tests_hold = query
+                .node_tests
+                .get(found.pattern_index)
+                .is_none_or(|tests| {
+                    tests.iter().all(|test| {
+                        found
+                            .captures()
+                            .iter()
+                            .filter(|capture| capture.index == test.capture)
+                            .all(|capture| test.holds(capture.node))
+                    })
+                });
+            if !tests_hold {
                 continue;
             }
             let Some(node) = principal_name(name) else {
@@ -976,7 +975,15 @@ mod tests {
              \x20 bool ok_;\n\
              };\n\
              END_NS\n\
-             enum class color : unsigned char { red, green = 2 };\n",
+             enum class color : unsigned char { red, green = 2 };\n\
+             Widget* Widget::self() { return this; }\n\
+             struct API Point : Base { int x; };\n\
+             void prototype();\n\
+             int f(int) { return 0; }\n",
+        );
+        assert!(
+            !found.iter().any(|(name, _, _)| name == "prototype"),
+            "a prototype before an ordinary function is no definition: {found:?}"
         );
         for (name, line, kind) in [
             ("operator T&", 2, "function"),
@@ -989,6 +996,9 @@ mod tests {
             ("color", 13, "enum"),
             ("red", 13, "enumerator"),
             ("green", 13, "enumerator"),
+            ("self", 14, "function"),
+            ("Point", 15, "struct"),
+            ("f", 17, "function"),
         ] {
             assert!(has(&found, name, line, kind), "{name}: {found:?}");
         }

@@ -756,8 +756,6 @@ pub(crate) fn names() -> String {
 /// resolved to node kind ids.
 #[derive(Debug)]
 pub(crate) struct Definitions {
-    /// The grammar.
-    pub(crate) language: Language,
     /// The query.
     pub(crate) query: Query,
     /// Index of the `@name` capture.
@@ -769,34 +767,50 @@ pub(crate) struct Definitions {
     pub(crate) max_start_depth: Option<u32>,
     /// The scope rules, by node kind id.
     pub(crate) scopes: Vec<(u16, ScopeName)>,
-    /// For each pattern, its `#has-parent?` and `#has-ancestors?` tests.
-    pub(crate) ancestor_tests: Vec<Vec<AncestorTest>>,
+    /// For each pattern, its tests done in Rust (`#has-parent?` and the like).
+    pub(crate) node_tests: Vec<Vec<NodeTest>>,
     /// What joins nested scope names.
     pub(crate) separator: &'static str,
 }
 
-/// A pattern's test of a capture's ancestors, done in Rust on each match:
+/// A pattern's test of a captured node, done in Rust on each match:
 ///
 /// - `(#has-parent? @c kind …)`: the captured node's parent is one of these kinds;
 /// - `(#has-ancestors? @c "chain" …)`: its ancestors, read upward from its parent, start
 ///   with one of these chains, each a space-separated list of node kinds where `_` is
-///   any named node without a `name` field (a statement or clause, not a definition).
+///   any named node without a `name` field (a statement or clause, not a definition);
+/// - `(#before-macro-body? @c)`: its next named sibling is a `function_definition`
+///   with no type whose declarator is a call of a bare name (`LOCKS_EXCLUDED(mu) {…}`):
+///   how tree-sitter-cpp reads a macro call after a declaration's parameters, giving
+///   the declaration's body to the macro.
 ///
-/// They say what listing the parents in the query says (`[(kind_a (x) @c) (kind_b (x)
-/// @c) …]`, or `(module (_ !name (block (x) @c)))` for `"block _ module"`), but
-/// tree-sitter analyses every parent of a pattern against the whole parse table when
-/// the query is compiled (about 4 ms each in C, 10 in C++, 15 in PHP), where one `(x)`
-/// tested here costs a fraction of that. extract.rs applies the test to each match
-/// before the earliest pattern wins, so the result is the same as the query's.
+/// They say what spelling the structure out in the query says (`[(kind_a (x) @c)
+/// (kind_b (x) @c) …]`, `(module (_ !name (block (x) @c)))` for `"block _ module"`, or
+/// `(_ (x) @c . (function_definition !type declarator: (function_declarator declarator:
+/// (identifier))))`), but tree-sitter analyses every parent of a pattern against the
+/// whole parse table when the query is compiled (about 4 ms each in C, 10 in C++, 15 in
+/// PHP; a pair of siblings under a wildcard is tested against every hidden rule of the
+/// grammar, 290 million instructions in C++), where one `(x)` tested here costs a
+/// fraction of that. extract.rs applies the tests to each match before the earliest
+/// pattern wins, so the result is the same as the query's.
 #[derive(Debug)]
-pub(crate) struct AncestorTest {
+pub(crate) struct NodeTest {
     /// The capture whose node is tested.
     pub(crate) capture: u32,
-    /// The allowed chains of ancestors, nearest first; one must match.
-    pub(crate) chains: Vec<Vec<Ancestor>>,
+    /// What the node must satisfy.
+    pub(crate) rule: NodeRule,
 }
 
-/// One step of an [`AncestorTest`] chain.
+/// What a [`NodeTest`] checks.
+#[derive(Debug)]
+pub(crate) enum NodeRule {
+    /// The allowed chains of ancestors, nearest first; one must match.
+    Ancestors(Vec<Vec<Ancestor>>),
+    /// `#before-macro-body?`.
+    BeforeMacroBody,
+}
+
+/// One step of a [`NodeRule::Ancestors`] chain.
 #[derive(Debug)]
 pub(crate) enum Ancestor {
     /// A node of this kind.
@@ -805,36 +819,56 @@ pub(crate) enum Ancestor {
     Unnamed,
 }
 
-impl AncestorTest {
-    /// Whether `node`'s ancestors start with one of the allowed chains.
+impl NodeTest {
+    /// Whether `node` passes the test.
     pub(crate) fn holds(&self, node: tree_sitter::Node<'_>) -> bool {
-        // Each `parent()` walks down from the root, so the ancestors are read once, and
-        // no further than the longest chain needs.
-        let longest = self.chains.iter().map(Vec::len).max().unwrap_or(0);
-        let mut ancestors = Vec::with_capacity(longest);
-        let mut at = node;
-        while ancestors.len() < longest
-            && let Some(parent) = at.parent()
-        {
-            ancestors.push(parent);
-            at = parent;
+        match &self.rule {
+            NodeRule::Ancestors(chains) => ancestors_start_with(node, chains),
+            NodeRule::BeforeMacroBody => before_macro_body(node),
         }
-        self.chains.iter().any(|chain| {
-            chain.len() <= ancestors.len()
-                && chain.iter().zip(&ancestors).all(|(step, node)| match step {
-                    Ancestor::Kind(kind) => **kind == *node.kind(),
-                    Ancestor::Unnamed => {
-                        node.is_named() && node.child_by_field_name("name").is_none()
-                    }
-                })
-        })
     }
 }
 
-/// The ancestor tests of each pattern of `query`. Any other predicate tree-sitter leaves
-/// to the caller is an error, as is a kind the grammar does not have: a typo must fail
+/// Whether `node`'s next named sibling is a typeless `function_definition` whose
+/// declarator is a call of a bare name (see [`NodeTest`]).
+fn before_macro_body(node: tree_sitter::Node<'_>) -> bool {
+    node.next_named_sibling().is_some_and(|next| {
+        next.kind() == "function_definition"
+            && next.child_by_field_name("type").is_none()
+            && next
+                .child_by_field_name("declarator")
+                .filter(|declarator| declarator.kind() == "function_declarator")
+                .and_then(|declarator| declarator.child_by_field_name("declarator"))
+                .is_some_and(|callee| callee.kind() == "identifier")
+    })
+}
+
+/// Whether `node`'s ancestors start with one of `chains`.
+fn ancestors_start_with(node: tree_sitter::Node<'_>, chains: &[Vec<Ancestor>]) -> bool {
+    // Each `parent()` walks down from the root, so the ancestors are read once, and
+    // no further than the longest chain needs.
+    let longest = chains.iter().map(Vec::len).max().unwrap_or(0);
+    let mut ancestors = Vec::with_capacity(longest);
+    let mut at = node;
+    while ancestors.len() < longest
+        && let Some(parent) = at.parent()
+    {
+        ancestors.push(parent);
+        at = parent;
+    }
+    chains.iter().any(|chain| {
+        chain.len() <= ancestors.len()
+            && chain.iter().zip(&ancestors).all(|(step, node)| match step {
+                Ancestor::Kind(kind) => **kind == *node.kind(),
+                Ancestor::Unnamed => node.is_named() && node.child_by_field_name("name").is_none(),
+            })
+    })
+}
+
+/// The node tests of each pattern of `query`. Any other predicate tree-sitter leaves to
+/// the caller is an error, as is a kind the grammar does not have: a typo must fail
 /// loudly, not drop every definition the pattern finds.
-fn ancestor_tests(query: &Query, language: &Language) -> Result<Vec<Vec<AncestorTest>>, String> {
+fn node_tests(query: &Query, language: &Language) -> Result<Vec<Vec<NodeTest>>, String> {
     let mut all = Vec::with_capacity(query.pattern_count());
     for pattern in 0..query.pattern_count() {
         let mut tests = Vec::new();
@@ -843,6 +877,17 @@ fn ancestor_tests(query: &Query, language: &Language) -> Result<Vec<Vec<Ancestor
             let one_step = match operator {
                 "has-parent?" => true,
                 "has-ancestors?" => false,
+                "before-macro-body?" => {
+                    let [tree_sitter::QueryPredicateArg::Capture(capture)] = &*predicate.args
+                    else {
+                        return Err(format!("#{operator} takes one capture"));
+                    };
+                    tests.push(NodeTest {
+                        capture: *capture,
+                        rule: NodeRule::BeforeMacroBody,
+                    });
+                    continue;
+                }
                 _ => return Err(format!("unknown predicate #{operator}")),
             };
             let usage = || format!("#{operator} takes a capture, then node kinds");
@@ -876,9 +921,9 @@ fn ancestor_tests(query: &Query, language: &Language) -> Result<Vec<Vec<Ancestor
             if chains.is_empty() {
                 return Err(usage());
             }
-            tests.push(AncestorTest {
+            tests.push(NodeTest {
                 capture: *capture,
-                chains,
+                rule: NodeRule::Ancestors(chains),
             });
         }
         all.push(tests);
@@ -931,10 +976,9 @@ impl Definitions {
                 id => scopes.push((id, rule.name)),
             }
         }
-        let ancestor_tests = ancestor_tests(&query, &language).map_err(bad)?;
+        let node_tests = node_tests(&query, &language).map_err(bad)?;
         Ok(Definitions {
-            ancestor_tests,
-            language,
+            node_tests,
             query,
             name_capture,
             capture_kinds,
@@ -1067,11 +1111,11 @@ mod tests {
     /// dropping what its pattern finds.
     #[cfg(feature = "lang-python")]
     #[test]
-    fn ancestor_tests_refuse_typos() {
+    fn node_tests_refuse_typos() {
         let language = tree_sitter_python::LANGUAGE.into();
         let tests = |source: &str| {
             let query = Query::new(&language, source).map_err(|e| e.to_string())?;
-            ancestor_tests(&query, &language).map(|tests| tests.len())
+            node_tests(&query, &language).map(|tests| tests.len())
         };
         assert_eq!(
             tests(r#"((identifier) @name (#has-ancestors? @name "block _ module"))"#),
@@ -1079,6 +1123,10 @@ mod tests {
         );
         assert_eq!(
             tests(r#"((identifier) @name (#has-parent? @name module block))"#),
+            Ok(1)
+        );
+        assert_eq!(
+            tests(r#"((identifier) @name (#before-macro-body? @name))"#),
             Ok(1)
         );
         let refused = |source: &str, why: &str| {
@@ -1095,6 +1143,10 @@ mod tests {
         refused(
             r#"((identifier) @name (#has-parent? @name))"#,
             "takes a capture, then node kinds",
+        );
+        refused(
+            r#"((identifier) @name (#before-macro-body? @name module))"#,
+            "takes one capture",
         );
         refused(
             r#"((identifier) @name (#has-parnet? @name module))"#,
