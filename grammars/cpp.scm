@@ -149,8 +149,8 @@
 
 ; Data members, including function pointers (`int (*cb)(int)`) and arrays, but
 ; not member function declarations (prototypes): their declarator reads
-; `name(`, `operator…` or `~name` after any `*`/`&`, where a function pointer's
-; starts with `(`.
+; `name(`, the word `operator` or `~name` after any `*`/`&` (`operator_count` is
+; a member), where a function pointer's starts with `(`.
 ;
 ; An unexpanded macro before the type (`static BOOST_FORCEINLINE storage_type
 ; f(…) BOOST_NOEXCEPT;`) makes tree-sitter take the type, or the macro after
@@ -160,7 +160,7 @@
 ; tree-sitter ended at the misread name with a made-up (MISSING) `;`: a real one
 ; ends with its own `;`.
 ((field_declaration declarator: (_) @name) @definition.member
- (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
+ (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
  (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
  (#match? @definition.member ";$"))
 
@@ -172,7 +172,8 @@
 ;   as field declarations (the two on @definition.member);
 ; - a constructor defined in place (`TestPartResultArray() {}`) reads as a call in
 ;   an ERROR after `public:`, or as a call ended by a made-up `;` (a real statement
-;   ends with its own), followed by a block.
+;   ends with its own), followed by a block. The ERROR's text is the call alone, so
+;   the `;$` test on @definition.function passes it too.
 ;
 ; One pattern for all of them: tree-sitter analyses each pattern rooted at a
 ; function_definition against the whole grammar when the query is compiled (60 to
@@ -198,7 +199,7 @@
        .
        (compound_statement))
     ]))
- (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
+ (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
  (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
  (#match? @definition.member ";$")
  (#not-match? @definition.function ";$"))
@@ -218,11 +219,11 @@
 ((field_declaration_list
   (template_declaration
     (declaration declarator: (_) @name) @definition.member))
- (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()"))
+ (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()"))
 
 ((template_declaration
   (declaration declarator: (_) @name) @definition.variable)
- (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()"))
+ (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()"))
 
 ; A namespace or class whose block tree-sitter could not parse (unexpanded
 ; macros inside) is still named right after its keyword.
@@ -247,6 +248,6 @@
   declaration_list
   linkage_specification)
  (#not-match? @definition.variable "^extern\\s")
- (#not-match? @name "^[*&\\s]*(operator|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()")
+ (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()")
  (#not-match? @definition.variable "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
  (#match? @definition.variable ";$"))

@@ -979,11 +979,23 @@ mod tests {
              Widget* Widget::self() { return this; }\n\
              struct API Point : Base { int x; };\n\
              void prototype();\n\
-             int f(int) { return 0; }\n",
+             int f(int) { return 0; }\n\
+             class API operator_guard {\n\
+             \x20public:\n\
+             \x20 operator_guard() {}\n\
+             \x20 int operator_count;\n\
+             };\n\
+             struct Counter { int operator_total; };\n\
+             void unfinished(int) const\n\
+             int after = 1;\n",
         );
         assert!(
             !found.iter().any(|(name, _, _)| name == "prototype"),
             "a prototype before an ordinary function is no definition: {found:?}"
+        );
+        assert!(
+            !found.iter().any(|(name, _, _)| name == "unfinished"),
+            "a declaration missing its `;` is a definition only before a macro's body: {found:?}"
         );
         for (name, line, kind) in [
             ("operator T&", 2, "function"),
@@ -999,6 +1011,11 @@ mod tests {
             ("self", 14, "function"),
             ("Point", 15, "struct"),
             ("f", 17, "function"),
+            // A name that only starts with `operator` is no operator.
+            ("operator_guard", 18, "class"),
+            ("operator_guard", 20, "function"),
+            ("operator_count", 21, "member"),
+            ("operator_total", 23, "member"),
         ] {
             assert!(has(&found, name, line, kind), "{name}: {found:?}");
         }
