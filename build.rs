@@ -53,14 +53,17 @@ fn head_commit(git: &Path) -> Option<String> {
 /// It is used only where that cannot hurt: a native build (the binary runs against the
 /// glibc it was linked with) whose glibc is 2.36 or later. Such a binary already needs
 /// glibc 2.34 for its start-up code. Cross builds, musl and macOS are left alone (the
-/// static release binaries have no dynamic relocations), and `METRON_NO_RELR=1` turns
-/// it off for a binary meant for older systems.
+/// static release binaries have no dynamic relocations), as is a build with its own
+/// linker (`RUSTC_LINKER`: zig or a sysroot may link against an older glibc than this
+/// script sees), and `METRON_NO_RELR=1` turns it off for a binary meant for older
+/// systems.
 fn pack_relative_relocations() {
     println!("cargo:rerun-if-env-changed=METRON_NO_RELR");
     let env = |name: &str| std::env::var(name).unwrap_or_default();
     let wanted = env("CARGO_CFG_TARGET_OS") == "linux"
         && env("CARGO_CFG_TARGET_ENV") == "gnu"
         && env("TARGET") == env("HOST")
+        && env("RUSTC_LINKER").is_empty()
         && env("METRON_NO_RELR").is_empty();
     if wanted && host_glibc().is_some_and(|version| version >= (2, 36)) {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");

@@ -256,11 +256,21 @@ impl Style {
     }
 }
 
-/// The line cut to `width` characters (ending in `…`) when it is longer.
+/// The line cut to `width` terminal columns (ending in `…`) when it is wider. Columns,
+/// not characters: a CJK character or an emoji takes two.
 fn fit(line: &str, width: Option<usize>) -> Cow<'_, str> {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     match width {
-        Some(width) if line.chars().count() > width => {
-            let kept: String = line.chars().take(width.saturating_sub(1)).collect();
+        Some(width) if line.width() > width => {
+            let room = width.saturating_sub(1);
+            let mut used = 0;
+            let kept: String = line
+                .chars()
+                .take_while(|c| {
+                    used += c.width().unwrap_or(0);
+                    used <= room
+                })
+                .collect();
             Cow::Owned(format!("{kept}…"))
         }
         _ => Cow::Borrowed(line),
@@ -539,6 +549,9 @@ mod tests {
         assert_eq!(fit("abcdef", Some(4)), "abc…");
         assert_eq!(fit("abcd", Some(4)), "abcd");
         assert_eq!(fit("abcdef", None), "abcdef");
+        // Wide characters take two columns each.
+        assert_eq!(fit("日本語のパス", Some(7)), "日本語…");
+        assert_eq!(fit("日本語", Some(6)), "日本語");
         let colour = Style {
             colour: true,
             width: Some(80),

@@ -893,9 +893,10 @@ pub(crate) fn render(checks: &[Check], colour: bool, width: Option<usize>) -> St
 /// word longer than the room (a long path or URL) gets a line of its own, whole. Without
 /// a width, or with too little room to be worth it, the text stays on one line.
 fn wrap(text: &str, indent: &str, width: Option<usize>) -> String {
+    use unicode_width::UnicodeWidthStr;
     /// Less room than this and wrapping would make a column of fragments.
     const NARROWEST: usize = 20;
-    let start = indent.chars().count();
+    let start = indent.width();
     let Some(room) = width
         .and_then(|width| width.checked_sub(start))
         .filter(|&room| room >= NARROWEST)
@@ -905,7 +906,7 @@ fn wrap(text: &str, indent: &str, width: Option<usize>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut used = 0;
     for word in text.split(' ').filter(|word| !word.is_empty()) {
-        let length = word.chars().count();
+        let length = word.width();
         if used > 0 && used + 1 + length > room {
             out.push('\n');
             out.push_str(indent);
@@ -1019,6 +1020,12 @@ mod tests {
         );
         assert_eq!(wrap(&text, &" ".repeat(30), Some(40)), text);
         assert_eq!(wrap("a  b", "", Some(40)), "a b");
+        // Columns, not characters: each of these words takes twelve.
+        let wide = "日本語の道具 ".repeat(5);
+        assert_eq!(
+            wrap(wide.trim_end(), "", Some(32)),
+            "日本語の道具 日本語の道具\n日本語の道具 日本語の道具\n日本語の道具"
+        );
     }
 
     fn names(list: &[&str]) -> Vec<String> {
