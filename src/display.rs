@@ -257,24 +257,27 @@ impl Style {
 }
 
 /// The line cut to `width` terminal columns (ending in `…`) when it is wider. Columns,
-/// not characters: a CJK character or an emoji takes two.
+/// not characters: a CJK character or an emoji takes two. One pass measures and finds
+/// the cut alike; a control character, which [`terminal_safe`] spells out, counts one.
 fn fit(line: &str, width: Option<usize>) -> Cow<'_, str> {
-    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-    match width {
-        Some(width) if line.width() > width => {
-            let room = width.saturating_sub(1);
-            let mut used = 0;
-            let kept: String = line
-                .chars()
-                .take_while(|c| {
-                    used += c.width().unwrap_or(0);
-                    used <= room
-                })
-                .collect();
-            Cow::Owned(format!("{kept}…"))
+    use unicode_width::UnicodeWidthChar;
+    let Some(width) = width else {
+        return Cow::Borrowed(line);
+    };
+    let mut used = 0;
+    // Where the kept text ends if the line turns out too wide: room is left for `…`.
+    let mut cut = None;
+    for (at, c) in line.char_indices() {
+        used += c.width().unwrap_or(1);
+        if cut.is_none() && used >= width {
+            cut = Some(at);
         }
-        _ => Cow::Borrowed(line),
+        if used > width {
+            let kept = &line[..cut.unwrap_or(at)];
+            return Cow::Owned(format!("{kept}…"));
+        }
     }
+    Cow::Borrowed(line)
 }
 
 /// One event as one JSON line, without its newline. serde_json escapes only the C0
