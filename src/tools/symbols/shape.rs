@@ -86,6 +86,29 @@ pub(crate) struct UseShapes {
     /// A qualified type alone in a struct is an embedded field named by its last part
     /// (Go's `sync.Mutex` or `*pkg.T` on a line of its own, or after `{` or `;`).
     pub(crate) embedded_fields: bool,
+    /// The bytes that open a string (`"`, and `'` and `` ` `` where they do): a mention
+    /// inside a string on its line (`"Request timed out"`, `describe('subscribe'`) is
+    /// text, and a comment opener inside one opens nothing. Empty where a string may
+    /// name a definition (PHP's `define('NAME', 1)`, Ruby's `attr_reader "name"`) or a
+    /// line cannot be read alone (Go's raw strings, Rust's lifetimes).
+    pub(crate) quotes: &'static [u8],
+    /// `'x'` is a character, not a string (C, C++, Java, C#); a `'` that starts none
+    /// (C++14's `1'000`) is skipped.
+    pub(crate) char_literals: bool,
+    /// Words after which a name is always used: `return Name`, `typeof Name`, `extends
+    /// Name`, `raise Name`.
+    pub(crate) use_after: &'static [&'static str],
+    /// A name right after `=` (or `==`, `+=`, `<=`) is a value, unless another `=` or a
+    /// word follows it (`a = Name = 1` assigns it too).
+    pub(crate) assigned_value: bool,
+    /// A name whose innermost open bracket on its line is a `(` is a parameter or an
+    /// argument (`f(int Name)`, `g(Name, 2)`, `typeof(Name)`), unless a `*`, `&` or
+    /// `^` comes right before it (`void (*Name)(int)`) or it stands alone in the
+    /// parentheses (`int (isdigit)(int c)`). C, C++, Java and C#: in TypeScript
+    /// `constructor(private name: string)` declares a property.
+    pub(crate) in_parens: bool,
+    /// `struct Name;` and `friend class Name;` declare without defining (C, C++).
+    pub(crate) forward_declarations: bool,
 }
 
 /// A language with none of the rules: every mention may define.
@@ -110,6 +133,12 @@ pub(crate) const NO_SHAPES: UseShapes = UseShapes {
     interface_members: false,
     def_receivers: false,
     embedded_fields: false,
+    quotes: b"",
+    char_literals: false,
+    use_after: &[],
+    assigned_value: false,
+    in_parens: false,
+    forward_declarations: false,
 };
 
 /// Go: comments, member access and receivers. No type rule: a struct field is
@@ -142,6 +171,11 @@ pub(crate) const PYTHON: UseShapes = UseShapes {
     receiver_dot: true,
     dotted_lines: &["import", "from"],
     import_lines: &["import", "from"],
+    quotes: b"\"'",
+    use_after: &[
+        "return", "raise", "assert", "elif", "not", "del", "await", "yield", "is", "in",
+    ],
+    assigned_value: true,
     ..NO_SHAPES
 };
 
@@ -155,6 +189,24 @@ pub(crate) const JAVASCRIPT: UseShapes = UseShapes {
     new_keyword: true,
     colon_before: true,
     import_lists: true,
+    type_arguments: true,
+    quotes: b"\"'`",
+    use_after: &[
+        "return",
+        "throw",
+        "await",
+        "yield",
+        "typeof",
+        "instanceof",
+        "keyof",
+        "extends",
+        "implements",
+        "in",
+        "of",
+        "void",
+        "delete",
+    ],
+    assigned_value: true,
     ..NO_SHAPES
 };
 
@@ -163,14 +215,30 @@ pub(crate) const JAVASCRIPT: UseShapes = UseShapes {
 pub(crate) const JAVA: UseShapes = UseShapes {
     line_comments: &["//"],
     block_comments: true,
-    member_access: &["."],
+    member_access: &[".", "::"],
     receiver_dot: true,
+    receiver_ops: &["::"],
     dotted_lines: &["package"],
     import_lines: &["import"],
     type_arguments: true,
     new_keyword: true,
+    colon_before: true,
     type_before: Some(b"<"),
     declaring: &["class", "interface", "enum", "record"],
+    quotes: b"\"",
+    char_literals: true,
+    use_after: &[
+        "return",
+        "throw",
+        "instanceof",
+        "extends",
+        "implements",
+        "throws",
+        "assert",
+        "permits",
+    ],
+    assigned_value: true,
+    in_parens: true,
     ..NO_SHAPES
 };
 
@@ -201,6 +269,28 @@ pub(crate) const C: UseShapes = UseShapes {
         "alignas",
         "asm",
     ],
+    import_lines: &["include", "import", "using"],
+    colon_before: true,
+    quotes: b"\"",
+    char_literals: true,
+    use_after: &[
+        "return",
+        "throw",
+        "sizeof",
+        "alignof",
+        "decltype",
+        "co_return",
+        "co_await",
+        "co_yield",
+        "goto",
+        "public",
+        "protected",
+        "private",
+        "virtual",
+    ],
+    assigned_value: true,
+    in_parens: true,
+    forward_declarations: true,
     ..NO_SHAPES
 };
 
@@ -225,6 +315,14 @@ pub(crate) const CSHARP: UseShapes = UseShapes {
         "namespace",
     ],
     interface_members: true,
+    colon_before: true,
+    quotes: b"\"",
+    char_literals: true,
+    use_after: &[
+        "return", "throw", "await", "typeof", "nameof", "sizeof", "is", "as",
+    ],
+    assigned_value: true,
+    in_parens: true,
     ..NO_SHAPES
 };
 
@@ -234,6 +332,10 @@ pub(crate) const RUBY: UseShapes = UseShapes {
     member_access: &[".", "&."],
     receiver_dot: true,
     def_receivers: true,
+    use_after: &[
+        "return", "raise", "not", "unless", "elsif", "until", "when", "in",
+    ],
+    assigned_value: true,
     ..NO_SHAPES
 };
 
@@ -245,6 +347,15 @@ pub(crate) const PHP: UseShapes = UseShapes {
     member_access: &["->", "?->", "::"],
     receiver_ops: &["::"],
     new_keyword: true,
+    use_after: &[
+        "return",
+        "throw",
+        "instanceof",
+        "extends",
+        "implements",
+        "echo",
+    ],
+    assigned_value: true,
     ..NO_SHAPES
 };
 
@@ -327,12 +438,32 @@ impl<'s> Mention<'s> {
         }
         let before = self.before();
         let after = self.after();
-        // A line declaring a dotted name (`package a.b.C`) may define any part of it.
+        if let Some(scan) = self.scan(shapes) {
+            if scan.in_comment {
+                return true;
+            }
+            // A quoted key (`'Default': 0`) names a property in JavaScript.
+            if let Some(quote) = scan.in_string {
+                let key = after.strip_prefix(&[quote]).is_some_and(|rest| {
+                    let rest = trim_start(rest);
+                    rest.starts_with(b":") && !rest.starts_with(b"::")
+                });
+                if !key {
+                    return true;
+                }
+            }
+            if shapes.in_parens && scan.open_bracket == Some(b'(') && !self.paren_declarator() {
+                return true;
+            }
+        }
+        // A line declaring a dotted name (`package a.b.C`) may define any part of it,
+        // before any `=` or `(` (`using var v = A.B(…)` is a statement).
         let first_word = first_word(&self.source[self.line_start..self.start]);
         let dotted = shapes
             .dotted_lines
             .iter()
-            .any(|word| first_word == word.as_bytes());
+            .any(|word| first_word == word.as_bytes())
+            && !before.iter().any(|b| matches!(b, b'=' | b'('));
         let member = shapes
             .member_access
             .iter()
@@ -357,6 +488,8 @@ impl<'s> Mention<'s> {
             .any(|word| first_word == word.as_bytes())
             && last_word(before) != b"as"
             && !before.contains(&b';')
+            // C++'s `using Name = T;` (perhaps with `=` on the next line) defines.
+            && (first_word != b"using" || matches!(after.first(), Some(b';' | b',')))
         {
             return true;
         }
@@ -369,8 +502,7 @@ impl<'s> Mention<'s> {
             return true;
         }
         let (last, next) = (before.last(), after.first());
-        let type_argument = (last == Some(&b'<') && matches!(next, Some(b'>' | b',')))
-            || (last == Some(&b',') && next == Some(&b'>'));
+        let type_argument = last == Some(&b'<') || (last == Some(&b',') && next == Some(&b'>'));
         if shapes.type_arguments && type_argument {
             return true;
         }
@@ -382,10 +514,38 @@ impl<'s> Mention<'s> {
             return true;
         }
         let word_before = last_word(before);
-        if shapes.new_keyword && word_before == b"new" {
+        // The rules below read past a qualifier: `return fmt::format(`, `: public
+        // ns::Base`, `= is_same<T, U>::value`.
+        let unqualified = without_qualifier(before);
+        let word_before_qualifier = last_word(unqualified);
+        if shapes.new_keyword && word_before_qualifier == b"new" {
             return true;
         }
-        if shapes.colon_before && before.ends_with(b":") && !before.ends_with(b"::") {
+        if shapes.colon_before
+            && unqualified.ends_with(b":")
+            && !unqualified.ends_with(b"::")
+            && !is_access_label(&unqualified[..unqualified.len() - 1])
+        {
+            return true;
+        }
+        if shapes
+            .use_after
+            .iter()
+            .any(|word| word_before_qualifier == word.as_bytes())
+        {
+            return true;
+        }
+        if shapes.assigned_value && unqualified.ends_with(b"=") && !self.assigned_again(after) {
+            return true;
+        }
+        // A declaration that is not a definition: `struct Name;`, `friend class Name;`.
+        if shapes.forward_declarations
+            && after.first() == Some(&b';')
+            && matches!(
+                word_before_qualifier,
+                b"struct" | b"class" | b"union" | b"enum"
+            )
+        {
             return true;
         }
         if shapes.import_lists && self.imported(word_before) {
@@ -411,6 +571,97 @@ impl<'s> Mention<'s> {
             }
         }
         false
+    }
+
+    /// For `… = Name`: true when something other than a value's end follows the name:
+    /// another assignment (`a = Name = 1`), a word, or a single `:`.
+    fn assigned_again(&self, after: &[u8]) -> bool {
+        match after.first() {
+            None => false,
+            Some(b'=') => !matches!(after.get(1), Some(b'=' | b'>')),
+            Some(b':') => after.get(1) != Some(&b':'),
+            Some(b) => is_ident_byte(*b),
+        }
+    }
+
+    /// For a mention inside parentheses: true when it may be a declarator there, as in
+    /// `void (*Name)(int)`, `int (&Name)[4]`, `void (^Name)(void)` or `int (isdigit)(int
+    /// c)`.
+    fn paren_declarator(&self) -> bool {
+        let before = self.before();
+        let alone = before.ends_with(b"(")
+            && self
+                .after()
+                .strip_prefix(b")")
+                .is_some_and(|rest| matches!(trim_start(rest).first(), Some(b'(' | b'[')));
+        alone || matches!(before.last(), Some(b'*' | b'&' | b'^'))
+    }
+
+    /// Reads the mention's line up to the mention: strings, comments and brackets, for
+    /// the languages whose strings a line shows ([`UseShapes::quotes`]). The line is
+    /// assumed to start outside any string or comment.
+    fn scan(&self, shapes: &UseShapes) -> Option<LineScan> {
+        if shapes.quotes.is_empty() {
+            return None;
+        }
+        let line = &self.source[self.line_start..self.start];
+        let mut open: Vec<u8> = Vec::new();
+        let mut quote: Option<u8> = None;
+        let mut verbatim = false;
+        let mut at = 0;
+        while let Some(&byte) = line.get(at) {
+            if let Some(closing) = quote {
+                if byte == b'\\' && !verbatim {
+                    at += 2;
+                    continue;
+                }
+                if byte == closing {
+                    quote = None;
+                }
+                at += 1;
+                continue;
+            }
+            let rest = &line[at..];
+            let comment = shapes.line_comments.iter().any(|opener| {
+                rest.starts_with(opener.as_bytes())
+                    && !(*opener == "#" && rest.get(1) == Some(&b'['))
+            });
+            if comment {
+                return Some(LineScan::COMMENT);
+            }
+            if shapes.block_comments && rest.starts_with(b"/*") {
+                match memmem::find(&rest[2..], b"*/") {
+                    Some(end) => {
+                        at += end + 4;
+                        continue;
+                    }
+                    None => return Some(LineScan::COMMENT),
+                }
+            }
+            match byte {
+                _ if shapes.quotes.contains(&byte) => {
+                    quote = Some(byte);
+                    // C#'s `@"C:\dir\"` and `$@"…"`: a backslash escapes nothing.
+                    verbatim =
+                        byte == b'"' && (line[..at].ends_with(b"@") || line[..at].ends_with(b"@$"));
+                }
+                b'\'' if shapes.char_literals => {
+                    at += char_literal_len(rest);
+                    continue;
+                }
+                b'(' | b'[' | b'{' => open.push(byte),
+                b')' | b']' | b'}' => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            at += 1;
+        }
+        Some(LineScan {
+            in_string: quote,
+            in_comment: false,
+            open_bracket: open.last().copied(),
+        })
     }
 
     /// For `x.name`: true when this member access may define the name: an assignment,
@@ -591,6 +842,91 @@ impl<'s> Mention<'s> {
                     | b"typeof"
             )
     }
+}
+
+/// `text` without the qualifier it ends with, if any: `return fmt_lib::` gives `return`,
+/// `= std::is_same<T, U>::` gives `=`. A qualifier whose template arguments do not
+/// close on the line is left whole.
+fn without_qualifier(text: &[u8]) -> &[u8] {
+    let mut rest = text;
+    while let Some(head) = rest.strip_suffix(b"::") {
+        let mut head = trim_end(head);
+        if head.ends_with(b">") {
+            let mut depth = 0usize;
+            let Some(open) = head.iter().rposition(|b| {
+                match b {
+                    b'>' => depth += 1,
+                    b'<' => depth = depth.saturating_sub(1),
+                    _ => return false,
+                }
+                depth == 0
+            }) else {
+                return rest;
+            };
+            head = trim_end(&head[..open]);
+        }
+        let word = last_word(head);
+        rest = trim_end(&head[..head.len() - word.len()]);
+        if word.is_empty() {
+            // A global `::name` (or something that is no qualifier): stop here.
+            break;
+        }
+    }
+    rest
+}
+
+/// What reading a mention's line up to the mention found ([`Mention::scan`]).
+struct LineScan {
+    /// The quote of the string the mention is in, if it is in one.
+    in_string: Option<u8>,
+    /// A comment opened before it on the line and is still open.
+    in_comment: bool,
+    /// The innermost bracket (`(`, `[` or `{`) still open at the mention, if any.
+    open_bracket: Option<u8>,
+}
+
+impl LineScan {
+    const COMMENT: LineScan = LineScan {
+        in_string: None,
+        in_comment: true,
+        open_bracket: None,
+    };
+}
+
+/// The length of the character literal that `text` starts with (`'x'`, `'\n'`,
+/// `'\u00e9'`, `'é'`), or 1 for a `'` that starts none (`1'000`, `'abcd'`).
+fn char_literal_len(text: &[u8]) -> usize {
+    match text.get(1) {
+        Some(b'\\') => text
+            .iter()
+            .take(12)
+            .skip(3)
+            .position(|b| *b == b'\'')
+            .map_or(1, |at| at + 4),
+        Some(&first) => {
+            let width = match first {
+                0xf0..=0xff => 4,
+                0xe0..=0xef => 3,
+                0xc0..=0xdf => 2,
+                _ => 1,
+            };
+            if text.get(1 + width) == Some(&b'\'') {
+                2 + width
+            } else {
+                1
+            }
+        }
+        None => 1,
+    }
+}
+
+/// True when `text` (what comes before a `:`) ends with an access specifier, so the
+/// colon ends a label (`public: Name();`) rather than starting a base or a type.
+fn is_access_label(text: &[u8]) -> bool {
+    matches!(
+        last_word(trim_end(text)),
+        b"public" | b"protected" | b"private" | b"slots" | b"signals" | b"Q_SLOTS" | b"Q_SIGNALS"
+    )
 }
 
 /// True for a word that may be a macro or an attribute written after a declarator
@@ -801,10 +1137,109 @@ mod tests {
         ));
     }
 
+    /// The rules that read a line up to the mention (strings, comments, brackets) and
+    /// the words before it: each use is ruled out, each definition beside it kept.
+    #[test]
+    #[cfg(all(
+        feature = "lang-python",
+        feature = "lang-javascript",
+        feature = "lang-typescript",
+        feature = "lang-csharp",
+        feature = "lang-cpp",
+        feature = "lang-java"
+    ))]
+    fn line_and_keyword_rules() {
+        let cases = [
+            (
+                "Python",
+                "    \"\"\"Request that this task cancel itself.",
+                false,
+            ),
+            ("Python", "ret.append(f\"Request-rate: {rate}\")", false),
+            (
+                "Python",
+                "request = Request(self.repository, data=body)",
+                false,
+            ),
+            ("Python", "return Request(url)", false),
+            ("Python", "raise Request", false),
+            ("Python", "x = 'it''s'; Request = 1", true),
+            ("Python", "a = Request = None", true),
+            ("Python", "class Request(Base):  # 'quoted'", true),
+            ("Python", "s = '#'; Request = 2", true),
+            ("JavaScript", "describe('Request', () => {", false),
+            ("JavaScript", "  'Request': 0,", true),
+            ("JavaScript", "const s = `${Request}`;", false),
+            ("JavaScript", "const s = \"a\"; class Request {}", true),
+            ("JavaScript", "if (x instanceof Request) {", false),
+            ("JavaScript", "const t = typeof Request;", false),
+            ("JavaScript", "case 'a': // Request", false),
+            ("TypeScript", "observers: Array<Request<any, any>>", false),
+            ("TypeScript", "> extends Request<", false),
+            ("TypeScript", "class A implements Request {", false),
+            ("C#", "if (obType == typeof(Request))", false),
+            (
+                "C#",
+                "Value = (Request)info.GetValue(nameof(Value));",
+                false,
+            ),
+            (
+                "C#",
+                "public class PyIter : Request, IEnumerator<Request>",
+                false,
+            ),
+            ("C#", "where T : Request", false),
+            ("C#", "using var value = Request.FromReference(r);", false),
+            ("C#", "void M(Request o) {}", false),
+            ("C#", "var p = @\"C:\\dir\\\"; class Request {}", true),
+            ("C#", "char c = '\"'; class Request {}", true),
+            ("C#", "class Request : Base", true),
+            ("C++", "class Printer : public Request {", false),
+            ("C++", "struct S : private ns::Request<T> {", false),
+            ("C++", "using ::testing::Request;", false),
+            ("C++", "#include <Request>", false),
+            ("C++", "struct Request;", false),
+            ("C++", "friend class Request;", false),
+            ("C++", "return fmt_lib::Request(buf);", false),
+            (
+                "C++",
+                "constexpr bool v = std::is_same<T, U>::Request;",
+                false,
+            ),
+            ("C++", "f(Request, 2);", false),
+            ("C++", "using Request = Base;", true),
+            ("C++", "using Request", true),
+            ("C++", "public: Request() {}", true),
+            ("C++", "int (*Request)(int);", true),
+            ("C++", "int (Request)(int c) {", true),
+            ("C++", "int x = 1'000; int Request = 2;", true),
+            ("C++", "char q = '\\''; int Request = 2;", true),
+            ("C++", "int Stack::Request = 0;", true),
+            ("C++", "struct Request {", true),
+            ("C++", "auto s = \"a(\"; int Request = 2;", true),
+            (
+                "Java",
+                "return groupingBy(classifier, Request::new, downstream);",
+                false,
+            ),
+            ("Java", "StringBuilder::Request, CH_NOID);", false),
+            ("Java", "case \"Request\" -> m.x();", false),
+            (
+                "Java",
+                "foo(new Runnable() { public void Request() {} });",
+                true,
+            ),
+        ];
+        for (lang, source, kept) in cases {
+            assert_eq!(may(lang, source, "Request"), kept, "{lang}: {source:?}");
+        }
+    }
+
     /// For tuning the rules: for every file under `METRON_SHAPE_TREE` that would be
-    /// parsed for `METRON_SHAPE_NAME`, the line of the first mention kept.
-    /// `METRON_SHAPE_TREE=… METRON_SHAPE_NAME=Vector3 cargo test --lib kept_mentions --
-    /// --ignored --nocapture`
+    /// parsed for `METRON_SHAPE_NAME` but defines no such name (a parse the rules could
+    /// have saved), the line of the first mention kept.
+    /// `METRON_SHAPE_TREE=… METRON_SHAPE_NAME=Vector3 cargo test --release --lib
+    /// kept_mentions -- --ignored --nocapture`
     #[test]
     #[ignore = "a diagnostic: needs METRON_SHAPE_TREE and METRON_SHAPE_NAME"]
     fn kept_mentions() {
@@ -814,7 +1249,8 @@ mod tests {
         ) else {
             return;
         };
-        let (mut kept, mut mentioned) = (0, 0);
+        let mut extractor = crate::tools::symbols::extract::Extractor::new();
+        let (mut wasted, mut kept, mut mentioned) = (0, 0, 0);
         for entry in ignore::Walk::new(tree).flatten() {
             let path = entry.path();
             let Some(lang) = path.to_str().and_then(Lang::of_path) else {
@@ -827,18 +1263,28 @@ mod tests {
                 continue;
             }
             mentioned += 1;
-            if let Some(at) = first_kept(lang, &source, &name) {
-                kept += 1;
-                let Some(mention) = Mention::new(&source, at, at + name.len()) else {
-                    println!("{}: (a line too long to read)", path.display());
-                    continue;
-                };
-                let end = memchr::memchr(b'\n', &source[at..]).map_or(source.len(), |n| at + n);
-                let line = String::from_utf8_lossy(&source[mention.line_start..end]);
-                println!("{}: {}", path.display(), line.trim());
+            let Some(at) = first_kept(lang, &source, &name) else {
+                continue;
+            };
+            kept += 1;
+            let defines = extractor
+                .extract(lang, &source)
+                .is_ok_and(|defs| defs.named(&name).next().is_some());
+            if defines {
+                continue;
             }
+            wasted += 1;
+            let Some(mention) = Mention::new(&source, at, at + name.len()) else {
+                println!("{}: (a line too long to read)", path.display());
+                continue;
+            };
+            let end = memchr::memchr(b'\n', &source[at..]).map_or(source.len(), |n| at + n);
+            let line = String::from_utf8_lossy(&source[mention.line_start..end]);
+            println!("{}: {}", path.display(), line.trim());
         }
-        println!("{kept} of {mentioned} files mentioning {name} kept");
+        println!(
+            "{kept} of {mentioned} files mentioning {name} kept, {wasted} of them defining no {name}"
+        );
     }
 
     /// Shapes a review found the first rules dropping: each is a definition.
