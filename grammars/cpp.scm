@@ -117,6 +117,9 @@
   declarator: (identifier) @name) @definition.struct
  (#match? @definition.struct "^\\w+(\\s|/\\*[\\s\\S]*?\\*/|//[^\\n]*)*struct\\s"))
 
+;;; part: what follows compiles as a query of its own, beside what comes before, so
+;;; the two halves of the compile run on two threads (PART_MARKER in lang.rs).
+
 (union_specifier name: (_) @name body: (_)) @definition.union
 
 (enum_specifier name: (_) @name body: (_)) @definition.enum

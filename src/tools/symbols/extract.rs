@@ -34,7 +34,7 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, QueryCursor, TreeCursor};
 
 use super::SymbolError;
-use super::lang::{Definitions, KINDS, Lang, ScopeName};
+use super::lang::{Definitions, KINDS, Lang, QueryPart, ScopeName};
 
 /// Kinds whose line is the line of the whole construct, not of its name.
 const KINDS_AT_ITEM_LINE: &[&str] = &["implementation"];
@@ -200,60 +200,68 @@ impl Extractor {
 
         self.cursor.set_max_start_depth(query.max_start_depth);
         let mut candidates = Vec::new();
-        let mut matches = self.cursor.matches(&query.query, tree.root_node(), source);
-        while let Some(found) = matches.next() {
-            let mut name = None;
-            let mut item = None;
-            for capture in found.captures() {
-                match query.capture_kinds.get(capture.index as usize) {
-                    Some(Some(kind)) => item = Some((capture.node, *kind)),
-                    _ if capture.index == query.name_capture => name = Some(capture.node),
-                    _ => {}
+        for part in &query.parts {
+            let mut matches = self.cursor.matches(&part.query, tree.root_node(), source);
+            while let Some(found) = matches.next() {
+                if let Some(candidate) = candidate(part, found) {
+                    candidates.push(candidate);
                 }
             }
-            let (Some(name), Some((item, kind))) = (name, item) else {
-                continue;
-            };
-            let tests_hold = query
-                .node_tests
-                .get(found.pattern_index)
-                .is_none_or(|tests| {
-                    tests.iter().all(|test| {
-                        found
-                            .captures()
-                            .iter()
-                            .filter(|capture| capture.index == test.capture)
-                            .all(|capture| test.holds(capture.node))
-                    })
-                });
-            if !tests_hold {
-                continue;
-            }
-            let Some(node) = principal_name(name) else {
-                continue;
-            };
-            let at_item = KINDS
-                .get(usize::from(kind))
-                .is_some_and(|k| KINDS_AT_ITEM_LINE.contains(k));
-            let row = if at_item { item } else { node }.start_position().row;
-            let suffix = query
-                .query
-                .property_settings(found.pattern_index)
-                .iter()
-                .find(|property| &*property.key == "suffix")
-                .and_then(|property| property.value.as_deref())
-                .unwrap_or("");
-            candidates.push(Candidate {
-                node,
-                range: (node.start_byte(), node.end_byte()),
-                suffix,
-                pattern: found.pattern_index,
-                line: u32::try_from(row.saturating_add(1)).unwrap_or(u32::MAX),
-                kind,
-            });
         }
         Ok(collect(source, tree.root_node(), query, candidates))
     }
+}
+
+/// The definition one match of `part` names, if its node tests hold.
+fn candidate<'tree>(
+    part: &'static QueryPart,
+    found: &tree_sitter::QueryMatch<'_, 'tree>,
+) -> Option<Candidate<'tree>> {
+    let mut name = None;
+    let mut item = None;
+    for capture in found.captures() {
+        match part.capture_kinds.get(capture.index as usize) {
+            Some(Some(kind)) => item = Some((capture.node, *kind)),
+            _ if capture.index == part.name_capture => name = Some(capture.node),
+            _ => {}
+        }
+    }
+    let (name, (item, kind)) = (name?, item?);
+    let tests_hold = part
+        .node_tests
+        .get(found.pattern_index)
+        .is_none_or(|tests| {
+            tests.iter().all(|test| {
+                found
+                    .captures()
+                    .iter()
+                    .filter(|capture| capture.index == test.capture)
+                    .all(|capture| test.holds(capture.node))
+            })
+        });
+    if !tests_hold {
+        return None;
+    }
+    let node = principal_name(name)?;
+    let at_item = KINDS
+        .get(usize::from(kind))
+        .is_some_and(|k| KINDS_AT_ITEM_LINE.contains(k));
+    let row = if at_item { item } else { node }.start_position().row;
+    let suffix = part
+        .query
+        .property_settings(found.pattern_index)
+        .iter()
+        .find(|property| &*property.key == "suffix")
+        .and_then(|property| property.value.as_deref())
+        .unwrap_or("");
+    Some(Candidate {
+        node,
+        range: (node.start_byte(), node.end_byte()),
+        suffix,
+        pattern: part.first_pattern + found.pattern_index,
+        line: u32::try_from(row.saturating_add(1)).unwrap_or(u32::MAX),
+        kind,
+    })
 }
 
 /// The identifier a captured name node stands for: the node itself when it is a leaf,

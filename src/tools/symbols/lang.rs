@@ -756,21 +756,42 @@ pub(crate) fn names() -> String {
 /// resolved to node kind ids.
 #[derive(Debug)]
 pub(crate) struct Definitions {
-    /// The query.
+    /// The query, in the parts its file is cut into (see [`PART_MARKER`]), in the
+    /// file's order.
+    pub(crate) parts: Vec<QueryPart>,
+    /// How deep in the tree a pattern may start (`None`: anywhere).
+    pub(crate) max_start_depth: Option<u32>,
+    /// The scope rules, by node kind id.
+    pub(crate) scopes: Vec<(u16, ScopeName)>,
+    /// What joins nested scope names.
+    pub(crate) separator: &'static str,
+}
+
+/// A line starting with this in a grammars/*.scm file cuts the query there: each part
+/// is compiled as a query of its own, all parts at once on their own threads, and a
+/// file is matched against each part in turn (the earliest pattern of the whole file
+/// still wins). Only C++ is cut: its compile (about 50 ms) is most of a first lookup of
+/// a rare name in a fresh process, during which the readers and parsers leave a core
+/// idle; two halves of 26 ms each took googletest's rare name from 60 to 49 ms and
+/// Boost's from 64 to 48. Cutting Ruby, JavaScript or TypeScript (10 to 30 ms) was
+/// measured too and lost more to the second cursor per file than the compile gained.
+pub(crate) const PART_MARKER: &str = ";;; part";
+
+/// One separately compiled part of a language's query, and what its captures mean.
+#[derive(Debug)]
+pub(crate) struct QueryPart {
+    /// The compiled patterns.
     pub(crate) query: Query,
+    /// The index in the whole file of this part's first pattern, so that priorities
+    /// (the earliest pattern wins) hold across parts.
+    pub(crate) first_pattern: usize,
     /// Index of the `@name` capture.
     pub(crate) name_capture: u32,
     /// For each capture index, the index into [`KINDS`] of a `@definition.<kind>`
     /// capture; `None` for `@name`.
     pub(crate) capture_kinds: Vec<Option<u8>>,
-    /// How deep in the tree a pattern may start (`None`: anywhere).
-    pub(crate) max_start_depth: Option<u32>,
-    /// The scope rules, by node kind id.
-    pub(crate) scopes: Vec<(u16, ScopeName)>,
     /// For each pattern, its tests done in Rust (`#has-parent?` and the like).
     pub(crate) node_tests: Vec<Vec<NodeTest>>,
-    /// What joins nested scope names.
-    pub(crate) separator: &'static str,
 }
 
 /// A pattern's test of a captured node, done in Rust on each match:
@@ -939,26 +960,14 @@ impl Definitions {
             message,
         };
         let language = (spec.grammar)();
-        let query = Query::new(&language, spec.query).map_err(|e| bad(e.to_string()))?;
-        let mut name_capture = None;
-        let mut capture_kinds = Vec::with_capacity(query.capture_names().len());
-        for (index, capture) in query.capture_names().iter().enumerate() {
-            if *capture == "name" {
-                name_capture = u32::try_from(index).ok();
-                capture_kinds.push(None);
-                continue;
-            }
-            let kind = capture
-                .strip_prefix("definition.")
-                .and_then(kind_index)
-                .ok_or_else(|| {
-                    bad(format!(
-                        "capture @{capture} is neither @name nor @definition.<a kind in KINDS>"
-                    ))
-                })?;
-            capture_kinds.push(Some(kind));
+        let mut parts = Vec::new();
+        let mut first_pattern = 0;
+        for query in compile_parts(&language, spec.query) {
+            let query = query.map_err(bad)?;
+            let part = QueryPart::new(query, first_pattern, &language).map_err(bad)?;
+            first_pattern += part.query.pattern_count();
+            parts.push(part);
         }
-        let name_capture = name_capture.ok_or_else(|| bad("no @name capture".to_owned()))?;
         if let Some(kind) = spec.file_scope_kind
             && kind_index(kind).is_none()
         {
@@ -976,17 +985,100 @@ impl Definitions {
                 id => scopes.push((id, rule.name)),
             }
         }
-        let node_tests = node_tests(&query, &language).map_err(bad)?;
         Ok(Definitions {
-            node_tests,
-            query,
-            name_capture,
-            capture_kinds,
+            parts,
             max_start_depth: spec.max_start_depth,
             scopes,
             separator: spec.separator,
         })
     }
+}
+
+impl QueryPart {
+    /// The part's capture meanings and node tests, checked: a capture must be `@name` or
+    /// `@definition.<a kind in KINDS>`, and there must be one `@name`.
+    fn new(query: Query, first_pattern: usize, language: &Language) -> Result<QueryPart, String> {
+        let mut name_capture = None;
+        let mut capture_kinds = Vec::with_capacity(query.capture_names().len());
+        for (index, capture) in query.capture_names().iter().enumerate() {
+            if *capture == "name" {
+                name_capture = u32::try_from(index).ok();
+                capture_kinds.push(None);
+                continue;
+            }
+            let kind = capture
+                .strip_prefix("definition.")
+                .and_then(kind_index)
+                .ok_or_else(|| {
+                    format!("capture @{capture} is neither @name nor @definition.<a kind in KINDS>")
+                })?;
+            capture_kinds.push(Some(kind));
+        }
+        let name_capture = name_capture.ok_or_else(|| "no @name capture".to_owned())?;
+        let node_tests = node_tests(&query, language)?;
+        Ok(QueryPart {
+            query,
+            first_pattern,
+            name_capture,
+            capture_kinds,
+            node_tests,
+        })
+    }
+}
+
+/// `source` cut before each line that starts with [`PART_MARKER`], each piece with the
+/// number of lines before it.
+fn split_parts(source: &str) -> Vec<(&str, usize)> {
+    let mut parts = Vec::new();
+    let (mut start, mut start_line) = (0, 0);
+    let mut offset = 0;
+    for (line_number, line) in source.split_inclusive('\n').enumerate() {
+        if line.starts_with(PART_MARKER) && offset > start {
+            parts.push((&source[start..offset], start_line));
+            (start, start_line) = (offset, line_number);
+        }
+        offset += line.len();
+    }
+    parts.push((&source[start..], start_line));
+    parts
+}
+
+/// Each part of `source` compiled, all at once: every part after the first on a thread
+/// of its own (or on this one, if no thread can be started). A failure names the line in
+/// the whole file.
+fn compile_parts(language: &Language, source: &str) -> Vec<Result<Query, String>> {
+    let compile = |(text, lines_before): (&str, usize)| {
+        Query::new(language, text).map_err(|mut error| {
+            error.row += lines_before;
+            error.to_string()
+        })
+    };
+    let parts = split_parts(source);
+    std::thread::scope(|scope| {
+        // Collected first, so that every thread is running before this one starts.
+        let started: Vec<_> = parts
+            .iter()
+            .skip(1)
+            .map(|&part| {
+                std::thread::Builder::new()
+                    .name("query-part".to_owned())
+                    .spawn_scoped(scope, move || compile(part))
+                    .map_err(|_| part)
+            })
+            .collect();
+        let first = parts.first().map(|&part| compile(part));
+        first
+            .into_iter()
+            .chain(started.into_iter().map(|thread| {
+                match thread {
+                    Ok(handle) => handle
+                        .join()
+                        .unwrap_or_else(|_| Err("compiling the query panicked".to_owned())),
+                    Err(part) => compile(part),
+                }
+            }))
+            .collect()
+    })
 }
 
 /// The index of `kind` in [`KINDS`].
@@ -1097,14 +1189,45 @@ mod tests {
             let Ok(defs) = lang.definitions() else {
                 panic!("{} query does not compile", lang.name());
             };
-            assert!(defs.capture_kinds.iter().any(Option::is_some));
-            assert_eq!(
-                defs.capture_kinds.iter().filter(|k| k.is_none()).count(),
-                1,
-                "exactly one @name capture"
-            );
+            for part in &defs.parts {
+                assert!(part.capture_kinds.iter().any(Option::is_some));
+                assert_eq!(
+                    part.capture_kinds.iter().filter(|k| k.is_none()).count(),
+                    1,
+                    "exactly one @name capture"
+                );
+            }
             assert_eq!(defs.scopes.len(), lang.spec().scopes.len());
         }
+    }
+
+    /// A query cut in parts compiles part by part, and an error in a later part names
+    /// the same line of the file as compiling it whole does.
+    #[cfg(feature = "lang-python")]
+    #[test]
+    fn parts_compile_apart_and_errors_keep_their_lines() {
+        let source = "(identifier) @name\n;;; part\n\n(no_such_node) @name\n";
+        assert_eq!(
+            split_parts(source),
+            [
+                ("(identifier) @name\n", 0),
+                (";;; part\n\n(no_such_node) @name\n", 1)
+            ]
+        );
+        let language: Language = tree_sitter_python::LANGUAGE.into();
+        let parts = compile_parts(&language, source);
+        assert_eq!(parts.len(), 2);
+        assert!(parts[0].is_ok());
+        let whole = Query::new(&language, source)
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        assert_eq!(parts[1].as_ref().map(|_| ()), whole.as_ref().map(|_| ()));
+        assert!(
+            whole.is_err_and(|e| e.contains('4')),
+            "the error is on line 4"
+        );
+        let uncut = compile_parts(&language, "(identifier) @name\n");
+        assert_eq!(uncut.len(), 1);
     }
 
     /// A misspelt predicate, kind or chain fails the compile instead of quietly
