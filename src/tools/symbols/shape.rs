@@ -442,15 +442,8 @@ impl<'s> Mention<'s> {
             if scan.in_comment {
                 return true;
             }
-            // A quoted key (`'Default': 0`) names a property in JavaScript.
-            if let Some(quote) = scan.in_string {
-                let key = after.strip_prefix(&[quote]).is_some_and(|rest| {
-                    let rest = trim_start(rest);
-                    rest.starts_with(b":") && !rest.starts_with(b"::")
-                });
-                if !key {
-                    return true;
-                }
+            if scan.in_string.is_some_and(|quote| self.string_use(quote)) {
+                return true;
             }
             if shapes.in_parens && scan.open_bracket == Some(b'(') && !self.paren_declarator() {
                 return true;
@@ -585,16 +578,73 @@ impl<'s> Mention<'s> {
     }
 
     /// For a mention inside parentheses: true when it may be a declarator there, as in
-    /// `void (*Name)(int)`, `int (&Name)[4]`, `void (^Name)(void)` or `int (isdigit)(int
-    /// c)`.
+    /// `void (*Name)(int)`, `int (* const Name)(void)`, `int (&Name)[4]`, `void
+    /// (^Name)(void)`, `int (isdigit)(int c)` or `int (Name);`. A call's argument
+    /// (`typeof(Name)`, `f(Name)`) has a word right before its `(`.
     fn paren_declarator(&self) -> bool {
         let before = self.before();
-        let alone = before.ends_with(b"(")
-            && self
-                .after()
-                .strip_prefix(b")")
-                .is_some_and(|rest| matches!(trim_start(rest).first(), Some(b'(' | b'[')));
-        alone || matches!(before.last(), Some(b'*' | b'&' | b'^'))
+        if let Some(open) = before.strip_suffix(b"(") {
+            return self.after().starts_with(b")")
+                && !open.last().is_some_and(|b| is_ident_byte(*b));
+        }
+        // Qualifiers may stand between the `*` and the name: `* const`, `* _Nonnull`.
+        let mut rest = before;
+        loop {
+            let word = last_word(rest);
+            let qualifier = matches!(word, b"const" | b"volatile" | b"restrict")
+                || (word.first() == Some(&b'_') && word.len() > 1);
+            if !qualifier {
+                break;
+            }
+            rest = trim_end(&rest[..rest.len() - word.len()]);
+        }
+        matches!(rest.last(), Some(b'*' | b'&' | b'^'))
+    }
+
+    /// For a mention inside a string that starts before it on its line: true when the
+    /// string also ends on the line, after it, and is not a JavaScript key, method or
+    /// field name (`'Default': 0`, `'delete'(id) {`, `'Foo' = 1`). A string that does not
+    /// end on the line may be the end of one that began on an earlier line (a template,
+    /// a docstring) with code before the mention, or a regular expression or a raw
+    /// string the line reading took for one: the mention is kept.
+    fn string_use(&self, quote: u8) -> bool {
+        let rest = &self.source[self.end..self.line_end];
+        let mut at = 0;
+        while let Some(&byte) = rest.get(at) {
+            if byte == b'\\' {
+                at += 2;
+                continue;
+            }
+            if byte == quote {
+                let next = trim_start(&rest[at + 1..]);
+                let names = match next.first() {
+                    Some(b':') => next.get(1) != Some(&b':'),
+                    Some(b'(') => true,
+                    Some(b'=') => !matches!(next.get(1), Some(b'=' | b'>')),
+                    _ => false,
+                };
+                return !names;
+            }
+            at += 1;
+        }
+        self.opens_docstring(quote)
+    }
+
+    /// True when the mention's line starts with a triple quote (a Python docstring's
+    /// first line, `"""Request that this task…`) followed by text: what follows is inside
+    /// the string even though it ends on a later line. A closing triple quote at the
+    /// start of a line is followed by code (`"""; x = 1`, `""")`).
+    fn opens_docstring(&self, quote: u8) -> bool {
+        let line = trim_start(&self.source[self.line_start..self.line_end]);
+        // After a string prefix, if any: `r"""`, `f'''`, `rb"""`.
+        let unprefixed = match line.iter().position(|b| !b.is_ascii_alphabetic()) {
+            Some(at) if at <= 2 => &line[at..],
+            _ => line,
+        };
+        unprefixed
+            .strip_prefix(&[quote; 3])
+            .and_then(|rest| rest.first())
+            .is_some_and(|b| !matches!(b, b';' | b')' | b',' | b']' | b'}' | b'.'))
     }
 
     /// Reads the mention's line up to the mention: strings, comments and brackets, for
@@ -622,10 +672,12 @@ impl<'s> Mention<'s> {
                 continue;
             }
             let rest = &line[at..];
-            let comment = shapes.line_comments.iter().any(|opener| {
-                rest.starts_with(opener.as_bytes())
-                    && !(*opener == "#" && rest.get(1) == Some(&b'['))
-            });
+            let escaped = at > 0 && line[at - 1] == b'\\';
+            let comment = !escaped
+                && shapes.line_comments.iter().any(|opener| {
+                    rest.starts_with(opener.as_bytes())
+                        && !(*opener == "#" && rest.get(1) == Some(&b'['))
+                });
             if comment {
                 return Some(LineScan::COMMENT);
             }
@@ -687,7 +739,10 @@ impl<'s> Mention<'s> {
     fn in_comment(&self, shapes: &UseShapes) -> bool {
         let line = &self.source[self.line_start..self.start];
         for opener in shapes.line_comments {
-            if let Some(at) = memmem::find(line, opener.as_bytes()) {
+            // `\//` ends a regular expression (`/^https?:\/\//`); it opens no comment.
+            let found = memmem::find_iter(line, opener.as_bytes())
+                .find(|&at| at == 0 || line[at - 1] != b'\\');
+            if let Some(at) = found {
                 let attribute = *opener == "#" && line.get(at + 1) == Some(&b'[');
                 let quoted = line[..at].iter().any(|b| matches!(b, b'"' | b'\'' | b'`'));
                 if !attribute && !quoted {
@@ -706,8 +761,10 @@ impl<'s> Mention<'s> {
             // A comment closed before the mention leaves code after it; `* name(` at
             // the start of a line is a generator method (or a C function returning a
             // pointer), not a comment.
-            let starred_call =
-                trim_end(text) == b"*" && matches!(self.after().first(), Some(b'(' | b'<'));
+            // So is `* name = …;`, a declarator continued from the line above
+            // (`static const char\n    * name = "x";`).
+            let starred_call = trim_end(text) == b"*"
+                && matches!(self.after().first(), Some(b'(' | b'<' | b'=' | b';' | b'['));
             if opens && memmem::find(text, b"*/").is_none() && !starred_call {
                 return true;
             }
@@ -1152,9 +1209,16 @@ mod tests {
         let cases = [
             (
                 "Python",
+                "    \"\"\"Request that this task cancel itself.\"\"\"",
+                false,
+            ),
+            // A docstring's first line, and the last line of a string with code after it.
+            (
+                "Python",
                 "    \"\"\"Request that this task cancel itself.",
                 false,
             ),
+            ("Python", "\"\"\"; Request = 1", true),
             ("Python", "ret.append(f\"Request-rate: {rate}\")", false),
             (
                 "Python",
@@ -1178,11 +1242,8 @@ mod tests {
             ("TypeScript", "> extends Request<", false),
             ("TypeScript", "class A implements Request {", false),
             ("C#", "if (obType == typeof(Request))", false),
-            (
-                "C#",
-                "Value = (Request)info.GetValue(nameof(Value));",
-                false,
-            ),
+            // A cast reads like a declarator alone in parentheses (`int (isdigit)(int c)`).
+            ("C#", "Value = (Request)info.GetValue(nameof(Value));", true),
             (
                 "C#",
                 "public class PyIter : Request, IEnumerator<Request>",
@@ -1232,6 +1293,61 @@ mod tests {
         ];
         for (lang, source, kept) in cases {
             assert_eq!(may(lang, source, "Request"), kept, "{lang}: {source:?}");
+        }
+    }
+
+    /// Definitions a review found the line-reading rules dropping at first (each is
+    /// tagged by ctags and found by the queries): all kept.
+    #[test]
+    #[cfg(all(
+        feature = "lang-python",
+        feature = "lang-javascript",
+        feature = "lang-typescript",
+        feature = "lang-c",
+        feature = "lang-cpp",
+        feature = "lang-java"
+    ))]
+    fn reviewed_line_shapes_are_kept() {
+        let kept = [
+            ("C", "struct ops {\n  int (* const Foo)(int);\n};"),
+            ("C", "static int (*const Foo[])(void) = { 0 };"),
+            ("C", "void (* volatile Foo)(void) = 0;"),
+            ("C", "void (* restrict Foo)(void);"),
+            ("C", "typedef void (* _Nonnull Foo)(void);"),
+            ("C", "int (Foo);"),
+            ("C", "void (*(Foo))(int);"),
+            ("C", "static const char\n    * Foo = \"x\";"),
+            (
+                "JavaScript",
+                "const QUOTE = /\"/g; export function Foo() {}",
+            ),
+            (
+                "JavaScript",
+                "class A {\n  static re = /'/; static Foo = 1;\n}",
+            ),
+            (
+                "JavaScript",
+                "const api = {\n  'Foo'(id) { return id; },\n};",
+            ),
+            ("JavaScript", "class A {\n  get 'Foo'() { return 1; }\n}"),
+            ("JavaScript", "class A {\n  'Foo' = 1;\n}"),
+            ("JavaScript", "const q = `\n select 1\n`; function Foo() {}"),
+            ("JavaScript", "/*\n * Don't touch */ function Foo() {}"),
+            (
+                "JavaScript",
+                "const URL_RE = /^https?:\\/\\//; function Foo() {}",
+            ),
+            (
+                "TypeScript",
+                "const q = `\n select 1\n`; export class Foo {}",
+            ),
+            ("Java", "String s = \"\"\"\n  hi\n  \"\"\"; int Foo;"),
+            ("Python", "X = \"\"\"\nabc\n\"\"\"; Foo = 1"),
+            ("Python", "X = '''it's'''; Foo = 1"),
+            ("C++", "const char* kQuote = R\"(\")\"; int Foo = 1;"),
+        ];
+        for (lang, source) in kept {
+            assert!(may(lang, source, "Foo"), "{lang}: {source:?}");
         }
     }
 
