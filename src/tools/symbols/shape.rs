@@ -102,9 +102,10 @@ pub(crate) struct UseShapes {
     /// word follows it (`a = Name = 1` assigns it too).
     pub(crate) assigned_value: bool,
     /// A name whose innermost open bracket on its line is a `(` is a parameter or an
-    /// argument (`f(int Name)`, `g(Name, 2)`, `typeof(Name)`), unless a `*`, `&` or
-    /// `^` comes right before it (`void (*Name)(int)`) or it stands alone in the
-    /// parentheses (`int (isdigit)(int c)`). C, C++, Java and C#: in TypeScript
+    /// argument (`f(int Name)`, `g(Name, 2)`, `typeof(Name)`), unless it may be a
+    /// declarator there: after a `*`, `&` or `^` and perhaps qualifiers (`void
+    /// (*Name)(int)`, `int (* const Name)(void)`), or alone in parentheses that follow
+    /// no word (`int (isdigit)(int c)`). C, C++, Java and C#: in TypeScript
     /// `constructor(private name: string)` declares a property.
     pub(crate) in_parens: bool,
     /// `struct Name;` and `friend class Name;` declare without defining (C, C++).
