@@ -439,15 +439,19 @@ impl<'s> Mention<'s> {
         }
         let before = self.before();
         let after = self.after();
-        if let Some(scan) = self.scan(shapes) {
-            if scan.in_comment {
-                return true;
-            }
-            if scan.in_string.is_some_and(|quote| self.string_use(quote)) {
-                return true;
-            }
-            if shapes.in_parens && scan.open_bracket == Some(b'(') && !self.paren_declarator() {
-                return true;
+        match self.scan(shapes) {
+            None => {}
+            Some(LineScan::Comment) => return true,
+            Some(LineScan::Code {
+                in_string,
+                open_bracket,
+            }) => {
+                if in_string.is_some_and(|quote| self.string_use(quote)) {
+                    return true;
+                }
+                if shapes.in_parens && open_bracket == Some(b'(') && !self.paren_declarator() {
+                    return true;
+                }
             }
         }
         // A line declaring a dotted name (`package a.b.C`) may define any part of it,
@@ -656,7 +660,10 @@ impl<'s> Mention<'s> {
             return None;
         }
         let line = &self.source[self.line_start..self.start];
-        let mut open: Vec<u8> = Vec::new();
+        // The open brackets, innermost last; deeper than the array holds, the innermost
+        // is unknown (and taken for none).
+        let mut open = [0u8; 32];
+        let mut depth = 0usize;
         let mut quote: Option<u8> = None;
         let mut verbatim = false;
         let mut at = 0;
@@ -673,14 +680,11 @@ impl<'s> Mention<'s> {
                 continue;
             }
             let rest = &line[at..];
-            let escaped = at > 0 && line[at - 1] == b'\\';
-            let comment = !escaped
-                && shapes.line_comments.iter().any(|opener| {
-                    rest.starts_with(opener.as_bytes())
-                        && !(*opener == "#" && rest.get(1) == Some(&b'['))
-                });
+            let comment = shapes.line_comments.iter().any(|opener| {
+                rest.starts_with(opener.as_bytes()) && opens_comment(line, at, opener)
+            });
             if comment {
-                return Some(LineScan::COMMENT);
+                return Some(LineScan::Comment);
             }
             if shapes.block_comments && rest.starts_with(b"/*") {
                 match memmem::find(&rest[2..], b"*/") {
@@ -688,7 +692,7 @@ impl<'s> Mention<'s> {
                         at += end + 4;
                         continue;
                     }
-                    None => return Some(LineScan::COMMENT),
+                    None => return Some(LineScan::Comment),
                 }
             }
             match byte {
@@ -702,18 +706,20 @@ impl<'s> Mention<'s> {
                     at += char_literal_len(rest);
                     continue;
                 }
-                b'(' | b'[' | b'{' => open.push(byte),
-                b')' | b']' | b'}' => {
-                    open.pop();
+                b'(' | b'[' | b'{' => {
+                    if let Some(slot) = open.get_mut(depth) {
+                        *slot = byte;
+                    }
+                    depth += 1;
                 }
+                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
                 _ => {}
             }
             at += 1;
         }
-        Some(LineScan {
+        Some(LineScan::Code {
             in_string: quote,
-            in_comment: false,
-            open_bracket: open.last().copied(),
+            open_bracket: depth.checked_sub(1).and_then(|top| open.get(top).copied()),
         })
     }
 
@@ -740,13 +746,12 @@ impl<'s> Mention<'s> {
     fn in_comment(&self, shapes: &UseShapes) -> bool {
         let line = &self.source[self.line_start..self.start];
         for opener in shapes.line_comments {
-            // `\//` ends a regular expression (`/^https?:\/\//`); it opens no comment.
+            // The first opener not after a backslash (see `opens_comment`).
             let found = memmem::find_iter(line, opener.as_bytes())
                 .find(|&at| at == 0 || line[at - 1] != b'\\');
             if let Some(at) = found {
-                let attribute = *opener == "#" && line.get(at + 1) == Some(&b'[');
                 let quoted = line[..at].iter().any(|b| matches!(b, b'"' | b'\'' | b'`'));
-                if !attribute && !quoted {
+                if opens_comment(line, at, opener) && !quoted {
                     return true;
                 }
             }
@@ -934,21 +939,25 @@ fn without_qualifier(text: &[u8]) -> &[u8] {
 }
 
 /// What reading a mention's line up to the mention found ([`Mention::scan`]).
-struct LineScan {
-    /// The quote of the string the mention is in, if it is in one.
-    in_string: Option<u8>,
+enum LineScan {
     /// A comment opened before it on the line and is still open.
-    in_comment: bool,
-    /// The innermost bracket (`(`, `[` or `{`) still open at the mention, if any.
-    open_bracket: Option<u8>,
+    Comment,
+    /// It is in code, or in a string.
+    Code {
+        /// The quote of the string the mention is in, if it is in one.
+        in_string: Option<u8>,
+        /// The innermost bracket (`(`, `[` or `{`) still open at the mention, if any.
+        open_bracket: Option<u8>,
+    },
 }
 
-impl LineScan {
-    const COMMENT: LineScan = LineScan {
-        in_string: None,
-        in_comment: true,
-        open_bracket: None,
-    };
+/// True when the line comment `opener`, found at `at` in `line`, opens one: not after a
+/// backslash (`\//` ends a regular expression, `/^https?:\/\//`) and not `#[` (an
+/// attribute).
+fn opens_comment(line: &[u8], at: usize, opener: &str) -> bool {
+    let escaped = at > 0 && line[at - 1] == b'\\';
+    let attribute = opener == "#" && line.get(at + 1) == Some(&b'[');
+    !escaped && !attribute
 }
 
 /// The length of the character literal that `text` starts with (`'x'`, `'\n'`,
