@@ -17,6 +17,8 @@
 //!   preconditions, and the journal the ledger is written from;
 //! - [`agent`]: the loop (model → tool call → policy → approval → execution → result),
 //!   the system prompt, history compaction and the ledger;
+//! - [`sandbox`]: what an approved command can reach while it runs (Landlock, seccomp
+//!   and a mount namespace on Linux, Seatbelt on macOS), from one policy type;
 //! - `disclosure`: whether code leaves the machine: the remote notice and `refuse`;
 //! - `frontend`: what the front ends share: startup, exit codes, the terminal's approval
 //!   questions and Ctrl-C (turned into the session's cancel token in one place);
@@ -39,6 +41,7 @@ pub mod ollama;
 mod oneshot;
 pub mod project;
 mod repl;
+pub mod sandbox;
 #[doc(hidden)]
 pub mod testing;
 pub mod tools;

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::history::{History, REDACTED_SLICE};
 use super::outcome::{CommandRun, FileDelta, NotDone, OutcomeLine};
-use crate::authority::journal::{ApprovalRecord, Effect, FileChange};
+use crate::authority::journal::{ApprovalRecord, Effect, FileChange, TreeChanges};
 use crate::authority::policy::Rule;
 use crate::ollama::wire::Role;
 use crate::project::FileMode;
@@ -202,6 +202,12 @@ pub enum Event {
         /// Its duration.
         #[serde(skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        /// The sandbox it ran under.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sandbox: Option<SandboxEvent>,
+        /// What it changed in the project.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        changed: Option<TreeChanges>,
     },
     /// What went back to the model.
     ToolResult {
@@ -592,11 +598,21 @@ pub(crate) fn describe_effect(effect: &Effect) -> String {
             argv,
             status,
             duration,
-        } => format!(
-            "ran `{}`: {status} in {:.1} s",
-            argv.join(" "),
-            duration.as_secs_f64()
-        ),
+            sandbox,
+            changed,
+        } => {
+            let sandbox = sandbox
+                .as_ref()
+                .map_or_else(|| "unconfined".to_owned(), |s| format!("sandbox: {s}"));
+            let changed = changed
+                .brief(usize::MAX)
+                .map_or_else(String::new, |files| format!("; changed {files}"));
+            format!(
+                "ran `{}`: {status} in {:.1} s ({sandbox}){changed}",
+                argv.join(" "),
+                duration.as_secs_f64()
+            )
+        }
         Effect::Conflict { files } => {
             format!("conflict, nothing written: {} changed", files.join(", "))
         }
@@ -649,11 +665,15 @@ pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
             argv: None,
             status: None,
             duration_ms: None,
+            sandbox: None,
+            changed: None,
         },
         Effect::Ran {
             argv,
             status,
             duration,
+            sandbox,
+            changed,
         } => Event::Effect {
             call_id: call_id.to_owned(),
             kind: "ran",
@@ -661,6 +681,8 @@ pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
             argv: Some(argv.clone()),
             status: Some(status.clone()),
             duration_ms: Some(ms(*duration)),
+            sandbox: Some(SandboxEvent::of(sandbox.as_ref())),
+            changed: Some(changed.clone()),
         },
         Effect::Conflict { files } => Event::Effect {
             call_id: call_id.to_owned(),
@@ -678,7 +700,46 @@ pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
             argv: None,
             status: None,
             duration_ms: None,
+            sandbox: None,
+            changed: None,
         },
+    }
+}
+
+/// The sandbox a command ran under, in `effect` events and `turn_end.commands`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxEvent {
+    /// `on` or `off` (`command_sandbox`).
+    pub mode: &'static str,
+    /// The network was allowed (`command_network`).
+    pub network: bool,
+    /// `.git` was writable, hooks and config excepted (`command_git_writes`).
+    pub git_writes: bool,
+    /// Places beyond the project and the temp dir it could write.
+    pub extra_writable: Vec<String>,
+    /// The line the question showed.
+    pub summary: String,
+}
+
+impl SandboxEvent {
+    /// The event for a run under `summary`, or an unconfined one.
+    pub(crate) fn of(summary: Option<&crate::sandbox::Summary>) -> SandboxEvent {
+        match summary {
+            Some(summary) => SandboxEvent {
+                mode: "on",
+                network: summary.network,
+                git_writes: summary.git_writes,
+                extra_writable: summary.extra_writable.clone(),
+                summary: summary.to_string(),
+            },
+            None => SandboxEvent {
+                mode: "off",
+                network: true,
+                git_writes: true,
+                extra_writable: Vec::new(),
+                summary: crate::sandbox::OFF_NOTICE.to_owned(),
+            },
+        }
     }
 }
 

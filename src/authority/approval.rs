@@ -31,6 +31,9 @@ pub enum Request<'a> {
         /// text; whoever shows it escapes it. A standing approval never covers a command
         /// with warnings, so each one is seen.
         warnings: &'a [String],
+        /// What the command may reach while it runs, in one line (`writes the project
+        /// (not .git) and a temp dir; no network`), or the notice that it runs unconfined.
+        sandbox: &'a str,
     },
 }
 
@@ -168,6 +171,7 @@ mod tests {
             argv: &argv,
             prefix: "go",
             warnings: &[],
+            sandbox: "no network",
         }) {
             Decision::Unanswerable(text) => assert!(text.contains("--yes"), "{text}"),
             other => panic!("expected Unanswerable, got {other:?}"),

@@ -6,7 +6,9 @@
 //! approved file is asked about again); for commands it covers exactly the
 //! `allowed_commands` entry that admitted the command, run as the same resolved program
 //! (so `a` at `go test` run as `/usr/bin/go` does not cover a `go` found elsewhere later,
-//! nor a project program with the same words). A command with warnings is never covered,
+//! nor a project program with the same words), under the same sandbox (so `a` at
+//! `npm test` without network does not cover `npm install`, which `command_network`
+//! lets out). A command with warnings is never covered,
 //! and answering `a` at one grants nothing: the repository chose its program.
 
 use std::collections::BTreeSet;
@@ -23,6 +25,10 @@ struct CommandGrant {
     program: String,
     /// The entry that admitted it.
     prefix: String,
+    /// What the sandbox let it reach: `a` at a command without network does not cover a
+    /// later one with the same prefix that `command_network` lets out (`npm` admits both
+    /// `npm test` and `npm install`).
+    sandbox: String,
 }
 
 impl CommandGrant {
@@ -31,9 +37,15 @@ impl CommandGrant {
     fn of(request: &Request<'_>) -> Option<CommandGrant> {
         match request {
             Request::Patch { .. } => None,
-            Request::Command { argv, prefix, .. } => argv.first().map(|program| CommandGrant {
+            Request::Command {
+                argv,
+                prefix,
+                sandbox,
+                ..
+            } => argv.first().map(|program| CommandGrant {
                 program: program.clone(),
                 prefix: (*prefix).to_owned(),
+                sandbox: (*sandbox).to_owned(),
             }),
         }
     }
@@ -92,9 +104,14 @@ impl Grants {
                 files.join(", ")
             ));
         }
-        for CommandGrant { program, prefix } in &self.commands {
+        for CommandGrant {
+            program,
+            prefix,
+            sandbox,
+        } in &self.commands
+        {
             scopes.push(format!(
-                "commands starting with `{prefix}`, run as {program}"
+                "commands starting with `{prefix}`, run as {program} (sandbox: {sandbox})"
             ));
         }
         scopes

@@ -104,6 +104,54 @@ pub struct FileChange {
     pub removed: usize,
 }
 
+/// The files a command created, modified or deleted in the project, as seen by comparing
+/// a stamp of the tree (within the walker's ignore rules) taken before it with one taken
+/// after. Paths are relative to the root.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TreeChanges {
+    /// Files that did not exist before.
+    pub created: Vec<String>,
+    /// Files whose size, modification time, inode or mode changed.
+    pub modified: Vec<String>,
+    /// Files that no longer exist.
+    pub deleted: Vec<String>,
+    /// The tree was too large to stamp whole, so the lists may be incomplete.
+    pub untracked: bool,
+}
+
+impl TreeChanges {
+    /// Nothing was seen to change (and the whole tree was seen).
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty() && self.modified.is_empty() && self.deleted.is_empty()
+    }
+
+    /// `api/gen.go (new), b.go; deleted: old.go`, at most `max` names in all, then
+    /// `and N more`; `None` when nothing changed and the whole tree was seen.
+    pub(crate) fn brief(&self, max: usize) -> Option<String> {
+        if self.is_empty() && !self.untracked {
+            return None;
+        }
+        let written = self
+            .created
+            .iter()
+            .map(|p| format!("{p} (new)"))
+            .chain(self.modified.iter().cloned());
+        let deleted = self.deleted.iter().map(|p| format!("{p} (deleted)"));
+        let all: Vec<String> = written.chain(deleted).collect();
+        let mut text = all.iter().take(max).cloned().collect::<Vec<_>>().join(", ");
+        if all.len() > max {
+            text.push_str(&format!(" and {} more", all.len() - max));
+        }
+        if self.untracked {
+            if !text.is_empty() {
+                text.push_str("; ");
+            }
+            text.push_str("more files than metron stamps, so changes may be missing");
+        }
+        Some(text)
+    }
+}
+
 /// Something that happened to the world (or was stopped from happening).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
@@ -120,6 +168,11 @@ pub enum Effect {
         status: String,
         /// Wall-clock time.
         duration: Duration,
+        /// What the sandbox let it reach; `None` when it ran unconfined
+        /// (`command_sandbox: "off"`).
+        sandbox: Option<crate::sandbox::Summary>,
+        /// What it changed in the project, from a stamp of the tree before and after.
+        changed: TreeChanges,
     },
     /// A patch was not written because a target changed after the model read it, or
     /// while the question was open.

@@ -385,6 +385,7 @@ mod tests {
                 argv: &argv,
                 prefix,
                 warnings: &[],
+                sandbox: "no network",
             })
         };
         assert_eq!(ask("go test"), Verdict::Approved);
@@ -392,7 +393,7 @@ mod tests {
         assert_eq!(ask("go vet"), Verdict::Declined(None)); // another prefix: asked
         assert_eq!(
             authority.standing_approvals(),
-            ["commands starting with `go test`, run as /usr/bin/go"]
+            ["commands starting with `go test`, run as /usr/bin/go (sandbox: no network)"]
         );
     }
 
@@ -405,6 +406,7 @@ mod tests {
                 argv: &argv,
                 prefix: "gradlew test",
                 warnings: &[],
+                sandbox: "no network",
             })
         };
         assert_eq!(ask("/usr/bin/gradlew"), Verdict::Approved); // `a`
@@ -427,6 +429,7 @@ mod tests {
                 argv: &argv,
                 prefix: "cargo test",
                 warnings,
+                sandbox: "no network",
             })
         };
         // An `a` at a warned command (the front ends do not offer it) is a plain yes and
@@ -482,6 +485,7 @@ mod tests {
             argv: &argv,
             prefix: "echo",
             warnings: &[],
+            sandbox: "no network",
         };
         assert!(matches!(
             authority.authorize(&command),

@@ -36,7 +36,7 @@ use serde_json::Value;
 pub(crate) use endpoint::host_and_port;
 pub use endpoint::{is_local, normalize_endpoint};
 pub(crate) use settings::PRIVILEGED_KEYS;
-pub use settings::{Config, KEYS, RemoteEndpoint};
+pub use settings::{Config, KEYS, RemoteEndpoint, SandboxMode};
 
 /// The file name of a project's own config, at the project root.
 pub(crate) const PROJECT_FILE: &str = ".metron.json";

@@ -96,6 +96,43 @@ impl SettingValue for RemoteEndpoint {
     }
 }
 
+/// How far commands are confined: `command_sandbox` in the user's own config.
+///
+/// Written in JSON as `"on"` (the default) or `"off"`. Only the user's own config can
+/// turn it off; a project file never can (see [`PRIVILEGED_KEYS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// Every command runs confined; where the platform cannot confine, none runs.
+    #[default]
+    On,
+    /// Commands run with all of the user's rights, said in the banner, the doctor and
+    /// every question.
+    Off,
+}
+
+impl SandboxMode {
+    /// The word used in JSON and in messages.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::On => "on",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+impl SettingValue for SandboxMode {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        match value.as_str() {
+            Some("on") => Ok(SandboxMode::On),
+            Some("off") => Ok(SandboxMode::Off),
+            _ => Err(format!("must be \"on\" or \"off\", got {value}")),
+        }
+    }
+    fn to_json(&self) -> Value {
+        Value::from(self.as_str())
+    }
+}
+
 impl SettingValue for Vec<String> {
     fn from_json(value: &Value) -> Result<Self, String> {
         let err = || "must be a list of strings".to_owned();
@@ -207,6 +244,21 @@ settings! {
     max_patch_file_bytes: u64 = 16 * 1024 * 1024;
     /// Environment variables passed to `run_command` beyond the safe set (trusted config only).
     command_env_passthrough: Vec<String> = Vec::new();
+    /// `on`: every command runs in the OS sandbox, and none runs where there is none;
+    /// `off`: commands run with all of your rights (trusted config only).
+    command_sandbox: SandboxMode = SandboxMode::On;
+    /// More places sandboxed commands may write, absolute or `~/...` (`~/.cache/go-build`);
+    /// protected paths stay closed inside them (trusted config only).
+    command_writable_paths: Vec<String> = Vec::new();
+    /// More places sandboxed commands may neither read nor write, absolute or `~/...`,
+    /// beyond the built-in set (`~/.ssh`, `~/.aws`, `~/.metron`, ...).
+    command_protected_paths: Vec<String> = Vec::new();
+    /// Allowlist prefixes whose commands may use the network (`npm install`); all others
+    /// have none (trusted config only).
+    command_network: Vec<String> = Vec::new();
+    /// Allowlist prefixes whose commands may write `.git` (`git add`, `git commit`); its
+    /// hooks and config stay read-only even then (trusted config only).
+    command_git_writes: Vec<String> = Vec::new();
     /// Keep the lines typed at the session prompt in `input_history` in the user's metron
     /// directory, so the next session offers them with the arrow keys. A project's file may
     /// only turn it off (see `config::load`).
@@ -228,4 +280,9 @@ pub(crate) const PRIVILEGED_KEYS: &[&str] = &[
     "allowed_commands",
     "allowed_project_programs",
     "command_env_passthrough",
+    "command_sandbox",
+    "command_writable_paths",
+    "command_protected_paths",
+    "command_network",
+    "command_git_writes",
 ];

@@ -124,8 +124,9 @@ pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: b
             let _ = writeln!(err, "{}", terminal_safe(summary));
             "Apply this patch?"
         }
-        Request::Command { argv, .. } => {
+        Request::Command { argv, sandbox, .. } => {
             let _ = writeln!(err, "command: {}", terminal_safe(&argv.join(" ")));
+            let _ = writeln!(err, "sandbox: {}", terminal_safe(sandbox));
             print_warnings(&mut err, request);
             "Run this command?"
         }

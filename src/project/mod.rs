@@ -426,6 +426,29 @@ impl Project {
         Ok(())
     }
 
+    /// Git's internals in the project, as real paths: the root's `.git` (directory or
+    /// file) and the git directory it points to when that lies inside the root. A
+    /// sandboxed command may not write them (see `sandbox`).
+    pub(crate) fn git_internals(&self) -> Vec<PathBuf> {
+        let mut places = Vec::new();
+        if self.dir.symlink_metadata(".git").is_ok() {
+            places.push(self.canonical_root.join(".git"));
+        }
+        if let Some((relative, _)) = &self.separate_git_dir {
+            places.push(self.canonical_root.join(relative));
+        }
+        places
+    }
+
+    /// metron's own configuration inside the project (see [`Project::protect_config`]),
+    /// as paths under the real root.
+    pub(crate) fn protected_config_paths(&self) -> Vec<PathBuf> {
+        self.protected_config
+            .iter()
+            .map(|relative| self.canonical_root.join(relative))
+            .collect()
+    }
+
     /// The root directory on disk, as it was given.
     pub fn root(&self) -> &Path {
         &self.root

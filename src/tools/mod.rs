@@ -305,6 +305,8 @@ pub struct Policy {
     pub command_env_passthrough: Vec<String>,
     /// Largest file apply_patch reads or writes.
     pub max_patch_file_bytes: u64,
+    /// What commands may reach while they run (the `command_sandbox` keys).
+    pub sandbox: crate::sandbox::SandboxSettings,
 }
 
 impl Policy {
@@ -319,6 +321,13 @@ impl Policy {
                 .unwrap_or(usize::MAX),
             command_env_passthrough: config.command_env_passthrough.clone(),
             max_patch_file_bytes: config.max_patch_file_bytes,
+            sandbox: crate::sandbox::SandboxSettings {
+                mode: config.command_sandbox,
+                writable_paths: config.command_writable_paths.clone(),
+                protected_paths: config.command_protected_paths.clone(),
+                network: config.command_network.clone(),
+                git_writes: config.command_git_writes.clone(),
+            },
         }
     }
 }
@@ -348,6 +357,8 @@ pub(crate) struct ToolEnv {
     pub(crate) limits: Policy,
     /// The in-process symbol index behind find_symbol.
     pub(crate) symbols: symbols::SymbolIndex,
+    /// The session's private temp dir for commands, removed when the session ends.
+    pub(crate) command_temp: crate::sandbox::SessionTemp,
 }
 
 /// What one call sees: the environment, the session's revisions and journal (through
@@ -417,6 +428,7 @@ impl Toolbox {
                 budgets,
                 limits: Policy::default(),
                 symbols: symbols::SymbolIndex::new(),
+                command_temp: crate::sandbox::SessionTemp::default(),
             },
             authority: Authority::new(
                 Box::new(crate::authority::approval::NobodyToAsk),

@@ -50,26 +50,36 @@
 //! command is echoed clipped, see [`echo_line`]; output that is not UTF-8 is measured as
 //! rendered, with U+FFFD, see [`Clip::render`]).
 //!
-//! Non-goals: a sandbox. An allowed `go test` or `make` still runs code the repository
-//! controls (build scripts, Makefile recipes, `go generate` directives); see SECURITY.md.
+//! 7. **Confined while it runs.** An allowed `go test` or `make` still runs code the
+//!    repository controls (build scripts, Makefile recipes, `go generate` directives), so
+//!    the command runs inside the OS sandbox ([`crate::sandbox`]): it writes only the
+//!    project (not `.git`) and the session's temp dir, reads everything but credentials,
+//!    and has no network, unless the user's own config grants more. The question says in
+//!    one line what it may reach; arguments that name where to write (`--output=F`) are
+//!    warned about, so a standing approval never covers them.
+//! 8. **What it changed is evidence.** The project's tree is stamped before and after
+//!    (within the walker's ignore rules), and the files created, modified or deleted are
+//!    journaled with the run and shown to the model and the person.
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+mod changes;
 mod configured;
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Access, Proposal, Run, ToolContext, ToolEnv, ToolError, ToolSpec, arg, parse_args};
-use crate::authority::journal::Effect;
+use crate::authority::journal::{Effect, TreeChanges};
 use crate::authority::{CancelToken, Request, Verdict};
+use crate::sandbox::{Confinement, Places, SandboxMode};
 
 /// The registry entry.
 pub(crate) static SPEC: ToolSpec = ToolSpec {
@@ -166,6 +176,10 @@ pub(crate) struct CommandPlan {
     root: PathBuf,
     /// Its whole environment.
     env: Vec<(OsString, OsString)>,
+    /// What it may reach while it runs.
+    confinement: Confinement,
+    /// The same, in the words the question shows.
+    sandbox_line: String,
 }
 
 impl CommandPlan {
@@ -175,6 +189,7 @@ impl CommandPlan {
             argv: &self.argv,
             prefix: &self.prefix,
             warnings: &self.warnings,
+            sandbox: &self.sandbox_line,
         }
     }
 
@@ -238,16 +253,24 @@ pub(crate) fn plan_command(
         }
     };
     warnings.extend(configured::warnings(&env.project, &program.display));
+    warnings.extend(output_warnings(args, &root));
 
     // What the person approves is exactly what runs: the absolute program, then the rest.
     let argv: Vec<String> = std::iter::once(program.display.clone())
         .chain(args.iter().map(|t| (*t).to_owned()))
         .collect();
-    let child_env = child_env(
+    let mut child_env = child_env(
         parent_env,
         &policy.command_env_passthrough,
         &search.joined(),
     );
+    let confinement = confinement(env, &tokens, &root, parent_env)?;
+    if let Confinement::Confined(sandbox) = &confinement {
+        for (name, dir) in crate::sandbox::temp_env(&sandbox.temp) {
+            set_var(&mut child_env, name, dir);
+        }
+    }
+    let sandbox_line = confinement.describe();
     Ok(CommandPlan {
         typed,
         argv,
@@ -257,7 +280,78 @@ pub(crate) fn plan_command(
         project_relative,
         root,
         env: child_env,
+        confinement,
+        sandbox_line,
     })
+}
+
+/// How the command will run: confined under the policy the user's config gives it, or,
+/// only when that config turns the sandbox off, unconfined. HOME and the user's metron
+/// directory come from metron's own environment, as the config was read.
+fn confinement(
+    env: &ToolEnv,
+    tokens: &[&str],
+    root: &Path,
+    parent_env: &[(OsString, OsString)],
+) -> Result<Confinement, ToolError> {
+    let settings = &env.limits.sandbox;
+    if settings.mode == SandboxMode::Off {
+        return Ok(Confinement::Off);
+    }
+    let temp = env
+        .command_temp
+        .path()
+        .map_err(|e| ToolError::Fault(format!("Not run: {e}. Tell the user.")))?;
+    let var = |name: &str| {
+        lookup(parent_env, name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = var("HOME");
+    let mut metron_config: Vec<PathBuf> = var("METRON_CONFIG").into_iter().collect();
+    metron_config.extend(var("METRON_CONFIG_DIR").map(|dir| dir.join(".metron")));
+    let places = Places {
+        root,
+        git_internals: env.project.git_internals(),
+        metron_files: env.project.protected_config_paths(),
+        temp,
+        home,
+        metron_config,
+    };
+    Ok(Confinement::Confined(crate::sandbox::Policy::for_command(
+        settings, tokens, &places,
+    )))
+}
+
+/// Warnings for arguments that tell the program where to write (`--output=F`, `-o F`) or
+/// name a place outside the project: the question says so, and a standing approval never
+/// covers such a call, so the person sees each one. The sandbox refuses writes outside
+/// anyway; this keeps `a` from covering more than the person saw.
+fn output_warnings(args: &[&str], root: &Path) -> Vec<String> {
+    let outside = |value: &str| {
+        value.starts_with('~')
+            || (value.starts_with('/') && !Path::new(value).starts_with(root))
+            || (!value.starts_with('/') && value.contains("..") && normal_relative(value).is_none())
+    };
+    args.iter()
+        .filter(|arg| {
+            let value = arg.split_once('=').map_or(**arg, |(_, v)| v);
+            crate::sandbox::names_output(arg) || outside(value)
+        })
+        .map(|arg| {
+            format!(
+                "`{arg}` names where the program writes, or a place outside the project: this call is asked about every time"
+            )
+        })
+        .collect()
+}
+
+/// Sets `name` in an environment given as pairs, replacing an earlier value.
+fn set_var(env: &mut Vec<(OsString, OsString)>, name: OsString, value: OsString) {
+    match env.iter_mut().find(|(k, _)| *k == name) {
+        Some(slot) => slot.1 = value,
+        None => env.push((name, value)),
+    }
 }
 
 /// A command that passed [`check_command`]: which list may admit it depends on whether
@@ -381,20 +475,22 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
     if let Some(relative) = &plan.project_relative {
         recheck_project_program(relative, &plan.root, &plan.program)?;
     }
-    let mut child_command = std::process::Command::new(&plan.program);
+    let mut child_command = plan
+        .confinement
+        .command(&plan.program, &plan.argv[1..])
+        .map_err(ToolError::Refused)?;
     child_command
-        .args(&plan.argv[1..])
         .current_dir(&plan.root)
         .env_clear()
         .envs(plan.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .process_group(0);
+        .stdin(Stdio::null());
     let budget = policy.max_command_output_bytes;
     let echo = echo_line(typed, budget / 2);
     let output_budget = budget
         .saturating_sub(echo.len() + 1)
         .saturating_sub(status_reserve(policy.command_timeout) + 1)
         .saturating_sub(CUT_MARKER_RESERVE);
+    let before = changes::take(&plan.root, changes::DEFAULT_LIMIT);
     let started = std::time::Instant::now();
     let _running = context.activity().start(typed);
     let outcome = spawn_and_watch(
@@ -404,13 +500,44 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
         context.cancel_token(),
     )
     .map_err(|e| ToolError::Fault(format!("cannot run `{typed}`: {e}")))?;
+    let duration = started.elapsed();
+    let changed = tree_changes(&changes::take(&plan.root, changes::DEFAULT_LIMIT), &before);
     let status = outcome.status_line(policy.command_timeout);
+    let sandbox = plan.confinement.record();
+    let hint = match (&sandbox, outcome.failed()) {
+        (Some(summary), true) => crate::sandbox::hint(&outcome.output, summary),
+        _ => None,
+    };
+    let mut text = format!("{echo}\n{status}\n{}", outcome.output);
+    if let Some(files) = changed.brief(MAX_CHANGED_NAMES) {
+        text.push_str(&format!("[changed in the project: {files}]\n"));
+    }
+    if let Some(hint) = hint {
+        text.push_str(&hint);
+        text.push('\n');
+    }
     context.journal_effect(Effect::Ran {
         argv: plan.argv.clone(),
         status: status.clone(),
-        duration: started.elapsed(),
+        duration,
+        sandbox,
+        changed,
     });
-    Ok(format!("{echo}\n{status}\n{}", outcome.output))
+    Ok(text)
+}
+
+/// Names of changed files the model reads after a command; the ledger keeps them all.
+const MAX_CHANGED_NAMES: usize = 10;
+
+/// The stamps' difference as evidence.
+fn tree_changes(after: &changes::Stamp, before: &changes::Stamp) -> TreeChanges {
+    let diff = after.changes_since(before);
+    TreeChanges {
+        untracked: diff.untracked,
+        created: diff.created,
+        modified: diff.modified,
+        deleted: diff.deleted,
+    }
 }
 
 /// The most bytes the `[... N bytes cut ...]` line (and the line break put before it) can
@@ -686,6 +813,11 @@ struct Outcome {
 }
 
 impl Outcome {
+    /// The command did not exit with status 0.
+    fn failed(&self) -> bool {
+        self.timed_out || self.interrupted || self.status.is_none_or(|s| !s.success())
+    }
+
     fn status_line(&self, timeout: Duration) -> String {
         if self.timed_out {
             return format!("timed out after {}; killed", seconds(timeout));

@@ -1,0 +1,1 @@
+//! Placeholder until the Seatbelt profile lands (being written now).

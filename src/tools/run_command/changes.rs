@@ -1,0 +1,814 @@
+//! Which files in the project a command created, modified or deleted: a cheap stamp of
+//! the tree taken before the command runs and again after it, compared.
+//!
+//! The model asked for `go generate ./...` or `make fmt`; the exit status and the output
+//! say whether it worked, not what it touched. The stamp is the evidence for that, and it
+//! has to be cheap, because every approved command pays for two: it records metadata
+//! only (size, modification time, inode, mode and type, from one `lstat` per file) and
+//! never reads a file's content.
+//!
+//! The stamp walks what the walking tools walk (see `tools::walk`), so it reports the
+//! files the model could list: hidden files are skipped, `.gitignore` applies inside a git
+//! repository, `.ignore` and `.rgignore` always apply, every entry named `.git` (in any
+//! letter case) is dropped before any ignore rule is consulted, and symlinks are recorded
+//! as links, never followed. A build's `target/` or `node_modules/` churn is therefore not
+//! reported, nor is an edit to a hidden file such as `.gitignore` itself. Like that
+//! walker, it does not enter a directory whose `.gitignore`, `.ignore`, `.rgignore` or
+//! `.git` is a symlink, not a regular file, or larger than [`MAX_RULE_BYTES`], because the
+//! walker would read it by path, whole (`.gitignore -> /dev/zero` would exhaust memory);
+//! at the root that means no stamp at all. The check and the stat go by path, not through
+//! the project's boundary: they only look at metadata, and a path is never opened here.
+//!
+//! What is recorded, per regular file and per symlink:
+//!
+//! - Directories are not recorded. A directory created empty is not worth reporting, and
+//!   one with files in it shows up through them.
+//! - FIFOs, sockets and devices are not recorded: no tool reads them.
+//! - A path is compared exactly, as bytes; it is shown UTF-8 lossy (U+FFFD for a name
+//!   that is not UTF-8) and `/`-separated.
+//!
+//! A file counts as modified when any of size, modification time (seconds and
+//! nanoseconds), inode, mode or type differs, so a file replaced by a rename (a new inode)
+//! counts even when its size and time match. The blind spot: a file rewritten in place
+//! with the same size within one tick of the file system's clock (the kernel stamps times
+//! from a coarse clock, and some file systems keep whole seconds only), or whose time was
+//! set back afterwards (`touch -r`, `cp -p`, `tar x`), looks unchanged; telling those
+//! apart would mean hashing every file twice per command. A command that changes the
+//! ignore rules (appends `gen/` to `.gitignore`) makes the files they now hide look
+//! deleted, since the second walk no longer sees them.
+//!
+//! The stamp is best-effort evidence, never a reason to fail the command: an entry that
+//! cannot be read is counted, and left out of the comparison in both stamps rather than
+//! reported as created or deleted. A walk stops after [`DEFAULT_LIMIT`] files (or the
+//! caller's limit) and says so; the comparison then covers only the files before the
+//! point where either walk stopped, so what it lists is true but incomplete.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::fs::{FileType, Metadata};
+use std::ops::ControlFlow;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ignore::{DirEntry, Walk, WalkBuilder};
+
+/// The most files a stamp records before it stops: enough for the source tree of a large
+/// single project (the Linux kernel's is under this), while bounding the memory of two
+/// stamps and the time of two walks that every command pays for on a monorepo, where a
+/// command's evidence is not worth seconds of waiting.
+pub(crate) const DEFAULT_LIMIT: usize = 100_000;
+
+/// The largest ignore file (or `.git` file) the walker may read, as in `tools::walk`.
+const MAX_RULE_BYTES: u64 = 1 << 20;
+
+/// The files in a directory that the walker reads by path when it enters it.
+const RULE_FILES: [&str; 4] = [".gitignore", ".ignore", ".rgignore", ".git"];
+
+/// A regular file or a symlink: the other types are not recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Symlink,
+}
+
+impl Kind {
+    fn of(file_type: FileType) -> Option<Kind> {
+        if file_type.is_file() {
+            Some(Kind::File)
+        } else if file_type.is_symlink() {
+            Some(Kind::Symlink)
+        } else {
+            None
+        }
+    }
+}
+
+/// What is compared for one file: anything here that differs makes it modified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Meta {
+    kind: Kind,
+    size: u64,
+    mtime_secs: i64,
+    mtime_nanos: i64,
+    inode: u64,
+    mode: u32,
+}
+
+impl Meta {
+    /// `None` when the entry is no longer a file or symlink (replaced between the listing
+    /// and the stat).
+    fn of(metadata: &Metadata) -> Option<Meta> {
+        Some(Meta {
+            kind: Kind::of(metadata.file_type())?,
+            size: metadata.size(),
+            mtime_secs: metadata.mtime(),
+            mtime_nanos: metadata.mtime_nsec(),
+            inode: metadata.ino(),
+            mode: metadata.mode(),
+        })
+    }
+}
+
+/// The files of the project tree at one moment, by path relative to the root.
+///
+/// Paths are kept as [`PathBuf`]s, whose order (component by component) is the walk's
+/// order (sorted by file name within each directory), so "before the point where the walk
+/// stopped" is a plain comparison.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Stamp {
+    files: BTreeMap<PathBuf, Meta>,
+    /// The limit the stamp was taken with, for the note when it stopped.
+    limit: usize,
+    /// The first file not recorded because the limit was reached: files from it on (in
+    /// walk order) are unknown.
+    cut: Option<PathBuf>,
+    /// Entries the walk or the stat could not read.
+    unreadable: usize,
+    /// Paths not compared: unreadable entries and directories not entered (the root is
+    /// the empty path), with everything beneath them.
+    blind: BTreeSet<PathBuf>,
+    /// Why each directory not entered was left alone, as shown to the model.
+    not_entered: Vec<String>,
+}
+
+/// Stamps the tree under `root`, recording at most `limit` files (and symlinks), walking
+/// with the project walker's rules (see the module documentation). Never fails: what
+/// cannot be read is counted and left out of the comparison.
+pub(crate) fn take(root: &Path, limit: usize) -> Stamp {
+    let mut stamp = Stamp {
+        limit,
+        ..Stamp::default()
+    };
+    if let Some(why) = unsafe_rule_file(root) {
+        stamp.not_entered(PathBuf::new(), &why);
+        return stamp;
+    }
+    let skipped = Skipped::default();
+    for item in walker(root, skipped.clone()) {
+        match item {
+            Ok(entry) => {
+                if stamp.record(root, &entry).is_break() {
+                    break;
+                }
+            }
+            Err(err) => stamp.walk_error(root, &err),
+        }
+    }
+    for (dir, why) in skipped.drain() {
+        stamp.not_entered(dir, &why);
+    }
+    stamp
+}
+
+impl Stamp {
+    /// What changed from `before` (taken earlier, over the same root) to this stamp. A
+    /// path either stamp could not see (unreadable, in a directory not entered, or past
+    /// where either walk stopped) is left out rather than guessed at.
+    pub(crate) fn changes_since(&self, before: &Stamp) -> Changes {
+        let covered = |path: &Path| self.covers(path) && before.covers(path);
+        let mut changes = Changes {
+            untracked: self.cut.is_some() || before.cut.is_some(),
+            limit: self.limit.min(before.limit),
+            unreadable: self.unreadable.max(before.unreadable),
+            not_entered: merged_notes(&before.not_entered, &self.not_entered),
+            ..Changes::default()
+        };
+        for (path, meta) in self.files.iter().filter(|(path, _)| covered(path)) {
+            match before.files.get(path) {
+                None => changes.created.push(shown(path)),
+                Some(old) if old != meta => changes.modified.push(shown(path)),
+                Some(_) => {}
+            }
+        }
+        changes.deleted = before
+            .files
+            .keys()
+            .filter(|path| covered(path) && !self.files.contains_key(*path))
+            .map(|path| shown(path))
+            .collect();
+        changes
+    }
+
+    /// Whether this stamp saw `path`'s place in the tree: before the cut, and not beneath
+    /// an unreadable entry or a directory not entered.
+    fn covers(&self, path: &Path) -> bool {
+        self.cut.as_ref().is_none_or(|cut| path < cut.as_path())
+            && !path.ancestors().any(|above| self.blind.contains(above))
+    }
+
+    /// Records a walked entry, or stops the walk when the limit is reached.
+    fn record(&mut self, root: &Path, entry: &DirEntry) -> ControlFlow<()> {
+        if entry.file_type().and_then(Kind::of).is_none() {
+            return ControlFlow::Continue(());
+        }
+        let path = relative(root, entry.path());
+        if self.files.len() >= self.limit {
+            self.cut = Some(path);
+            return ControlFlow::Break(());
+        }
+        match entry.metadata() {
+            Ok(metadata) => {
+                if let Some(meta) = Meta::of(&metadata) {
+                    self.files.insert(path, meta);
+                }
+            }
+            Err(_) => self.unreadable(Some(path)),
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Counts an entry the walk could not read (a directory it could not list). Errors
+    /// about ignore files (a malformed glob, an unreadable `.gitignore` above the root)
+    /// hide no entry, and the walk goes on as ripgrep's does, so they are not counted.
+    fn walk_error(&mut self, root: &Path, err: &ignore::Error) {
+        if !err.is_partial() {
+            self.unreadable(error_path(err).map(|path| relative(root, path)));
+        }
+    }
+
+    fn unreadable(&mut self, path: Option<PathBuf>) {
+        self.unreadable += 1;
+        self.blind.extend(path);
+    }
+
+    fn not_entered(&mut self, dir: PathBuf, why: &str) {
+        let shown = match shown(&dir) {
+            dir if dir.is_empty() => "./".to_owned(),
+            dir => format!("{dir}/"),
+        };
+        self.not_entered.push(format!("{shown} ({why})"));
+        self.blind.insert(dir);
+    }
+}
+
+/// What a command did to the project's files, from two [`Stamp`]s. Paths are relative to
+/// the root, `/`-separated, in walk order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Changes {
+    pub(crate) created: Vec<String>,
+    pub(crate) modified: Vec<String>,
+    pub(crate) deleted: Vec<String>,
+    /// Either stamp reached its limit: the lists are true but cover only the files before
+    /// the point where a walk stopped.
+    pub(crate) untracked: bool,
+    /// The smaller of the two stamps' limits, for the note when `untracked`.
+    pub(crate) limit: usize,
+    /// Entries one stamp could not read (the larger count of the two: mostly the same
+    /// entries twice), left out of the lists.
+    pub(crate) unreadable: usize,
+    /// Directories not entered because of an unsafe ignore file, each with the reason.
+    pub(crate) not_entered: Vec<String>,
+}
+
+impl Changes {
+    /// True when there is nothing to say at all: no file changed, and no caveat (a limit
+    /// reached, unreadable entries, directories not entered) weakens that claim. A caller
+    /// that prints nothing for an empty result therefore never hides a caveat.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.created.is_empty()
+            && self.modified.is_empty()
+            && self.deleted.is_empty()
+            && !self.untracked
+            && self.unreadable == 0
+            && self.not_entered.is_empty()
+    }
+
+    /// One line for the model, such as `wrote: api/gen.go, b.go (new); deleted: old.go`,
+    /// naming at most `max` paths in each list (then `and N more`), with the caveats after.
+    /// Created and modified files are listed together as written, the new ones marked,
+    /// because to the model both are files it should now read again.
+    pub(crate) fn brief(&self, max: usize) -> String {
+        let mut parts = Vec::new();
+        let wrote = self.wrote();
+        if !wrote.is_empty() {
+            parts.push(format!("wrote: {}", clip(&wrote, max, "files")));
+        }
+        if !self.deleted.is_empty() {
+            parts.push(format!("deleted: {}", clip(&self.deleted, max, "files")));
+        }
+        if parts.is_empty() {
+            parts.push(
+                if self.is_empty() {
+                    "no files changed"
+                } else {
+                    "no changes seen"
+                }
+                .to_owned(),
+            );
+        }
+        parts.extend(self.caveats(max));
+        parts.join("; ")
+    }
+
+    /// Created and modified paths in walk order, the created ones marked `(new)`.
+    fn wrote(&self) -> Vec<String> {
+        let mut wrote: Vec<(&String, bool)> = self.created.iter().map(|p| (p, true)).collect();
+        wrote.extend(self.modified.iter().map(|p| (p, false)));
+        wrote.sort_by(|a, b| Path::new(a.0).cmp(Path::new(b.0)));
+        wrote
+            .into_iter()
+            .map(|(path, new)| {
+                if new {
+                    format!("{path} (new)")
+                } else {
+                    path.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// Why the lists may not be the whole story.
+    fn caveats(&self, max: usize) -> Vec<String> {
+        let mut caveats = Vec::new();
+        if self.untracked {
+            let limit = self.limit;
+            caveats.push(format!(
+                "more than {limit} files in the project: changes past the first {limit} were not tracked"
+            ));
+        }
+        match self.unreadable {
+            0 => {}
+            1 => caveats.push("1 entry could not be read".to_owned()),
+            n => caveats.push(format!("{n} entries could not be read")),
+        }
+        if !self.not_entered.is_empty() {
+            let dirs = clip(&self.not_entered, max, "directories");
+            caveats.push(format!("not looked in: {dirs}"));
+        }
+        caveats
+    }
+}
+
+impl fmt::Display for Changes {
+    /// The whole line, every path named.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.brief(usize::MAX))
+    }
+}
+
+/// `names` joined with commas, at most `max` of them, then `and N more`; just a count of
+/// `noun` when `max` is zero.
+fn clip(names: &[String], max: usize, noun: &str) -> String {
+    let shown = names.len().min(max);
+    let rest = names.len() - shown;
+    if shown == 0 {
+        return format!("{rest} {noun}");
+    }
+    let list = names[..shown].join(", ");
+    if rest == 0 {
+        list
+    } else {
+        format!("{list} and {rest} more")
+    }
+}
+
+/// The notes of both stamps, each once, in order.
+fn merged_notes(before: &[String], after: &[String]) -> Vec<String> {
+    let unique: BTreeSet<&String> = before.iter().chain(after).collect();
+    unique.into_iter().cloned().collect()
+}
+
+/// `path` as the model sees it: UTF-8 lossy, `/`-separated (the separator on Unix).
+fn shown(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// `path` relative to `root`; the walk only yields paths beneath it.
+fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+}
+
+/// The path an error from the walk is about, if it names one.
+fn error_path(err: &ignore::Error) -> Option<&Path> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child),
+        _ => None,
+    }
+}
+
+/// Directories a walk did not enter, with why, shared with the walker's filter, which
+/// records them as it meets them (the filter must be `Send + Sync + 'static`).
+#[derive(Debug, Clone, Default)]
+struct Skipped(Arc<Mutex<Vec<(PathBuf, String)>>>);
+
+impl Skipped {
+    fn push(&self, dir: PathBuf, why: String) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((dir, why));
+    }
+
+    fn drain(&self) -> Vec<(PathBuf, String)> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// The walk `tools::walk::builder` makes, over a plain root: ripgrep's filters (the
+/// builder's defaults, spelled out), `.rgignore`, no symlinks followed, sorted by file
+/// name, and a filter that drops `.git` and directories with an unsafe rule file before
+/// the walker reads anything in them.
+fn walker(root: &Path, skipped: Skipped) -> Walk {
+    let base = root.to_path_buf();
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(true)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .require_git(true)
+        .add_custom_ignore_filename(".rgignore")
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |entry| keep(entry, &base, &skipped));
+    builder.build()
+}
+
+/// The walker's filter: `false` for anything named `.git`, and for a directory holding
+/// an unsafe rule file (recorded in `skipped`), which is then not entered.
+fn keep(entry: &DirEntry, root: &Path, skipped: &Skipped) -> bool {
+    if is_git_entry(entry) {
+        return false;
+    }
+    if !entry.file_type().is_some_and(|t| t.is_dir()) {
+        return true;
+    }
+    match unsafe_rule_file(entry.path()) {
+        Some(why) => {
+            skipped.push(relative(root, entry.path()), why);
+            false
+        }
+        None => true,
+    }
+}
+
+/// True for an entry named `.git` in any letter case (macOS folds case), decided on the
+/// name alone so that no ignore file can re-include it.
+fn is_git_entry(entry: &DirEntry) -> bool {
+    entry.depth() > 0
+        && entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.eq_ignore_ascii_case(".git"))
+}
+
+/// Why the walker must not enter `dir`, if one of its rule files is a symlink, not a
+/// regular file, or too large (the same rule as `tools::walk`). A `.git` directory is
+/// fine: its internals are never walked.
+fn unsafe_rule_file(dir: &Path) -> Option<String> {
+    RULE_FILES.into_iter().find_map(|name| {
+        let metadata = std::fs::symlink_metadata(dir.join(name)).ok()?;
+        let file_type = metadata.file_type();
+        let why = if file_type.is_symlink() {
+            "is a symlink"
+        } else if name == ".git" && file_type.is_dir() {
+            return None;
+        } else if !file_type.is_file() {
+            "is not a regular file"
+        } else if metadata.len() > MAX_RULE_BYTES {
+            "is larger than 1 MiB"
+        } else {
+            return None;
+        };
+        Some(format!("its `{name}` {why}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::os::unix::fs::symlink;
+    use std::time::{Duration, SystemTime};
+
+    use tempfile::TempDir;
+
+    use super::*;
+
+    /// A temporary project with a `.git` directory, so `.gitignore` applies.
+    fn project() -> TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::create_dir(dir.path().join(".git")).expect("mkdir .git");
+        dir
+    }
+
+    fn write(root: &Path, relative: &str, content: &str) {
+        let path = root.join(relative);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("mkdir -p");
+        }
+        fs::write(path, content).expect("write");
+    }
+
+    /// The changes made by `command` to the tree under `root`.
+    fn changes(root: &Path, command: impl FnOnce(&Path)) -> Changes {
+        let before = take(root, DEFAULT_LIMIT);
+        command(root);
+        take(root, DEFAULT_LIMIT).changes_since(&before)
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn set_mtime(path: &Path, time: SystemTime) {
+        let file = fs::File::options().write(true).open(path).expect("open");
+        file.set_modified(time).expect("set mtime");
+    }
+
+    #[test]
+    fn an_unchanged_tree_has_no_changes() {
+        let dir = project();
+        write(dir.path(), "a.go", "package a");
+        let changes = changes(dir.path(), |_| {});
+        assert!(changes.is_empty(), "{changes:?}");
+        assert_eq!(changes.brief(10), "no files changed");
+    }
+
+    #[test]
+    fn a_created_file_is_reported() {
+        let dir = project();
+        let changes = changes(dir.path(), |root| write(root, "api/gen.go", "package api"));
+        assert_eq!(changes.created, names(&["api/gen.go"]));
+        assert!(changes.modified.is_empty() && changes.deleted.is_empty());
+    }
+
+    #[test]
+    fn a_modified_file_is_reported() {
+        let dir = project();
+        write(dir.path(), "a.go", "package a");
+        let changes = changes(dir.path(), |root| write(root, "a.go", "package a // more"));
+        assert_eq!(changes.modified, names(&["a.go"]));
+        assert!(changes.created.is_empty() && changes.deleted.is_empty());
+    }
+
+    #[test]
+    fn a_deleted_file_is_reported() {
+        let dir = project();
+        write(dir.path(), "old.go", "package old");
+        let changes = changes(dir.path(), |root| {
+            fs::remove_file(root.join("old.go")).expect("rm");
+        });
+        assert_eq!(changes.deleted, names(&["old.go"]));
+        assert!(changes.created.is_empty() && changes.modified.is_empty());
+    }
+
+    #[test]
+    fn a_same_size_rewrite_with_a_new_mtime_is_modified() {
+        let dir = project();
+        let path = dir.path().join("a.go");
+        write(dir.path(), "a.go", "aaaa");
+        set_mtime(
+            &path,
+            SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000),
+        );
+        let changes = changes(dir.path(), |_| {
+            fs::write(&path, "bbbb").expect("rewrite");
+            set_mtime(
+                &path,
+                SystemTime::UNIX_EPOCH + Duration::from_secs(2_000_000),
+            );
+        });
+        assert_eq!(changes.modified, names(&["a.go"]));
+    }
+
+    #[test]
+    fn a_file_replaced_by_rename_is_modified_by_its_new_inode() {
+        let dir = project();
+        let path = dir.path().join("a.go");
+        let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        write(dir.path(), "a.go", "aaaa");
+        set_mtime(&path, time);
+        let changes = changes(dir.path(), |root| {
+            // Same size, same time, same mode: only the inode tells.
+            let temporary = root.join("a.go.tmp");
+            fs::write(&temporary, "bbbb").expect("write");
+            set_mtime(&temporary, time);
+            fs::rename(&temporary, &path).expect("rename");
+        });
+        assert_eq!(changes.modified, names(&["a.go"]));
+        assert!(changes.created.is_empty() && changes.deleted.is_empty());
+    }
+
+    #[test]
+    fn a_mode_change_is_modified() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = project();
+        write(dir.path(), "run.sh", "echo");
+        let changes = changes(dir.path(), |root| {
+            fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+        });
+        assert_eq!(changes.modified, names(&["run.sh"]));
+    }
+
+    #[test]
+    fn gitignored_files_are_not_reported() {
+        let dir = project();
+        write(dir.path(), ".gitignore", "target/\n*.log\n");
+        write(dir.path(), "target/debug/old", "x");
+        let changes = changes(dir.path(), |root| {
+            write(root, "target/debug/app", "binary");
+            write(root, "target/debug/old", "changed");
+            write(root, "build.log", "log");
+            write(root, "src/lib.rs", "");
+        });
+        assert_eq!(changes.created, names(&["src/lib.rs"]));
+        assert!(changes.modified.is_empty(), "{changes:?}");
+    }
+
+    #[test]
+    fn git_internals_are_not_reported_even_when_hidden_files_are_reincluded() {
+        let dir = project();
+        // `!.*` re-includes hidden files, so only the `.git` filter keeps git's out.
+        write(dir.path(), ".ignore", "!.*\n");
+        write(dir.path(), ".git/config", "[core]");
+        let changes = changes(dir.path(), |root| {
+            write(root, ".git/config", "[core]\n\tbare = false");
+            write(root, ".git/objects/ab/cdef", "blob");
+            write(root, "sub/.GIT/HEAD", "ref: refs/heads/main");
+            write(root, ".env", "KEY=1");
+        });
+        assert_eq!(changes.created, names(&[".env"]), "{changes:?}");
+        assert!(changes.modified.is_empty(), "{changes:?}");
+    }
+
+    #[test]
+    fn hidden_files_are_not_reported() {
+        let dir = project();
+        let changes = changes(dir.path(), |root| {
+            write(root, ".env", "KEY=1");
+            write(root, ".cache/go-build/x", "x");
+            write(root, "pkg/.hidden", "x");
+        });
+        assert!(changes.is_empty(), "{changes:?}");
+    }
+
+    #[test]
+    fn an_empty_directory_is_not_a_change() {
+        let dir = project();
+        let changes = changes(dir.path(), |root| {
+            fs::create_dir(root.join("empty")).expect("mkdir");
+        });
+        assert!(changes.is_empty(), "{changes:?}");
+    }
+
+    #[test]
+    fn a_symlink_is_recorded_as_a_link_and_not_followed() {
+        let dir = project();
+        let outside = tempfile::tempdir().expect("tempdir");
+        write(outside.path(), "secret/key.pem", "key");
+        let changes = changes(dir.path(), |root| {
+            symlink(outside.path().join("secret"), root.join("link")).expect("symlink");
+        });
+        assert_eq!(changes.created, names(&["link"]));
+    }
+
+    #[test]
+    fn a_retargeted_symlink_is_modified() {
+        let dir = project();
+        symlink("aaaa", dir.path().join("link")).expect("symlink");
+        let changes = changes(dir.path(), |root| {
+            fs::remove_file(root.join("link")).expect("rm");
+            symlink("bbbb", root.join("link")).expect("symlink");
+        });
+        assert_eq!(changes.modified, names(&["link"]));
+    }
+
+    #[test]
+    fn a_tree_over_the_limit_is_untracked() {
+        let dir = project();
+        for i in 0..4 {
+            write(dir.path(), &format!("f{i}"), "x");
+        }
+        let stamp = take(dir.path(), 3);
+        let changes = stamp.changes_since(&stamp);
+        assert!(changes.untracked);
+        assert!(!changes.is_empty());
+        assert!(
+            changes.brief(10).contains("more than 3 files"),
+            "{}",
+            changes.brief(10)
+        );
+    }
+
+    #[test]
+    fn a_tree_at_the_limit_is_tracked() {
+        let dir = project();
+        for i in 0..3 {
+            write(dir.path(), &format!("f{i}"), "x");
+        }
+        let stamp = take(dir.path(), 3);
+        assert!(!stamp.changes_since(&stamp).untracked);
+    }
+
+    #[test]
+    fn past_the_limit_nothing_is_guessed() {
+        let dir = project();
+        for name in ["a", "b/x", "b/y", "c", "d"] {
+            write(dir.path(), name, "x");
+        }
+        let before = take(dir.path(), 2);
+        write(dir.path(), "a", "changed");
+        fs::remove_file(dir.path().join("d")).expect("rm");
+        let after = take(dir.path(), 3);
+        let changes = after.changes_since(&before);
+        // `before` stopped at `b/y`: `a` is compared, the rest is unknown, so neither
+        // `c` (seen only after) is created nor `d` deleted.
+        assert_eq!(changes.modified, names(&["a"]));
+        assert!(changes.created.is_empty() && changes.deleted.is_empty());
+        assert!(changes.untracked);
+    }
+
+    #[test]
+    fn brief_names_written_and_deleted_files() {
+        let changes = Changes {
+            created: names(&["b.go"]),
+            modified: names(&["api/gen.go"]),
+            deleted: names(&["old.go"]),
+            ..Changes::default()
+        };
+        assert_eq!(
+            changes.brief(10),
+            "wrote: api/gen.go, b.go (new); deleted: old.go"
+        );
+        assert_eq!(changes.to_string(), changes.brief(10));
+    }
+
+    #[test]
+    fn brief_clips_with_and_n_more() {
+        let changes = Changes {
+            created: names(&["a", "b", "c", "d"]),
+            deleted: names(&["x", "y"]),
+            ..Changes::default()
+        };
+        assert_eq!(
+            changes.brief(2),
+            "wrote: a (new), b (new) and 2 more; deleted: x, y"
+        );
+        assert_eq!(changes.brief(0), "wrote: 4 files; deleted: 2 files");
+    }
+
+    #[test]
+    fn brief_names_the_caveats() {
+        let changes = Changes {
+            untracked: true,
+            limit: 5,
+            unreadable: 2,
+            not_entered: names(&["vendor/ (its `.gitignore` is a symlink)"]),
+            ..Changes::default()
+        };
+        assert_eq!(
+            changes.brief(10),
+            "no changes seen; more than 5 files in the project: changes past the first 5 were not tracked; 2 entries could not be read; not looked in: vendor/ (its `.gitignore` is a symlink)"
+        );
+    }
+
+    #[test]
+    fn a_missing_root_counts_as_unreadable() {
+        let dir = project();
+        let stamp = take(&dir.path().join("missing"), DEFAULT_LIMIT);
+        let changes = stamp.changes_since(&stamp);
+        assert_eq!(changes.unreadable, 1);
+        assert!(changes.created.is_empty() && changes.deleted.is_empty());
+    }
+
+    #[test]
+    fn a_directory_with_a_symlinked_ignore_file_is_not_entered_or_compared() {
+        let dir = project();
+        let outside = tempfile::NamedTempFile::new().expect("tempfile");
+        write(dir.path(), "vendor/a.go", "package a");
+        let changes = changes(dir.path(), |root| {
+            symlink(outside.path(), root.join("vendor/.gitignore")).expect("symlink");
+            fs::remove_file(root.join("vendor/a.go")).expect("rm");
+            write(root, "b.go", "package b");
+        });
+        // vendor/ is unknown after, so `a.go` is not claimed deleted.
+        assert_eq!(changes.created, names(&["b.go"]));
+        assert!(changes.deleted.is_empty(), "{changes:?}");
+        assert_eq!(
+            changes.not_entered,
+            names(&["vendor/ (its `.gitignore` is a symlink)"])
+        );
+    }
+
+    #[test]
+    fn a_root_with_an_unsafe_ignore_file_is_not_walked() {
+        let dir = project();
+        let outside = tempfile::NamedTempFile::new().expect("tempfile");
+        write(dir.path(), "a.go", "package a");
+        symlink(outside.path(), dir.path().join(".ignore")).expect("symlink");
+        let changes = changes(dir.path(), |root| write(root, "b.go", "package b"));
+        assert!(changes.created.is_empty());
+        assert_eq!(
+            changes.brief(10),
+            "no changes seen; not looked in: ./ (its `.ignore` is a symlink)"
+        );
+    }
+}
