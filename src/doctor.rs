@@ -232,6 +232,7 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
             "fix the project row above",
         )),
     }
+    checks.push(sandbox_check(config));
     checks.push(Check::ok(
         "binaries",
         "none needed: search, symbols and patches are built in (no rg, ctags or git binary)",
@@ -795,6 +796,32 @@ impl Model for NoInference {
         std::future::ready(Err(OllamaError::Protocol(
             "the doctor never asks the model".to_owned(),
         )))
+    }
+}
+
+/// What confines the commands run_command runs: ok when the sandbox works, a warning
+/// when the user turned it off, and a failure when it is on but this machine cannot
+/// enforce it while commands are allowed (run_command then refuses every command).
+fn sandbox_check(config: &Config) -> Check {
+    let commands_allowed =
+        !config.allowed_commands.is_empty() || !config.allowed_project_programs.is_empty();
+    match crate::sandbox::status(config.command_sandbox) {
+        crate::sandbox::Status::Confined(line) => Check::ok("sandbox", line),
+        crate::sandbox::Status::Off(line) => Check::warn(
+            "sandbox",
+            line,
+            "remove \"command_sandbox\": \"off\" from your config to confine commands again",
+        ),
+        crate::sandbox::Status::Unavailable(line) if commands_allowed => Check::fail(
+            "sandbox",
+            line,
+            "until then run_command refuses every command",
+        ),
+        crate::sandbox::Status::Unavailable(line) => Check::warn(
+            "sandbox",
+            line,
+            "this matters once you allow commands (`allowed_commands`)",
+        ),
     }
 }
 

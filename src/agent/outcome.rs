@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ledger::{CallOutcome, Entry};
-use crate::authority::journal::{ApprovalOutcome, Effect, FileChange, Journal};
+use crate::authority::journal::{ApprovalOutcome, Effect, FileChange, Journal, TreeChanges};
 use crate::authority::policy::Rule;
 use crate::tools::{self, Access, count, text::one_line};
 
@@ -104,12 +104,18 @@ fn effects(effects: &[Effect], result: &str, line: &mut OutcomeLine) -> Option<S
         match effect {
             Effect::Wrote { files } => parts.push(format!("wrote {}", files_text(files))),
             Effect::Ran {
-                status, duration, ..
+                status,
+                duration,
+                changed,
+                ..
             } => {
                 let status = short_status(status);
                 line.failed |= status != "exit 0";
                 line.tail = output_tail(result);
                 parts.push(format!("{status} after {:.1} s", duration.as_secs_f64()));
+                if let Some(files) = changed.brief(CHANGED_NAMES) {
+                    parts.push(format!("wrote: {files}"));
+                }
             }
             Effect::Conflict { files } => {
                 line.failed = true;
@@ -121,6 +127,9 @@ fn effects(effects: &[Effect], result: &str, line: &mut OutcomeLine) -> Option<S
     }
     (!parts.is_empty()).then(|| parts.join("; "))
 }
+
+/// Files a command changed, named on an outcome or evidence line before `and N more`.
+const CHANGED_NAMES: usize = 3;
 
 /// `greet.go (+1 -1)`, `new.go (new, +3)`, `old.go (deleted)`; past three files, `and N more`.
 fn files_text(files: &[FileChange]) -> String {
@@ -222,6 +231,12 @@ pub struct CommandRun {
     pub status: String,
     /// The exit code, when it exited.
     pub exit_code: Option<i32>,
+    /// The sandbox it ran under, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::ledger::SandboxEvent>,
+    /// What it changed in the project, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed: Option<TreeChanges>,
 }
 
 impl Evidence {
@@ -237,7 +252,12 @@ impl Evidence {
                             evidence.add_file(file);
                         }
                     }
-                    Effect::Ran { status, .. } => {
+                    Effect::Ran {
+                        status,
+                        sandbox,
+                        changed,
+                        ..
+                    } => {
                         let status = short_status(status);
                         evidence.commands.push(CommandRun {
                             call_id: entry.call_id.clone(),
@@ -247,6 +267,8 @@ impl Evidence {
                                 .strip_prefix("exit ")
                                 .and_then(|code| code.parse().ok()),
                             status,
+                            sandbox: Some(super::ledger::SandboxEvent::of(sandbox.as_ref())),
+                            changed: Some(changed.clone()),
                         });
                     }
                     Effect::Conflict { .. } => {}
@@ -267,6 +289,8 @@ impl Evidence {
                     ran: false,
                     status: format!("not run: {why}"),
                     exit_code: None,
+                    sandbox: None,
+                    changed: None,
                 }),
             }
         }
@@ -300,8 +324,13 @@ pub(crate) fn evidence_line(
         return None;
     }
     let mut parts = Vec::new();
+    let commands_wrote = commands
+        .iter()
+        .any(|c| c.changed.as_ref().is_some_and(|c| !c.is_empty()));
     if files_changed.is_empty() {
-        parts.push("changed: nothing".to_owned());
+        if !commands_wrote {
+            parts.push("changed: nothing".to_owned());
+        }
     } else {
         let files: Vec<String> = files_changed
             .iter()
@@ -318,6 +347,13 @@ pub(crate) fn evidence_line(
     for command in commands {
         let verb = if command.ran { "ran" } else { "asked to run" };
         parts.push(format!("{verb}: {} {}", command.command, command.status));
+        if let Some(files) = command
+            .changed
+            .as_ref()
+            .and_then(|c| c.brief(CHANGED_NAMES))
+        {
+            parts.push(format!("wrote: {files}"));
+        }
     }
     Some(parts.join(" · "))
 }
@@ -472,6 +508,8 @@ mod tests {
                 argv: vec!["go".into(), "test".into()],
                 status: "exit status 1".to_owned(),
                 duration: Duration::from_millis(3200),
+                sandbox: None,
+                changed: TreeChanges::default(),
             }],
         };
         let output = "$ go test ./...\nexit status 1\n".to_owned()
@@ -487,6 +525,46 @@ mod tests {
         assert_eq!(
             line.tail,
             ["line 4", "line 5", "line 6", "line 7", "line 8"]
+        );
+    }
+
+    #[test]
+    fn a_command_that_wrote_files_names_them_on_its_lines() {
+        let changed = TreeChanges {
+            created: vec!["api/gen.go".to_owned()],
+            modified: vec!["a.go".to_owned(), "b.go".to_owned(), "c.go".to_owned()],
+            deleted: vec!["old.go".to_owned()],
+            untracked: false,
+        };
+        let ran = Journal {
+            approvals: vec![approval(ApprovalOutcome::Yes)],
+            effects: vec![Effect::Ran {
+                argv: vec!["/usr/bin/go".into(), "generate".into()],
+                status: "exit status 0".to_owned(),
+                duration: Duration::from_millis(1200),
+                sandbox: None,
+                changed: changed.clone(),
+            }],
+        };
+        let result = "$ go generate ./...\nexit status 0\n(no output)\n";
+        let args = json!({"command": "go generate ./..."});
+        let line = describe_ok("run_command", args, result, &ran);
+        assert_eq!(
+            line.text,
+            "run_command go generate ./... → exit 0 after 1.2 s; wrote: api/gen.go (new), a.go, b.go and 2 more"
+        );
+        let command = CommandRun {
+            call_id: "c1".to_owned(),
+            command: "go generate ./...".to_owned(),
+            ran: true,
+            status: "exit 0".to_owned(),
+            exit_code: Some(0),
+            sandbox: None,
+            changed: Some(changed),
+        };
+        assert_eq!(
+            evidence_line(&[], &[], &[command]).as_deref(),
+            Some("ran: go generate ./... exit 0 · wrote: api/gen.go (new), a.go, b.go and 2 more")
         );
     }
 }

@@ -156,7 +156,7 @@ fn saved_history(session: &Session) -> History {
 /// The banner: the model and the layer that chose it, how to get help, the project (and
 /// whether it is a git work tree, which decides whether patches can be offered), and which
 /// config files were read (both, when the user's and the project's exist): what a person
-/// needs to know before the first prompt.
+/// needs to know before the first prompt; when commands are allowed, what confines them.
 fn print_banner(session: &Session) {
     let config = &session.loaded;
     let project = session.agent.toolbox().project();
@@ -182,6 +182,16 @@ fn print_banner(session: &Session) {
         "config: {}",
         terminal_safe(&commands::files_text(config, root))
     );
+    if !config.config.allowed_commands.is_empty()
+        || !config.config.allowed_project_programs.is_empty()
+    {
+        let sandbox = match crate::sandbox::status(config.config.command_sandbox) {
+            crate::sandbox::Status::Confined(line) => format!("ok {line}"),
+            crate::sandbox::Status::Off(line) => format!("OFF: {line}"),
+            crate::sandbox::Status::Unavailable(line) => format!("unavailable: {line}"),
+        };
+        println!("sandbox: {}", terminal_safe(&sandbox));
+    }
     println!();
 }
 

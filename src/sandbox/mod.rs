@@ -61,6 +61,7 @@ pub(crate) enum Unsupported {
     /// The trial rules could not be built.
     Setup(String),
     /// Not Linux, and not macOS with `/usr/bin/sandbox-exec`.
+    #[cfg(not(target_os = "linux"))]
     Platform,
 }
 
@@ -83,6 +84,7 @@ impl fmt::Display for Unsupported {
                 std::io::Error::from_raw_os_error(*errno)
             ),
             Unsupported::Setup(why) => write!(f, "the sandbox could not be set up: {why}"),
+            #[cfg(not(target_os = "linux"))]
             Unsupported::Platform => f.write_str(
                 "commands can be confined only on Linux (Landlock) and macOS (Seatbelt)",
             ),

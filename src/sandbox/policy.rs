@@ -1,8 +1,8 @@
 //! What one approved command may touch, worked out before it runs, and the one line that
 //! says so at the question.
 //!
-//! The policy is data: the Linux enforcement ([`super::linux`]) and the macOS profile
-//! ([`super::seatbelt`]) are both generated from it, so the two platforms cannot drift,
+//! The policy is data: the Linux enforcement (`sandbox::linux`) and the macOS profile
+//! (`sandbox::seatbelt`) are both generated from it, so the two platforms cannot drift,
 //! and the question, the banner and the ledger describe the same value that is enforced.
 
 use std::fmt;

