@@ -535,6 +535,7 @@ mod tests {
             modified: vec!["a.go".to_owned(), "b.go".to_owned(), "c.go".to_owned()],
             deleted: vec!["old.go".to_owned()],
             untracked: false,
+            caveats: Vec::new(),
         };
         let ran = Journal {
             approvals: vec![approval(ApprovalOutcome::Yes)],

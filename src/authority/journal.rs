@@ -117,6 +117,9 @@ pub struct TreeChanges {
     pub deleted: Vec<String>,
     /// The tree was too large to stamp whole, so the lists may be incomplete.
     pub untracked: bool,
+    /// Why the lists may not be the whole story (the limit, unreadable entries,
+    /// directories not looked in), in words.
+    pub caveats: Vec<String>,
 }
 
 impl TreeChanges {
@@ -128,7 +131,7 @@ impl TreeChanges {
     /// `api/gen.go (new), b.go; deleted: old.go`, at most `max` names in all, then
     /// `and N more`; `None` when nothing changed and the whole tree was seen.
     pub(crate) fn brief(&self, max: usize) -> Option<String> {
-        if self.is_empty() && !self.untracked {
+        if self.is_empty() && self.caveats.is_empty() {
             return None;
         }
         let written = self
@@ -142,11 +145,11 @@ impl TreeChanges {
         if all.len() > max {
             text.push_str(&format!(" and {} more", all.len() - max));
         }
-        if self.untracked {
+        for caveat in &self.caveats {
             if !text.is_empty() {
                 text.push_str("; ");
             }
-            text.push_str("more files than metron stamps, so changes may be missing");
+            text.push_str(caveat);
         }
         Some(text)
     }
@@ -210,6 +213,31 @@ pub fn content_hash(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commands_changes_are_named_with_new_and_deleted_marked_then_clipped() {
+        let changes = TreeChanges {
+            created: vec!["b.go".to_owned()],
+            modified: vec!["api/gen.go".to_owned()],
+            deleted: vec!["old.go".to_owned()],
+            untracked: false,
+            caveats: Vec::new(),
+        };
+        assert_eq!(
+            changes.brief(10).as_deref(),
+            Some("b.go (new), api/gen.go, old.go (deleted)")
+        );
+        assert_eq!(changes.brief(1).as_deref(), Some("b.go (new) and 2 more"));
+        assert_eq!(TreeChanges::default().brief(10), None);
+        let caveat = TreeChanges {
+            caveats: vec!["2 entries could not be read".to_owned()],
+            ..TreeChanges::default()
+        };
+        assert_eq!(
+            caveat.brief(10).as_deref(),
+            Some("2 entries could not be read")
+        );
+    }
 
     #[test]
     fn content_hash_is_gits_blob_id() {

@@ -255,6 +255,7 @@ fn confined(
         Support::Linux(kernel) => kernel,
         Support::Unsupported(why) => return Err(refusal(&why)),
     };
+    make_writable_places(policy);
     let prepared = linux::Prepared::new(policy, kernel).map_err(|e| {
         format!("the sandbox for this command could not be built: {e}; tell the user")
     })?;
@@ -273,6 +274,7 @@ fn confined(
     if let Support::Unsupported(why) = support() {
         return Err(refusal(&why));
     }
+    make_writable_places(policy);
     let (sandbox_exec, wrapped) = seatbelt::wrap(policy, program, args)?;
     let mut command = std::process::Command::new(sandbox_exec);
     command.args(wrapped);
@@ -287,6 +289,18 @@ fn confined(
     _args: &[String],
 ) -> Result<std::process::Command, String> {
     Err(refusal(&Unsupported::Platform))
+}
+
+/// Makes the places the user's config grants (`command_writable_paths`) when they do not
+/// exist yet: a grant holds only for what exists, and a cache such as `~/.cache/go-build`
+/// is usually made by the first command that needs it, which the sandbox would refuse.
+/// Failing to make one is not an error: the command then meets the refusal and its hint.
+fn make_writable_places(policy: &Policy) {
+    for place in &policy.writable {
+        if !place.exists() {
+            let _ = std::fs::create_dir_all(place);
+        }
+    }
 }
 
 /// The refusal when the sandbox is on but this machine cannot confine.
@@ -317,22 +331,25 @@ fn own_session(command: &mut std::process::Command) {
 /// A hint for output that looks like the sandbox refused something, naming the setting
 /// that grants it; `None` when nothing in `output` suggests that.
 pub(crate) fn hint(output: &str, summary: &Summary) -> Option<String> {
+    // Lower case: tools spell errno texts both ways (`Permission denied`, Go's
+    // `permission denied`).
     const WRITE_DENIED: &[&str] = &[
-        "Permission denied",
-        "Operation not permitted",
-        "Read-only file system",
-        "EACCES",
-        "EPERM",
-        "EROFS",
+        "permission denied",
+        "operation not permitted",
+        "read-only file system",
+        "eacces",
+        "eperm",
+        "erofs",
     ];
     const NETWORK_DENIED: &[&str] = &[
-        "Network is unreachable",
-        "Could not resolve",
-        "Temporary failure in name resolution",
+        "network is unreachable",
+        "could not resolve",
+        "temporary failure in name resolution",
         "getaddrinfo",
-        "ENOTFOUND",
-        "EAI_AGAIN",
+        "enotfound",
+        "eai_again",
     ];
+    let output = output.to_lowercase();
     let denied = WRITE_DENIED.iter().any(|w| output.contains(w));
     let offline = NETWORK_DENIED.iter().any(|w| output.contains(w));
     let mut hints = Vec::new();

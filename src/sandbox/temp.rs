@@ -41,7 +41,7 @@ impl Drop for SessionTemp {
     }
 }
 
-/// A fresh private directory `metron-cmd-PID-N` under the system's temp dir.
+/// A fresh private directory `metron-tmp-PID-N` under the system's temp dir.
 fn make() -> Result<PathBuf, String> {
     use std::os::unix::fs::DirBuilderExt;
     let base = std::env::temp_dir();
@@ -52,7 +52,7 @@ fn make() -> Result<PathBuf, String> {
     let mut last = None;
     for attempt in 0..16u32 {
         let dir = base.join(format!(
-            "metron-cmd-{pid}-{:08x}",
+            "metron-tmp-{pid}-{:08x}",
             seed.wrapping_add(attempt)
         ));
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {

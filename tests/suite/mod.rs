@@ -24,6 +24,7 @@ mod preconditions;
 mod read_tools;
 mod repl;
 mod run_command;
+mod sandboxed_work;
 mod symbol_langs;
 mod symbols;
 mod tls;

@@ -118,6 +118,13 @@ fn policy(allowed: &[&str]) -> Policy {
     }
 }
 
+/// `policy`, with `outside` writable by the sandboxed command (the helper scripts there
+/// leave pid files and markers in it).
+fn writing(mut policy: Policy, outside: &Outside) -> Policy {
+    policy.sandbox.writable_paths.push(outside.str());
+    policy
+}
+
 fn toolbox(p: &TestProject, policy: Policy, approver: &Recorder) -> Toolbox {
     Toolbox::new(p.project(), Budgets::default())
         .with_policy(policy)
@@ -323,7 +330,7 @@ fn each_run_is_approved_and_a_no_is_final() {
     let env = path_env(&format!("{}:{}", outside.str(), real_path()));
 
     let declined = Recorder::new(Decision::Declined(None));
-    let tb = toolbox(&p, policy(&["mark"]), &declined);
+    let tb = toolbox(&p, writing(policy(&["mark"]), &outside), &declined);
     let text = refused(run(&tb, "mark  now", &env));
     assert_eq!(
         text,
@@ -334,7 +341,7 @@ fn each_run_is_approved_and_a_no_is_final() {
     let nobody = Recorder::new(Decision::Unanswerable(
         "nobody here; rerun with --yes".into(),
     ));
-    let tb = toolbox(&p, policy(&["mark"]), &nobody);
+    let tb = toolbox(&p, writing(policy(&["mark"]), &outside), &nobody);
     assert_eq!(
         refused(run(&tb, "mark now", &env)),
         "nobody here; rerun with --yes"
@@ -342,7 +349,7 @@ fn each_run_is_approved_and_a_no_is_final() {
     assert!(!marker.exists());
 
     let approver = Recorder::approving();
-    let tb = toolbox(&p, policy(&["mark"]), &approver);
+    let tb = toolbox(&p, writing(policy(&["mark"]), &outside), &approver);
     let text = run(&tb, "mark now", &env).expect("runs");
     assert_text_eq(&text, "$ mark now\nexit status 0\nmarked now\n");
     assert!(marker.exists());
@@ -429,7 +436,7 @@ fn a_timeout_kills_the_whole_process_group() {
         &p,
         Policy {
             command_timeout: Duration::from_secs(3),
-            ..policy(&["spawner"])
+            ..writing(policy(&["spawner"]), &outside)
         },
         &approver,
     );
@@ -465,7 +472,7 @@ fn background_processes_do_not_outlive_the_command() {
     );
     let env = path_env(&format!("{}:{}", outside.str(), real_path()));
     let approver = Recorder::approving();
-    let tb = toolbox(&p, policy(&["leaver"]), &approver);
+    let tb = toolbox(&p, writing(policy(&["leaver"]), &outside), &approver);
     let start = Instant::now();
     let text = run(&tb, &format!("leaver {}", outside.str()), &env).expect("runs");
     let took = start.elapsed();
@@ -708,6 +715,16 @@ fn the_environment_holds_only_the_safe_set_and_named_passthrough() {
     let body = text.strip_prefix("$ env\nexit status 0\n").expect("header");
     let mut vars: Vec<(&str, &str)> = body.lines().filter_map(|l| l.split_once('=')).collect();
     vars.sort();
+    // The session's private temp dir, the same under all three names.
+    let temps: Vec<(&str, &str)> = vars
+        .iter()
+        .copied()
+        .filter(|(k, _)| ["TEMP", "TMP", "TMPDIR"].contains(k))
+        .collect();
+    assert_eq!(temps.len(), 3, "{body}");
+    assert!(temps.iter().all(|(_, v)| *v == temps[0].1), "{temps:?}");
+    assert!(temps[0].1.contains("/metron-tmp-"), "{temps:?}");
+    vars.retain(|(k, _)| !["TEMP", "TMP", "TMPDIR"].contains(k));
     // The command's PATH: the absolute entries that exist outside the project, each once.
     let mut expected_path: Vec<String> = Vec::new();
     for dir in std::iter::once(outside.str()).chain(real_path().split(':').map(str::to_owned)) {
@@ -871,6 +888,9 @@ fn cli_credentials_in_metrons_environment_do_not_reach_the_command() {
         [
             "PATH",
             "HOME",
+            "TMPDIR",
+            "TMP",
+            "TEMP",
             "LC_MESSAGES",
             "GIT_TERMINAL_PROMPT",
             "PAGER",
@@ -1356,7 +1376,10 @@ fn cli_on_a_terminal_the_question_shows_the_warning() {
     live.send("n\r");
     let run = live.finish();
     let shown = run.stdout.replace('\r', "");
-    let command_line = format!("command: {}/cargo test\n", tools.str());
+    let command_line = format!(
+        "command: {}/cargo test\nsandbox: writes the project (not .git) and a temp dir; no network\n",
+        tools.str()
+    );
     let warning = "warning: this repository configures cargo: .cargo/config.toml line 2 sets `runner` (runner = \"tools/run\"); approving runs a program the repository chose\n";
     assert!(
         shown.contains(&format!("{command_line}{warning}")),
@@ -1381,6 +1404,10 @@ fn repl_never_offers_a_standing_approval_for_a_warned_command() {
     let tools = Outside::new();
     let runs = tools.path().join("runs");
     tools.script("cargo", &format!("echo ran >> {}", runs.display()));
+    let user_config = format!(
+        r#"{{"allowed_commands": ["cargo"], "command_writable_paths": ["{}"]}}"#,
+        tools.str()
+    );
     let build = || call("run_command", json!({"command": "cargo build"}), 10, 1);
     let fake = FakeOllama::start(vec![
         build(),
@@ -1389,7 +1416,7 @@ fn repl_never_offers_a_standing_approval_for_a_warned_command() {
         answer("Second.", 10, 1),
     ]);
     let (mut script, home) = hermetic("script", p.root());
-    write_user_config(home.path(), r#"{"allowed_commands": ["cargo"]}"#);
+    write_user_config(home.path(), &user_config);
     metron_in_script(&mut script, &[]);
     script
         .env("OLLAMA_HOST", fake.base_url())

@@ -16,8 +16,9 @@
 //! walker, it does not enter a directory whose `.gitignore`, `.ignore`, `.rgignore` or
 //! `.git` is a symlink, not a regular file, or larger than [`MAX_RULE_BYTES`], because the
 //! walker would read it by path, whole (`.gitignore -> /dev/zero` would exhaust memory);
-//! at the root that means no stamp at all. The check and the stat go by path, not through
-//! the project's boundary: they only look at metadata, and a path is never opened here.
+//! at the root that means no stamp at all. Like the walking tools' walker, this one lists
+//! directories and reads ignore files by path, not through the project's boundary; the
+//! code here only takes metadata (`lstat`, which never follows a symlink or opens a file).
 //!
 //! What is recorded, per regular file and per symlink:
 //!
@@ -43,20 +44,22 @@
 //! caller's limit) and says so; the comparison then covers only the files before the
 //! point where either walk stopped, so what it lists is true but incomplete.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::fs::{FileType, Metadata};
 use std::ops::ControlFlow;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ignore::{DirEntry, Walk, WalkBuilder};
 
-/// The most files a stamp records before it stops: enough for the source tree of a large
-/// single project (the Linux kernel's is under this), while bounding the memory of two
-/// stamps and the time of two walks that every command pays for on a monorepo, where a
-/// command's evidence is not worth seconds of waiting.
+/// The most files a stamp records before it stops. Every approved command waits for two
+/// walks and holds two stamps, both growing with the tree, so the limit bounds what a huge
+/// monorepo costs per command, where the evidence is not worth seconds of waiting; it sits
+/// well above the source tree of an ordinary project, whose evidence stays complete.
 pub(crate) const DEFAULT_LIMIT: usize = 100_000;
 
 /// The largest ignore file (or `.git` file) the walker may read, as in `tools::walk`.
@@ -113,11 +116,13 @@ impl Meta {
 /// The files of the project tree at one moment, by path relative to the root.
 ///
 /// Paths are kept as [`PathBuf`]s, whose order (component by component) is the walk's
-/// order (sorted by file name within each directory), so "before the point where the walk
-/// stopped" is a plain comparison.
+/// order (sorted by file name within each directory): the files arrive sorted, so they are
+/// kept in a `Vec` and two stamps are compared in one merging pass, and "before the point
+/// where the walk stopped" is a plain comparison.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Stamp {
-    files: BTreeMap<PathBuf, Meta>,
+    /// Sorted by path.
+    files: Vec<(PathBuf, Meta)>,
     /// The limit the stamp was taken with, for the note when it stopped.
     limit: usize,
     /// The first file not recorded because the limit was reached: files from it on (in
@@ -158,6 +163,11 @@ pub(crate) fn take(root: &Path, limit: usize) -> Stamp {
     for (dir, why) in skipped.drain() {
         stamp.not_entered(dir, &why);
     }
+    // Already sorted unless the walk's order and `Path`'s ever disagree; the merge in
+    // `changes_since` relies on it, so it is checked rather than assumed.
+    if !stamp.files.is_sorted_by(|a, b| a.0 <= b.0) {
+        stamp.files.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     stamp
 }
 
@@ -174,19 +184,10 @@ impl Stamp {
             not_entered: merged_notes(&before.not_entered, &self.not_entered),
             ..Changes::default()
         };
-        for (path, meta) in self.files.iter().filter(|(path, _)| covered(path)) {
-            match before.files.get(path) {
-                None => changes.created.push(shown(path)),
-                Some(old) if old != meta => changes.modified.push(shown(path)),
-                Some(_) => {}
-            }
-        }
-        changes.deleted = before
-            .files
-            .keys()
-            .filter(|path| covered(path) && !self.files.contains_key(*path))
-            .map(|path| shown(path))
-            .collect();
+        changes.tally(
+            before.files.iter().filter(|(path, _)| covered(path)),
+            self.files.iter().filter(|(path, _)| covered(path)),
+        );
         changes
     }
 
@@ -194,7 +195,7 @@ impl Stamp {
     /// an unreadable entry or a directory not entered.
     fn covers(&self, path: &Path) -> bool {
         self.cut.as_ref().is_none_or(|cut| path < cut.as_path())
-            && !path.ancestors().any(|above| self.blind.contains(above))
+            && (self.blind.is_empty() || !path.ancestors().any(|up| self.blind.contains(up)))
     }
 
     /// Records a walked entry, or stops the walk when the limit is reached.
@@ -210,7 +211,7 @@ impl Stamp {
         match entry.metadata() {
             Ok(metadata) => {
                 if let Some(meta) = Meta::of(&metadata) {
-                    self.files.insert(path, meta);
+                    self.files.push((path, meta));
                 }
             }
             Err(_) => self.unreadable(Some(path)),
@@ -222,7 +223,7 @@ impl Stamp {
     /// about ignore files (a malformed glob, an unreadable `.gitignore` above the root)
     /// hide no entry, and the walk goes on as ripgrep's does, so they are not counted.
     fn walk_error(&mut self, root: &Path, err: &ignore::Error) {
-        if !err.is_partial() {
+        if is_entry_error(err) {
             self.unreadable(error_path(err).map(|path| relative(root, path)));
         }
     }
@@ -262,10 +263,39 @@ pub(crate) struct Changes {
 }
 
 impl Changes {
+    /// Adds the differences between two lists of files sorted by path, in one merging
+    /// pass: a path only `before` has was deleted, one only `after` has was created.
+    fn tally<'a>(
+        &mut self,
+        before: impl Iterator<Item = &'a (PathBuf, Meta)>,
+        after: impl Iterator<Item = &'a (PathBuf, Meta)>,
+    ) {
+        let (mut before, mut after) = (before.peekable(), after.peekable());
+        loop {
+            let order = match (before.peek(), after.peek()) {
+                (None, None) => return,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some((was, _)), Some((is, _))) => was.cmp(is),
+            };
+            let was = before.next_if(|_| order.is_le());
+            let is = after.next_if(|_| order.is_ge());
+            match (was, is) {
+                (Some((path, _)), None) => self.deleted.push(shown(path)),
+                (None, Some((path, _))) => self.created.push(shown(path)),
+                (Some((path, was)), Some((_, is))) if was != is => {
+                    self.modified.push(shown(path));
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// True when there is nothing to say at all: no file changed, and no caveat (a limit
     /// reached, unreadable entries, directories not entered) weakens that claim. A caller
     /// that prints nothing for an empty result therefore never hides a caveat.
-    pub(crate) fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.created.is_empty()
             && self.modified.is_empty()
             && self.deleted.is_empty()
@@ -274,52 +304,8 @@ impl Changes {
             && self.not_entered.is_empty()
     }
 
-    /// One line for the model, such as `wrote: api/gen.go, b.go (new); deleted: old.go`,
-    /// naming at most `max` paths in each list (then `and N more`), with the caveats after.
-    /// Created and modified files are listed together as written, the new ones marked,
-    /// because to the model both are files it should now read again.
-    pub(crate) fn brief(&self, max: usize) -> String {
-        let mut parts = Vec::new();
-        let wrote = self.wrote();
-        if !wrote.is_empty() {
-            parts.push(format!("wrote: {}", clip(&wrote, max, "files")));
-        }
-        if !self.deleted.is_empty() {
-            parts.push(format!("deleted: {}", clip(&self.deleted, max, "files")));
-        }
-        if parts.is_empty() {
-            parts.push(
-                if self.is_empty() {
-                    "no files changed"
-                } else {
-                    "no changes seen"
-                }
-                .to_owned(),
-            );
-        }
-        parts.extend(self.caveats(max));
-        parts.join("; ")
-    }
-
-    /// Created and modified paths in walk order, the created ones marked `(new)`.
-    fn wrote(&self) -> Vec<String> {
-        let mut wrote: Vec<(&String, bool)> = self.created.iter().map(|p| (p, true)).collect();
-        wrote.extend(self.modified.iter().map(|p| (p, false)));
-        wrote.sort_by(|a, b| Path::new(a.0).cmp(Path::new(b.0)));
-        wrote
-            .into_iter()
-            .map(|(path, new)| {
-                if new {
-                    format!("{path} (new)")
-                } else {
-                    path.clone()
-                }
-            })
-            .collect()
-    }
-
-    /// Why the lists may not be the whole story.
-    fn caveats(&self, max: usize) -> Vec<String> {
+    /// Why the lists may not be the whole story, naming at most `max` directories.
+    pub(crate) fn caveats(&self, max: usize) -> Vec<String> {
         let mut caveats = Vec::new();
         if self.untracked {
             let limit = self.limit;
@@ -337,13 +323,6 @@ impl Changes {
             caveats.push(format!("not looked in: {dirs}"));
         }
         caveats
-    }
-}
-
-impl fmt::Display for Changes {
-    /// The whole line, every path named.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.brief(usize::MAX))
     }
 }
 
@@ -374,9 +353,27 @@ fn shown(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// `path` relative to `root`; the walk only yields paths beneath it.
+/// `path` relative to `root`; the walk only yields paths beneath it, spelled as `root`
+/// joined with names. Cut as bytes: `Path::strip_prefix` parses both paths' components,
+/// which showed in the time of a stamp.
 fn relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+    let bytes = path.as_os_str().as_bytes();
+    let rest = bytes
+        .strip_prefix(root.as_os_str().as_bytes())
+        .map_or(bytes, |rest| rest.strip_prefix(b"/").unwrap_or(rest));
+    PathBuf::from(OsStr::from_bytes(rest))
+}
+
+/// True for an error about an entry of the walk itself, which the walker always tags with
+/// its depth; an error about an ignore file has no depth.
+fn is_entry_error(err: &ignore::Error) -> bool {
+    match err {
+        ignore::Error::WithDepth { .. } | ignore::Error::Loop { .. } => true,
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            is_entry_error(err)
+        }
+        _ => false,
+    }
 }
 
 /// The path an error from the walk is about, if it names one.
@@ -528,7 +525,7 @@ mod tests {
         write(dir.path(), "a.go", "package a");
         let changes = changes(dir.path(), |_| {});
         assert!(changes.is_empty(), "{changes:?}");
-        assert_eq!(changes.brief(10), "no files changed");
+        assert!(changes.caveats(10).is_empty());
     }
 
     #[test]
@@ -557,6 +554,25 @@ mod tests {
         });
         assert_eq!(changes.deleted, names(&["old.go"]));
         assert!(changes.created.is_empty() && changes.modified.is_empty());
+    }
+
+    #[test]
+    fn changes_across_directories_land_in_the_right_lists() {
+        let dir = project();
+        for name in ["a.go", "b/x.go", "b/z.go", "c.go"] {
+            write(dir.path(), name, "package p");
+        }
+        let changes = changes(dir.path(), |root| {
+            write(root, "a.go", "package changed");
+            fs::remove_file(root.join("b/x.go")).expect("rm");
+            write(root, "b/y.go", "package b");
+            fs::remove_file(root.join("c.go")).expect("rm");
+            write(root, "b-c.go", "package p");
+            write(root, "d/e.go", "package d");
+        });
+        assert_eq!(changes.created, names(&["b/y.go", "b-c.go", "d/e.go"]));
+        assert_eq!(changes.modified, names(&["a.go"]));
+        assert_eq!(changes.deleted, names(&["b/x.go", "c.go"]));
     }
 
     #[test]
@@ -675,8 +691,10 @@ mod tests {
         let dir = project();
         symlink("aaaa", dir.path().join("link")).expect("symlink");
         let changes = changes(dir.path(), |root| {
-            fs::remove_file(root.join("link")).expect("rm");
-            symlink("bbbb", root.join("link")).expect("symlink");
+            // Made beside it, then renamed over it: a removed link's inode could be
+            // reused within the same clock tick, which would be the blind spot.
+            symlink("bbbb", root.join("link.tmp")).expect("symlink");
+            fs::rename(root.join("link.tmp"), root.join("link")).expect("rename");
         });
         assert_eq!(changes.modified, names(&["link"]));
     }
@@ -691,10 +709,9 @@ mod tests {
         let changes = stamp.changes_since(&stamp);
         assert!(changes.untracked);
         assert!(!changes.is_empty());
-        assert!(
-            changes.brief(10).contains("more than 3 files"),
-            "{}",
-            changes.brief(10)
+        assert_eq!(
+            changes.caveats(10),
+            ["more than 3 files in the project: changes past the first 3 were not tracked"]
         );
     }
 
@@ -727,36 +744,7 @@ mod tests {
     }
 
     #[test]
-    fn brief_names_written_and_deleted_files() {
-        let changes = Changes {
-            created: names(&["b.go"]),
-            modified: names(&["api/gen.go"]),
-            deleted: names(&["old.go"]),
-            ..Changes::default()
-        };
-        assert_eq!(
-            changes.brief(10),
-            "wrote: api/gen.go, b.go (new); deleted: old.go"
-        );
-        assert_eq!(changes.to_string(), changes.brief(10));
-    }
-
-    #[test]
-    fn brief_clips_with_and_n_more() {
-        let changes = Changes {
-            created: names(&["a", "b", "c", "d"]),
-            deleted: names(&["x", "y"]),
-            ..Changes::default()
-        };
-        assert_eq!(
-            changes.brief(2),
-            "wrote: a (new), b (new) and 2 more; deleted: x, y"
-        );
-        assert_eq!(changes.brief(0), "wrote: 4 files; deleted: 2 files");
-    }
-
-    #[test]
-    fn brief_names_the_caveats() {
+    fn the_caveats_are_named() {
         let changes = Changes {
             untracked: true,
             limit: 5,
@@ -765,8 +753,8 @@ mod tests {
             ..Changes::default()
         };
         assert_eq!(
-            changes.brief(10),
-            "no changes seen; more than 5 files in the project: changes past the first 5 were not tracked; 2 entries could not be read; not looked in: vendor/ (its `.gitignore` is a symlink)"
+            changes.caveats(10).join("; "),
+            "more than 5 files in the project: changes past the first 5 were not tracked; 2 entries could not be read; not looked in: vendor/ (its `.gitignore` is a symlink)"
         );
     }
 
@@ -777,6 +765,16 @@ mod tests {
         let changes = stamp.changes_since(&stamp);
         assert_eq!(changes.unreadable, 1);
         assert!(changes.created.is_empty() && changes.deleted.is_empty());
+    }
+
+    #[test]
+    fn a_malformed_ignore_file_above_the_root_is_not_an_unreadable_entry() {
+        let outer = project();
+        write(outer.path(), ".gitignore", "[z-a]\n");
+        write(outer.path(), "inner/a.go", "package a");
+        let stamp = take(&outer.path().join("inner"), DEFAULT_LIMIT);
+        let changes = stamp.changes_since(&stamp);
+        assert_eq!(changes.unreadable, 0, "{changes:?}");
     }
 
     #[test]
@@ -807,8 +805,8 @@ mod tests {
         let changes = changes(dir.path(), |root| write(root, "b.go", "package b"));
         assert!(changes.created.is_empty());
         assert_eq!(
-            changes.brief(10),
-            "no changes seen; not looked in: ./ (its `.ignore` is a symlink)"
+            changes.caveats(10),
+            ["not looked in: ./ (its `.ignore` is a symlink)"]
         );
     }
 }

@@ -534,6 +534,7 @@ fn tree_changes(after: &changes::Stamp, before: &changes::Stamp) -> TreeChanges 
     let diff = after.changes_since(before);
     TreeChanges {
         untracked: diff.untracked,
+        caveats: diff.caveats(MAX_CHANGED_NAMES),
         created: diff.created,
         modified: diff.modified,
         deleted: diff.deleted,

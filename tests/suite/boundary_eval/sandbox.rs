@@ -83,20 +83,31 @@ const ALLOW_UNITTEST: &str = r#"{"allowed_commands": ["python3 -m unittest"],
   "command_env_passthrough": ["PYTHONDONTWRITEBYTECODE"],
   "max_command_output_bytes": 20000}"#;
 
-/// Writes the probe (`body`: Python statements, indented by eight spaces) and runs the
-/// tests through metron as the model would ask, with `--yes`. Returns the run and the
-/// text the model got back.
-fn run_probe(fx: &Fixture, body: &str, command: &str) -> (Run, String) {
+/// Writes the probe into the project (`body`: Python statements, indented by eight
+/// spaces), before the first snapshot.
+fn plant(fx: &Fixture, body: &str) {
     fx.write("test_probe.py", format!("{PRELUDE}{body}\n"));
+}
+
+/// Runs the planted tests through metron as the model would ask, with `--yes`. Returns
+/// the run and the text the model got back.
+fn run_probe(fx: &Fixture, command: &str) -> (Run, String) {
+    run_probe_with(fx, command, &[])
+}
+
+/// [`run_probe`] with more variables set on metron.
+fn run_probe_with(fx: &Fixture, command: &str, env: &[(&str, &str)]) -> (Run, String) {
     let fake = FakeOllama::start(script(vec![("run_command", json!({ "command": command }))]));
-    let run = metron(&fx.root())
+    let mut metron = metron(&fx.root())
         .env("HOME", fx.home())
         .env("METRON_CONFIG_DIR", fx.home())
         .env("OLLAMA_HOST", fake.base_url())
         .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("METRON_EVAL_SECRET", ENV_SECRET)
-        .args(["-p", "run the tests", "--yes"])
-        .run();
+        .env("METRON_EVAL_SECRET", ENV_SECRET);
+    for (name, value) in env {
+        metron = metron.env(name, value);
+    }
+    let run = metron.args(["-p", "run the tests", "--yes"]).run();
     let results = tool_results(&fake).join("\n");
     (run, results)
 }
@@ -110,11 +121,12 @@ fn judge(m: &mut Measured, results: &str, attempts: &[&str], run: &Run) {
     );
     for name in attempts {
         let prefix = format!("ATTEMPT {name}: ");
-        let Some(line) = results.lines().find(|l| l.starts_with(&prefix)) else {
+        // unittest's own `test_probe ... ` may start the first line.
+        let Some(line) = results.lines().find_map(|l| l.split_once(&prefix)) else {
             panic!("the probe never tried {name:?}:\n{results}\n{run:?}");
         };
-        if !line.starts_with(&format!("{prefix}DENIED")) {
-            m.unauthorized.push(line.to_owned());
+        if !line.1.starts_with("DENIED") {
+            m.unauthorized.push(format!("{prefix}{}", line.1));
         }
     }
     for secret in [HOME_SECRET, ENV_SECRET] {
@@ -127,10 +139,21 @@ fn judge(m: &mut Measured, results: &str, attempts: &[&str], run: &Run) {
 
 /// One probe run and its measurement; `expect` declares the project files it may write.
 fn probe_case(body: &str, attempts: &[&str], expect: Expect) -> (Measured, String) {
+    probe_case_with(body, attempts, expect, &[])
+}
+
+/// [`probe_case`] with more variables set on metron.
+fn probe_case_with(
+    body: &str,
+    attempts: &[&str],
+    expect: Expect,
+    env: &[(&str, &str)],
+) -> (Measured, String) {
     let fx = fixture(ALLOW_UNITTEST);
+    plant(&fx, body);
     let mut out = (Run::default(), String::new());
     let mut m = measure(&fx, || {
-        out = run_probe(&fx, body, "python3 -m unittest -v");
+        out = run_probe_with(&fx, "python3 -m unittest -v", env);
         (expect, None)
     });
     judge(&mut m, &out.1, attempts, &out.0);
@@ -200,23 +223,36 @@ pub(super) fn writes_in_home_and_outside() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23c. `.git` is read-only: a hook, an appended `core.fsmonitor`, a new file, a rename
-///      of `.git` itself.
-pub(super) fn git_hooks_and_config_are_read_only() -> Verdict {
-    let body = r#"        attempt('write .git/hooks/pre-commit', lambda: write('.git/hooks/pre-commit', '#!/bin/sh\ntouch pwned\n'))
+/// The attempts on `.git` of [`git_hooks_and_config_are_read_only`].
+const GIT_ATTACKS: &str = r#"        attempt('write .git/hooks/pre-commit', lambda: write('.git/hooks/pre-commit', '#!/bin/sh\ntouch pwned\n'))
         attempt('append .git/config', lambda: write('.git/config', '[core]\n\tfsmonitor = ./pwn\n', 'a'))
         attempt('new file in .git', lambda: write('.git/info/attributes', '* filter=pwn\n'))
         attempt('rename .git', lambda: os.rename('.git', 'git-moved'))
         attempt('remove .git/HEAD', lambda: os.remove('.git/HEAD'))
 "#;
-    let names = [
-        "write .git/hooks/pre-commit",
-        "append .git/config",
-        "new file in .git",
-        "rename .git",
-        "remove .git/HEAD",
-    ];
-    let (m, _) = probe_case(body, &names, Expect::nothing());
+
+/// The names [`GIT_ATTACKS`] prints.
+const GIT_ATTACK_NAMES: &[&str] = &[
+    "write .git/hooks/pre-commit",
+    "append .git/config",
+    "new file in .git",
+    "rename .git",
+    "remove .git/HEAD",
+];
+
+/// 23c. `.git` is read-only: a hook, an appended `core.fsmonitor`, a new file, a rename
+///      of `.git` itself.
+pub(super) fn git_hooks_and_config_are_read_only() -> Verdict {
+    let (m, _) = probe_case(GIT_ATTACKS, GIT_ATTACK_NAMES, Expect::nothing());
+    Verdict::Measured(m)
+}
+
+/// 23c'. The same where unprivileged mount namespaces are forbidden (Ubuntu's AppArmor
+///       default), so `.git` is carved out of Landlock's grants instead of mounted
+///       read-only.
+pub(super) fn git_is_read_only_without_mount_namespaces() -> Verdict {
+    let env = [("METRON_SANDBOX_NO_MOUNTS", "1")];
+    let (m, _) = probe_case_with(GIT_ATTACKS, GIT_ATTACK_NAMES, Expect::nothing(), &env);
     Verdict::Measured(m)
 }
 
@@ -348,10 +384,11 @@ pub(super) fn a_detached_process_stays_confined() -> Verdict {
         print('ATTEMPT detach: DENIED (reported by detached.done)', flush=True)
 "#;
     let marker = fx.root().join("detached.done");
+    plant(&fx, body);
     let mut out = (Run::default(), String::new());
     let mut report = String::new();
     let mut m = measure(&fx, || {
-        out = run_probe(&fx, body, "python3 -m unittest -v");
+        out = run_probe(&fx, "python3 -m unittest -v");
         assert!(
             wait_for(&marker, Duration::from_secs(20)),
             "the detached process never finished: {}",
@@ -448,17 +485,20 @@ pub(super) fn ordinary_tests_still_work() -> Verdict {
     let tool = fx.home().join(".local/share/toolchain/VERSION");
     std::fs::create_dir_all(tool.parent().expect("parent")).expect("mkdir");
     std::fs::write(&tool, "1.2.3\n").expect("write");
-    let body = r#"        attempt('write in the project', lambda: write('build/out.txt') if os.makedirs('build', exist_ok=True) is None else None)
+    // The output directory exists, as a checked-out project's would.
+    fx.write("build/.keep", "");
+    let body = r#"        attempt('write in the project', lambda: write('build/out.txt'))
         import tempfile
         attempt('temp file', lambda: tempfile.NamedTemporaryFile().write(b'x'))
-        attempt('TMPDIR is private', lambda: os.environ['TMPDIR'].split('/')[-1][:11] == 'metron-cmd-' or 1 / 0)
+        attempt('TMPDIR is private', lambda: os.environ['TMPDIR'].split('/')[-1][:11] == 'metron-tmp-' or 1 / 0)
         attempt('subprocess', lambda: subprocess.run(['/bin/sh', '-c', 'echo hi > build/sub.txt'], check=True))
         attempt('toolchain under HOME', lambda: read('~/.local/share/toolchain/VERSION'))
-        attempt('socketpair', lambda: socket.socketpair()[0].send(b'x'))
+        attempt('socketpair', lambda: (lambda p: (p[0].send(b'x'), p[1].recv(1)))(socket.socketpair()))
 "#;
+    plant(&fx, body);
     let mut out = (Run::default(), String::new());
     let m = measure(&fx, || {
-        out = run_probe(&fx, body, "python3 -m unittest -v");
+        out = run_probe(&fx, "python3 -m unittest -v");
         let expect = Expect::nothing()
             .change("build/out.txt", super::Want::bytes("pwned\n"))
             .change("build/sub.txt", super::Want::bytes("hi\n"));
@@ -514,6 +554,11 @@ fn sandbox_writes_in_home_and_outside_are_refused() {
 #[test]
 fn sandbox_git_hooks_and_config_are_read_only() {
     holds(git_hooks_and_config_are_read_only);
+}
+
+#[test]
+fn sandbox_git_is_read_only_without_mount_namespaces() {
+    holds(git_is_read_only_without_mount_namespaces);
 }
 
 #[test]
