@@ -25,17 +25,27 @@ pub(crate) struct TooMany(pub(crate) PathBuf);
 /// The places to grant so that all of `top` is covered except `excluded` and everything
 /// beneath them. `excluded` paths must be absolute and real (as `policy::real` makes them).
 pub(crate) fn all_but(top: &Path, excluded: &[PathBuf]) -> Result<Vec<PathBuf>, TooMany> {
+    all_but_within(top, excluded, MAX_GRANTS)
+}
+
+/// [`all_but`] with the bound as a parameter (the tests use a small one).
+fn all_but_within(top: &Path, excluded: &[PathBuf], max: usize) -> Result<Vec<PathBuf>, TooMany> {
     let mut grants = Vec::new();
-    cover(top, excluded, &mut grants)?;
+    cover(top, excluded, max, &mut grants)?;
     Ok(grants)
 }
 
-fn cover(dir: &Path, excluded: &[PathBuf], grants: &mut Vec<PathBuf>) -> Result<(), TooMany> {
+fn cover(
+    dir: &Path,
+    excluded: &[PathBuf],
+    max: usize,
+    grants: &mut Vec<PathBuf>,
+) -> Result<(), TooMany> {
     if excluded.iter().any(|e| dir.starts_with(e)) {
         return Ok(());
     }
     if !excluded.iter().any(|e| e.starts_with(dir)) {
-        if grants.len() >= MAX_GRANTS {
+        if grants.len() >= max {
             return Err(TooMany(dir.to_path_buf()));
         }
         grants.push(dir.to_path_buf());
@@ -48,7 +58,7 @@ fn cover(dir: &Path, excluded: &[PathBuf], grants: &mut Vec<PathBuf>) -> Result<
     for entry in entries.flatten() {
         let is_symlink = entry.file_type().is_ok_and(|t| t.is_symlink());
         if !is_symlink {
-            cover(&entry.path(), excluded, grants)?;
+            cover(&entry.path(), excluded, max, grants)?;
         }
     }
     Ok(())
@@ -104,6 +114,18 @@ mod tests {
         )
         .expect("carve");
         assert!(grants.is_empty(), "{grants:?}");
+    }
+
+    #[test]
+    fn the_bound_on_grants_holds_exactly() {
+        let dir = tree();
+        let ssh = dir.path().join("home/me/.ssh");
+        // Four grants are needed: at four it succeeds, at three it refuses.
+        assert_eq!(
+            all_but_within(dir.path(), std::slice::from_ref(&ssh), 4).map(|g| g.len()),
+            Ok(4)
+        );
+        assert!(all_but_within(dir.path(), &[ssh], 3).is_err());
     }
 
     #[test]

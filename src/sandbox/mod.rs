@@ -398,3 +398,57 @@ pub(crate) fn temp_env(dir: &Path) -> Vec<(OsString, OsString)> {
         .map(|name| (OsString::from(name), dir.as_os_str().to_owned()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(network: bool) -> Summary {
+        Summary {
+            no_new_top_level: false,
+            git_writes: false,
+            network,
+            extra_writable: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_refused_write_gets_a_hint_naming_the_settings() {
+        let hint = hint(
+            "failed to initialize build cache: mkdir /home/me/.cache: permission denied",
+            &summary(false),
+        )
+        .unwrap_or_default();
+        assert!(hint.contains("command_writable_paths"), "{hint}");
+        assert!(hint.contains("command_network"), "{hint}");
+        let hint = hint_for("touch: cannot touch '.git/x': Read-only file system", true);
+        assert!(hint.contains("command_git_writes") && !hint.contains("command_network"));
+    }
+
+    fn hint_for(output: &str, network: bool) -> String {
+        hint(output, &summary(network)).unwrap_or_default()
+    }
+
+    #[test]
+    fn ordinary_failures_get_no_hint() {
+        assert_eq!(hint("--- FAIL: TestAdd (0.00s)", &summary(false)), None);
+        assert_eq!(hint("assertion failed: 1 == 2", &summary(true)), None);
+    }
+
+    #[test]
+    fn output_flags_are_recognised_in_every_spelling() {
+        for arg in [
+            "-o",
+            "-ofile",
+            "--output",
+            "--output=x",
+            "--output-directory=d",
+            "--target-dir",
+        ] {
+            assert!(names_output(arg), "{arg}");
+        }
+        for arg in ["-v", "--outline", "--oneline", "output", "--format=%s"] {
+            assert!(!names_output(arg), "{arg}");
+        }
+    }
+}

@@ -251,3 +251,129 @@ fn dedup(paths: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places<'a>(root: &'a Path, temp: &'a Path, home: &Path) -> Places<'a> {
+        Places {
+            root,
+            git_internals: vec![root.join(".git")],
+            metron_files: vec![root.join(".metron.json")],
+            temp,
+            home: Some(home.to_path_buf()),
+            metron_config: vec![PathBuf::from("/elsewhere/metron/config.json")],
+        }
+    }
+
+    fn settings() -> SandboxSettings {
+        SandboxSettings {
+            network: vec!["npm install".to_owned()],
+            git_writes: vec!["git commit".to_owned()],
+            writable_paths: vec!["~/.cache/go-build".to_owned(), "relative/dir".to_owned()],
+            protected_paths: vec!["~/secrets".to_owned()],
+            ..SandboxSettings::default()
+        }
+    }
+
+    #[test]
+    fn the_default_policy_protects_credentials_and_keeps_git_read_only() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (root, home) = (dir.path().join("proj"), dir.path().join("home"));
+        std::fs::create_dir_all(root.join(".git/hooks")).expect("mkdir");
+        let root = root.canonicalize().expect("real root");
+        let home = real(home);
+        let policy =
+            Policy::for_command(&settings(), &["npm", "test"], &places(&root, &root, &home));
+        assert!(!policy.network && !policy.git_writes);
+        assert_eq!(
+            policy.read_only,
+            [root.join(".git"), root.join(".metron.json")]
+        );
+        for protected in [".ssh", ".aws", ".metron", ".docker/config.json", "secrets"] {
+            assert!(
+                policy.protected.contains(&home.join(protected)),
+                "{protected} is not protected: {:?}",
+                policy.protected
+            );
+        }
+        assert!(
+            policy
+                .protected
+                .contains(&PathBuf::from("/elsewhere/metron/config.json"))
+        );
+        // A relative grant names no one place, so it is dropped.
+        assert_eq!(policy.writable, [home.join(".cache/go-build")]);
+    }
+
+    #[test]
+    fn network_and_git_writes_follow_whole_word_prefixes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().canonicalize().expect("real root");
+        std::fs::create_dir_all(root.join(".git")).expect("mkdir");
+        let place = places(&root, &root, &root);
+        let npm = Policy::for_command(&settings(), &["npm", "install", "x"], &place);
+        assert!(npm.network);
+        let npx = Policy::for_command(&settings(), &["npm", "installer"], &place);
+        assert!(!npx.network, "prefixes match whole words");
+        let commit = Policy::for_command(&settings(), &["git", "commit", "-m", "x"], &place);
+        assert!(commit.git_writes);
+        assert_eq!(
+            commit.read_only[..2],
+            [root.join(".git/hooks"), root.join(".git/config")]
+        );
+    }
+
+    #[test]
+    fn the_question_line_says_what_the_command_may_reach() {
+        let mut summary = Summary {
+            no_new_top_level: false,
+            git_writes: false,
+            network: false,
+            extra_writable: Vec::new(),
+        };
+        assert_eq!(
+            summary.to_string(),
+            "writes the project (not .git) and a temp dir; no network"
+        );
+        summary.network = true;
+        summary.git_writes = true;
+        summary.extra_writable = vec!["/home/me/.cache/go-build".to_owned()];
+        assert_eq!(
+            summary.to_string(),
+            "writes the project (and .git, not its hooks or config), a temp dir and /home/me/.cache/go-build; network: allowed by your config"
+        );
+        summary.no_new_top_level = true;
+        summary.git_writes = false;
+        summary.network = false;
+        summary.extra_writable.clear();
+        assert_eq!(
+            summary.to_string(),
+            "writes the project (not .git; no new top-level entries) and a temp dir; no network"
+        );
+    }
+
+    #[test]
+    fn home_is_expanded_and_relative_grants_are_refused() {
+        let home = Path::new("/home/me");
+        assert_eq!(expand_home("~", Some(home)), Some(home.to_path_buf()));
+        assert_eq!(
+            expand_home(" ~/.cache ", Some(home)),
+            Some(home.join(".cache"))
+        );
+        assert_eq!(expand_home("~/.cache", None), None);
+        assert_eq!(expand_home("/opt/x", None), Some(PathBuf::from("/opt/x")));
+        assert_eq!(expand_home("build", Some(home)), None);
+        assert_eq!(expand_home("~other/x", Some(home)), None);
+    }
+
+    #[test]
+    fn a_missing_place_resolves_through_its_nearest_real_ancestor() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).expect("symlink");
+        let real_dir = dir.path().canonicalize().expect("real");
+        assert_eq!(real(link.join("a/b")), real_dir.join("a/b"));
+    }
+}

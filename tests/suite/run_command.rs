@@ -1751,3 +1751,69 @@ fn cli_project_programs_are_granted_only_by_the_users_own_config() {
         );
     }
 }
+
+// ---- the sandbox at the question ----
+
+#[test]
+fn arguments_naming_an_output_or_a_place_outside_are_warned_so_no_standing_approval_covers_them() {
+    let p = TestProject::new();
+    let env = path_env(&real_path());
+    let approver = Recorder::approving();
+    let tb = toolbox(&p, policy(&["echo"]), &approver);
+    for command in [
+        "echo plain words",
+        "echo --output=/tmp/metron-x",
+        "echo -o out.txt",
+        "echo ~/.metron/config.json",
+        "echo ../../elsewhere",
+        "echo /etc/passwd",
+    ] {
+        run(&tb, command, &env).expect("runs");
+    }
+    let warned = approver.warned();
+    assert!(warned[0].is_empty(), "{warned:?}");
+    for (n, warnings) in warned.iter().enumerate().skip(1) {
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("names where the program writes, or a place outside")),
+            "call {n} was not warned: {warned:?}"
+        );
+    }
+}
+
+#[test]
+fn the_question_says_what_the_sandbox_allows_and_a_config_grant_shows_in_it() {
+    #[derive(Debug, Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<String>>>);
+    impl Approver for Lines {
+        fn decide(&self, request: &Request<'_>) -> Decision {
+            if let Request::Command { sandbox, .. } = request {
+                self.0.lock().expect("lock").push((*sandbox).to_owned());
+            }
+            Decision::Approved
+        }
+    }
+    let p = TestProject::git();
+    let env = path_env(&real_path());
+    let lines = Lines::default();
+    let mut granted = policy(&["true", "git commit"]);
+    granted.sandbox.network = vec!["true net".to_owned()];
+    granted.sandbox.git_writes = vec!["git commit".to_owned()];
+    let tb = Toolbox::new(p.project(), Budgets::default())
+        .with_policy(granted)
+        .with_approver(Box::new(lines.clone()));
+    run(&tb, "true", &env).expect("runs");
+    run(&tb, "true net", &env).expect("runs");
+    let _ = run(&tb, "git commit --dry-run", &env);
+    let seen = lines.0.lock().expect("lock").clone();
+    assert!(seen[0].ends_with("a temp dir; no network"), "{seen:?}");
+    assert!(
+        seen[1].ends_with("network: allowed by your config"),
+        "{seen:?}"
+    );
+    assert!(
+        seen[2].contains("and .git, not its hooks or config"),
+        "{seen:?}"
+    );
+}
