@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::history::{History, REDACTED_SLICE};
-use super::outcome::{CommandRun, FileDelta, NotDone, OutcomeLine};
+use super::outcome::{CommandRun, FileDelta, NotDone, OutcomeLine, SandboxEvent};
 use crate::authority::journal::{ApprovalRecord, Effect, FileChange, TreeChanges};
 use crate::authority::policy::Rule;
 use crate::ollama::wire::Role;
@@ -703,43 +703,6 @@ pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
             sandbox: None,
             changed: None,
         },
-    }
-}
-
-/// The sandbox a command ran under, in `effect` events and `turn_end.commands`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SandboxEvent {
-    /// `on` or `off` (`command_sandbox`).
-    pub mode: &'static str,
-    /// The network was allowed (`command_network`).
-    pub network: bool,
-    /// `.git` was writable, hooks and config excepted (`command_git_writes`).
-    pub git_writes: bool,
-    /// Places beyond the project and the temp dir it could write.
-    pub extra_writable: Vec<String>,
-    /// The line the question showed.
-    pub summary: String,
-}
-
-impl SandboxEvent {
-    /// The event for a run under `summary`, or an unconfined one.
-    pub(crate) fn of(summary: Option<&crate::sandbox::Summary>) -> SandboxEvent {
-        match summary {
-            Some(summary) => SandboxEvent {
-                mode: "on",
-                network: summary.network,
-                git_writes: summary.git_writes,
-                extra_writable: summary.extra_writable.clone(),
-                summary: summary.to_string(),
-            },
-            None => SandboxEvent {
-                mode: "off",
-                network: true,
-                git_writes: true,
-                extra_writable: Vec::new(),
-                summary: crate::sandbox::OFF_NOTICE.to_owned(),
-            },
-        }
     }
 }
 

@@ -43,7 +43,7 @@ use crate::authority::policy::Withdrawn;
 pub use history::{Compaction, History, REDACTED_SLICE};
 pub use ledger::{CallOutcome, Entry, Event, Latency, Ledger, PolicyDecision, TurnStatus};
 use outcome::Evidence;
-pub use outcome::{CommandRun, FileDelta, NotDone};
+pub use outcome::{CommandRun, FileDelta, NotDone, SandboxEvent};
 pub(crate) use truncation::PromptCut;
 
 /// Anything that answers chat requests: the real [`Client`], or a scripted model in tests

@@ -128,6 +128,43 @@ fn effects(effects: &[Effect], result: &str, line: &mut OutcomeLine) -> Option<S
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The sandbox a command ran under, in `effect` events and `turn_end.commands`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxEvent {
+    /// `on` or `off` (`command_sandbox`).
+    pub mode: &'static str,
+    /// The network was allowed (`command_network`).
+    pub network: bool,
+    /// `.git` was writable, hooks and config excepted (`command_git_writes`).
+    pub git_writes: bool,
+    /// Places beyond the project and the temp dir it could write.
+    pub extra_writable: Vec<String>,
+    /// The line the question showed.
+    pub summary: String,
+}
+
+impl SandboxEvent {
+    /// The event for a run under `summary`, or an unconfined one.
+    pub(crate) fn of(summary: Option<&crate::sandbox::Summary>) -> SandboxEvent {
+        match summary {
+            Some(summary) => SandboxEvent {
+                mode: "on",
+                network: summary.network,
+                git_writes: summary.git_writes,
+                extra_writable: summary.extra_writable.clone(),
+                summary: summary.to_string(),
+            },
+            None => SandboxEvent {
+                mode: "off",
+                network: true,
+                git_writes: true,
+                extra_writable: Vec::new(),
+                summary: crate::sandbox::OFF_NOTICE.to_owned(),
+            },
+        }
+    }
+}
+
 /// Files a command changed, named on an outcome or evidence line before `and N more`.
 const CHANGED_NAMES: usize = 3;
 
@@ -233,7 +270,7 @@ pub struct CommandRun {
     pub exit_code: Option<i32>,
     /// The sandbox it ran under, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<super::ledger::SandboxEvent>,
+    pub sandbox: Option<SandboxEvent>,
     /// What it changed in the project, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changed: Option<TreeChanges>,
@@ -267,7 +304,7 @@ impl Evidence {
                                 .strip_prefix("exit ")
                                 .and_then(|code| code.parse().ok()),
                             status,
-                            sandbox: Some(super::ledger::SandboxEvent::of(sandbox.as_ref())),
+                            sandbox: Some(SandboxEvent::of(sandbox.as_ref())),
                             changed: Some(changed.clone()),
                         });
                     }

@@ -131,12 +131,13 @@ impl Policy {
         }
     }
 
-    /// The smallest policy: `scratch` writable, nothing protected, no network. The probe
-    /// confines a child with it to learn whether this kernel can confine at all.
+    /// The smallest policy: `scratch` writable and itself read-only (so the probe tries a
+    /// read-only mount), nothing protected, no network. The probe confines a child with it
+    /// to learn whether this kernel can confine at all.
     pub(crate) fn probe(scratch: &Path) -> Policy {
         Policy {
             root: scratch.to_path_buf(),
-            read_only: Vec::new(),
+            read_only: vec![scratch.to_path_buf()],
             temp: scratch.to_path_buf(),
             writable: Vec::new(),
             protected: Vec::new(),

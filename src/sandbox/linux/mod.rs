@@ -45,33 +45,28 @@ fn probe_now() -> Support {
         Ok(abi) => return Support::Unsupported(Unsupported::OldLandlock { abi }),
         Err(errno) => return Support::Unsupported(Unsupported::NoLandlock { errno }),
     };
-    let scratch = std::env::temp_dir();
+    // Confine one child exactly as a command would be (with a read-only mount of a
+    // scratch place); where the mount namespace is refused, try once more without.
     // `METRON_SANDBOX_NO_MOUNTS` makes metron behave as on a system that forbids
     // unprivileged namespaces (to try the fallback); it can only narrow what commands may do.
-    let mounts = std::env::var_os(NO_MOUNTS).is_none() && MountProbe::run(&scratch).is_ok();
-    let kernel = Kernel { abi, mounts };
-    // Confine a child as a command would be, with nothing writable but a scratch place.
+    let scratch = std::env::temp_dir();
     let policy = Policy::probe(&scratch);
-    match Prepared::new(&policy, kernel) {
-        Ok(prepared) => match prepared.trial() {
-            Ok(()) => Support::Linux(kernel),
-            Err(errno) => Support::Unsupported(Unsupported::Refused { errno }),
-        },
-        Err(e) => Support::Unsupported(Unsupported::Setup(e.to_string())),
+    let with_mounts = std::env::var_os(NO_MOUNTS).is_none();
+    let mut last = Support::Unsupported(Unsupported::Refused { errno: libc::EPERM });
+    for mounts in [true, false] {
+        if mounts && !with_mounts {
+            continue;
+        }
+        let kernel = Kernel { abi, mounts };
+        last = match Prepared::new(&policy, kernel) {
+            Ok(prepared) => match prepared.trial() {
+                Ok(()) => return Support::Linux(kernel),
+                Err(errno) => Support::Unsupported(Unsupported::Refused { errno }),
+            },
+            Err(e) => Support::Unsupported(Unsupported::Setup(e.to_string())),
+        };
     }
-}
-
-/// Forks a child that enters a user and mount namespace and makes `dir` read-only there.
-struct MountProbe;
-
-impl MountProbe {
-    fn run(dir: &Path) -> Result<(), i32> {
-        let plan = namespace::MountPlan::new([dir]);
-        fork_and_wait(|| match plan.apply() {
-            Ok(()) => 0,
-            Err((_, errno)) => errno,
-        })
-    }
+    last
 }
 
 /// Runs `child` in a forked child and returns its exit code: 0 is success, anything else
