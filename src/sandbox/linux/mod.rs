@@ -11,6 +11,7 @@ mod landlock;
 mod namespace;
 mod seccomp;
 
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -69,28 +70,40 @@ fn probe_now() -> Support {
     last
 }
 
-/// Runs `child` in a forked child and returns its exit code: 0 is success, anything else
+/// Runs `child` in a forked child and returns what it reports: 0 is success, anything else
 /// an errno. `child` must only make system calls.
+///
+/// The child reports through a pipe before it exits, and is reaped on another thread: a
+/// child that made namespaces takes milliseconds to tear them down at exit, which nobody
+/// needs to wait for.
 fn fork_and_wait(child: impl Fn() -> i32) -> Result<(), i32> {
+    let (reader, writer) = std::io::pipe().map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
     // SAFETY: the child only makes system calls and exits with `_exit`.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(libc::EAGAIN);
     }
     if pid == 0 {
-        let code = child();
-        // SAFETY: leaves the forked child without running anything of the parent's.
-        unsafe { libc::_exit(code.clamp(0, 255)) };
+        let code = child().clamp(0, 255) as u8;
+        // SAFETY: a write on a descriptor the child holds, then leaving the forked child
+        // without running anything of the parent's.
+        unsafe {
+            libc::write(writer.as_raw_fd(), (&code as *const u8).cast(), 1);
+            libc::_exit(0);
+        }
     }
-    let mut status = 0;
-    // SAFETY: waits for the child just forked.
-    let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
-    if waited != pid || !libc::WIFEXITED(status) {
-        return Err(libc::ECHILD);
-    }
-    match libc::WEXITSTATUS(status) {
-        0 => Ok(()),
-        errno => Err(errno),
+    drop(writer);
+    let mut code = [0u8; 1];
+    let reported = std::io::Read::read_exact(&mut &reader, &mut code);
+    std::thread::spawn(move || {
+        let mut status = 0;
+        // SAFETY: reaps the child forked above, which nothing else waits for.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    });
+    match (reported, code[0]) {
+        (Err(_), _) => Err(libc::ECHILD),
+        (Ok(()), 0) => Ok(()),
+        (Ok(()), errno) => Err(i32::from(errno)),
     }
 }
 
