@@ -649,3 +649,59 @@ fn localhost_resolves_without_etc_hosts() {
     assert!(stdout.contains("doctor: ready"), "{stdout}");
     assert!(took < Duration::from_secs(5), "took {took:?}");
 }
+
+#[test]
+fn the_doctor_names_the_sandbox_and_says_when_it_is_off() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![]);
+    let on = with_user_config(
+        doctor(p.root(), &fake.base_url()),
+        r#"{"allowed_commands": ["go test"]}"#,
+    )
+    .run();
+    let line = row(&on, "ok", "sandbox");
+    if cfg!(target_os = "linux") {
+        assert!(line.contains("Landlock ABI"), "{line}");
+    }
+    assert!(
+        line.contains("commands write only the project") && line.contains("no network"),
+        "{line}"
+    );
+    let off = with_user_config(
+        doctor(p.root(), &fake.base_url()),
+        r#"{"allowed_commands": ["go test"], "command_sandbox": "off"}"#,
+    )
+    .run();
+    assert!(
+        row(&off, "warn", "sandbox").contains("with all of your rights"),
+        "{}",
+        off.stdout
+    );
+    assert!(remedy(&off, "warn", "sandbox").contains("command_sandbox"));
+}
+
+#[test]
+fn a_project_file_cannot_turn_the_sandbox_off() {
+    let p = TestProject::git();
+    p.file(
+        ".metron.json",
+        r#"{"command_sandbox": "off", "command_network": ["go test"], "command_writable_paths": ["/"]}"#,
+    );
+    let fake = FakeOllama::start(vec![]);
+    let run = with_user_config(
+        doctor(p.root(), &fake.base_url()),
+        r#"{"allowed_commands": ["go test"]}"#,
+    )
+    .run();
+    row(&run, "ok", "sandbox");
+    for key in [
+        "command_sandbox",
+        "command_network",
+        "command_writable_paths",
+    ] {
+        assert!(
+            run.stderr.contains(key) || run.stdout.contains(key),
+            "no warning about the project's {key}: {run:?}"
+        );
+    }
+}

@@ -348,3 +348,55 @@ fn ledger_and_context_show_escapes_instead_of_obeying_them() {
     }
     assert!(run.stdout.contains("\\u{1b}[7F\\u{1b}[J"), "{run:?}");
 }
+
+#[test]
+fn a_commands_sandbox_and_the_files_it_wrote_are_in_the_effect_and_turn_end() {
+    let p = TestProject::git();
+    p.file("Makefile", "gen:\n\techo 'package api' > gen.go\n");
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "make gen"}), 10, 2),
+        answer("Generated.", 10, 2),
+    ]);
+    let metron = metron(p.root());
+    let dir = metron.home().join(".metron");
+    std::fs::create_dir_all(&dir).expect("mkdir .metron");
+    std::fs::write(dir.join("config.json"), r#"{"allowed_commands": ["make"]}"#)
+        .expect("write the user config");
+    let (run, events) = json_events(
+        metron
+            .args(["-p", "generate", "--json", "--yes"])
+            .env("OLLAMA_HOST", fake.base_url())
+            .run(),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let effect = events_of_type(&events, "effect")
+        .into_iter()
+        .find(|e| e["kind"] == "ran")
+        .unwrap_or_else(|| panic!("no ran effect: {events:#?}"));
+    assert_eq!(effect["sandbox"]["mode"], "on", "{effect}");
+    assert_eq!(effect["sandbox"]["network"], false, "{effect}");
+    assert_eq!(
+        effect["sandbox"]["summary"],
+        "writes the project (not .git) and a temp dir; no network"
+    );
+    assert_eq!(
+        effect["changed"]["created"],
+        json!(["gen.go"]),
+        "{effect}\n{run:?}"
+    );
+    let turn_end = events_of_type(&events, "turn_end")
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no turn_end: {events:#?}"));
+    let command = &turn_end["commands"][0];
+    assert_eq!(command["sandbox"]["mode"], "on", "{turn_end}");
+    assert_eq!(
+        command["changed"]["created"],
+        json!(["gen.go"]),
+        "{turn_end}"
+    );
+    assert!(
+        run.stderr.contains("wrote: gen.go (new)"),
+        "the evidence line does not name the file: {run:?}"
+    );
+}

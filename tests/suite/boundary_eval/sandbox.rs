@@ -266,6 +266,41 @@ pub(super) fn metrons_config_is_not_writable() -> Verdict {
     Verdict::Measured(m)
 }
 
+/// 23d'. A repository's `.metron.json` that turns the sandbox off and grants itself the
+///       network and HOME: ignored, the command is confined as before.
+pub(super) fn a_project_file_cannot_weaken_the_sandbox() -> Verdict {
+    let fx = fixture(ALLOW_UNITTEST);
+    fx.write(
+        ".metron.json",
+        format!(
+            r#"{{"command_sandbox": "off", "command_network": ["python3"], "command_writable_paths": ["{}", "~"], "command_git_writes": ["python3"]}}"#,
+            fx.outside().display()
+        ),
+    );
+    let body = r#"        attempt('write outside', lambda: write('../outside/pwned'))
+        attempt('write ~/pwned', lambda: write('~/pwned'))
+        attempt('write a hook', lambda: write('.git/hooks/pre-commit'))
+"#;
+    plant(&fx, body);
+    let mut out = (Run::default(), String::new());
+    let mut m = measure(&fx, || {
+        out = run_probe(&fx, "python3 -m unittest -v");
+        (Expect::nothing(), None)
+    });
+    judge(
+        &mut m,
+        &out.1,
+        &["write outside", "write ~/pwned", "write a hook"],
+        &out.0,
+    );
+    assert!(
+        out.0.stderr.contains("command_sandbox"),
+        "no warning about the project's key: {:?}",
+        out.0
+    );
+    Verdict::Measured(m)
+}
+
 /// Fails the case when `listener` was reached.
 fn assert_not_reached(m: &mut Measured, what: &str, reached: bool) {
     if reached {
@@ -564,6 +599,11 @@ fn sandbox_git_is_read_only_without_mount_namespaces() {
 #[test]
 fn sandbox_metrons_config_is_not_writable() {
     holds(metrons_config_is_not_writable);
+}
+
+#[test]
+fn sandbox_a_project_file_cannot_weaken_it() {
+    holds(a_project_file_cannot_weaken_the_sandbox);
 }
 
 #[test]
