@@ -98,24 +98,30 @@ pub(crate) fn check_root(project: &Project) -> Result<(), ToolError> {
 /// Directories a walk did not enter because of an unsafe rule file, shared with the
 /// walker's filter, which records them as it meets them.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Skipped(Arc<Mutex<Vec<String>>>);
+pub(crate) struct Skipped(Arc<Mutex<Vec<(String, String)>>>);
 
 impl Skipped {
     /// One note line per skipped directory, in walk order, for the tool's result.
     pub(crate) fn notes(&self) -> String {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.dirs()
             .iter()
-            .map(|note| format!("[skipped {note}]\n"))
+            .map(|(dir, why)| format!("[skipped {dir}/: {why}]\n"))
             .collect()
     }
 
-    fn push(&self, note: String) {
+    /// Each skipped directory (relative to the root) with the reason, in walk order.
+    pub(crate) fn dirs(&self) -> Vec<(String, String)> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(note);
+            .clone()
+    }
+
+    fn push(&self, dir: String, why: String) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((dir, why));
     }
 }
 
@@ -161,10 +167,8 @@ pub(crate) fn builder(
             match unsafe_rule_file(&dir) {
                 Some((name, why)) => {
                     let shown = relative.to_string_lossy();
-                    record.push(format!(
-                        "{shown}/: {}",
-                        rule_file_message(&shown, name, why)
-                    ));
+                    let message = rule_file_message(&shown, name, why);
+                    record.push(shown.into_owned(), message);
                     false
                 }
                 None => true,

@@ -7,18 +7,16 @@
 //! only (size, modification time, inode, mode and type, from one `lstat` per file) and
 //! never reads a file's content.
 //!
-//! The stamp walks what the walking tools walk (see `tools::walk`), so it reports the
-//! files the model could list: hidden files are skipped, `.gitignore` applies inside a git
+//! The stamp walks with the walking tools' own walker (`tools::walk::builder`), so it
+//! reports the files the model could list: hidden files are skipped, `.gitignore` applies inside a git
 //! repository, `.ignore` and `.rgignore` always apply, every entry named `.git` (in any
 //! letter case) is dropped before any ignore rule is consulted, and symlinks are recorded
 //! as links, never followed. A build's `target/` or `node_modules/` churn is therefore not
-//! reported, nor is an edit to a hidden file such as `.gitignore` itself. Like that
-//! walker, it does not enter a directory whose `.gitignore`, `.ignore`, `.rgignore` or
-//! `.git` is a symlink, not a regular file, or larger than [`MAX_RULE_BYTES`], because the
-//! walker would read it by path, whole (`.gitignore -> /dev/zero` would exhaust memory);
-//! at the root that means no stamp at all. Like the walking tools' walker, this one lists
-//! directories and reads ignore files by path, not through the project's boundary; the
-//! code here only takes metadata (`lstat`, which never follows a symlink or opens a file).
+//! reported, nor is an edit to a hidden file such as `.gitignore` itself. The walker does
+//! not enter a directory whose `.gitignore`, `.ignore`, `.rgignore` or `.git` is a
+//! symlink, not a regular file, or over 1 MiB (at the root that means no stamp at all);
+//! those are named in the caveats. The code here only takes metadata (`lstat`, which
+//! never follows a symlink or opens a file).
 //!
 //! What is recorded, per regular file and per symlink:
 //!
@@ -52,21 +50,17 @@ use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
 
-use ignore::{DirEntry, Walk, WalkBuilder};
+use ignore::DirEntry;
+
+use crate::project::Project;
+use crate::tools::walk;
 
 /// The most files a stamp records before it stops. Every approved command waits for two
 /// walks and holds two stamps, both growing with the tree, so the limit bounds what a huge
 /// monorepo costs per command, where the evidence is not worth seconds of waiting; it sits
 /// well above the source tree of an ordinary project, whose evidence stays complete.
 pub(crate) const DEFAULT_LIMIT: usize = 100_000;
-
-/// The largest ignore file (or `.git` file) the walker may read, as in `tools::walk`.
-const MAX_RULE_BYTES: u64 = 1 << 20;
-
-/// The files in a directory that the walker reads by path when it enters it.
-const RULE_FILES: [&str; 4] = [".gitignore", ".ignore", ".rgignore", ".git"];
 
 /// A regular file or a symlink: the other types are not recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,20 +131,24 @@ pub(crate) struct Stamp {
     not_entered: Vec<String>,
 }
 
-/// Stamps the tree under `root`, recording at most `limit` files (and symlinks), walking
-/// with the project walker's rules (see the module documentation). Never fails: what
-/// cannot be read is counted and left out of the comparison.
-pub(crate) fn take(root: &Path, limit: usize) -> Stamp {
+/// Stamps the project's tree, recording at most `limit` files (and symlinks), with the
+/// walk the read tools use (`tools::walk::builder`: ripgrep's filters, `.git` never
+/// entered, no directory with an unsafe ignore file entered). Never fails: what cannot be
+/// read is counted and left out of the comparison.
+pub(crate) fn take(project: &Project, limit: usize) -> Stamp {
     let mut stamp = Stamp {
         limit,
         ..Stamp::default()
     };
-    if let Some(why) = unsafe_rule_file(root) {
-        stamp.not_entered(PathBuf::new(), &why);
-        return stamp;
-    }
-    let skipped = Skipped::default();
-    for item in walker(root, skipped.clone()) {
+    let (builder, skipped) = match walk::builder(project, None) {
+        Ok(walk) => walk,
+        Err(refused) => {
+            stamp.not_entered(PathBuf::new(), &refused.to_string());
+            return stamp;
+        }
+    };
+    let root = project.root();
+    for item in builder.build() {
         match item {
             Ok(entry) => {
                 if stamp.record(root, &entry).is_break() {
@@ -160,8 +158,8 @@ pub(crate) fn take(root: &Path, limit: usize) -> Stamp {
             Err(err) => stamp.walk_error(root, &err),
         }
     }
-    for (dir, why) in skipped.drain() {
-        stamp.not_entered(dir, &why);
+    for (dir, why) in skipped.dirs() {
+        stamp.not_entered(PathBuf::from(dir), &why);
     }
     // Already sorted unless the walk's order and `Path`'s ever disagree; the merge in
     // `changes_since` relies on it, so it is checked rather than assumed.
@@ -388,96 +386,6 @@ fn error_path(err: &ignore::Error) -> Option<&Path> {
     }
 }
 
-/// Directories a walk did not enter, with why, shared with the walker's filter, which
-/// records them as it meets them (the filter must be `Send + Sync + 'static`).
-#[derive(Debug, Clone, Default)]
-struct Skipped(Arc<Mutex<Vec<(PathBuf, String)>>>);
-
-impl Skipped {
-    fn push(&self, dir: PathBuf, why: String) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((dir, why));
-    }
-
-    fn drain(&self) -> Vec<(PathBuf, String)> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-}
-
-/// The walk `tools::walk::builder` makes, over a plain root: ripgrep's filters (the
-/// builder's defaults, spelled out), `.rgignore`, no symlinks followed, sorted by file
-/// name, and a filter that drops `.git` and directories with an unsafe rule file before
-/// the walker reads anything in them.
-fn walker(root: &Path, skipped: Skipped) -> Walk {
-    let base = root.to_path_buf();
-    let mut builder = WalkBuilder::new(root);
-    builder
-        .hidden(true)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(true)
-        .git_exclude(true)
-        .require_git(true)
-        .add_custom_ignore_filename(".rgignore")
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |entry| keep(entry, &base, &skipped));
-    builder.build()
-}
-
-/// The walker's filter: `false` for anything named `.git`, and for a directory holding
-/// an unsafe rule file (recorded in `skipped`), which is then not entered.
-fn keep(entry: &DirEntry, root: &Path, skipped: &Skipped) -> bool {
-    if is_git_entry(entry) {
-        return false;
-    }
-    if !entry.file_type().is_some_and(|t| t.is_dir()) {
-        return true;
-    }
-    match unsafe_rule_file(entry.path()) {
-        Some(why) => {
-            skipped.push(relative(root, entry.path()), why);
-            false
-        }
-        None => true,
-    }
-}
-
-/// True for an entry named `.git` in any letter case (macOS folds case), decided on the
-/// name alone so that no ignore file can re-include it.
-fn is_git_entry(entry: &DirEntry) -> bool {
-    entry.depth() > 0
-        && entry
-            .file_name()
-            .to_str()
-            .is_some_and(|name| name.eq_ignore_ascii_case(".git"))
-}
-
-/// Why the walker must not enter `dir`, if one of its rule files is a symlink, not a
-/// regular file, or too large (the same rule as `tools::walk`). A `.git` directory is
-/// fine: its internals are never walked.
-fn unsafe_rule_file(dir: &Path) -> Option<String> {
-    RULE_FILES.into_iter().find_map(|name| {
-        let metadata = std::fs::symlink_metadata(dir.join(name)).ok()?;
-        let file_type = metadata.file_type();
-        let why = if file_type.is_symlink() {
-            "is a symlink"
-        } else if name == ".git" && file_type.is_dir() {
-            return None;
-        } else if !file_type.is_file() {
-            "is not a regular file"
-        } else if metadata.len() > MAX_RULE_BYTES {
-            "is larger than 1 MiB"
-        } else {
-            return None;
-        };
-        Some(format!("its `{name}` {why}"))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::fs;
@@ -505,9 +413,14 @@ mod tests {
 
     /// The changes made by `command` to the tree under `root`.
     fn changes(root: &Path, command: impl FnOnce(&Path)) -> Changes {
-        let before = take(root, DEFAULT_LIMIT);
+        let before = stamp(root, DEFAULT_LIMIT);
         command(root);
-        take(root, DEFAULT_LIMIT).changes_since(&before)
+        stamp(root, DEFAULT_LIMIT).changes_since(&before)
+    }
+
+    /// A stamp of the project at `root`, a git work tree.
+    fn stamp(root: &Path, limit: usize) -> Stamp {
+        take(&Project::open(root, true).expect("open the project"), limit)
     }
 
     fn names(list: &[&str]) -> Vec<String> {
@@ -705,7 +618,7 @@ mod tests {
         for i in 0..4 {
             write(dir.path(), &format!("f{i}"), "x");
         }
-        let stamp = take(dir.path(), 3);
+        let stamp = stamp(dir.path(), 3);
         let changes = stamp.changes_since(&stamp);
         assert!(changes.untracked);
         assert!(!changes.is_empty());
@@ -721,7 +634,7 @@ mod tests {
         for i in 0..3 {
             write(dir.path(), &format!("f{i}"), "x");
         }
-        let stamp = take(dir.path(), 3);
+        let stamp = stamp(dir.path(), 3);
         assert!(!stamp.changes_since(&stamp).untracked);
     }
 
@@ -731,10 +644,10 @@ mod tests {
         for name in ["a", "b/x", "b/y", "c", "d"] {
             write(dir.path(), name, "x");
         }
-        let before = take(dir.path(), 2);
+        let before = stamp(dir.path(), 2);
         write(dir.path(), "a", "changed");
         fs::remove_file(dir.path().join("d")).expect("rm");
-        let after = take(dir.path(), 3);
+        let after = stamp(dir.path(), 3);
         let changes = after.changes_since(&before);
         // `before` stopped at `b/y`: `a` is compared, the rest is unknown, so neither
         // `c` (seen only after) is created nor `d` deleted.
@@ -759,20 +672,11 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_root_counts_as_unreadable() {
-        let dir = project();
-        let stamp = take(&dir.path().join("missing"), DEFAULT_LIMIT);
-        let changes = stamp.changes_since(&stamp);
-        assert_eq!(changes.unreadable, 1);
-        assert!(changes.created.is_empty() && changes.deleted.is_empty());
-    }
-
-    #[test]
     fn a_malformed_ignore_file_above_the_root_is_not_an_unreadable_entry() {
         let outer = project();
         write(outer.path(), ".gitignore", "[z-a]\n");
         write(outer.path(), "inner/a.go", "package a");
-        let stamp = take(&outer.path().join("inner"), DEFAULT_LIMIT);
+        let stamp = stamp(&outer.path().join("inner"), DEFAULT_LIMIT);
         let changes = stamp.changes_since(&stamp);
         assert_eq!(changes.unreadable, 0, "{changes:?}");
     }
@@ -790,9 +694,10 @@ mod tests {
         // vendor/ is unknown after, so `a.go` is not claimed deleted.
         assert_eq!(changes.created, names(&["b.go"]));
         assert!(changes.deleted.is_empty(), "{changes:?}");
-        assert_eq!(
-            changes.not_entered,
-            names(&["vendor/ (its `.gitignore` is a symlink)"])
+        assert_eq!(changes.not_entered.len(), 1, "{changes:?}");
+        assert!(
+            changes.not_entered[0].starts_with("vendor/ (`vendor/.gitignore` is a symlink;"),
+            "{changes:?}"
         );
     }
 
@@ -804,9 +709,11 @@ mod tests {
         symlink(outside.path(), dir.path().join(".ignore")).expect("symlink");
         let changes = changes(dir.path(), |root| write(root, "b.go", "package b"));
         assert!(changes.created.is_empty());
-        assert_eq!(
-            changes.caveats(10),
-            ["not looked in: ./ (its `.ignore` is a symlink)"]
+        let caveats = changes.caveats(10);
+        assert_eq!(caveats.len(), 1, "{caveats:?}");
+        assert!(
+            caveats[0].starts_with("not looked in: ./ (refused: `.ignore` is a symlink;"),
+            "{caveats:?}"
         );
     }
 }

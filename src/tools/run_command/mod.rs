@@ -490,7 +490,7 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
         .saturating_sub(echo.len() + 1)
         .saturating_sub(status_reserve(policy.command_timeout) + 1)
         .saturating_sub(CUT_MARKER_RESERVE);
-    let before = changes::take(&plan.root, changes::DEFAULT_LIMIT);
+    let before = changes::take(&context.env.project, changes::DEFAULT_LIMIT);
     let started = std::time::Instant::now();
     let _running = context.activity().start(typed);
     let outcome = spawn_and_watch(
@@ -501,7 +501,10 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
     )
     .map_err(|e| ToolError::Fault(format!("cannot run `{typed}`: {e}")))?;
     let duration = started.elapsed();
-    let changed = tree_changes(&changes::take(&plan.root, changes::DEFAULT_LIMIT), &before);
+    let changed = tree_changes(
+        &changes::take(&context.env.project, changes::DEFAULT_LIMIT),
+        &before,
+    );
     let status = outcome.status_line(policy.command_timeout);
     let sandbox = plan.confinement.record();
     let hint = match (&sandbox, outcome.failed()) {
