@@ -310,10 +310,14 @@ fn confinement(
     let home = var("HOME");
     let mut metron_config: Vec<PathBuf> = var("METRON_CONFIG").into_iter().collect();
     metron_config.extend(var("METRON_CONFIG_DIR").map(|dir| dir.join(".metron")));
+    // The project's own `.metron.json` is metron's file too: a command may not rewrite the
+    // model or the budgets the next session reads.
+    let mut metron_files = env.project.protected_config_paths();
+    metron_files.push(root.join(".metron.json"));
     let places = Places {
         root,
         git_internals: env.project.git_internals(),
-        metron_files: env.project.protected_config_paths(),
+        metron_files,
         temp,
         home,
         metron_config,
