@@ -20,6 +20,7 @@
 //! run_command refuses, and only `command_sandbox: "off"` in the user's own config runs
 //! commands unconfined, said in the banner, the doctor and every question.
 
+#[cfg(any(target_os = "linux", test))]
 mod carve;
 #[cfg(target_os = "linux")]
 mod linux;
@@ -71,7 +72,7 @@ impl fmt::Display for Unsupported {
         match self {
             Unsupported::NoLandlock { errno } => write!(
                 f,
-                "this kernel ({kernel}) offers no Landlock ({}); boot a kernel built with CONFIG_SECURITY_LANDLOCK and `landlock` in its `lsm=` list",
+                "this kernel ({kernel}) offers no Landlock ({}); boot a kernel built with CONFIG_SECURITY_LANDLOCK and `landlock` in its `lsm=` list, or, inside a container, allow the landlock_* system calls in its seccomp profile",
                 std::io::Error::from_raw_os_error(*errno)
             ),
             Unsupported::OldLandlock { abi } => write!(

@@ -134,6 +134,7 @@ impl Policy {
     /// The smallest policy: `scratch` writable and itself read-only (so the probe tries a
     /// read-only mount), nothing protected, no network. The probe confines a child with it
     /// to learn whether this kernel can confine at all.
+    #[cfg(any(target_os = "linux", test))]
     pub(crate) fn probe(scratch: &Path) -> Policy {
         Policy {
             root: scratch.to_path_buf(),
