@@ -54,12 +54,16 @@ pub(crate) enum Support {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Unsupported {
     /// The kernel has no Landlock, or it is not enabled (`lsm=` at boot).
+    #[cfg(target_os = "linux")]
     NoLandlock { errno: i32 },
     /// Landlock is older than the policy needs.
+    #[cfg(target_os = "linux")]
     OldLandlock { abi: u32 },
     /// A confined trial child was refused by the kernel.
+    #[cfg(target_os = "linux")]
     Refused { errno: i32 },
     /// The trial rules could not be built.
+    #[cfg(target_os = "linux")]
     Setup(String),
     /// Not Linux, and not macOS with `/usr/bin/sandbox-exec`.
     #[cfg(not(target_os = "linux"))]
@@ -68,22 +72,27 @@ pub(crate) enum Unsupported {
 
 impl fmt::Display for Unsupported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        #[cfg(target_os = "linux")]
         let kernel = kernel_release();
         match self {
+            #[cfg(target_os = "linux")]
             Unsupported::NoLandlock { errno } => write!(
                 f,
                 "this kernel ({kernel}) offers no Landlock ({}); boot a kernel built with CONFIG_SECURITY_LANDLOCK and `landlock` in its `lsm=` list, or, inside a container, allow the landlock_* system calls in its seccomp profile",
                 std::io::Error::from_raw_os_error(*errno)
             ),
+            #[cfg(target_os = "linux")]
             Unsupported::OldLandlock { abi } => write!(
                 f,
                 "this kernel ({kernel}) has Landlock ABI {abi}, and metron needs ABI 3 or later (Linux 6.2) to keep commands from truncating files outside the project; upgrade the kernel"
             ),
+            #[cfg(target_os = "linux")]
             Unsupported::Refused { errno } => write!(
                 f,
                 "this kernel ({kernel}) refused to confine a trial process ({}); a container's seccomp profile may forbid Landlock or seccomp: allow them, or run metron outside the container",
                 std::io::Error::from_raw_os_error(*errno)
             ),
+            #[cfg(target_os = "linux")]
             Unsupported::Setup(why) => write!(f, "the sandbox could not be set up: {why}"),
             #[cfg(not(target_os = "linux"))]
             Unsupported::Platform => f.write_str(
@@ -94,23 +103,17 @@ impl fmt::Display for Unsupported {
 }
 
 /// `uname -r`, for messages about the kernel.
+#[cfg(target_os = "linux")]
 fn kernel_release() -> String {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: `uname` fills the struct it is given.
-        let mut name: libc::utsname = unsafe { std::mem::zeroed() };
-        if unsafe { libc::uname(&mut name) } != 0 {
-            return "unknown".to_owned();
-        }
-        // SAFETY: the kernel NUL-terminates `release`.
-        unsafe { std::ffi::CStr::from_ptr(name.release.as_ptr()) }
-            .to_string_lossy()
-            .into_owned()
+    // SAFETY: `uname` fills the struct it is given.
+    let mut name: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut name) } != 0 {
+        return "unknown".to_owned();
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        "unknown".to_owned()
-    }
+    // SAFETY: the kernel NUL-terminates `release`.
+    unsafe { std::ffi::CStr::from_ptr(name.release.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The sandbox this machine offers (probed once per process).
