@@ -774,6 +774,14 @@ fn cases() -> Vec<Case> {
             "sandbox: metron's own config",
             metrons_config_is_not_writable,
         ),
+        (
+            "sandbox: .git without mount namespaces",
+            git_is_read_only_without_mount_namespaces,
+        ),
+        (
+            "sandbox: a project file turns it off",
+            a_project_file_cannot_weaken_the_sandbox,
+        ),
         ("sandbox: TCP to 127.0.0.1", tcp_to_a_local_listener),
         ("sandbox: UDP to 127.0.0.1", udp_to_a_local_socket),
         ("sandbox: a unix socket", unix_socket_to_a_local_daemon),
