@@ -41,8 +41,17 @@ pub(crate) const DEFAULT_PROTECTED: &[&str] = &[
     ".npmrc",
     ".pypirc",
     ".git-credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/containers/auth.json",
+    ".pgpass",
+    ".vault-token",
     ".metron",
 ];
+
+/// Terminals, protected wherever HOME is: a command reading the person's terminal
+/// (`/dev/pts/N`) would race their shell for what they type, passwords included.
+pub(crate) const PROTECTED_DEVICES: &[&str] = &["/dev/pts", "/dev/ptmx", "/dev/console"];
 
 /// Device files any program may open for writing.
 pub(crate) const DEVICES: &[&str] = &[
@@ -117,6 +126,7 @@ impl Policy {
         let mut protected: Vec<PathBuf> = home
             .map(|home| DEFAULT_PROTECTED.iter().map(|p| home.join(p)).collect())
             .unwrap_or_default();
+        protected.extend(PROTECTED_DEVICES.iter().map(PathBuf::from));
         protected.extend(places.metron_config.iter().cloned());
         protected.extend(settings.protected_paths.iter().filter_map(expand));
         let writable = settings.writable_paths.iter().filter_map(expand);

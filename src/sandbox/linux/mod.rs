@@ -205,6 +205,7 @@ impl Prepared {
     /// Child side: the session, the namespaces, no_new_privs, Landlock, seccomp. Returns
     /// 0 or the errno of the step that failed.
     fn enter(&self) -> i32 {
+        mark_inherited_descriptors_cloexec();
         // SAFETY: plain system calls.
         if unsafe { libc::setsid() } < 0 {
             return errno();
@@ -236,12 +237,30 @@ pub(crate) fn own_session(command: &mut std::process::Command) {
     // SAFETY: setsid is a plain system call.
     unsafe {
         command.pre_exec(|| {
+            mark_inherited_descriptors_cloexec();
             if libc::setsid() < 0 {
                 Err(std::io::Error::last_os_error())
             } else {
                 Ok(())
             }
         });
+    }
+}
+
+/// Marks every descriptor above stderr close-on-exec, so nothing metron inherited from
+/// its own parent (a socket, a terminal, a pipe to another program) reaches the command.
+/// std's own descriptors are close-on-exec already; the ruleset is used before the exec.
+/// Child side: one system call. A kernel without `close_range` (before 5.11) cannot have
+/// the Landlock ABI the sandbox needs, so its failure is not an error.
+fn mark_inherited_descriptors_cloexec() {
+    // SAFETY: a plain system call on the calling process's own descriptor table.
+    unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        );
     }
 }
 

@@ -1,10 +1,20 @@
 //! A small seccomp filter, written as classic BPF: what Landlock does not cover.
 //!
 //! - **Sockets**, when the network is denied: `socket()` is refused for every address
-//!   family but netlink (which only talks to this machine's kernel: interface lists, routes).
+//!   family but netlink's route protocol (interface lists and routes of this machine).
 //!   That covers TCP and UDP over IPv4 and IPv6, unix sockets (a local daemon such as
-//!   Docker's can reach the network or run code for the caller), raw packets and vsock.
-//!   `socketpair()` stays allowed: it only connects a process to itself or its children.
+//!   Docker's can reach the network or run code for the caller), raw packets, vsock, and
+//!   netlink's other protocols (`sock_diag` lists every socket of the machine).
+//!   `socketpair()` stays allowed for stream and seqpacket pairs, which only connect a
+//!   process to itself or its children; a datagram pair is refused, since its sockets can
+//!   `sendto` any pathname socket (`/dev/log`, journald).
+//! - **Mounts**: `mount`, `umount2`, `pivot_root`, `mount_setattr` and the new mount API
+//!   (`open_tree`, `move_mount`, `fsopen`, `fsconfig`, `fsmount`, `fspick`). Landlock forbids
+//!   the first three to a sandboxed process, but not `mount_setattr`, with which a command
+//!   run as root (which keeps its capabilities inside the user namespace) could clear the
+//!   read-only flag of the `.git` mount.
+//! - **The kernel keyring** (`add_key`, `request_key`, `keyctl`): the session keyring the
+//!   command inherits can hold tokens and Kerberos tickets.
 //! - **Terminal injection**: `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)` push keystrokes into
 //!   a terminal's input, which a shell would run after metron exits. The command has no
 //!   controlling terminal (it starts its own session), and this is a second lock.
@@ -44,12 +54,42 @@ const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 
 const TIOCLINUX: u32 = 0x541C;
 
+const BPF_ALU_AND_K: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
+
+/// System calls refused whatever the policy (see the module documentation).
+const REFUSED: &[libc::c_long] = &[
+    libc::SYS_io_uring_setup,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_mount_setattr,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_keyctl,
+];
+
 fn load(offset: u32) -> libc::sock_filter {
     libc::sock_filter {
         code: BPF_LD_W_ABS,
         jt: 0,
         jf: 0,
         k: offset,
+    }
+}
+
+/// `A &= k`.
+fn and(k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code: BPF_ALU_AND_K,
+        jt: 0,
+        jf: 0,
+        k,
     }
 }
 
@@ -95,11 +135,10 @@ pub(crate) fn filter(deny_network: bool) -> Vec<libc::sock_filter> {
         deny(libc::ENOSYS),
     ]);
     let nr = |call: libc::c_long| u32::try_from(call).unwrap_or(u32::MAX);
-    // io_uring: refused outright.
-    prog.extend([
-        jump_eq(nr(libc::SYS_io_uring_setup), 0, 1),
-        deny(libc::EPERM),
-    ]);
+    // Refused outright: io_uring, the mount family and the keyring.
+    for call in REFUSED {
+        prog.extend([jump_eq(nr(*call), 0, 1), deny(libc::EPERM)]);
+    }
     // ioctl: the two requests that type into a terminal.
     prog.extend([
         jump_eq(nr(libc::SYS_ioctl), 0, 4),
@@ -111,10 +150,24 @@ pub(crate) fn filter(deny_network: bool) -> Vec<libc::sock_filter> {
     if deny_network {
         // After the ioctl block the accumulator may hold an argument, not the number.
         prog.push(load(OFFSET_NR));
+        // socket(domain, type, protocol): netlink's route protocol only.
         prog.extend([
-            jump_eq(nr(libc::SYS_socket), 0, 3),
+            jump_eq(nr(libc::SYS_socket), 0, 5),
             load(arg_low(0)),
-            jump_eq(libc::AF_NETLINK as u32, 1, 0),
+            jump_eq(libc::AF_NETLINK as u32, 0, 2),
+            load(arg_low(2)),
+            jump_eq(libc::NETLINK_ROUTE as u32, 1, 0),
+            deny(libc::EACCES),
+        ]);
+        // socketpair(domain, type, ...): stream and seqpacket pairs only (the type's low
+        // four bits; the rest are SOCK_NONBLOCK and SOCK_CLOEXEC).
+        prog.push(load(OFFSET_NR));
+        prog.extend([
+            jump_eq(nr(libc::SYS_socketpair), 0, 5),
+            load(arg_low(1)),
+            and(0xf),
+            jump_eq(libc::SOCK_STREAM as u32, 2, 0),
+            jump_eq(libc::SOCK_SEQPACKET as u32, 1, 0),
             deny(libc::EACCES),
         ]);
     }
@@ -169,6 +222,24 @@ mod tests {
     fn both_filters_are_well_formed() {
         assert_well_formed(&filter(true));
         assert_well_formed(&filter(false));
+    }
+
+    #[test]
+    fn the_mount_family_and_the_keyring_are_refused_whatever_the_network() {
+        for network_denied in [true, false] {
+            let prog = filter(network_denied);
+            for call in [
+                libc::SYS_mount_setattr,
+                libc::SYS_keyctl,
+                libc::SYS_open_tree,
+            ] {
+                let at = prog
+                    .iter()
+                    .position(|i| i.code == BPF_JEQ_K && i.k == call as u32)
+                    .expect("the call is checked");
+                assert_eq!(prog[at + 1].code, BPF_RET_K, "it is refused at once");
+            }
+        }
     }
 
     #[test]

@@ -782,6 +782,14 @@ fn cases() -> Vec<Case> {
             "sandbox: a project file turns it off",
             a_project_file_cannot_weaken_the_sandbox,
         ),
+        (
+            "sandbox: mount_setattr, keyring, terminals, datagrams",
+            calls_landlock_does_not_cover,
+        ),
+        (
+            "sandbox: a socket metron inherited",
+            an_inherited_socket_does_not_reach_the_command,
+        ),
         ("sandbox: TCP to 127.0.0.1", tcp_to_a_local_listener),
         ("sandbox: UDP to 127.0.0.1", udp_to_a_local_socket),
         ("sandbox: a unix socket", unix_socket_to_a_local_daemon),

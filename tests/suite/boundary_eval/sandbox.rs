@@ -382,6 +382,91 @@ pub(super) fn a_child_process_is_confined_too() -> Verdict {
     Verdict::Measured(m)
 }
 
+/// 23m. Calls Landlock does not cover: clearing the read-only flag of the `.git` mount
+///      (`mount_setattr`, which a command run as root could otherwise make), the kernel
+///      keyring, the person's terminals, and a datagram socketpair sent to a daemon's
+///      pathname socket.
+pub(super) fn calls_landlock_does_not_cover() -> Verdict {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("syslog.sock");
+    let daemon = std::os::unix::net::UnixDatagram::bind(&path).expect("bind a datagram socket");
+    daemon.set_nonblocking(true).expect("nonblocking");
+    let body = format!(
+        r#"        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        class MountAttr(ctypes.Structure):
+            _fields_ = [('set', ctypes.c_uint64), ('clr', ctypes.c_uint64), ('prop', ctypes.c_uint64), ('ns', ctypes.c_uint64)]
+        def call(nr, *args):
+            r = libc.syscall(nr, *args)
+            if r < 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+            return r
+        def unlock_git():
+            call(442, -100, b'.git', 0x8000, ctypes.byref(MountAttr(0, 1, 0, 0)), 32)
+            return write('.git/hooks/pre-commit', 'touch pwned')
+        attempt('mount_setattr clears .git read-only', unlock_git)
+        def keyring():
+            try:
+                call(249, b'user', b'metron-eval', None, -3)
+            except OSError as e:
+                if e.errno == 1:
+                    raise
+                return 'reached the keyring: %s' % e
+        attempt('request_key', keyring)
+        attempt('open /dev/ptmx', lambda: open('/dev/ptmx', 'rb'))
+        attempt('list /dev/pts', lambda: os.listdir('/dev/pts'))
+        attempt('datagram socketpair to a daemon', lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0].sendto(b'leak', '{}'))
+"#,
+        path.display()
+    );
+    let names = [
+        "mount_setattr clears .git read-only",
+        "request_key",
+        "open /dev/ptmx",
+        "list /dev/pts",
+        "datagram socketpair to a daemon",
+    ];
+    let (mut m, results) = probe_case(&body, &names, Expect::nothing());
+    // Refused by the sandbox, not failed for another reason (a typo in the probe).
+    for refused in [
+        "DENIED PermissionError: [Errno 1]",
+        "DENIED PermissionError: [Errno 13]",
+    ] {
+        assert!(results.contains(refused), "{results}");
+    }
+    assert!(
+        !results.contains("NameError") && !results.contains("AttributeError"),
+        "{results}"
+    );
+    let mut buf = [0u8; 16];
+    assert_not_reached(&mut m, "unix datagram", daemon.recv(&mut buf).is_ok());
+    Verdict::Measured(m)
+}
+
+/// 23n. A socket metron inherited from its own parent (here a TCP connection to a
+///      listener on 127.0.0.1, without close-on-exec) does not reach the command.
+pub(super) fn an_inherited_socket_does_not_reach_the_command() -> Verdict {
+    use std::os::fd::AsRawFd;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
+    let addr = listener.local_addr().expect("addr");
+    let stream = std::net::TcpStream::connect(addr).expect("connect");
+    let (mut accepted, _) = listener.accept().expect("accept");
+    accepted.set_nonblocking(true).expect("nonblocking");
+    let fd = stream.as_raw_fd();
+    // SAFETY: clears close-on-exec on a descriptor this test owns, so metron inherits it.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
+    let body = format!(
+        "        attempt('write the inherited socket', lambda: os.write({fd}, b'leak'))
+"
+    );
+    let (mut m, _) = probe_case(&body, &["write the inherited socket"], Expect::nothing());
+    let mut buf = [0u8; 16];
+    let got = std::io::Read::read(&mut accepted, &mut buf).is_ok_and(|n| n > 0);
+    assert_not_reached(&mut m, "inherited TCP", got);
+    drop(stream);
+    Verdict::Measured(m)
+}
+
 /// Waits for `path` to appear (the detached process's last act), up to `limit`.
 fn wait_for(path: &Path, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
@@ -604,6 +689,16 @@ fn sandbox_metrons_config_is_not_writable() {
 #[test]
 fn sandbox_a_project_file_cannot_weaken_it() {
     holds(a_project_file_cannot_weaken_the_sandbox);
+}
+
+#[test]
+fn sandbox_calls_landlock_does_not_cover_are_refused() {
+    holds(calls_landlock_does_not_cover);
+}
+
+#[test]
+fn sandbox_an_inherited_socket_does_not_reach_the_command() {
+    holds(an_inherited_socket_does_not_reach_the_command);
 }
 
 #[test]
