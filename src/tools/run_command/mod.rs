@@ -28,13 +28,15 @@
 //!    [`NEUTRALISED_ENV`], which makes pagers, editors and git's credential prompt fail fast
 //!    instead of waiting for a terminal. Credentials such as `GITHUB_TOKEN` or `AWS_*` are
 //!    not passed unless named.
-//! 6. **Bounded in time and memory.** stdin is `/dev/null`; the command runs in its own
-//!    process group, and the whole group is killed with SIGKILL at `command_timeout_seconds`,
-//!    and also as soon as the command itself exits, so nothing it started in the background
-//!    outlives the run. Ctrl-C (which the terminal does not deliver to another process
-//!    group) kills the group too, within 50 ms, where a front end catches it
-//!    (the session's [`CancelToken`], which the REPL, `-p` and `metron tool` raise). stdout and stderr share one pipe (their interleaving is kept), read
-//!    on the calling thread into a head buffer and a tail ring of together
+//! 6. **Bounded in time and memory.** stdin is `/dev/null`; the command runs in a session
+//!    of its own (so its own process group, and no controlling terminal), and the whole
+//!    group is killed with SIGKILL at `command_timeout_seconds`, and also as soon as the
+//!    command itself exits, so nothing it started in the background outlives the run
+//!    (short of leaving the group with `setsid`). Ctrl-C (which the terminal does not
+//!    deliver to another process group) kills the group too, within 50 ms, where a front
+//!    end catches it (the session's [`CancelToken`], which the REPL, `-p` and `metron
+//!    tool` raise). stdout and stderr share one pipe (their interleaving is kept), read on
+//!    the calling thread into a head buffer and a tail ring of together
 //!    `max_command_output_bytes`; the bytes in between are counted, never stored.
 //!
 //! A non-zero exit status is a result, not an error: "the tests still fail" is what the
