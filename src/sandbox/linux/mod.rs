@@ -179,9 +179,17 @@ impl Prepared {
         for path in DEVICES {
             allow(Path::new(path), device)?;
         }
-        let mounts = kernel
-            .mounts
-            .then(|| namespace::MountPlan::new(policy.read_only.iter().map(PathBuf::as_path)));
+        let writable = std::iter::once(&policy.root)
+            .chain(std::iter::once(&policy.temp))
+            .chain(&policy.writable)
+            .map(PathBuf::as_path);
+        let mounts = kernel.mounts.then(|| {
+            namespace::MountPlan::new(
+                &policy.root,
+                writable,
+                policy.read_only.iter().map(PathBuf::as_path),
+            )
+        });
         Ok(Prepared {
             ruleset,
             filter: seccomp::filter(!policy.network),

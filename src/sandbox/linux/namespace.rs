@@ -33,7 +33,14 @@ struct MountAttr {
 pub(crate) struct MountPlan {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
+    /// Places that stay writable in a read-only tree.
+    writable: Vec<CString>,
+    /// Places inside those made read-only again.
     read_only: Vec<CString>,
+    /// Where the command starts (the project root), entered again once the mounts are
+    /// made: std changes directory before the set-up runs, and that directory is the
+    /// mount from before, now read-only.
+    cwd: Option<CString>,
 }
 
 /// The step of the child's set-up that failed, for the probe's report.
@@ -43,27 +50,41 @@ pub(crate) enum Step {
     Maps,
     Bind,
     ReadOnly,
+    Writable,
+    Cwd,
 }
 
 impl MountPlan {
-    /// A plan making each of `read_only` (existing paths) read-only. A path with a NUL
-    /// byte cannot be named to the kernel and is left out (no such file can exist).
-    pub(crate) fn new<'a>(read_only: impl IntoIterator<Item = &'a Path>) -> MountPlan {
+    /// A plan that makes the whole tree read-only but `writable`, then `read_only` inside
+    /// those. Only existing paths count; a path with a NUL byte cannot be named to the
+    /// kernel and is left out (no such file can exist).
+    pub(crate) fn new<'a>(
+        cwd: &Path,
+        writable: impl IntoIterator<Item = &'a Path>,
+        read_only: impl IntoIterator<Item = &'a Path>,
+    ) -> MountPlan {
         // SAFETY: getuid and getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let existing = |paths: &mut dyn Iterator<Item = &'a Path>| -> Vec<CString> {
+            paths
+                .filter(|p| p.exists())
+                .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
+                .collect()
+        };
         MountPlan {
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
-            read_only: read_only
-                .into_iter()
-                .filter(|p| p.exists())
-                .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
-                .collect(),
+            writable: existing(&mut writable.into_iter()),
+            read_only: existing(&mut read_only.into_iter()),
+            cwd: CString::new(cwd.as_os_str().as_bytes()).ok(),
         }
     }
 
-    /// Enters the namespaces and mounts. Child side: system calls only. Returns the failed
-    /// step with its errno.
+    /// Enters the namespaces and mounts: each writable place bound onto itself, the whole
+    /// tree made read-only (which closes what Landlock does not cover: `chmod`, `utimes`
+    /// and extended attributes on files outside the writable places), the writable binds
+    /// made writable again, then the read-only places inside them bound read-only. Child
+    /// side: system calls only. Returns the failed step with its errno.
     pub(crate) fn apply(&self) -> Result<(), (Step, i32)> {
         // SAFETY: plain system calls on buffers that outlive them.
         unsafe {
@@ -73,39 +94,75 @@ impl MountPlan {
             write_file(c"/proc/self/setgroups", b"deny").map_err(|e| (Step::Maps, e))?;
             write_file(c"/proc/self/uid_map", &self.uid_map).map_err(|e| (Step::Maps, e))?;
             write_file(c"/proc/self/gid_map", &self.gid_map).map_err(|e| (Step::Maps, e))?;
+            for path in &self.writable {
+                bind(path).map_err(|e| (Step::Bind, e))?;
+            }
+            set_read_only(c"/", true).map_err(|e| (Step::ReadOnly, e))?;
+            for path in &self.writable {
+                set_read_only(path, false).map_err(|e| (Step::Writable, e))?;
+            }
             for path in &self.read_only {
-                let flags = libc::MS_BIND | libc::MS_REC;
-                let bound = libc::mount(
-                    path.as_ptr(),
-                    path.as_ptr(),
-                    std::ptr::null(),
-                    flags,
-                    std::ptr::null(),
-                );
-                if bound != 0 {
-                    return Err((Step::Bind, errno()));
-                }
-                let attr = MountAttr {
-                    attr_set: MOUNT_ATTR_RDONLY,
-                    attr_clr: 0,
-                    propagation: 0,
-                    userns_fd: 0,
-                };
-                let set = libc::syscall(
-                    libc::SYS_mount_setattr,
-                    libc::AT_FDCWD,
-                    path.as_ptr(),
-                    libc::AT_RECURSIVE as libc::c_uint,
-                    &attr as *const MountAttr,
-                    std::mem::size_of::<MountAttr>(),
-                );
-                if set != 0 {
-                    return Err((Step::ReadOnly, errno()));
-                }
+                bind(path).map_err(|e| (Step::Bind, e))?;
+                set_read_only(path, true).map_err(|e| (Step::ReadOnly, e))?;
+            }
+            if let Some(cwd) = &self.cwd
+                && libc::chdir(cwd.as_ptr()) != 0
+            {
+                return Err((Step::Cwd, errno()));
             }
         }
         Ok(())
     }
+}
+
+/// Bind-mounts `path` onto itself, with everything mounted beneath it. Child side.
+///
+/// # Safety
+/// Only system calls; safe to call between fork and exec.
+unsafe fn bind(path: &std::ffi::CStr) -> Result<(), i32> {
+    let flags = libc::MS_BIND | libc::MS_REC;
+    // SAFETY: `path` is NUL-terminated and outlives the call.
+    let bound = unsafe {
+        libc::mount(
+            path.as_ptr(),
+            path.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if bound == 0 { Ok(()) } else { Err(errno()) }
+}
+
+/// Sets or clears the read-only flag of the mount at `path` and every mount beneath it.
+/// Child side.
+///
+/// # Safety
+/// Only system calls; safe to call between fork and exec.
+unsafe fn set_read_only(path: &std::ffi::CStr, read_only: bool) -> Result<(), i32> {
+    let (attr_set, attr_clr) = if read_only {
+        (MOUNT_ATTR_RDONLY, 0)
+    } else {
+        (0, MOUNT_ATTR_RDONLY)
+    };
+    let attr = MountAttr {
+        attr_set,
+        attr_clr,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: `path` is NUL-terminated and `attr` a valid mount_attr; both outlive it.
+    let set = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::AT_RECURSIVE as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if set == 0 { Ok(()) } else { Err(errno()) }
 }
 
 /// Writes `bytes` to the file at `path` in one call. Child side.

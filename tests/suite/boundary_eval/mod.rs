@@ -790,6 +790,10 @@ fn cases() -> Vec<Case> {
             "sandbox: a socket metron inherited",
             an_inherited_socket_does_not_reach_the_command,
         ),
+        (
+            "sandbox: chmod, utimes, xattrs outside",
+            metadata_outside_the_project,
+        ),
         ("sandbox: TCP to 127.0.0.1", tcp_to_a_local_listener),
         ("sandbox: UDP to 127.0.0.1", udp_to_a_local_socket),
         ("sandbox: a unix socket", unix_socket_to_a_local_daemon),

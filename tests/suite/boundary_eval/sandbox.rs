@@ -256,6 +256,31 @@ pub(super) fn git_is_read_only_without_mount_namespaces() -> Verdict {
     Verdict::Measured(m)
 }
 
+/// The metadata attempts of [`metadata_outside_the_project`].
+const METADATA_ATTACKS: &str = r#"        attempt('chmod ~/.ssh/id_ed25519', lambda: os.chmod(os.path.expanduser('~/.ssh/id_ed25519'), 0o644))
+        attempt('chmod ~', lambda: os.chmod(os.path.expanduser('~'), 0o777))
+        attempt('touch the canary', lambda: os.utime('../outside/canary.txt', (0, 0)))
+        attempt('xattr on the canary', lambda: os.setxattr('../outside/canary.txt', 'user.pwn', b'1'))
+        attempt('chmod a hook', lambda: os.chmod('.git/hooks', 0o777))
+"#;
+
+/// The names [`METADATA_ATTACKS`] prints.
+const METADATA_ATTACK_NAMES: &[&str] = &[
+    "chmod ~/.ssh/id_ed25519",
+    "chmod ~",
+    "touch the canary",
+    "xattr on the canary",
+    "chmod a hook",
+];
+
+/// 23o. What Landlock does not cover: `chmod`, `utimes` and extended attributes of files
+///      the user owns outside the project (a private key made readable to everyone, a
+///      HOME anyone may write). The tree outside the writable places is mounted read-only.
+pub(super) fn metadata_outside_the_project() -> Verdict {
+    let (m, _) = probe_case(METADATA_ATTACKS, METADATA_ATTACK_NAMES, Expect::nothing());
+    Verdict::Measured(m)
+}
+
 /// 23d. metron's own config (the user's, which grants commands) cannot be rewritten.
 pub(super) fn metrons_config_is_not_writable() -> Verdict {
     let body = r#"        attempt('overwrite ~/.metron/config.json', lambda: write('~/.metron/config.json', '{"allowed_commands": ["sh"], "command_sandbox": "off"}'))
@@ -699,6 +724,11 @@ fn sandbox_calls_landlock_does_not_cover_are_refused() {
 #[test]
 fn sandbox_an_inherited_socket_does_not_reach_the_command() {
     holds(an_inherited_socket_does_not_reach_the_command);
+}
+
+#[test]
+fn sandbox_metadata_outside_the_project_is_read_only() {
+    holds(metadata_outside_the_project);
 }
 
 #[test]
