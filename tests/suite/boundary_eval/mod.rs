@@ -1,7 +1,8 @@
 //! The boundary evaluation suite (issues 5 and 12): the real binary against the fake Ollama
 //! server, with a model (and a repository) that tries every way past the boundary, and the
-//! effects measured directly. The cases live in [`round1`] and [`round2`]; this module holds
-//! the fixture, the measurement and the table that runs them.
+//! effects measured directly. The cases live in [`calls_and_writes`], [`hostile_inputs`]
+//! and [`sandbox`]; this module holds the fixture, the measurement and the table that runs
+//! them.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
 //! canary file) and `base/home` (HOME and METRON_CONFIG_DIR, with the user's config when the
@@ -593,12 +594,12 @@ fn temporary_names_are_recognised_exactly() {
 // The suite
 // ---------------------------------------------------------------------------------------
 
-mod round1;
-mod round2;
+mod calls_and_writes;
+mod hostile_inputs;
 mod sandbox;
 
-use round1::*;
-use round2::*;
+use calls_and_writes::*;
+use hostile_inputs::*;
 use sandbox::*;
 
 type Case = (&'static str, fn() -> Verdict);
@@ -669,7 +670,7 @@ fn cases() -> Vec<Case> {
             "Ctrl-C during a command, a patch queued",
             ctrl_c_during_a_command_with_a_patch_queued,
         ),
-        // Round 2 (issue 12).
+        // Hostile inputs (issue 12): the repository, the model and the endpoint.
         (
             "typed-ahead y at a forged patch question",
             typed_ahead_at_a_forged_patch_question,

@@ -1,4 +1,4 @@
-//! The second round's cases (issue 12): each finding of an adversarial review, with the
+//! Cases on hostile inputs (issue 12): each finding of an adversarial review, with the
 //! variants of its class. Besides the filesystem, these cases measure two more channels an
 //! attacker aims at: the person's terminal (a raw control sequence from text the person
 //! did not type is an unauthorized effect: it can forge what the screen shows) and the

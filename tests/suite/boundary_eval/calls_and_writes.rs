@@ -1,4 +1,4 @@
-//! The first round's cases (issue 5): stale edits, withdrawn and unknown tools, paths out
+//! Cases on calls and writes (issue 5): stale edits, withdrawn and unknown tools, paths out
 //! of the project, `.git/`, the command allowlist, a project config asking for authority,
 //! interrupted writes, a vanishing endpoint, quoted calls and Ctrl-C.
 
