@@ -193,7 +193,10 @@ fn main() {
     let mut group = c.benchmark_group("outcome");
     group.bench_function("view_slice_line", |b| {
         let arguments = view_slice_arguments();
-        b.iter(|| metron::testing::outcome_line("view_slice", &arguments, black_box(&slice)));
+        let result =
+            metron::testing::run_tool(steady.toolbox(), "view_slice", arguments.clone())
+                .expect("view_slice");
+        b.iter(|| metron::testing::outcome_line("view_slice", &arguments, black_box(&result)));
     });
     group.bench_function("turn_evidence", |b| {
         b.iter(|| metron::testing::evidence_line(black_box(steady.ledger()), turns));

@@ -307,7 +307,9 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool, flags: &Flags) -> Exit {
     };
     match result {
         Ok(text) => print_text(&text, interrupted(Exit::Success)),
-        Err(ToolError::Refused(text)) => print_text(&text, interrupted(Exit::Failure)),
+        Err(ToolError::Refused(text) | ToolError::Conflict { message: text, .. }) => {
+            print_text(&text, interrupted(Exit::Failure))
+        }
         Err(ToolError::BadArguments(text)) => {
             error(text);
             Exit::Usage

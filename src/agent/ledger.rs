@@ -596,7 +596,7 @@ pub(crate) fn describe_effect(effect: &Effect) -> String {
         }
         Effect::Ran {
             argv,
-            status,
+            exit,
             duration,
             sandbox,
             changed,
@@ -608,7 +608,7 @@ pub(crate) fn describe_effect(effect: &Effect) -> String {
                 .brief(usize::MAX)
                 .map_or_else(String::new, |files| format!("; changed {files}"));
             format!(
-                "ran `{}`: {status} in {:.1} s ({sandbox}){changed}",
+                "ran `{}`: {exit} in {:.1} s ({sandbox}){changed}",
                 argv.join(" "),
                 duration.as_secs_f64()
             )
@@ -670,7 +670,7 @@ pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
         },
         Effect::Ran {
             argv,
-            status,
+            exit,
             duration,
             sandbox,
             changed,
@@ -679,7 +679,7 @@ pub(crate) fn effect_event(call_id: &str, effect: &Effect) -> Event {
             kind: "ran",
             files: Vec::new(),
             argv: Some(argv.clone()),
-            status: Some(status.clone()),
+            status: Some(exit.to_string()),
             duration_ms: Some(ms(*duration)),
             sandbox: Some(SandboxEvent::of(sandbox.as_ref())),
             changed: Some(changed.clone()),

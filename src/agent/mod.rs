@@ -37,7 +37,7 @@ use crate::authority::policy::{CallPolicy, Rule, Withheld};
 use crate::config::Config;
 use crate::ollama::wire::{ChatRequest, Message, Options, Role, ToolCall};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
-use crate::tools::{ToolError, ToolSpec, Toolbox};
+use crate::tools::{ToolError, ToolResult, ToolSpec, Toolbox};
 
 use crate::authority::policy::Withdrawn;
 pub use history::{Compaction, History, REDACTED_SLICE};
@@ -519,13 +519,21 @@ impl<M: Model> Agent<M> {
             allowed,
             rule: rule.clone(),
         });
+        let mut account = None;
         let (text, outcome) = match policy {
             Err(refusal) => (refusal.text, CallOutcome::Refused),
             Ok(()) => match self.call_tool(name, call.function.arguments.clone()).await {
-                Ok(text) if text.is_empty() => ("(no output)".to_owned(), CallOutcome::Ok),
-                Ok(text) => (text, CallOutcome::Ok),
+                Ok(result) => {
+                    account = Some(result.account);
+                    match result.text {
+                        text if text.is_empty() => ("(no output)".to_owned(), CallOutcome::Ok),
+                        text => (text, CallOutcome::Ok),
+                    }
+                }
                 Err(ToolError::BadArguments(text)) => (text, CallOutcome::Error),
-                Err(ToolError::Refused(text)) => (text, CallOutcome::Refused),
+                Err(ToolError::Refused(text) | ToolError::Conflict { message: text, .. }) => {
+                    (text, CallOutcome::Refused)
+                }
                 Err(ToolError::Fault(text)) => {
                     observer.tool_fault(call, &text);
                     (format!("{name} failed: {text}"), CallOutcome::Fault)
@@ -550,6 +558,7 @@ impl<M: Model> Agent<M> {
             &call.function.arguments,
             &rule,
             outcome,
+            account.as_ref(),
             &text,
             &journal,
         );
@@ -589,10 +598,10 @@ impl<M: Model> Agent<M> {
     /// for this call, so the call still gets its result, approval and effect events, and
     /// its ledger entry, from what the journal recorded before the panic, and the session
     /// goes on.
-    async fn call_tool(&self, name: &str, arguments: Value) -> Result<String, ToolError> {
+    async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, ToolError> {
         let toolbox = Arc::clone(&self.toolbox);
         let name = name.to_owned();
-        let task = tokio::task::spawn_blocking(move || toolbox.call(&name, arguments));
+        let task = tokio::task::spawn_blocking(move || toolbox.run(&name, arguments));
         match task.await {
             Ok(result) => result,
             Err(error) => {

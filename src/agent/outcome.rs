@@ -14,10 +14,7 @@ use serde_json::Value;
 use super::ledger::{CallOutcome, Entry};
 use crate::authority::journal::{ApprovalOutcome, Effect, FileChange, Journal, TreeChanges};
 use crate::authority::policy::Rule;
-use crate::tools::{self, Access, count, text::one_line};
-
-/// Lines of a command's output shown under its outcome line.
-const TAIL_LINES: usize = 5;
+use crate::tools::{self, Access, Account, count, text::one_line};
 
 /// One tool call's outcome: `find_symbol Greet → 1 definition (greet.go:4)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,14 +30,17 @@ pub(crate) struct OutcomeLine {
     pub(crate) not_done: Option<String>,
 }
 
-/// Describes one call from its tool's result and its journal. `rule` is policy's rule
-/// (a refused rule means the tool never ran).
+/// Describes one call from its tool's account and its journal. `rule` is policy's rule
+/// (a refused rule means the tool never ran); `account` is the typed result of a call
+/// that returned one, and `text` what the model read (a refusal's first sentence is
+/// quoted from it).
 pub(crate) fn describe(
     tool: &str,
     arguments: &Value,
     rule: &Rule,
     outcome: CallOutcome,
-    result: &str,
+    account: Option<&Account>,
+    text: &str,
     journal: &Journal,
 ) -> OutcomeLine {
     let spec = tools::spec(tool);
@@ -52,15 +52,15 @@ pub(crate) fn describe(
     let what = if !rule.allows() {
         line.failed = true;
         refused(access, &format!("refused: {rule}"), &mut line)
-    } else if let Some(done) = effects(&journal.effects, result, &mut line) {
+    } else if let Some(done) = effects(&journal.effects, account, &mut line) {
         done
     } else if access == Access::Read {
-        match (outcome, spec.and_then(|spec| spec.summarize)) {
-            (CallOutcome::Ok, Some(summarize)) => summarize(result),
+        match (outcome, account.and_then(Account::summary)) {
+            (CallOutcome::Ok, Some(summary)) => summary,
             (CallOutcome::Ok, None) => "done".to_owned(),
             (other, _) => {
                 line.failed = true;
-                format!("{}: {}", other.as_str(), first_sentence(result))
+                format!("{}: {}", other.as_str(), first_sentence(text))
             }
         }
     } else {
@@ -74,7 +74,7 @@ pub(crate) fn describe(
             Some((ApprovalOutcome::Unanswerable, _)) => {
                 "nobody was asked to approve it (rerun with --yes to allow it)".to_owned()
             }
-            _ => first_sentence(result),
+            _ => first_sentence(text),
         };
         refused(access, &why, &mut line)
     };
@@ -97,22 +97,24 @@ fn refused(access: Access, why: &str, line: &mut OutcomeLine) -> String {
     what
 }
 
-/// What the journaled effects say happened, or `None` when there were none.
-fn effects(effects: &[Effect], result: &str, line: &mut OutcomeLine) -> Option<String> {
+/// What the journaled effects say happened, or `None` when there were none. A command's
+/// output tail comes from its account.
+fn effects(effects: &[Effect], account: Option<&Account>, line: &mut OutcomeLine) -> Option<String> {
     let mut parts = Vec::new();
     for effect in effects {
         match effect {
             Effect::Wrote { files } => parts.push(format!("wrote {}", files_text(files))),
             Effect::Ran {
-                status,
+                exit,
                 duration,
                 changed,
                 ..
             } => {
-                let status = short_status(status);
-                line.failed |= status != "exit 0";
-                line.tail = output_tail(result);
-                parts.push(format!("{status} after {:.1} s", duration.as_secs_f64()));
+                line.failed |= !exit.succeeded();
+                if let Some(Account::Ran(run)) = account {
+                    line.tail = run.tail.clone();
+                }
+                parts.push(format!("{} after {:.1} s", exit.short(), duration.as_secs_f64()));
                 if let Some(files) = changed.brief(CHANGED_NAMES) {
                     parts.push(format!("wrote: {files}"));
                 }
@@ -186,29 +188,6 @@ fn files_text(files: &[FileChange]) -> String {
         };
     }
     text
-}
-
-/// `exit status 1` → `exit 1`; other statuses (`killed by signal 9`, `timed out after
-/// 120 s; killed`) as they are.
-fn short_status(status: &str) -> String {
-    match status.strip_prefix("exit status ") {
-        Some(code) => format!("exit {code}"),
-        None => status.to_owned(),
-    }
-}
-
-/// The last lines of a command's output (run_command's result is `$ CMD`, the status, then
-/// the output).
-fn output_tail(result: &str) -> Vec<String> {
-    let output: Vec<&str> = result
-        .lines()
-        .skip(2)
-        .filter(|line| !line.trim().is_empty())
-        .collect();
-    output[output.len().saturating_sub(TAIL_LINES)..]
-        .iter()
-        .map(|line| one_line(line, 200))
-        .collect()
 }
 
 /// The first sentence of a tool's message, without the reassurance that nothing changed
@@ -290,20 +269,17 @@ impl Evidence {
                         }
                     }
                     Effect::Ran {
-                        status,
+                        exit,
                         sandbox,
                         changed,
                         ..
                     } => {
-                        let status = short_status(status);
                         evidence.commands.push(CommandRun {
                             call_id: entry.call_id.clone(),
                             command: tools::plain_arg(&entry.arguments, "command"),
                             ran: true,
-                            exit_code: status
-                                .strip_prefix("exit ")
-                                .and_then(|code| code.parse().ok()),
-                            status,
+                            exit_code: exit.code(),
+                            status: exit.short(),
                             sandbox: Some(SandboxEvent::of(sandbox.as_ref())),
                             changed: Some(changed.clone()),
                         });
@@ -402,7 +378,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::authority::journal::{ApprovalRecord, ApprovalSource};
+    use crate::authority::journal::{ApprovalRecord, ApprovalSource, Exit};
+    use crate::tools::account::CommandRecord;
 
     fn approval(outcome: ApprovalOutcome) -> ApprovalRecord {
         ApprovalRecord {
@@ -415,13 +392,22 @@ mod tests {
         }
     }
 
-    fn describe_ok(tool: &str, args: Value, result: &str, journal: &Journal) -> OutcomeLine {
+    /// The journal the Toolbox keeps for a call with `account`, approved by the person.
+    fn journaled(account: &Account) -> Journal {
+        Journal {
+            approvals: vec![approval(ApprovalOutcome::Yes)],
+            effects: account.effect().into_iter().collect(),
+        }
+    }
+
+    fn describe_ok(tool: &str, args: Value, account: Account, journal: &Journal) -> OutcomeLine {
         describe(
             tool,
             &args,
             &Rule::Offered,
             CallOutcome::Ok,
-            result,
+            Some(&account),
+            "",
             journal,
         )
     }
@@ -432,7 +418,11 @@ mod tests {
         let line = describe_ok(
             "find_symbol",
             json!({"symbol": "Greet"}),
-            "Greet [func] -> greet.go:4\n",
+            Account::Definitions {
+                found: 1,
+                first: Some("greet.go:4".to_owned()),
+                truncated: false,
+            },
             &none,
         );
         assert_eq!(line.text, "find_symbol Greet → 1 definition (greet.go:4)");
@@ -440,23 +430,31 @@ mod tests {
         let line = describe_ok(
             "view_slice",
             json!({"path": "greet.go", "start": 1, "end": 6}),
-            "    1 | package greet\n    2 | \n",
+            Account::Slice { lines: 2 },
             &none,
         );
         assert_eq!(line.text, "view_slice greet.go 1-6 → 2 lines");
         let line = describe_ok(
             "search_text",
             json!({"pattern": "func Greet"}),
-            "greet.go:4:func Greet() {}\ngreet.go:9:func Greet2() {}\n",
+            Account::Matches {
+                matches: 2,
+                files: 1,
+                truncated: false,
+                literal: false,
+            },
             &none,
         );
         assert_eq!(
             line.text,
             "search_text \"func Greet\" → 2 matches in 1 file"
         );
-        let listing: String = (0..60).map(|n| format!("f{n}.go\n")).collect::<String>()
-            + "[truncated to 60 entries; narrow with a glob]\n";
-        let line = describe_ok("list_files", json!({}), &listing, &none);
+        let listing = Account::Listed {
+            files: 60,
+            truncated: true,
+            glob: false,
+        };
+        let line = describe_ok("list_files", json!({}), listing, &none);
         assert_eq!(line.text, "list_files → 60 files (truncated)");
     }
 
@@ -471,6 +469,7 @@ mod tests {
             &json!({"diff": "..."}),
             &Rule::Offered,
             CallOutcome::Refused,
+            None,
             "The user declined this patch; nothing was changed.",
             &declined,
         );
@@ -487,6 +486,7 @@ mod tests {
             &json!({}),
             &Rule::Offered,
             CallOutcome::Refused,
+            None,
             "Conflict: ...",
             &stale,
         );
@@ -499,6 +499,7 @@ mod tests {
             &json!({}),
             &Rule::Offered,
             CallOutcome::Refused,
+            None,
             "The hunk at patch line 3 does not apply: its old lines are not in `greet.go` as it is now.\nNothing was changed.",
             &Journal::default(),
         );
@@ -511,6 +512,7 @@ mod tests {
             &json!({}),
             &Rule::Identical(3),
             CallOutcome::Refused,
+            None,
             "refused",
             &Journal::default(),
         );
@@ -522,39 +524,38 @@ mod tests {
 
     #[test]
     fn a_write_and_a_command_say_what_was_done() {
-        let wrote = Journal {
-            approvals: vec![approval(ApprovalOutcome::Yes)],
-            effects: vec![Effect::Wrote {
-                files: vec![FileChange {
-                    path: "greet.go".to_owned(),
-                    before: Some("a".to_owned()),
-                    after: Some("b".to_owned()),
-                    mode_before: None,
-                    mode_after: None,
-                    added: 1,
-                    removed: 1,
-                }],
+        let account = Account::Wrote {
+            files: vec![FileChange {
+                path: "greet.go".to_owned(),
+                before: Some("a".to_owned()),
+                after: Some("b".to_owned()),
+                mode_before: None,
+                mode_after: None,
+                added: 1,
+                removed: 1,
             }],
+            applied: crate::authority::applied::AppliedPatch {
+                call: None,
+                files: Vec::new(),
+            },
         };
-        let line = describe_ok("apply_patch", json!({}), "ok", &wrote);
+        let wrote = journaled(&account);
+        let line = describe_ok("apply_patch", json!({}), account, &wrote);
         assert_eq!(line.text, "apply_patch → wrote greet.go (+1 -1)");
         assert!(!line.failed);
-        let ran = Journal {
-            approvals: vec![approval(ApprovalOutcome::Yes)],
-            effects: vec![Effect::Ran {
-                argv: vec!["go".into(), "test".into()],
-                status: "exit status 1".to_owned(),
-                duration: Duration::from_millis(3200),
-                sandbox: None,
-                changed: TreeChanges::default(),
-            }],
-        };
-        let output = "$ go test ./...\nexit status 1\n".to_owned()
-            + &(1..=8).map(|n| format!("line {n}\n")).collect::<String>();
+        let account = Account::Ran(CommandRecord {
+            argv: vec!["go".into(), "test".into()],
+            exit: Exit::Code(1),
+            duration: Duration::from_millis(3200),
+            sandbox: None,
+            changed: TreeChanges::default(),
+            tail: (4..=8).map(|n| format!("line {n}")).collect(),
+        });
+        let ran = journaled(&account);
         let line = describe_ok(
             "run_command",
             json!({"command": "go test ./..."}),
-            &output,
+            account,
             &ran,
         );
         assert_eq!(line.text, "run_command go test ./... → exit 1 after 3.2 s");
@@ -574,19 +575,17 @@ mod tests {
             untracked: false,
             caveats: Vec::new(),
         };
-        let ran = Journal {
-            approvals: vec![approval(ApprovalOutcome::Yes)],
-            effects: vec![Effect::Ran {
-                argv: vec!["/usr/bin/go".into(), "generate".into()],
-                status: "exit status 0".to_owned(),
-                duration: Duration::from_millis(1200),
-                sandbox: None,
-                changed: changed.clone(),
-            }],
-        };
-        let result = "$ go generate ./...\nexit status 0\n(no output)\n";
+        let account = Account::Ran(CommandRecord {
+            argv: vec!["/usr/bin/go".into(), "generate".into()],
+            exit: Exit::Code(0),
+            duration: Duration::from_millis(1200),
+            sandbox: None,
+            changed: changed.clone(),
+            tail: Vec::new(),
+        });
+        let ran = journaled(&account);
         let args = json!({"command": "go generate ./..."});
-        let line = describe_ok("run_command", args, result, &ran);
+        let line = describe_ok("run_command", args, account, &ran);
         assert_eq!(
             line.text,
             "run_command go generate ./... → exit 0 after 1.2 s; wrote: api/gen.go (new), a.go, b.go and 2 more"

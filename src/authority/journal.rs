@@ -155,6 +155,64 @@ impl TreeChanges {
     }
 }
 
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this status.
+    Code(i32),
+    /// A signal killed it.
+    Signal(i32),
+    /// It ran past its timeout and was killed.
+    TimedOut(Duration),
+    /// The person pressed Ctrl-C and it was killed.
+    Interrupted,
+    /// The operating system reported neither a code nor a signal.
+    Unknown,
+}
+
+impl Exit {
+    /// It exited 0.
+    pub(crate) fn succeeded(self) -> bool {
+        self == Exit::Code(0)
+    }
+
+    /// The exit code, when it exited.
+    pub(crate) fn code(self) -> Option<i32> {
+        match self {
+            Exit::Code(code) => Some(code),
+            _ => None,
+        }
+    }
+
+    /// The short form for outcome and evidence lines: `exit 1`, `killed by signal 9`.
+    pub(crate) fn short(self) -> String {
+        match self {
+            Exit::Code(code) => format!("exit {code}"),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The status line the model reads and the ledger keeps: `exit status 1`, `killed by
+/// signal 9`, `timed out after 120 s; killed`.
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(code) => write!(f, "exit status {code}"),
+            Exit::Signal(signal) => write!(f, "killed by signal {signal}"),
+            Exit::TimedOut(after) if after.subsec_nanos() == 0 => {
+                write!(f, "timed out after {} s; killed", after.as_secs())
+            }
+            Exit::TimedOut(after) => {
+                let seconds = (after.as_secs_f64() * 1000.0).round() / 1000.0;
+                write!(f, "timed out after {seconds} s; killed")
+            }
+            Exit::Interrupted => f.write_str("interrupted by the user (Ctrl-C); killed"),
+            Exit::Unknown => f.write_str("exit status unknown"),
+        }
+    }
+}
+
 /// Something that happened to the world (or was stopped from happening).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
@@ -167,8 +225,8 @@ pub enum Effect {
     Ran {
         /// The program (absolute path) and its arguments.
         argv: Vec<String>,
-        /// `exit status 0`, `killed by signal 9`, `timed out after 120 s; killed`.
-        status: String,
+        /// How it ended.
+        exit: Exit,
         /// Wall-clock time.
         duration: Duration,
         /// What the sandbox let it reach; `None` when it ran unconfined

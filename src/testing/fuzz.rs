@@ -637,7 +637,11 @@ fn patch_raw(root: &Path, data: &[u8]) {
         Ok(_) | Err(ToolError::BadArguments(_)) => {}
         // The message starts with it; elsewhere it is a quote of the model's own text
         // (a path, a line of the diff).
-        Err(ToolError::Refused(text) | ToolError::Fault(text)) => assert!(
+        Err(
+            ToolError::Refused(text)
+            | ToolError::Fault(text)
+            | ToolError::Conflict { message: text, .. },
+        ) => assert!(
             !text.starts_with("The repaired patch does not apply"),
             "repair wrote a patch libgit2 refuses: {text}\n{diff}"
         ),

@@ -22,7 +22,9 @@ pub fn run_command(
     command: &str,
     parent_env: &[(OsString, OsString)],
 ) -> Result<String, ToolError> {
-    toolbox.run_command_with_env(command, parent_env)
+    toolbox
+        .run_command_with_env(command, parent_env)
+        .map(|result| result.text)
 }
 
 /// apply_patch up to the question (parse, check paths, read, repair, apply in memory):
@@ -146,15 +148,28 @@ pub async fn models_with_tools(
     Ok(found)
 }
 
-/// The person's outcome line for a successful read call with `result` as its text (what
-/// the agent adds to every call), for the bench that measures its cost.
-pub fn outcome_line(tool: &str, arguments: &serde_json::Value, result: &str) -> String {
+/// A read call's typed result, kept to describe it again and again in a bench.
+pub struct CallResult(crate::tools::ToolResult);
+
+/// Runs a read call the way the model's call runs, keeping its typed result.
+pub fn run_tool(
+    toolbox: &Toolbox,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> Result<CallResult, ToolError> {
+    toolbox.run(tool, arguments).map(CallResult)
+}
+
+/// The person's outcome line for a successful read call (what the agent adds to every
+/// call), for the bench that measures its cost.
+pub fn outcome_line(tool: &str, arguments: &serde_json::Value, result: &CallResult) -> String {
     crate::agent::outcome::describe(
         tool,
         arguments,
         &crate::authority::policy::Rule::Offered,
         crate::agent::CallOutcome::Ok,
-        result,
+        Some(&result.0.account),
+        &result.0.text,
         &crate::authority::journal::Journal::default(),
     )
     .text

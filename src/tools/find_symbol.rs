@@ -11,12 +11,13 @@
 //! project of other languages every call would be a wasted round trip.
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::symbols::lang::names;
 use super::symbols::{Lookup, SymbolQuery, parse_query};
 use super::text::clip_line;
-use super::{Access, Run, ToolContext, ToolEnv, ToolError, ToolSpec, arg, parse_args};
+use super::{
+    Access, Account, ReadTool, Reads, ToolContext, ToolEnv, ToolError, ToolResult, ToolSpec, arg,
+};
 
 /// The registry entry.
 pub(crate) static SPEC: ToolSpec = ToolSpec {
@@ -26,18 +27,17 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     access: Access::Read,
     scope: "source files in the project tree that a grammar covers",
     available,
-    run: Run::Read(run),
+    run: &Reads(FindSymbol),
     purged_after_turn: false,
     shown: |args| format!("definitions of {}", arg(args, "symbol")),
     ledger_arguments: None,
     subject: |args| super::plain_arg(args, "symbol"),
-    summarize: Some(summarize),
     schema: std::sync::OnceLock::new(),
 };
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     symbol: String,
 }
 
@@ -52,19 +52,30 @@ fn available(env: &ToolEnv) -> Result<(), String> {
     ))
 }
 
-fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
-    let args: Args = parse_args(SPEC.name, args)?;
-    find_symbol(context.env, &args.symbol)
+struct FindSymbol;
+
+impl ReadTool for FindSymbol {
+    type Args = Args;
+
+    fn run(&self, context: &ToolContext<'_>, args: Args) -> Result<ToolResult, ToolError> {
+        find_symbol(context.env, &args.symbol)
+    }
 }
 
 /// Looks up the definitions of `symbol` and formats them for the model.
-fn find_symbol(env: &ToolEnv, symbol: &str) -> Result<String, ToolError> {
+fn find_symbol(env: &ToolEnv, symbol: &str) -> Result<ToolResult, ToolError> {
     let limit = env.budgets.list_max_entries;
     // The walker would read an unsafe ignore file at the root before skipping anything.
     super::walk::check_root(&env.project)?;
     let lookup = env.symbols.lookup(&env.project, symbol, limit)?;
     let query = parse_query(symbol)?;
-    Ok(format(&lookup, &query, limit, env.budgets.max_line_chars))
+    let text = format(&lookup, &query, limit, env.budgets.max_line_chars);
+    let account = Account::Definitions {
+        found: lookup.definitions.len(),
+        first: (lookup.definitions.first()).map(|def| format!("{}:{}", def.path, def.line)),
+        truncated: lookup.truncated,
+    };
+    Ok(ToolResult::new(text, account))
 }
 
 /// Renders a lookup: one line per definition, then the truncation or unreadable notes.
@@ -140,26 +151,6 @@ fn miss(lookup: &Lookup, query: &SymbolQuery) -> String {
             "No definition of `{name}` found in scope `{scope}`; `{name}` alone has {}: ask for `{name}`.",
             super::count(n, "definition", "definitions")
         ),
-    }
-}
-
-/// `1 definition (greet.go:4)`, `3 definitions (a.go:1, b.go:7, …)`, `no definition`.
-fn summarize(result: &str) -> String {
-    let places: Vec<&str> = result
-        .lines()
-        .filter_map(|line| line.rsplit_once(" -> ").map(|(_, place)| place))
-        .collect();
-    let truncated = result.lines().any(|line| line.starts_with('['));
-    match places.as_slice() {
-        [] => "no definition".to_owned(),
-        [first, rest @ ..] => {
-            let more = if rest.is_empty() { "" } else { ", …" };
-            let cut = if truncated { ", truncated" } else { "" };
-            format!(
-                "{} ({first}{more}){cut}",
-                super::count(places.len(), "definition", "definitions")
-            )
-        }
     }
 }
 

@@ -15,9 +15,11 @@
 
 use ignore::overrides::OverrideBuilder;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args, walk};
+use super::{
+    Access, Account, Budgets, ReadTool, Reads, ToolContext, ToolError, ToolResult, ToolSpec, arg,
+    walk,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
@@ -34,7 +36,7 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     access: Access::Read,
     scope: "the project tree, gitignored files skipped",
     available: super::always_available,
-    run: Run::Read(run),
+    run: &Reads(ListFiles),
     purged_after_turn: false,
     shown: |args| match args.get("pattern") {
         Some(_) => format!("file list {}", arg(args, "pattern")),
@@ -42,24 +44,28 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     },
     ledger_arguments: None,
     subject: |args| super::plain_arg(args, "pattern"),
-    summarize: Some(summarize),
     schema: std::sync::OnceLock::new(),
 };
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     #[serde(default)]
     pattern: Option<String>,
 }
 
-fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
-    let args: Args = parse_args(SPEC.name, args)?;
-    list_files(
-        &context.env.project,
-        &context.env.budgets,
-        args.pattern.as_deref(),
-    )
+struct ListFiles;
+
+impl ReadTool for ListFiles {
+    type Args = Args;
+
+    fn run(&self, context: &ToolContext<'_>, args: Args) -> Result<ToolResult, ToolError> {
+        list_files(
+            &context.env.project,
+            &context.env.budgets,
+            args.pattern.as_deref(),
+        )
+    }
 }
 
 /// Lists files beneath the root, sorted by path, at most `list_max_entries` of them.
@@ -67,8 +73,13 @@ pub(crate) fn list_files(
     project: &Project,
     budgets: &Budgets,
     pattern: Option<&str>,
-) -> Result<String, ToolError> {
+) -> Result<ToolResult, ToolError> {
     let pattern = pattern.map(str::trim).filter(|p| !p.is_empty());
+    let account = |files: usize, truncated: bool| Account::Listed {
+        files,
+        truncated,
+        glob: pattern.is_some(),
+    };
     let (builder, skipped) = walk::builder(project, glob_filter(project, pattern)?)?;
     let limit = budgets.list_max_entries;
     let found: Vec<_> = walk::files(project, builder.build())
@@ -76,10 +87,11 @@ pub(crate) fn list_files(
         .collect();
     if found.is_empty() {
         let notes = skipped.notes();
-        return Ok(match pattern {
+        let text = match pattern {
             Some(glob) => format!("{notes}No files match `{glob}`."),
             None => format!("{notes}No files found."),
-        });
+        };
+        return Ok(ToolResult::new(text, account(0, false)));
     }
     let mut out = String::new();
     for path in found.iter().take(limit) {
@@ -88,7 +100,7 @@ pub(crate) fn list_files(
     }
     if found.len() <= limit {
         out.push_str(&skipped.notes());
-        return Ok(out);
+        return Ok(ToolResult::new(out, account(found.len(), false)));
     }
     out.push_str(&format!(
         "[truncated to {limit} entries; narrow with a glob]\n"
@@ -110,7 +122,7 @@ pub(crate) fn list_files(
     notes.sort_unstable();
     notes.dedup();
     out.extend(notes);
-    Ok(out)
+    Ok(ToolResult::new(out, account(limit, true)))
 }
 
 /// The walk filter for list_files' glob, if there is one.
@@ -320,20 +332,6 @@ impl DirCounts {
         self.below(dir)
             .max()
             .is_some_and(|n| n * 2 >= self.count(dir))
-    }
-}
-
-/// `41 files`, `60 files (truncated)`, `no files`.
-fn summarize(result: &str) -> String {
-    let files = result
-        .lines()
-        .filter(|line| !line.is_empty() && !line.starts_with('['))
-        .count();
-    let truncated = result.lines().any(|line| line.starts_with("[truncated"));
-    match (files, truncated) {
-        (0, _) => "no files".to_owned(),
-        (n, false) => super::count(n, "file", "files"),
-        (n, true) => format!("{} (truncated)", super::count(n, "file", "files")),
     }
 }
 

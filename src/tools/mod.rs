@@ -5,16 +5,24 @@
 //! history describe it. [`REGISTRY`] lists them; adding a tool is one entry there plus its
 //! file (docs/development.md lists everything else a new tool may touch: nothing).
 //!
-//! A call runs through [`Toolbox::call`], the path every model call takes:
+//! A call runs through [`Toolbox::call`], the path every model call takes. Its arguments
+//! are deserialised once into the tool's own typed struct, then:
 //!
-//! - a **read** tool is one function of the [`ToolContext`];
-//! - a tool with **effects** is two-phase: `plan` does no effect and returns a
-//!   [`Proposal`] (the canonical diff with its preconditions, or the resolved argv);
-//!   [`Authority::authorize`] decides; `execute` carries out only an approved plan.
+//! - a **read** tool ([`ReadTool`]) runs;
+//! - a tool with **effects** ([`EffectTool`]) is two-phase: `plan` does no effect and
+//!   returns the tool's own plan type (the canonical diff with its preconditions, or the
+//!   resolved argv); [`Authority::authorize`] decides on the request the plan states;
+//!   `execute` carries out only an approved plan.
 //!
-//! Errors come in three kinds ([`ToolError`]): bad arguments, refusals and failures the
-//! model can correct (both go back to it as text), and faults of the environment.
+//! Every call returns a [`ToolResult`]: the text the model reads and a typed
+//! [`Account`] of what happened, from which the person's lines and the evidence are
+//! rendered. The Toolbox journals the effects an account reports; tools cannot.
+//!
+//! Errors come in four kinds ([`ToolError`]): bad arguments, refusals and failures the
+//! model can correct (both go back to it as text), a patch stopped by a stale file, and
+//! faults of the environment.
 
+pub(crate) mod account;
 pub(crate) mod apply_patch;
 mod find_symbol;
 pub(crate) mod list_files;
@@ -31,9 +39,10 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub(crate) use account::{Account, ToolResult};
 use crate::authority::journal::Effect;
 use crate::authority::revisions::Revision;
-use crate::authority::{Approver, Authority, CancelToken, Verdict};
+use crate::authority::{Approver, Authority, CancelToken, Request, Verdict};
 use crate::config::Config;
 use crate::project::{BoundaryError, Project, ProjectPath};
 
@@ -59,44 +68,81 @@ impl Access {
     }
 }
 
-/// How a tool's call is carried out.
-#[derive(Clone, Copy)]
-pub(crate) enum Run {
-    /// One call, no effect beyond reading.
-    Read(fn(&ToolContext<'_>, Value) -> Result<String, ToolError>),
-    /// Plan without effect, let authority decide, then execute the approved plan.
-    Effect {
-        /// Checks the arguments and works out exactly what would happen.
-        plan: fn(&ToolContext<'_>, Value) -> Result<Proposal, ToolError>,
-        /// Carries out an approved plan.
-        execute: fn(&ToolContext<'_>, Proposal) -> Result<String, ToolError>,
-    },
+/// A tool that only reads: one call, no effect.
+pub(crate) trait ReadTool: Sync {
+    /// Its arguments, as the schema describes them.
+    type Args: DeserializeOwned;
+    /// Answers one call.
+    fn run(&self, context: &ToolContext<'_>, args: Self::Args) -> Result<ToolResult, ToolError>;
 }
 
-/// A planned effect, waiting for authority's verdict.
-#[derive(Debug)]
-pub(crate) enum Proposal {
-    /// A patch ready to write.
-    Patch(apply_patch::PatchPlan),
-    /// A command ready to run.
-    Command(run_command::CommandPlan),
+/// A tool with effects: planned without effect, decided by authority, then executed.
+pub(crate) trait EffectTool: Sync {
+    /// Its arguments, as the schema describes them.
+    type Args: DeserializeOwned;
+    /// Exactly what would happen, worked out before anything happens.
+    type Plan: Planned;
+    /// Checks the arguments and works out the plan; no effect.
+    fn plan(&self, context: &ToolContext<'_>, args: Self::Args) -> Result<Self::Plan, ToolError>;
+    /// Carries out an approved plan; its account names every effect.
+    fn execute(&self, context: &ToolContext<'_>, plan: Self::Plan)
+    -> Result<ToolResult, ToolError>;
 }
 
-impl Proposal {
+/// A plan waiting for authority's verdict.
+pub(crate) trait Planned {
     /// What the person (or the approver standing in) is asked about.
-    fn request(&self) -> crate::authority::Request<'_> {
-        match self {
-            Proposal::Patch(plan) => plan.request(),
-            Proposal::Command(plan) => plan.request(),
-        }
-    }
-
+    fn request(&self) -> Request<'_>;
     /// What the model is told when the verdict is not a yes.
-    fn refused(&self, verdict: Verdict) -> ToolError {
-        match self {
-            Proposal::Patch(_) => apply_patch::refused(verdict),
-            Proposal::Command(plan) => plan.refused(verdict),
-        }
+    fn refused(&self, verdict: Verdict) -> ToolError;
+}
+
+/// A registry entry's way of carrying out a call, whatever its argument and plan types.
+pub(crate) trait Dispatch: Sync {
+    /// Parses the arguments and runs the call (for an effect tool: plan, authority,
+    /// execute).
+    fn call(&self, tool: &str, context: &ToolContext<'_>, args: Value)
+    -> Result<ToolResult, ToolError>;
+}
+
+/// A [`ReadTool`] as a registry entry.
+pub(crate) struct Reads<T>(pub(crate) T);
+
+/// An [`EffectTool`] as a registry entry.
+pub(crate) struct Effects<T>(pub(crate) T);
+
+impl<T: ReadTool> Dispatch for Reads<T> {
+    fn call(
+        &self,
+        tool: &str,
+        context: &ToolContext<'_>,
+        args: Value,
+    ) -> Result<ToolResult, ToolError> {
+        self.0.run(context, parse_args(tool, args)?)
+    }
+}
+
+impl<T: EffectTool> Dispatch for Effects<T> {
+    fn call(
+        &self,
+        tool: &str,
+        context: &ToolContext<'_>,
+        args: Value,
+    ) -> Result<ToolResult, ToolError> {
+        let plan = self.0.plan(context, parse_args(tool, args)?)?;
+        authorized(context, plan, |plan| self.0.execute(context, plan))
+    }
+}
+
+/// Holds a plan up to authority and executes it only when approved.
+fn authorized<P: Planned>(
+    context: &ToolContext<'_>,
+    plan: P,
+    execute: impl FnOnce(P) -> Result<ToolResult, ToolError>,
+) -> Result<ToolResult, ToolError> {
+    match context.authority.authorize(&plan.request()) {
+        Verdict::Approved => execute(plan),
+        verdict => Err(plan.refused(verdict)),
     }
 }
 
@@ -119,7 +165,7 @@ pub struct ToolSpec {
     /// model, and a call to it is refused with that reason).
     pub(crate) available: fn(&ToolEnv) -> Result<(), String>,
     /// How a call is carried out.
-    pub(crate) run: Run,
+    pub(crate) run: &'static dyn Dispatch,
     /// Its results are dropped from history once their turn ends (file slices: the model
     /// can read them again; carrying them costs every later request).
     pub(crate) purged_after_turn: bool,
@@ -129,10 +175,6 @@ pub struct ToolSpec {
     pub(crate) ledger_arguments: Option<fn(&Value) -> String>,
     /// The call's key argument in the person's outcome line (`Greet`, `greet.go 1-6`).
     pub(crate) subject: fn(&Value) -> String,
-    /// What a successful result holds, in a few words (`1 definition (greet.go:4)`), read
-    /// from the tool's own text. `None` for a tool with effects: what authority journaled
-    /// (the files written, the command's exit status) says what happened.
-    pub(crate) summarize: Option<fn(&str) -> String>,
     /// The parsed schema (parsed once, on first use).
     pub(crate) schema: OnceLock<Value>,
 }
@@ -207,14 +249,7 @@ pub(crate) fn plain_arg(arguments: &Value, key: &str) -> String {
     }
 }
 
-/// `1 file`, `2 files`: a count with its noun in the right number.
-pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
+pub(crate) use account::count;
 
 /// One argument of a call, for the ledger's descriptions: strings quoted and cut to one
 /// short line, anything else as JSON, `?` when missing.
@@ -235,6 +270,15 @@ pub enum ToolError {
     /// A refusal or failure the model can act on: outside the project, bad regex, no file.
     #[error("{0}")]
     Refused(String),
+    /// A patch was not written because files it touches changed since the model read
+    /// them; the message shows their current lines. The Toolbox journals the conflict.
+    #[error("{message}")]
+    Conflict {
+        /// What the model reads.
+        message: String,
+        /// The files that changed.
+        files: Vec<String>,
+    },
     /// The environment is broken (an unreadable disk, an unexpected I/O error).
     #[error("{0}")]
     Fault(String),
@@ -399,15 +443,6 @@ impl ToolContext<'_> {
         self.authority.is_current(path, current)
     }
 
-    /// Journals an effect the moment it happened.
-    pub(crate) fn journal_effect(&self, effect: Effect) {
-        self.authority.journal_effect(effect);
-    }
-
-    /// Records a patch that was written, for `/diff` and `/undo`.
-    pub(crate) fn record_applied(&self, patch: crate::authority::applied::AppliedPatch) {
-        self.authority.record_applied(patch);
-    }
 }
 
 /// The tools of one session: the fixed environment plus the authority every call with an
@@ -493,7 +528,7 @@ impl Toolbox {
     /// Runs the named tool on JSON arguments, exactly as a model's call would: a read
     /// tool runs; a tool with effects plans, authority decides, and only an approved plan
     /// is executed.
-    pub fn call(&self, name: &str, args: Value) -> Result<String, ToolError> {
+    pub(crate) fn run(&self, name: &str, args: Value) -> Result<ToolResult, ToolError> {
         let spec = spec(name).ok_or_else(|| {
             ToolError::BadArguments(format!(
                 "there is no tool `{name}`; the tools are {}",
@@ -501,13 +536,40 @@ impl Toolbox {
             ))
         })?;
         (spec.available)(&self.env).map_err(ToolError::Refused)?;
-        let context = self.context();
-        match spec.run {
-            Run::Read(run) => run(&context, args),
-            Run::Effect { plan, execute } => {
-                let proposal = plan(&context, args)?;
-                self.authorized(&context, proposal, execute)
+        let result = spec.run.call(spec.name, &self.context(), args);
+        self.journal(&result);
+        result
+    }
+
+    /// [`Toolbox::run`] as the model reads it: the text, or the refusal (a conflict is
+    /// a refusal to the model). For tests, benches and fuzzing outside the crate.
+    pub fn call(&self, name: &str, args: Value) -> Result<String, ToolError> {
+        match self.run(name, args) {
+            Ok(result) => Ok(result.text),
+            Err(ToolError::Conflict { message, .. }) => Err(ToolError::Refused(message)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Journals what a call's result says happened: the effect of its account (and the
+    /// applied patch behind `/diff` and `/undo`), or the conflict that stopped a patch.
+    /// The only place evidence of a tool's effect is made.
+    fn journal(&self, result: &Result<ToolResult, ToolError>) {
+        match result {
+            Ok(result) => {
+                if let Some(effect) = result.account.effect() {
+                    self.authority.journal_effect(effect);
+                }
+                if let Account::Wrote { applied, .. } = &result.account {
+                    self.authority.record_applied(applied.clone());
+                }
             }
+            Err(ToolError::Conflict { files, .. }) => {
+                self.authority.journal_effect(Effect::Conflict {
+                    files: files.clone(),
+                });
+            }
+            Err(_) => {}
         }
     }
 
@@ -515,19 +577,6 @@ impl Toolbox {
         ToolContext {
             env: &self.env,
             authority: &self.authority,
-        }
-    }
-
-    /// Holds a plan up to authority and executes it only when approved.
-    fn authorized(
-        &self,
-        context: &ToolContext<'_>,
-        proposal: Proposal,
-        execute: fn(&ToolContext<'_>, Proposal) -> Result<String, ToolError>,
-    ) -> Result<String, ToolError> {
-        match self.authority.authorize(&proposal.request()) {
-            Verdict::Approved => execute(context, proposal),
-            verdict => Err(proposal.refused(verdict)),
         }
     }
 
@@ -548,10 +597,12 @@ impl Toolbox {
         &self,
         command: &str,
         parent_env: &[(std::ffi::OsString, std::ffi::OsString)],
-    ) -> Result<String, ToolError> {
+    ) -> Result<ToolResult, ToolError> {
         let context = self.context();
         let plan = run_command::plan_command(&self.env, command, parent_env)?;
-        self.authorized(&context, Proposal::Command(plan), run_command::execute)
+        let result = authorized(&context, plan, |plan| run_command::execute(&context, plan));
+        self.journal(&result);
+        result
     }
 }
 

@@ -25,11 +25,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::text::clip_line;
 use super::{
-    Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, ordered, parse_args, walk,
+    Access, Budgets, ReadTool, Reads, ToolContext, ToolError, ToolResult, Account, ToolSpec, arg, ordered, walk,
 };
 use crate::authority::journal::content_hash;
 use crate::authority::revisions::MAX_HASHED_BYTES;
@@ -43,24 +42,32 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     access: Access::Read,
     scope: "the project tree, gitignored files skipped",
     available: super::always_available,
-    run: Run::Read(run),
+    run: &Reads(SearchText),
     purged_after_turn: false,
     shown: |args| format!("search for {}", arg(args, "pattern")),
     ledger_arguments: None,
     subject: |args| format!("\"{}\"", super::plain_arg(args, "pattern")),
-    summarize: Some(summarize),
     schema: std::sync::OnceLock::new(),
 };
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     pattern: String,
 }
 
-fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
-    let args: Args = parse_args(SPEC.name, args)?;
-    let (text, shown) = search(&context.env.project, &context.env.budgets, &args.pattern)?;
+struct SearchText;
+
+impl ReadTool for SearchText {
+    type Args = Args;
+
+    fn run(&self, context: &ToolContext<'_>, args: Args) -> Result<ToolResult, ToolError> {
+        search_text(context, args)
+    }
+}
+
+fn search_text(context: &ToolContext<'_>, args: Args) -> Result<ToolResult, ToolError> {
+    let (result, shown) = search(&context.env.project, &context.env.budgets, &args.pattern)?;
     if !shown.is_empty() {
         let pattern: String = args.pattern.chars().take(60).collect();
         let ellipsis = if pattern.len() < args.pattern.len() {
@@ -73,7 +80,7 @@ fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
             context.record_revision(&path, hash.to_string(), how.clone());
         }
     }
-    Ok(text)
+    Ok(result)
 }
 
 /// One matching line.
@@ -139,8 +146,9 @@ fn search(
     project: &Project,
     budgets: &Budgets,
     pattern: &str,
-) -> Result<(String, Shown), ToolError> {
+) -> Result<(ToolResult, Shown), ToolError> {
     let (matcher, literal_note) = matcher_for(pattern)?;
+    let literal = !literal_note.is_empty();
     let limit = budgets.search_max_matches;
     let job = Job {
         project,
@@ -182,12 +190,24 @@ fn search(
     notes.extend(too_long.iter().map(long_line_note));
     notes.extend(not_files.iter().map(not_a_file_note));
     notes.push_str(&skipped.notes());
+    let shown_hits = &hits[..hits.len().min(limit)];
+    let account = Account::Matches {
+        matches: shown_hits.len(),
+        files: shown_hits
+            .iter()
+            .enumerate()
+            .filter(|(n, hit)| *n == 0 || shown_hits[n - 1].path != hit.path)
+            .count(),
+        truncated: hits.len() > limit,
+        literal,
+    };
     if hits.is_empty() {
-        return Ok((format!("{notes}No matches found."), Vec::new()));
+        let text = format!("{notes}No matches found.");
+        return Ok((ToolResult::new(text, account), Vec::new()));
     }
     let mut out = notes;
     let mut shown: Shown = Vec::new();
-    for hit in hits.iter().take(limit) {
+    for hit in shown_hits {
         out.push_str(&format!("{}:{}:{}\n", hit.path, hit.line, hit.text));
         if let Some(revision) = &hit.revision
             && shown.last().is_none_or(|(path, _)| *path != hit.path)
@@ -200,7 +220,7 @@ fn search(
             "[truncated to {limit} matches; narrow the pattern]\n"
         ));
     }
-    Ok((out, shown))
+    Ok((ToolResult::new(out, account), shown))
 }
 
 /// Passes a file's bytes to the searcher and keeps a copy of everything read (up to
@@ -424,66 +444,5 @@ impl Sink for Collect<'_> {
             revision: None,
         });
         Ok(self.hits.len() < self.wanted)
-    }
-}
-
-/// `2 matches in 1 file`, `10 matches in 4 files (truncated)`, `no matches`. A match line
-/// is `path:line:text`; the path is what precedes the first `:<digits>:`.
-fn summarize(result: &str) -> String {
-    let mut files: Vec<&str> = Vec::new();
-    let mut matches = 0;
-    let is_note = |line: &str| {
-        ["[`", "[skipped ", "[truncated "]
-            .iter()
-            .any(|note| line.starts_with(note))
-    };
-    for line in result.lines().filter(|line| !is_note(line)) {
-        let path = line.match_indices(':').find_map(|(at, _)| {
-            let rest = &line[at + 1..];
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            (digits > 0 && rest.as_bytes().get(digits) == Some(&b':')).then(|| &line[..at])
-        });
-        if let Some(path) = path {
-            matches += 1;
-            if files.last() != Some(&path) && !files.contains(&path) {
-                files.push(path);
-            }
-        }
-    }
-    let truncated = result.lines().any(|line| line.starts_with("[truncated"));
-    let literal = if result.starts_with("[`") {
-        " (as plain text)"
-    } else {
-        ""
-    };
-    match matches {
-        0 => format!("no matches{literal}"),
-        n => format!(
-            "{} in {}{}{literal}",
-            super::count(n, "match", "matches"),
-            super::count(files.len(), "file", "files"),
-            if truncated { " (truncated)" } else { "" }
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::summarize;
-
-    #[test]
-    fn the_outcome_counts_matches_not_notes() {
-        let literal = "[`a:1:(` is not a valid regex (unclosed group); searched for it as plain text]\n[skipped big/: too large]\nx.go:1:a:1:(\ny.go:2:a:1:(\n";
-        assert_eq!(summarize(literal), "2 matches in 2 files (as plain text)");
-        assert_eq!(
-            summarize(
-                "[`(` is not a valid regex (x); searched for it as plain text]\nNo matches found."
-            ),
-            "no matches (as plain text)"
-        );
-        assert_eq!(
-            summarize("[id].tsx:3:x\n[truncated to 1 matches; narrow the pattern]\n"),
-            "1 match in 1 file (truncated)"
-        );
     }
 }

@@ -14,10 +14,11 @@
 use std::io::{BufRead, BufReader, Read};
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::text::clip_line;
-use super::{Access, Budgets, Run, ToolContext, ToolError, ToolSpec, arg, parse_args};
+use super::{
+    Access, Account, Budgets, ReadTool, Reads, ToolContext, ToolError, ToolResult, ToolSpec, arg,
+};
 use crate::authority::journal::content_hash;
 use crate::authority::revisions::MAX_HASHED_BYTES;
 use crate::project::{BoundaryError, Project, ProjectPath};
@@ -30,7 +31,7 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     access: Access::Read,
     scope: "files named beneath the project root, not .git/",
     available: super::always_available,
-    run: Run::Read(run),
+    run: &Reads(ViewSlice),
     purged_after_turn: true,
     shown: |args| {
         format!(
@@ -49,7 +50,6 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
             super::plain_arg(args, "end")
         )
     },
-    summarize: Some(summarize),
     schema: std::sync::OnceLock::new(),
 };
 
@@ -59,14 +59,23 @@ const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     path: String,
     start: i64,
     end: i64,
 }
 
-fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
-    let args: Args = parse_args(SPEC.name, args)?;
+struct ViewSlice;
+
+impl ReadTool for ViewSlice {
+    type Args = Args;
+
+    fn run(&self, context: &ToolContext<'_>, args: Args) -> Result<ToolResult, ToolError> {
+        view(context, args)
+    }
+}
+
+fn view(context: &ToolContext<'_>, args: Args) -> Result<ToolResult, ToolError> {
     let viewed = read_slice(
         &context.env.project,
         &context.env.budgets,
@@ -83,23 +92,12 @@ fn run(context: &ToolContext<'_>, args: Value) -> Result<String, ToolError> {
         }
         context.record_revision(&viewed.real, hash, how);
     }
-    Ok(viewed.text)
+    let lines = usize::try_from(viewed.last.saturating_add(1).saturating_sub(viewed.first))
+        .unwrap_or(usize::MAX);
+    Ok(ToolResult::new(viewed.text, Account::Slice { lines }))
 }
 
 /// Reads lines `start..=end` of `path`, formatted `%5d | text`, one per line.
-/// `6 lines`: the numbered lines shown (`   12 | text`).
-fn summarize(result: &str) -> String {
-    let lines = result
-        .lines()
-        .filter(|line| {
-            let line = line.trim_start();
-            let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-            digits > 0 && line[digits..].starts_with(" |")
-        })
-        .count();
-    super::count(lines, "line", "lines")
-}
-
 #[cfg(test)]
 pub(crate) fn view_slice(
     project: &Project,

@@ -16,10 +16,10 @@ use std::fmt::Write as _;
 
 use super::parse::{self, HunkLine};
 use super::{Change, checked_path, read_current};
-use crate::authority::journal::{Effect, content_hash};
+use crate::authority::journal::content_hash;
 use crate::project::ProjectPath;
 use crate::tools::text::clip_line;
-use crate::tools::{Budgets, ToolContext};
+use crate::tools::{Budgets, ToolContext, ToolError};
 
 /// Lines of context shown around each place a patch applies.
 const CONTEXT: usize = 3;
@@ -171,15 +171,13 @@ pub(crate) fn stale_at_write(
 }
 
 impl Conflict {
-    /// Journals the conflict, writes the message for the model, and records what the
-    /// message showed as the model's new revision of each file (its current lines are
+    /// The conflict as the tool's error (the Toolbox journals it): the message for the
+    /// model, after recording what the message showed as the model's new revision of each
+    /// file (its current lines are
     /// what the revised patch will be prepared against; a deleted file is forgotten). A
     /// file whose lines did not fit the budget keeps its old revision, so a patch to it
     /// is refused again, with its lines, until the model has seen them.
-    pub(crate) fn report(self, context: &ToolContext<'_>) -> String {
-        context.journal_effect(Effect::Conflict {
-            files: self.files.iter().map(|f| f.path.to_string()).collect(),
-        });
+    pub(crate) fn report(self, context: &ToolContext<'_>) -> ToolError {
         let (message, shown) = self.message(&context.env.budgets);
         for (file, shown) in self.files.iter().zip(shown) {
             match (&file.now, shown) {
@@ -194,7 +192,10 @@ impl Conflict {
                 (Some(_), false) => {}
             }
         }
-        message
+        ToolError::Conflict {
+            message,
+            files: self.files.iter().map(|f| f.path.to_string()).collect(),
+        }
     }
 
     /// The text for the model, and for each file whether its current lines were shown.

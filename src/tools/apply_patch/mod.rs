@@ -34,9 +34,12 @@ use std::fmt::Write as _;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Access, Proposal, Run, ToolContext, ToolEnv, ToolError, ToolSpec, parse_args};
+use super::{
+    Access, Account, EffectTool, Effects, Planned, ToolContext, ToolEnv, ToolError, ToolResult,
+    ToolSpec,
+};
 use crate::authority::applied::{AppliedFile, AppliedPatch};
-use crate::authority::journal::{Effect, FileChange, content_hash};
+use crate::authority::journal::{FileChange, content_hash};
 use crate::authority::{Request, Verdict};
 use crate::project::{BoundaryError, FileMode, Project, ProjectPath, WriteMode};
 
@@ -51,11 +54,10 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     access: Access::Write,
     scope: "files beneath the project root, not .git/, only in a git work tree",
     available,
-    run: Run::Effect { plan, execute },
+    run: &Effects(ApplyPatch),
     purged_after_turn: false,
     shown: |_| "the result of a patch".to_owned(),
     subject: |_| String::new(),
-    summarize: None,
     ledger_arguments: Some(|args| {
         format!(
             "(diff of {} bytes)",
@@ -75,7 +77,7 @@ fn available(env: &ToolEnv) -> Result<(), String> {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     diff: String,
 }
 
@@ -104,19 +106,41 @@ pub(crate) struct PatchPlan {
     files: Vec<String>,
 }
 
-impl PatchPlan {
-    /// The question about this patch.
-    pub(crate) fn request(&self) -> Request<'_> {
+impl Planned for PatchPlan {
+    fn request(&self) -> Request<'_> {
         Request::Patch {
             summary: &self.prepared.summary,
             diff: &self.prepared.patch,
             files: &self.files,
         }
     }
+
+    fn refused(&self, verdict: Verdict) -> ToolError {
+        refused(verdict)
+    }
+}
+
+struct ApplyPatch;
+
+impl EffectTool for ApplyPatch {
+    type Args = Args;
+    type Plan = PatchPlan;
+
+    fn plan(&self, context: &ToolContext<'_>, args: Args) -> Result<PatchPlan, ToolError> {
+        plan(context, args)
+    }
+
+    fn execute(
+        &self,
+        context: &ToolContext<'_>,
+        plan: PatchPlan,
+    ) -> Result<ToolResult, ToolError> {
+        execute(context, plan.prepared)
+    }
 }
 
 /// What the model is told when a patch is not approved.
-pub(crate) fn refused(verdict: Verdict) -> ToolError {
+fn refused(verdict: Verdict) -> ToolError {
     ToolError::Refused(match verdict {
         Verdict::Approved | Verdict::Declined(None) => "The user declined this patch; nothing was changed. Do not send it again: explain what you wanted to change and why, and ask how to proceed.".to_owned(),
         Verdict::Declined(Some(reason)) => format!("The user declined this patch and said: \"{reason}\". Nothing was changed. Do not send it again: take their reason into account."),
@@ -128,8 +152,7 @@ pub(crate) fn refused(verdict: Verdict) -> ToolError {
 }
 
 /// Prepares the patch and checks it against the revisions the model read; no effect.
-fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
-    let args: Args = parse_args(SPEC.name, args)?;
+fn plan(context: &ToolContext<'_>, args: Args) -> Result<PatchPlan, ToolError> {
     let prepared = match prepare_within(
         &context.env.project,
         &args.diff,
@@ -140,7 +163,7 @@ fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
         // changed since: then the conflict, with the current lines, is the useful answer.
         Err(refusal) => {
             return Err(match conflict::stale_unprepared(context, &args.diff) {
-                Some(conflict) => ToolError::Refused(conflict.report(context)),
+                Some(conflict) => conflict.report(context),
                 None => refusal,
             });
         }
@@ -151,90 +174,83 @@ fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
     if let Some(conflict) =
         conflict::stale_at_proposal(context, &prepared.changes, &prepared.regions)
     {
-        return Err(ToolError::Refused(conflict.report(context)));
+        return Err(conflict.report(context));
     }
     let files = prepared
         .changes
         .iter()
         .map(|c| c.path.to_string())
         .collect();
-    Ok(Proposal::Patch(PatchPlan { prepared, files }))
+    Ok(PatchPlan { prepared, files })
 }
 
-/// Writes an approved patch, all files or none, held to the write-time precondition.
-fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, ToolError> {
-    let Proposal::Patch(PatchPlan { prepared, .. }) = proposal else {
-        return Err(ToolError::Fault(
-            "internal error in metron: apply_patch was handed another tool's plan".to_owned(),
-        ));
-    };
+/// Writes an approved patch, all files or none, held to the write-time precondition. Its
+/// account names every file written, with hashes, and the contents behind `/undo`.
+fn execute(context: &ToolContext<'_>, prepared: Prepared) -> Result<ToolResult, ToolError> {
     let result = commit(&context.env.project, &prepared.changes);
-    // The write is journaled first, before any other bookkeeping, so nothing that goes
-    // wrong afterwards can leave a write out of the ledger.
-    let written: Vec<FileChange> = match result {
-        Ok(()) => prepared
-            .changes
-            .iter()
-            .map(|c| {
-                let (added, removed) = line_counts(&prepared, &c.path);
-                FileChange {
-                    path: c.path.to_string(),
-                    before: c.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
-                    after: c.after.as_deref().map(content_hash),
-                    mode_before: c.mode_before(),
-                    mode_after: c.mode_after(),
-                    added,
-                    removed,
-                }
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    if result.is_ok() {
-        context.journal_effect(Effect::Wrote {
-            files: written.clone(),
-        });
-    }
     for change in &prepared.changes {
         context.env.symbols.invalidate(&change.path);
     }
     match result {
         Ok(()) => {
-            context.record_applied(AppliedPatch {
-                call: None,
-                files: prepared
-                    .changes
-                    .iter()
-                    .map(|c| {
-                        let (added, removed) = line_counts(&prepared, &c.path);
-                        AppliedFile {
-                            path: c.path.clone(),
-                            before: c.before.clone(),
-                            after: c.after.clone(),
-                            mode: written_bits(&context.env.project, c),
-                            added,
-                            removed,
-                        }
-                    })
-                    .collect(),
-            });
+            let account = written(&context.env.project, &prepared);
             // The model knows what it wrote: that is its revision of each file now.
-            for (change, file) in prepared.changes.iter().zip(written) {
-                match file.after {
-                    Some(hash) => {
-                        context.record_revision(&change.path, hash, "your own apply_patch");
+            if let Account::Wrote { files, .. } = &account {
+                for (change, file) in prepared.changes.iter().zip(files) {
+                    match &file.after {
+                        Some(hash) => {
+                            let hash = hash.clone();
+                            context.record_revision(&change.path, hash, "your own apply_patch");
+                        }
+                        None => context.forget_revision(change.path.as_str()),
                     }
-                    None => context.forget_revision(change.path.as_str()),
                 }
             }
-            Ok(format!("Applied:\n{}", prepared.summary))
+            Ok(ToolResult::new(
+                format!("Applied:\n{}", prepared.summary),
+                account,
+            ))
         }
         Err(CommitError::Stale(paths)) => {
             let conflict =
                 conflict::stale_at_write(context, &prepared.changes, &prepared.regions, &paths);
-            Err(ToolError::Refused(conflict.report(context)))
+            Err(conflict.report(context))
         }
         Err(e) => Err(ToolError::Fault(e.to_string())),
+    }
+}
+
+/// The account of a patch that was written: each file with its hashes and line counts,
+/// and the contents before and after.
+fn written(project: &Project, prepared: &Prepared) -> Account {
+    let mut files = Vec::with_capacity(prepared.changes.len());
+    let mut applied = Vec::with_capacity(prepared.changes.len());
+    for change in &prepared.changes {
+        let (added, removed) = line_counts(prepared, &change.path);
+        files.push(FileChange {
+            path: change.path.to_string(),
+            before: change.before.as_ref().map(|(bytes, _)| content_hash(bytes)),
+            after: change.after.as_deref().map(content_hash),
+            mode_before: change.mode_before(),
+            mode_after: change.mode_after(),
+            added,
+            removed,
+        });
+        applied.push(AppliedFile {
+            path: change.path.clone(),
+            before: change.before.clone(),
+            after: change.after.clone(),
+            mode: written_bits(project, change),
+            added,
+            removed,
+        });
+    }
+    Account::Wrote {
+        files,
+        applied: AppliedPatch {
+            call: None,
+            files: applied,
+        },
     }
 }
 

@@ -76,10 +76,13 @@ mod changes;
 mod configured;
 
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Access, Proposal, Run, ToolContext, ToolEnv, ToolError, ToolSpec, arg, parse_args};
-use crate::authority::journal::{Effect, TreeChanges};
+use super::account::CommandRecord;
+use super::{
+    Access, Account, EffectTool, Effects, Planned, ToolContext, ToolEnv, ToolError, ToolResult,
+    ToolSpec, arg,
+};
+use crate::authority::journal::{Exit, TreeChanges};
 use crate::authority::{CancelToken, Request, Verdict};
 use crate::sandbox::{Confinement, Places, SandboxMode};
 
@@ -91,12 +94,11 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     access: Access::Execute,
     scope: "programs on PATH outside the project matching allowed_commands, and allowed_project_programs",
     available,
-    run: Run::Effect { plan, execute },
+    run: &Effects(RunCommand),
     purged_after_turn: false,
     shown: |args| format!("output of `{}`", arg(args, "command")),
     ledger_arguments: None,
     subject: |args| super::plain_arg(args, "command"),
-    summarize: None,
     schema: std::sync::OnceLock::new(),
 };
 
@@ -139,7 +141,7 @@ const READ_CHUNK: usize = 64 * 1024;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     command: String,
 }
 
@@ -152,10 +154,24 @@ fn available(env: &ToolEnv) -> Result<(), String> {
     }
 }
 
-fn plan(context: &ToolContext<'_>, args: Value) -> Result<Proposal, ToolError> {
-    let args: Args = parse_args(SPEC.name, args)?;
-    let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    plan_command(context.env, &args.command, &env).map(Proposal::Command)
+struct RunCommand;
+
+impl EffectTool for RunCommand {
+    type Args = Args;
+    type Plan = CommandPlan;
+
+    fn plan(&self, context: &ToolContext<'_>, args: Args) -> Result<CommandPlan, ToolError> {
+        let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        plan_command(context.env, &args.command, &env)
+    }
+
+    fn execute(
+        &self,
+        context: &ToolContext<'_>,
+        plan: CommandPlan,
+    ) -> Result<ToolResult, ToolError> {
+        execute(context, plan)
+    }
 }
 
 /// A command ready to run: what the person approves is exactly what runs.
@@ -184,9 +200,8 @@ pub(crate) struct CommandPlan {
     sandbox_line: String,
 }
 
-impl CommandPlan {
-    /// The question about this command.
-    pub(crate) fn request(&self) -> Request<'_> {
+impl Planned for CommandPlan {
+    fn request(&self) -> Request<'_> {
         Request::Command {
             argv: &self.argv,
             prefix: &self.prefix,
@@ -195,8 +210,7 @@ impl CommandPlan {
         }
     }
 
-    /// What the model is told when the command is not approved.
-    pub(crate) fn refused(&self, verdict: Verdict) -> ToolError {
+    fn refused(&self, verdict: Verdict) -> ToolError {
         let typed = &self.typed;
         ToolError::Refused(match verdict {
             Verdict::Approved | Verdict::Declined(None) => format!(
@@ -468,14 +482,12 @@ fn recheck_project_program(relative: &str, root: &Path, approved: &Path) -> Resu
     }
 }
 
-/// Runs an approved command and returns the text the model reads. The command's own
-/// failure is an `Ok` text with its exit status.
-pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, ToolError> {
-    let Proposal::Command(plan) = proposal else {
-        return Err(ToolError::Fault(
-            "internal error in metron: run_command was handed another tool's plan".to_owned(),
-        ));
-    };
+/// Runs an approved command: the text the model reads, and the run's account. The
+/// command's own failure is an `Ok` result with its exit status.
+pub(crate) fn execute(
+    context: &ToolContext<'_>,
+    plan: CommandPlan,
+) -> Result<ToolResult, ToolError> {
     let policy = &context.env.limits;
     let typed = &plan.typed;
     if let Some(relative) = &plan.project_relative {
@@ -511,13 +523,13 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
         &changes::take(&context.env.project, changes::DEFAULT_LIMIT),
         &before,
     );
-    let status = outcome.status_line(policy.command_timeout);
+    let exit = outcome.exit(policy.command_timeout);
     let sandbox = plan.confinement.record();
     let hint = match (&sandbox, outcome.failed()) {
         (Some(summary), true) => crate::sandbox::hint(&outcome.output, summary),
         _ => None,
     };
-    let mut text = format!("{echo}\n{status}\n{}", outcome.output);
+    let mut text = format!("{echo}\n{exit}\n{}", outcome.output);
     if let Some(files) = changed.brief(MAX_CHANGED_NAMES) {
         text.push_str(&format!("[changed in the project: {files}]\n"));
     }
@@ -525,14 +537,30 @@ pub(crate) fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<S
         text.push_str(&hint);
         text.push('\n');
     }
-    context.journal_effect(Effect::Ran {
-        argv: plan.argv.clone(),
-        status: status.clone(),
+    let run = CommandRecord {
+        argv: plan.argv,
+        exit,
         duration,
         sandbox,
         changed,
-    });
-    Ok(text)
+        tail: tail_lines(&outcome.output),
+    };
+    Ok(ToolResult::new(text, Account::Ran(run)))
+}
+
+/// Lines of a command's output shown under the person's outcome line.
+const TAIL_LINES: usize = 5;
+
+/// The last non-blank lines of a command's output, each cut to one short line.
+fn tail_lines(output: &str) -> Vec<String> {
+    let lines: Vec<&str> = output
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(TAIL_LINES)..]
+        .iter()
+        .map(|line| super::text::one_line(line, 200))
+        .collect()
 }
 
 /// Names of changed files the model reads after a command; the ledger keeps them all.
@@ -560,12 +588,14 @@ const ECHO_CUT: &str = " [... command clipped: N bytes cut ...]";
 /// The longest status line a run with `timeout` can end with, reserved before the run.
 fn status_reserve(timeout: Duration) -> usize {
     [
-        format!("timed out after {}; killed", seconds(timeout)).len(),
-        "interrupted by the user (Ctrl-C); killed".len(),
-        "exit status -2147483648".len(),
-        "killed by signal 2147483647".len(),
+        Exit::TimedOut(timeout),
+        Exit::Interrupted,
+        Exit::Code(i32::MIN),
+        Exit::Signal(i32::MAX),
+        Exit::Unknown,
     ]
     .into_iter()
+    .map(|exit| exit.to_string().len())
     .max()
     .unwrap_or_default()
 }
@@ -828,30 +858,18 @@ impl Outcome {
         self.timed_out || self.interrupted || self.status.is_none_or(|s| !s.success())
     }
 
-    fn status_line(&self, timeout: Duration) -> String {
+    fn exit(&self, timeout: Duration) -> Exit {
         if self.timed_out {
-            return format!("timed out after {}; killed", seconds(timeout));
+            return Exit::TimedOut(timeout);
         }
         if self.interrupted {
-            return "interrupted by the user (Ctrl-C); killed".to_owned();
+            return Exit::Interrupted;
         }
-        match self.status {
-            Some(s) => match (s.code(), s.signal()) {
-                (Some(code), _) => format!("exit status {code}"),
-                (None, Some(signal)) => format!("killed by signal {signal}"),
-                (None, None) => "exit status unknown".to_owned(),
-            },
-            None => "exit status unknown".to_owned(),
+        match self.status.map(|s| (s.code(), s.signal())) {
+            Some((Some(code), _)) => Exit::Code(code),
+            Some((None, Some(signal))) => Exit::Signal(signal),
+            _ => Exit::Unknown,
         }
-    }
-}
-
-/// `120 s`, or `0.5 s` for a fractional timeout (tests use those).
-fn seconds(d: Duration) -> String {
-    if d.subsec_nanos() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{} s", (d.as_secs_f64() * 1000.0).round() / 1000.0)
     }
 }
 
@@ -1366,19 +1384,19 @@ mod tests {
         };
         let t = Duration::from_secs(120);
         assert_eq!(
-            outcome(Some(ExitStatus::from_raw(0)), false).status_line(t),
+            outcome(Some(ExitStatus::from_raw(0)), false).exit(t).to_string(),
             "exit status 0"
         );
         assert_eq!(
-            outcome(Some(ExitStatus::from_raw(2 << 8)), false).status_line(t),
+            outcome(Some(ExitStatus::from_raw(2 << 8)), false).exit(t).to_string(),
             "exit status 2"
         );
         assert_eq!(
-            outcome(Some(ExitStatus::from_raw(9)), false).status_line(t),
+            outcome(Some(ExitStatus::from_raw(9)), false).exit(t).to_string(),
             "killed by signal 9"
         );
         assert_eq!(
-            outcome(Some(ExitStatus::from_raw(9)), true).status_line(t),
+            outcome(Some(ExitStatus::from_raw(9)), true).exit(t).to_string(),
             "timed out after 120 s; killed"
         );
         let pressed = Outcome {
@@ -1386,10 +1404,13 @@ mod tests {
             ..outcome(Some(ExitStatus::from_raw(9)), false)
         };
         assert_eq!(
-            pressed.status_line(t),
+            pressed.exit(t).to_string(),
             "interrupted by the user (Ctrl-C); killed"
         );
-        assert_eq!(seconds(Duration::from_millis(500)), "0.5 s");
+        assert_eq!(
+            Exit::TimedOut(Duration::from_millis(500)).to_string(),
+            "timed out after 0.5 s; killed"
+        );
     }
 
     #[test]
