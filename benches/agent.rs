@@ -193,9 +193,8 @@ fn main() {
     let mut group = c.benchmark_group("outcome");
     group.bench_function("view_slice_line", |b| {
         let arguments = view_slice_arguments();
-        let result =
-            metron::testing::run_tool(steady.toolbox(), "view_slice", arguments.clone())
-                .expect("view_slice");
+        let result = metron::testing::run_tool(steady.toolbox(), "view_slice", arguments.clone())
+            .expect("view_slice");
         b.iter(|| metron::testing::outcome_line("view_slice", &arguments, black_box(&result)));
     });
     group.bench_function("turn_evidence", |b| {

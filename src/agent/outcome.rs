@@ -99,7 +99,11 @@ fn refused(access: Access, why: &str, line: &mut OutcomeLine) -> String {
 
 /// What the journaled effects say happened, or `None` when there were none. A command's
 /// output tail comes from its account.
-fn effects(effects: &[Effect], account: Option<&Account>, line: &mut OutcomeLine) -> Option<String> {
+fn effects(
+    effects: &[Effect],
+    account: Option<&Account>,
+    line: &mut OutcomeLine,
+) -> Option<String> {
     let mut parts = Vec::new();
     for effect in effects {
         match effect {
@@ -114,7 +118,11 @@ fn effects(effects: &[Effect], account: Option<&Account>, line: &mut OutcomeLine
                 if let Some(Account::Ran(run)) = account {
                     line.tail = run.tail.clone();
                 }
-                parts.push(format!("{} after {:.1} s", exit.short(), duration.as_secs_f64()));
+                parts.push(format!(
+                    "{} after {:.1} s",
+                    exit.short(),
+                    duration.as_secs_f64()
+                ));
                 if let Some(files) = changed.brief(CHANGED_NAMES) {
                     parts.push(format!("wrote: {files}"));
                 }

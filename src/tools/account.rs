@@ -106,7 +106,9 @@ impl Account {
     pub(crate) fn summary(&self) -> Option<String> {
         Some(match *self {
             Account::Listed {
-                files: 0, glob: true, ..
+                files: 0,
+                glob: true,
+                ..
             } => "no files match".to_owned(),
             Account::Listed { files: 0, .. } => "no files".to_owned(),
             Account::Listed {
@@ -184,7 +186,10 @@ mod tests {
         assert_eq!(listed(0, false, true).as_deref(), Some("no files match"));
         assert_eq!(listed(0, false, false).as_deref(), Some("no files"));
         assert_eq!(listed(1, false, true).as_deref(), Some("1 file"));
-        assert_eq!(listed(60, true, false).as_deref(), Some("60 files (truncated)"));
+        assert_eq!(
+            listed(60, true, false).as_deref(),
+            Some("60 files (truncated)")
+        );
         let none = Account::Definitions {
             found: 0,
             first: None,

@@ -39,12 +39,12 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub(crate) use account::{Account, ToolResult};
 use crate::authority::journal::Effect;
 use crate::authority::revisions::Revision;
 use crate::authority::{Approver, Authority, CancelToken, Request, Verdict};
 use crate::config::Config;
 use crate::project::{BoundaryError, Project, ProjectPath};
+pub(crate) use account::{Account, ToolResult};
 
 /// What a tool may touch. Shown to the person, and used to decide what needs approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,8 +101,12 @@ pub(crate) trait Planned {
 pub(crate) trait Dispatch: Sync {
     /// Parses the arguments and runs the call (for an effect tool: plan, authority,
     /// execute).
-    fn call(&self, tool: &str, context: &ToolContext<'_>, args: Value)
-    -> Result<ToolResult, ToolError>;
+    fn call(
+        &self,
+        tool: &str,
+        context: &ToolContext<'_>,
+        args: Value,
+    ) -> Result<ToolResult, ToolError>;
 }
 
 /// A [`ReadTool`] as a registry entry.
@@ -442,7 +446,6 @@ impl ToolContext<'_> {
     pub(crate) fn is_current(&self, path: &str, current: Option<&[u8]>) -> Option<bool> {
         self.authority.is_current(path, current)
     }
-
 }
 
 /// The tools of one session: the fixed environment plus the authority every call with an

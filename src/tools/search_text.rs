@@ -28,7 +28,8 @@ use serde::Deserialize;
 
 use super::text::clip_line;
 use super::{
-    Access, Budgets, ReadTool, Reads, ToolContext, ToolError, ToolResult, Account, ToolSpec, arg, ordered, walk,
+    Access, Account, Budgets, ReadTool, Reads, ToolContext, ToolError, ToolResult, ToolSpec, arg,
+    ordered, walk,
 };
 use crate::authority::journal::content_hash;
 use crate::authority::revisions::MAX_HASHED_BYTES;

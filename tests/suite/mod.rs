@@ -28,4 +28,5 @@ mod sandboxed_work;
 mod symbol_langs;
 mod symbols;
 mod tls;
+mod tool_outcomes;
 mod walk_hardening;

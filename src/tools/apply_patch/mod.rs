@@ -130,11 +130,7 @@ impl EffectTool for ApplyPatch {
         plan(context, args)
     }
 
-    fn execute(
-        &self,
-        context: &ToolContext<'_>,
-        plan: PatchPlan,
-    ) -> Result<ToolResult, ToolError> {
+    fn execute(&self, context: &ToolContext<'_>, plan: PatchPlan) -> Result<ToolResult, ToolError> {
         execute(context, plan.prepared)
     }
 }

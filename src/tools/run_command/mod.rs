@@ -1384,19 +1384,27 @@ mod tests {
         };
         let t = Duration::from_secs(120);
         assert_eq!(
-            outcome(Some(ExitStatus::from_raw(0)), false).exit(t).to_string(),
+            outcome(Some(ExitStatus::from_raw(0)), false)
+                .exit(t)
+                .to_string(),
             "exit status 0"
         );
         assert_eq!(
-            outcome(Some(ExitStatus::from_raw(2 << 8)), false).exit(t).to_string(),
+            outcome(Some(ExitStatus::from_raw(2 << 8)), false)
+                .exit(t)
+                .to_string(),
             "exit status 2"
         );
         assert_eq!(
-            outcome(Some(ExitStatus::from_raw(9)), false).exit(t).to_string(),
+            outcome(Some(ExitStatus::from_raw(9)), false)
+                .exit(t)
+                .to_string(),
             "killed by signal 9"
         );
         assert_eq!(
-            outcome(Some(ExitStatus::from_raw(9)), true).exit(t).to_string(),
+            outcome(Some(ExitStatus::from_raw(9)), true)
+                .exit(t)
+                .to_string(),
             "timed out after 120 s; killed"
         );
         let pressed = Outcome {
