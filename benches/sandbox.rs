@@ -20,17 +20,17 @@ use metron::authority::approval::ApproveAll;
 use metron::config::SandboxMode;
 use metron::project::Project;
 use metron::testing::run_command;
-use metron::tools::{Budgets, Policy, Toolbox};
+use metron::tools::{Budgets, CommandLimits, Toolbox};
 
 fn toolbox(root: &std::path::Path, mode: SandboxMode) -> Toolbox {
-    let mut policy = Policy {
+    let mut policy = CommandLimits {
         allowed_commands: vec!["true".to_owned()],
-        ..Policy::default()
+        ..CommandLimits::default()
     };
     policy.sandbox.mode = mode;
     let project = Project::discover(root).expect("open the project");
     Toolbox::new(project, Budgets::default())
-        .with_policy(policy)
+        .with_limits(policy)
         .with_approver(Box::new(ApproveAll))
 }
 

@@ -13,9 +13,10 @@ use serde_json::Value;
 
 use crate::authority::CancelToken;
 use crate::config::{Flags, edit_distance};
-use crate::frontend::ask::{self, AskOnTerminal};
+use crate::frontend::ask::AskOnTerminal;
+use crate::frontend::session::{self, Mode};
 use crate::frontend::{Exit, error, print_text, startup};
-use crate::tools::{self, Access, Budgets, Policy, ToolError, Toolbox};
+use crate::tools::{self, Access, ToolError};
 
 mod manpage;
 
@@ -272,29 +273,19 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool, flags: &Flags) -> Exit {
         );
         return Exit::Failure;
     }
-    // Like one-shot mode, a tool run by hand asks on a terminal and otherwise needs --yes;
-    // `auto_approve_patches` is for the interactive session only.
-    let policy = Policy {
-        auto_approve_patches: false,
-        ..Policy::from_config(&loaded.config)
-    };
-    let cancel = CancelToken::new();
-    let terminal = std::io::stdin().is_terminal().then(|| {
-        Box::new(AskOnTerminal::new(cancel.clone())) as Box<dyn crate::authority::Approver>
-    });
-    let toolbox = Toolbox::new(project, Budgets::from_config(&loaded.config))
-        .with_policy(policy)
-        .with_approver(ask::approver(yes, terminal))
-        .with_cancel(cancel.clone());
-    // For the tools with effects, Ctrl-C is caught, so it cannot kill metron halfway
-    // through a write or leave a command's process group running: the tool sees the
-    // press (a command is killed at once, a question is declined, a write in progress is
-    // finished), and the exit status says so. The read-only tools keep Ctrl-C's default.
-    let has_effects = spec.access != Access::Read;
-    if has_effects && let Err(e) = crate::frontend::ctrl_c::forward_to(&cancel) {
-        error(format!("cannot listen for Ctrl-C: {e}"));
-        return Exit::Failure;
-    }
+    // Like one-shot mode, a tool run by hand asks on a terminal and otherwise needs --yes.
+    // A tool with effects sees Ctrl-C (a command is killed at once, a question is
+    // declined, a write in progress is finished), and the exit status says so.
+    let ask = std::io::stdin()
+        .is_terminal()
+        .then(|| -> session::AskPerson {
+            Box::new(|cancel: &CancelToken| Box::new(AskOnTerminal::new(cancel.clone())))
+        });
+    let (toolbox, cancel) =
+        match session::toolbox(Mode::Tool(spec.access), project, &loaded.config, yes, ask) {
+            Ok(started) => started,
+            Err(exit) => return exit,
+        };
     let result = toolbox.call(name, args);
     // A write that completed is reported as done (0), even if Ctrl-C came during it.
     let completed_write = spec.access == Access::Write && result.is_ok();

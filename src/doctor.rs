@@ -33,7 +33,7 @@ use crate::ollama::wire::{ChatRequest, ModelDetails};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
 use crate::tools::symbols::census::Census;
-use crate::tools::{Access, Budgets, Policy, Toolbox};
+use crate::tools::{Access, Budgets, CommandLimits, Toolbox};
 
 /// The longest one request to Ollama may take, connection included.
 pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(5);
@@ -828,7 +828,7 @@ fn sandbox_check(config: &Config) -> Check {
 /// The tools offered (with what their schemas cost per request) and those withdrawn.
 fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
     let toolbox = Toolbox::new(project, Budgets::from_config(config))
-        .with_policy(Policy::from_config(config))
+        .with_limits(CommandLimits::from_config(config))
         .for_availability_only();
     let agent = Agent::new(NoInference, toolbox, Settings::from_config(config));
     let names: Vec<&str> = agent.offered().iter().map(|spec| spec.name).collect();

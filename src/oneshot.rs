@@ -17,7 +17,7 @@ use crate::agent::ledger::Withheld;
 use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, footer, terminal_safe};
 use crate::frontend::session::{self, Mode, Outcome, Session};
-use crate::frontend::{Exit, ask, error, print_text};
+use crate::frontend::{Exit, error, print_text};
 
 /// Runs one request (configured with the command line's `flags` on top) and returns the
 /// exit code.
@@ -30,7 +30,7 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
         }
     };
     // Nobody is asked in one-shot mode: only --yes approves.
-    let mut session = match session::start(Mode::OneShot, flags, |_| ask::approver(yes, None)) {
+    let mut session = match session::start(Mode::OneShot, flags, yes, None) {
         Ok(session) => session,
         Err(exit) => return exit,
     };

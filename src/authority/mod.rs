@@ -21,6 +21,7 @@
 //! the approver or write evidence except through the methods below.
 
 pub(crate) mod activity;
+pub(crate) mod admission;
 pub(crate) mod applied;
 pub mod approval;
 mod cancel;

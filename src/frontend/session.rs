@@ -1,16 +1,19 @@
 //! Starting a session (project, configuration, Ctrl-C, tools, model client, agent) and
 //! running one turn of it with the waiting indicator. Shared by the REPL and one-shot
-//! mode.
+//! mode; [`toolbox`] is also `metron tool`'s, so every front end gets its approver,
+//! `auto_approve_patches` and Ctrl-C from one place.
 
 use std::time::Duration;
 
 use super::{Exit, error, startup};
 use crate::agent::{Agent, Settings, TurnError, TurnReport};
 use crate::authority::{Approver, CancelToken};
+use crate::config::Config;
 use crate::config::{Flags, Loaded};
 use crate::display::Display;
 use crate::ollama::Client;
-use crate::tools::{Budgets, Policy, Toolbox};
+use crate::project::Project;
+use crate::tools::{Access, Budgets, CommandLimits, Toolbox};
 
 /// How the session talks to the person, which decides what may happen without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +23,55 @@ pub(crate) enum Mode {
     /// `-p`: nobody can answer, so only `--yes` approves; `auto_approve_patches` never
     /// bypasses this.
     OneShot,
+    /// `metron tool`: one call of a tool with this access, asked on a terminal or approved
+    /// by `--yes`, never by `auto_approve_patches`.
+    Tool(Access),
+}
+
+impl Mode {
+    /// `auto_approve_patches` from a trusted config applies only where the person is
+    /// watching the session.
+    fn auto_approves(self) -> bool {
+        self == Mode::Interactive
+    }
+
+    /// Ctrl-C is caught (and handed to the tools through the cancel token) in a session,
+    /// and for a tool with effects, so it cannot kill metron halfway through a write or
+    /// leave a command's process group running. A read-only `metron tool` keeps Ctrl-C's
+    /// default.
+    fn catches_ctrl_c(self) -> bool {
+        self != Mode::Tool(Access::Read)
+    }
+}
+
+/// A front end's way of asking a person, built around the session's Ctrl-C.
+pub(crate) type AskPerson = Box<dyn FnOnce(&CancelToken) -> Box<dyn Approver>>;
+
+/// The session's tools and its Ctrl-C: the limits and budgets from `config`, the approver
+/// (`--yes`; else `ask`, the front end's way of asking a person, if it has one; else
+/// nobody, which fails closed), `auto_approve_patches` where `mode` allows it, and Ctrl-C
+/// caught where `mode` needs it. On failure the error is printed and the exit returned.
+pub(crate) fn toolbox(
+    mode: Mode,
+    project: Project,
+    config: &Config,
+    yes: bool,
+    ask: Option<AskPerson>,
+) -> Result<(Toolbox, CancelToken), Exit> {
+    let cancel = CancelToken::new();
+    if mode.catches_ctrl_c()
+        && let Err(e) = super::ctrl_c::forward_to(&cancel)
+    {
+        error(format!("cannot listen for Ctrl-C: {e}"));
+        return Err(Exit::Failure);
+    }
+    let approver = super::ask::approver(yes, ask.map(|ask| ask(&cancel)));
+    let toolbox = Toolbox::new(project, Budgets::from_config(config))
+        .with_limits(CommandLimits::from_config(config))
+        .with_auto_approve_patches(mode.auto_approves() && config.auto_approve_patches)
+        .with_approver(approver)
+        .with_cancel(cancel.clone());
+    Ok((toolbox, cancel))
 }
 
 /// A started session.
@@ -34,12 +86,14 @@ pub(crate) struct Session {
 }
 
 /// Loads everything a session needs (the command line's `flags` as the top configuration
-/// layer), with the approver `approver` builds around the session's Ctrl-C; on failure
-/// the error is printed and the exit code returned (2 for configuration problems).
+/// layer), with the tools [`toolbox`] sets up (`yes` and the front end's way of asking,
+/// `ask`); on failure the error is printed and the exit code returned (2 for
+/// configuration problems).
 pub(crate) fn start(
     mode: Mode,
     flags: &Flags,
-    approver: impl FnOnce(&CancelToken) -> Box<dyn Approver>,
+    yes: bool,
+    ask: Option<AskPerson>,
 ) -> Result<Session, Exit> {
     let (project, loaded) = startup(flags)?;
     // A remote endpoint receives every tool result: refuse it when the user's config says
@@ -49,19 +103,7 @@ pub(crate) fn start(
         Exit::Usage
     })?;
     let config = &loaded.config;
-    let mut policy = Policy::from_config(config);
-    if mode == Mode::OneShot {
-        policy.auto_approve_patches = false;
-    }
-    let cancel = CancelToken::new();
-    if let Err(e) = super::ctrl_c::forward_to(&cancel) {
-        error(format!("cannot listen for Ctrl-C: {e}"));
-        return Err(Exit::Failure);
-    }
-    let toolbox = Toolbox::new(project, Budgets::from_config(config))
-        .with_policy(policy)
-        .with_approver(approver(&cancel))
-        .with_cancel(cancel.clone());
+    let (toolbox, cancel) = toolbox(mode, project, config, yes, ask)?;
     let client = Client::new(
         &config.endpoint,
         Duration::from_secs(config.timeout_seconds),

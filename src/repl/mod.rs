@@ -55,16 +55,17 @@ const MODEL_LIMIT: Duration = Duration::from_secs(5);
 pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
     let terminal = std::io::stdin().is_terminal();
     let input = Arc::new(Input::spawn(terminal));
-    let asker = |cancel: &CancelToken| -> Box<dyn Approver> {
-        Box::new(AskThroughInput {
-            input: Arc::clone(&input),
-            color: stderr_supports_color(),
-            cancel: cancel.clone(),
+    let asker = Arc::clone(&input);
+    let ask = terminal.then(|| -> session::AskPerson {
+        Box::new(move |cancel: &CancelToken| {
+            Box::new(AskThroughInput {
+                input: asker,
+                color: stderr_supports_color(),
+                cancel: cancel.clone(),
+            })
         })
-    };
-    let started = session::start(Mode::Interactive, flags, |cancel| {
-        ask::approver(yes, terminal.then(|| asker(cancel)))
     });
+    let started = session::start(Mode::Interactive, flags, yes, ask);
     let mut session = match started {
         Ok(session) => session,
         Err(exit) => return exit,

@@ -193,8 +193,10 @@ impl ToolSpec {
         if self.access == Access::Execute
             && !(limits.allowed_commands.is_empty() && limits.allowed_project_programs.is_empty())
         {
-            let lists =
-                run_command::allowlists(&limits.allowed_commands, &limits.allowed_project_programs);
+            let lists = crate::authority::admission::allowlists(
+                &limits.allowed_commands,
+                &limits.allowed_project_programs,
+            );
             scope = format!("{scope}: {lists}");
         }
         let asks = match self.access {
@@ -333,12 +335,11 @@ impl Default for Budgets {
     }
 }
 
-/// What the write and execute tools may do without asking, and their limits, taken from
-/// [`Config`]. Only trusted layers can widen these (see `config`).
+/// The limits of the write and execute tools, taken from [`Config`]: what run_command may
+/// run and how long, and the largest file apply_patch handles. Only trusted layers can
+/// widen these (see `config`). Whether a patch needs asking is authority's, not here.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
-    /// Apply patches without asking (handed to authority).
-    pub auto_approve_patches: bool,
+pub struct CommandLimits {
     /// Argv prefixes run_command may execute; empty withdraws the tool (unless
     /// `allowed_project_programs` has entries).
     pub allowed_commands: Vec<String>,
@@ -357,11 +358,10 @@ pub struct Policy {
     pub sandbox: crate::sandbox::SandboxSettings,
 }
 
-impl Policy {
-    /// Reads the policy out of the effective settings.
-    pub fn from_config(config: &Config) -> Policy {
-        Policy {
-            auto_approve_patches: config.auto_approve_patches,
+impl CommandLimits {
+    /// Reads the limits out of the effective settings.
+    pub fn from_config(config: &Config) -> CommandLimits {
+        CommandLimits {
             allowed_commands: config.allowed_commands.clone(),
             allowed_project_programs: config.allowed_project_programs.clone(),
             command_timeout: std::time::Duration::from_secs(config.command_timeout_seconds),
@@ -380,9 +380,9 @@ impl Policy {
     }
 }
 
-impl Default for Policy {
+impl Default for CommandLimits {
     fn default() -> Self {
-        Policy::from_config(&Config::default())
+        CommandLimits::from_config(&Config::default())
     }
 }
 
@@ -400,9 +400,8 @@ pub(crate) struct ToolEnv {
     pub(crate) project: Project,
     /// The budgets.
     pub(crate) budgets: Budgets,
-    /// The limits on commands (the `auto_approve_patches` part of [`Policy`] belongs to
-    /// authority).
-    pub(crate) limits: Policy,
+    /// The limits on commands and patches.
+    pub(crate) limits: CommandLimits,
     /// The in-process symbol index behind find_symbol.
     pub(crate) symbols: symbols::SymbolIndex,
     /// The session's private temp dir for commands, removed when the session ends.
@@ -457,14 +456,14 @@ pub struct Toolbox {
 }
 
 impl Toolbox {
-    /// A toolbox over `project` with the given budgets, the default policy, and nobody to
+    /// A toolbox over `project` with the given budgets, the default limits, and nobody to
     /// approve changes (so writes and executions fail closed until an approver is set).
     pub fn new(project: Project, budgets: Budgets) -> Toolbox {
         Toolbox {
             env: ToolEnv {
                 project,
                 budgets,
-                limits: Policy::default(),
+                limits: CommandLimits::default(),
                 symbols: symbols::SymbolIndex::new(),
                 command_temp: crate::sandbox::SessionTemp::default(),
             },
@@ -476,10 +475,15 @@ impl Toolbox {
         }
     }
 
-    /// Replaces the policy (before the session starts).
-    pub fn with_policy(mut self, policy: Policy) -> Toolbox {
-        let auto = policy.auto_approve_patches;
-        self.env.limits = policy;
+    /// Replaces the limits (before the session starts).
+    pub fn with_limits(mut self, limits: CommandLimits) -> Toolbox {
+        self.env.limits = limits;
+        self
+    }
+
+    /// Applies patches without asking (`auto_approve_patches` from a trusted config, in
+    /// the front ends where it may apply; before the session starts).
+    pub fn with_auto_approve_patches(mut self, auto: bool) -> Toolbox {
         self.authority = self.authority.rebuilt(None, Some(auto), None);
         self
     }
@@ -722,9 +726,9 @@ mod tests {
             std::fs::write(dir.path().join(name), "").unwrap_or_else(|e| panic!("{e}"));
         }
         let project = Project::open(dir.path(), true).unwrap_or_else(|e| panic!("{e}"));
-        let toolbox = Toolbox::new(project, Budgets::default()).with_policy(Policy {
+        let toolbox = Toolbox::new(project, Budgets::default()).with_limits(CommandLimits {
             allowed_commands: vec!["metron-no-such-program".to_owned()],
-            ..Policy::default()
+            ..CommandLimits::default()
         });
         let is_bad_arguments = |name: &str, args: Value| {
             matches!(toolbox.call(name, args), Err(ToolError::BadArguments(_)))

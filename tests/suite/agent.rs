@@ -11,7 +11,7 @@ use metron::authority::approval::ApproveAll;
 use metron::config::Config;
 use metron::ollama::wire::ToolCall;
 use metron::ollama::{Client, Delta, OllamaError};
-use metron::tools::{Budgets, Policy};
+use metron::tools::{Budgets, CommandLimits};
 
 use super::common::{TestProject, greet_patch, greet_project, tool_messages};
 use super::fake_ollama::{
@@ -53,7 +53,7 @@ fn config_for(url: &str) -> Config {
 fn agent(project: &TestProject, config: &Config) -> Agent<Client> {
     let toolbox = project
         .toolbox(Budgets::from_config(config))
-        .with_policy(Policy::from_config(config))
+        .with_limits(CommandLimits::from_config(config))
         .with_approver(Box::new(ApproveAll));
     let client = Client::new(
         &config.endpoint,

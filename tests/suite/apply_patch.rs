@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use metron::authority::approval::{ApproveAll, Approver, Decision, Request};
 use metron::project::Project;
-use metron::tools::{Budgets, Policy, ToolError, Toolbox};
+use metron::tools::{Budgets, CommandLimits, ToolError, Toolbox};
 use serde_json::json;
 
 use super::common::*;
@@ -1358,9 +1358,9 @@ fn git_project() -> TestProject {
 
 const AB_PATCH: &str = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n alpha\n-beta\n+BETA\n+gamma\n--- a/b.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-one\n-two\n--- /dev/null\n+++ b/new/c.txt\n@@ -0,0 +1 @@\n+c\n";
 
-fn toolbox_with(p: &TestProject, approver: Answer, policy: Policy) -> Toolbox {
+fn toolbox_with(p: &TestProject, approver: Answer, policy: CommandLimits) -> Toolbox {
     Toolbox::new(p.project(), Budgets::default())
-        .with_policy(policy)
+        .with_limits(policy)
         .with_approver(Box::new(approver))
 }
 
@@ -1371,7 +1371,7 @@ fn a_file_edited_while_the_question_is_open_is_not_overwritten() {
         meanwhile: Some(p.path("a.txt")),
         ..Answer::new(Decision::Approved)
     };
-    let toolbox = toolbox_with(&p, approver, Policy::default());
+    let toolbox = toolbox_with(&p, approver, CommandLimits::default());
     let text = refusal(toolbox.call("apply_patch", json!({ "diff": AB_PATCH })));
     assert!(text.contains("`a.txt` changed on disk"), "{text}");
     assert!(text.contains("nothing was written"), "{text}");
@@ -1390,7 +1390,11 @@ fn a_file_edited_while_the_question_is_open_is_not_overwritten() {
 fn only_an_explicit_yes_applies() {
     let p = git_project();
     let before = snapshot(p.root(), true);
-    let declined = toolbox_with(&p, Answer::new(Decision::Declined(None)), Policy::default());
+    let declined = toolbox_with(
+        &p,
+        Answer::new(Decision::Declined(None)),
+        CommandLimits::default(),
+    );
     let text = refusal(declined.call("apply_patch", json!({ "diff": AB_PATCH })));
     assert!(
         text.contains("The user declined this patch; nothing was changed."),
@@ -1402,7 +1406,7 @@ fn only_an_explicit_yes_applies() {
     let unanswerable = toolbox_with(
         &p,
         Answer::new(Decision::Unanswerable("nobody is at the terminal".into())),
-        Policy::default(),
+        CommandLimits::default(),
     );
     let text = refusal(unanswerable.call("apply_patch", json!({ "diff": AB_PATCH })));
     assert!(
@@ -1465,11 +1469,12 @@ fn the_person_sees_the_repaired_patch_before_anything_is_written() {
 fn auto_approve_patches_skips_the_question() {
     let p = git_project();
     // An approver that would refuse, and must not be asked.
-    let policy = Policy {
-        auto_approve_patches: true,
-        ..Policy::default()
-    };
-    let toolbox = toolbox_with(&p, Answer::new(Decision::Declined(None)), policy);
+    let toolbox = toolbox_with(
+        &p,
+        Answer::new(Decision::Declined(None)),
+        CommandLimits::default(),
+    )
+    .with_auto_approve_patches(true);
     let text = toolbox
         .call("apply_patch", json!({ "diff": AB_PATCH }))
         .expect("applied without asking");

@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use metron::authority::approval::{Approver, Decision, Request};
-use metron::tools::{Budgets, Policy, ToolError, Toolbox};
+use metron::tools::{Budgets, CommandLimits, ToolError, Toolbox};
 use serde_json::json;
 
 use super::common::*;
@@ -65,12 +65,12 @@ impl Approver for Shown {
 
 fn apply_with(
     p: &TestProject,
-    policy: Policy,
+    policy: CommandLimits,
     shown: &Shown,
     diff: &str,
 ) -> Result<String, ToolError> {
     Toolbox::new(p.project(), Budgets::default())
-        .with_policy(policy)
+        .with_limits(policy)
         .with_approver(Box::new(shown.clone()))
         .call("apply_patch", json!({ "diff": diff }))
 }
@@ -107,7 +107,7 @@ fn only_gits_two_regular_file_modes_are_applied_in_every_form() {
         for diff in forms {
             let p = script_project(0o644);
             let shown = Shown::default();
-            let text = refused(apply_with(&p, Policy::default(), &shown, &diff));
+            let text = refused(apply_with(&p, CommandLimits::default(), &shown, &diff));
             for needle in [
                 &format!("mode {mode}`"),
                 "only 100644 (a regular file) and 100755 (an executable) are applied",
@@ -154,7 +154,7 @@ fn a_mode_change_alone_is_shown_applied_and_reversed() {
         };
         let note = format!("M greet.sh (+0 -0), mode {from} -> {to} ({what})");
         let shown = Shown::default();
-        let result = apply_with(&p, Policy::default(), &shown, header).expect("applied");
+        let result = apply_with(&p, CommandLimits::default(), &shown, header).expect("applied");
         // The model reads it, and the person saw it at the question.
         assert!(result.contains(&note), "{result}");
         let questions = shown.questions();
@@ -187,7 +187,7 @@ fn a_stated_mode_must_be_true_of_the_file_and_change_something() {
     let shown = Shown::default();
     let text = refused(apply_with(
         &p,
-        Policy::default(),
+        CommandLimits::default(),
         &shown,
         "diff --git a/greet.sh b/greet.sh\nold mode 100644\nnew mode 100755\n",
     ));
@@ -197,7 +197,7 @@ fn a_stated_mode_must_be_true_of_the_file_and_change_something() {
     );
     let text = refused(apply_with(
         &p,
-        Policy::default(),
+        CommandLimits::default(),
         &shown,
         "diff --git a/greet.sh b/greet.sh\nnew mode 100755\n",
     ));
@@ -211,7 +211,7 @@ fn a_new_executable_is_named_at_the_question() {
     let p = TestProject::git();
     let shown = Shown::default();
     let diff = "diff --git a/run.sh b/run.sh\nnew file mode 100755\n--- /dev/null\n+++ b/run.sh\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+echo run\n";
-    let result = apply_with(&p, Policy::default(), &shown, diff).expect("applied");
+    let result = apply_with(&p, CommandLimits::default(), &shown, diff).expect("applied");
     let note = "A run.sh (+2), mode 100755 (executable)";
     assert!(result.contains(note), "{result}");
     assert!(
@@ -223,7 +223,7 @@ fn a_new_executable_is_named_at_the_question() {
     assert_eq!(bits(&p.path("run.sh")) & 0o100, 0o100);
     // A plain new file says nothing about its mode.
     let diff = "--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+note\n";
-    let result = apply_with(&p, Policy::default(), &shown, diff).expect("applied");
+    let result = apply_with(&p, CommandLimits::default(), &shown, diff).expect("applied");
     assert!(
         result.contains("A notes.txt (+1)\n") || result.ends_with("A notes.txt (+1)"),
         "{result}"
@@ -349,7 +349,12 @@ fn a_target_over_the_size_cap_is_refused_before_it_is_read() {
         "diff --git a/huge.log b/big.log\nsimilarity index 100%\nrename from huge.log\nrename to big.log\n",
         "diff --git a/huge.log b/huge.log\ndeleted file mode 100644\n--- a/huge.log\n+++ /dev/null\n",
     ] {
-        let text = refused(apply_with(&p, Policy::default(), &Shown::default(), diff));
+        let text = refused(apply_with(
+            &p,
+            CommandLimits::default(),
+            &Shown::default(),
+            diff,
+        ));
         assert!(text.contains("max_patch_file_bytes"), "{text}");
     }
 }
@@ -360,9 +365,9 @@ fn the_size_cap_holds_for_targets_and_results_at_its_edge() {
     let line = "0123456789abcde\n"; // 16 bytes
     p.file("at_cap.txt", line.repeat(4))
         .file("over_cap.txt", format!("{}x", line.repeat(4)));
-    let policy = || Policy {
+    let policy = || CommandLimits {
         max_patch_file_bytes: 64,
-        ..Policy::default()
+        ..CommandLimits::default()
     };
     let shown = Shown::default();
     // 64 bytes: read and patched.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use metron::authority::approval::{Approver, Decision, Request};
 use metron::testing::run_command;
-use metron::tools::{Budgets, Policy, ToolError, Toolbox};
+use metron::tools::{Budgets, CommandLimits, ToolError, Toolbox};
 use serde_json::json;
 
 use super::common::*;
@@ -110,24 +110,24 @@ fn path_env(path: &str) -> Vec<(OsString, OsString)> {
     vec![("PATH".into(), path.into())]
 }
 
-fn policy(allowed: &[&str]) -> Policy {
-    Policy {
+fn policy(allowed: &[&str]) -> CommandLimits {
+    CommandLimits {
         allowed_commands: allowed.iter().map(|s| (*s).to_owned()).collect(),
         command_timeout: Duration::from_secs(10),
-        ..Policy::default()
+        ..CommandLimits::default()
     }
 }
 
 /// `policy`, with `outside` writable by the sandboxed command (the helper scripts there
 /// leave pid files and markers in it).
-fn writing(mut policy: Policy, outside: &Outside) -> Policy {
+fn writing(mut policy: CommandLimits, outside: &Outside) -> CommandLimits {
     policy.sandbox.writable_paths.push(outside.str());
     policy
 }
 
-fn toolbox(p: &TestProject, policy: Policy, approver: &Recorder) -> Toolbox {
+fn toolbox(p: &TestProject, policy: CommandLimits, approver: &Recorder) -> Toolbox {
     Toolbox::new(p.project(), Budgets::default())
-        .with_policy(policy)
+        .with_limits(policy)
         .with_approver(Box::new(approver.clone()))
 }
 
@@ -434,7 +434,7 @@ fn a_timeout_kills_the_whole_process_group() {
     let approver = Recorder::approving();
     let tb = toolbox(
         &p,
-        Policy {
+        CommandLimits {
             command_timeout: Duration::from_secs(3),
             ..writing(policy(&["spawner"]), &outside)
         },
@@ -499,7 +499,7 @@ fn output_is_clipped_to_head_and_tail_at_the_budget_edges() {
     let budget = 400;
     let tb = toolbox(
         &p,
-        Policy {
+        CommandLimits {
             max_command_output_bytes: budget,
             ..policy(&["head -c"])
         },
@@ -561,7 +561,7 @@ fn the_echoed_command_counts_against_the_output_budget() {
         let approver = Recorder::approving();
         let tb = toolbox(
             &p,
-            Policy {
+            CommandLimits {
                 max_command_output_bytes: budget,
                 ..policy(&["echo", "cat"])
             },
@@ -621,7 +621,7 @@ fn output_that_is_not_utf8_still_fits_the_budget() {
                 let approver = Recorder::approving();
                 let tb = toolbox(
                     &p,
-                    Policy {
+                    CommandLimits {
                         max_command_output_bytes: budget,
                         ..policy(&["head -c"])
                     },
@@ -683,7 +683,7 @@ fn the_environment_holds_only_the_safe_set_and_named_passthrough() {
     let approver = Recorder::approving();
     let tb = toolbox(
         &p,
-        Policy {
+        CommandLimits {
             command_env_passthrough: vec!["GOFLAGS".into()],
             ..policy(&["env"])
         },
@@ -1451,8 +1451,8 @@ fn repl_never_offers_a_standing_approval_for_a_warned_command() {
 
 // ---- allowed_project_programs ----
 
-fn project_policy(entries: &[&str]) -> Policy {
-    Policy {
+fn project_policy(entries: &[&str]) -> CommandLimits {
+    CommandLimits {
         allowed_project_programs: entries.iter().map(|s| (*s).to_owned()).collect(),
         ..policy(&[])
     }
@@ -1596,7 +1596,7 @@ fn a_project_program_swapped_after_the_question_is_not_run() {
             outside.path().to_path_buf()
         };
         let tb = Toolbox::new(p.project(), Budgets::default())
-            .with_policy(project_policy(&["tools/run"]))
+            .with_limits(project_policy(&["tools/run"]))
             .with_approver(Box::new(SwapWhileAsked {
                 tools: p.path("tools"),
                 target,
@@ -1641,7 +1641,7 @@ fn refusals_name_both_allowlists() {
     // Both lists.
     let tb = toolbox(
         &p,
-        Policy {
+        CommandLimits {
             allowed_project_programs: vec![
                 ".venv/bin/pytest".to_owned(),
                 "./gradlew test".to_owned(),
@@ -1801,7 +1801,7 @@ fn the_question_says_what_the_sandbox_allows_and_a_config_grant_shows_in_it() {
     granted.sandbox.network = vec!["true net".to_owned()];
     granted.sandbox.git_writes = vec!["git commit".to_owned()];
     let tb = Toolbox::new(p.project(), Budgets::default())
-        .with_policy(granted)
+        .with_limits(granted)
         .with_approver(Box::new(lines.clone()));
     run(&tb, "true", &env).expect("runs");
     run(&tb, "true net", &env).expect("runs");

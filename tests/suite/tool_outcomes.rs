@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use metron::agent::{Agent, Event, Observer, Settings};
 use metron::authority::approval::{ApproveAll, Approver, Decision, Request};
 use metron::config::Config;
-use metron::tools::{Budgets, Policy};
+use metron::tools::{Budgets, CommandLimits};
 
 use super::common::{TestProject, greet_patch, greet_project, tool_messages};
 use super::fake_ollama::{FakeOllama, answer, call};
@@ -58,7 +58,7 @@ fn outcome(
     };
     let toolbox = project
         .toolbox(Budgets::from_config(&config))
-        .with_policy(Policy::from_config(&config))
+        .with_limits(CommandLimits::from_config(&config))
         .with_approver(approver);
     let client =
         metron::ollama::Client::new(&config.endpoint, Duration::from_secs(5)).expect("client");
