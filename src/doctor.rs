@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::agent::{self, Agent, Model, Settings};
-use crate::authority::policy::Withheld;
+use crate::authority::policy::WithdrawalReason;
 use crate::config::{
     self, Config, ConfigEnv, ConfigError, ConfigFile, Flags, Loaded, RemoteEndpoint, Source, Trust,
 };
@@ -867,7 +867,7 @@ fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
 /// One withdrawn tool. Withholding a tool never fails the doctor: a tool that executes is
 /// off until the user allows commands, and `disabled_tools` is the user's choice, so those
 /// are ok; anything else (apply_patch outside git) is a warning.
-fn withdrawn_check(name: &str, access: Option<Access>, reason: &Withheld) -> Check {
+fn withdrawn_check(name: &str, access: Option<Access>, reason: &WithdrawalReason) -> Check {
     let by_choice = reason.by_choice() || access == Some(Access::Execute);
     Check {
         status: if by_choice { Status::Ok } else { Status::Warn },
@@ -1224,7 +1224,7 @@ mod tests {
 
     #[test]
     fn withdrawn_tools_never_fail() {
-        let unavailable = |why: &str| Withheld::Unavailable(why.to_owned());
+        let unavailable = |why: &str| WithdrawalReason::Unavailable(why.to_owned());
         assert_eq!(
             withdrawn_check(
                 "run_command",
@@ -1235,7 +1235,12 @@ mod tests {
             Status::Ok
         );
         assert_eq!(
-            withdrawn_check("search_text", Some(Access::Read), &Withheld::Disabled).status,
+            withdrawn_check(
+                "search_text",
+                Some(Access::Read),
+                &WithdrawalReason::Disabled
+            )
+            .status,
             Status::Ok
         );
         assert_eq!(

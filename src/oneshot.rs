@@ -13,10 +13,10 @@
 use std::io::{IsTerminal, Read};
 
 use crate::agent::Event;
-use crate::agent::ledger::Withheld;
+use crate::agent::ledger::WithdrawnTool;
 use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, footer, terminal_safe};
-use crate::frontend::session::{self, Mode, Outcome, Session};
+use crate::frontend::session::{self, Ending, Mode, Session};
 use crate::frontend::{Exit, error, print_text};
 
 /// Runs one request (configured with the command line's `flags` on top) and returns the
@@ -43,15 +43,15 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
         }
         let agent = &mut session.agent;
         match session::drive_turn(agent, &prompt, &mut display).await {
-            Outcome::Interrupted => {
+            Ending::Interrupted => {
                 error("interrupted");
                 Exit::Interrupted
             }
-            Outcome::Finished(Err(e)) => {
+            Ending::Finished(Err(e)) => {
                 error(e);
                 Exit::Failure
             }
-            Outcome::Finished(Ok(report)) => {
+            Ending::Finished(Ok(report)) => {
                 for line in footer(&report, num_ctx) {
                     eprintln!("{line}");
                 }
@@ -98,7 +98,7 @@ fn session_start(session: &Session) -> Event {
         tools_withdrawn: agent
             .withdrawn()
             .iter()
-            .map(|w| Withheld {
+            .map(|w| WithdrawnTool {
                 name: w.name.to_owned(),
                 reason: w.reason.to_string(),
             })

@@ -18,38 +18,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::history::{History, REDACTED_SLICE};
-use super::outcome::{CommandRun, FileDelta, NotDone, OutcomeLine, SandboxEvent};
+use super::record::{CallOutcome, CommandRun, Entry, FileDelta, NotDone, SandboxEvent};
 use crate::authority::journal::{ApprovalRecord, Effect, FileChange, TreeChanges};
 use crate::authority::policy::Rule;
 use crate::ollama::wire::Role;
 use crate::project::FileMode;
 use crate::tools::text::one_line;
-
-/// How a call ended, as the model's result was classed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallOutcome {
-    /// The tool produced its result.
-    Ok,
-    /// Policy, the person or the tool itself refused (the model can act on the text).
-    Refused,
-    /// The arguments did not fit the schema.
-    Error,
-    /// The environment failed.
-    Fault,
-}
-
-impl CallOutcome {
-    /// The word shown in `/ledger` and `--json`.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            CallOutcome::Ok => "ok",
-            CallOutcome::Refused => "refused",
-            CallOutcome::Error => "error",
-            CallOutcome::Fault => "fault",
-        }
-    }
-}
 
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -103,7 +77,7 @@ pub enum Event {
         /// The tools offered to the model.
         tools_offered: Vec<String>,
         /// The tools withheld, with the reason.
-        tools_withdrawn: Vec<Withheld>,
+        tools_withdrawn: Vec<WithdrawnTool>,
     },
     /// The person's line started a turn.
     TurnStart {
@@ -262,7 +236,7 @@ pub enum Event {
 
 /// A withheld tool in [`Event::SessionStart`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Withheld {
+pub struct WithdrawnTool {
     /// The tool.
     pub name: String,
     /// Why.
@@ -312,44 +286,6 @@ fn as_text<T: std::fmt::Display, S: serde::Serializer>(
 /// Milliseconds, saturating.
 pub(crate) fn ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// What policy said about a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyDecision {
-    /// True when the tool ran.
-    pub allowed: bool,
-    /// The rule.
-    pub rule: Rule,
-}
-
-/// One tool call, through every stage.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// The turn it belongs to.
-    pub turn: u32,
-    /// The call's id.
-    pub call_id: String,
-    /// The tool's name.
-    pub tool: String,
-    /// The arguments.
-    pub arguments: Value,
-    /// What policy decided.
-    pub policy: PolicyDecision,
-    /// Approval decisions (none for a read tool).
-    pub approvals: Vec<ApprovalRecord>,
-    /// What happened.
-    pub effects: Vec<Effect>,
-    /// `ok`, `refused`, `error` or `fault`.
-    pub outcome: CallOutcome,
-    /// The first line of what the model was told.
-    pub reported: String,
-    /// Everything the model was told (`/show N`).
-    pub result: String,
-    /// The person's outcome line.
-    pub(crate) summary: OutcomeLine,
-    /// Bytes the model was told.
-    pub reported_bytes: usize,
 }
 
 /// A turn's line, for the ledger's headings.

@@ -23,6 +23,7 @@ pub(crate) mod history;
 pub(crate) mod ledger;
 pub(crate) mod outcome;
 pub mod prompt;
+pub(crate) mod record;
 pub(crate) mod text_calls;
 pub(crate) mod think_tags;
 pub(crate) mod truncation;
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::authority::policy::{CallPolicy, Rule, Withheld};
+use crate::authority::policy::{CallPolicy, Rule, WithdrawalReason};
 use crate::config::Config;
 use crate::ollama::wire::{ChatRequest, Message, Options, Role, ToolCall};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
@@ -41,9 +42,11 @@ use crate::tools::{ToolError, ToolResult, ToolSpec, Toolbox};
 
 use crate::authority::policy::Withdrawn;
 pub use history::{Compaction, History, REDACTED_SLICE};
-pub use ledger::{CallOutcome, Entry, Event, Latency, Ledger, PolicyDecision, TurnStatus};
+pub use ledger::{Event, Latency, Ledger, TurnStatus};
 use outcome::Evidence;
-pub use outcome::{CommandRun, FileDelta, NotDone, SandboxEvent};
+pub use record::{
+    CallOutcome, CommandRun, Entry, FileDelta, NotDone, PolicyDecision, SandboxEvent,
+};
 pub(crate) use truncation::PromptCut;
 
 /// Anything that answers chat requests: the real [`Client`], or a scripted model in tests
@@ -217,9 +220,9 @@ impl<M: Model> Agent<M> {
         let mut withdrawn = Vec::new();
         for (spec, available) in toolbox.availability() {
             let reason = if settings.disabled_tools.iter().any(|d| d == spec.name) {
-                Err(Withheld::Disabled)
+                Err(WithdrawalReason::Disabled)
             } else {
-                available.map_err(Withheld::Unavailable)
+                available.map_err(WithdrawalReason::Unavailable)
             };
             match reason {
                 Ok(()) => offered.push(spec),

@@ -8,27 +8,14 @@
 
 use std::fmt::Write;
 
-use serde::Serialize;
 use serde_json::Value;
 
-use super::ledger::{CallOutcome, Entry};
-use crate::authority::journal::{ApprovalOutcome, Effect, FileChange, Journal, TreeChanges};
+use super::record::{
+    CallOutcome, CommandRun, Entry, FileDelta, NotDone, OutcomeLine, SandboxEvent,
+};
+use crate::authority::journal::{ApprovalOutcome, Effect, FileChange, Journal};
 use crate::authority::policy::Rule;
 use crate::tools::{self, Access, Account, count, text::one_line};
-
-/// One tool call's outcome: `find_symbol Greet → 1 definition (greet.go:4)`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct OutcomeLine {
-    /// The whole line.
-    pub(crate) text: String,
-    /// Whether it reports a failure (shown so that it stands out): a refusal, an error, a
-    /// patch not applied, a command that did not exit 0.
-    pub(crate) failed: bool,
-    /// The last lines of a command's output.
-    pub(crate) tail: Vec<String>,
-    /// Why a tool with effects had none (`declined`), for the turn's evidence.
-    pub(crate) not_done: Option<String>,
-}
 
 /// Describes one call from its tool's account and its journal. `rule` is policy's rule
 /// (a refused rule means the tool never ran); `account` is the typed result of a call
@@ -138,43 +125,6 @@ fn effects(
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-/// The sandbox a command ran under, in `effect` events and `turn_end.commands`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SandboxEvent {
-    /// `on` or `off` (`command_sandbox`).
-    pub mode: &'static str,
-    /// The network was allowed (`command_network`).
-    pub network: bool,
-    /// `.git` was writable, hooks and config excepted (`command_git_writes`).
-    pub git_writes: bool,
-    /// Places beyond the project and the temp dir it could write.
-    pub extra_writable: Vec<String>,
-    /// The line the question showed.
-    pub summary: String,
-}
-
-impl SandboxEvent {
-    /// The event for a run under `summary`, or an unconfined one.
-    pub(crate) fn of(summary: Option<&crate::sandbox::Summary>) -> SandboxEvent {
-        match summary {
-            Some(summary) => SandboxEvent {
-                mode: "on",
-                network: summary.network,
-                git_writes: summary.git_writes,
-                extra_writable: summary.extra_writable.clone(),
-                summary: summary.to_string(),
-            },
-            None => SandboxEvent {
-                mode: "off",
-                network: true,
-                git_writes: true,
-                extra_writable: Vec::new(),
-                summary: crate::sandbox::OFF_NOTICE.to_owned(),
-            },
-        }
-    }
-}
-
 /// Files a command changed, named on an outcome or evidence line before `and N more`.
 const CHANGED_NAMES: usize = 3;
 
@@ -220,47 +170,6 @@ pub(crate) struct Evidence {
     pub(crate) patches_not_applied: Vec<NotDone>,
     /// Commands, run or not.
     pub(crate) commands: Vec<CommandRun>,
-}
-
-/// A file a turn changed (`turn_end.files_changed`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileDelta {
-    /// The path, relative to the project root.
-    pub path: String,
-    /// Lines added.
-    pub added: usize,
-    /// Lines removed.
-    pub removed: usize,
-}
-
-/// A patch that was not applied (`turn_end.patches_not_applied`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NotDone {
-    /// The call.
-    pub call_id: String,
-    /// Why, as the outcome line says it.
-    pub reason: String,
-}
-
-/// A command the model asked for (`turn_end.commands`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CommandRun {
-    /// The call.
-    pub call_id: String,
-    /// The command as the model typed it.
-    pub command: String,
-    /// Whether it ran.
-    pub ran: bool,
-    /// `exit 0`, `killed by signal 9`, or why it did not run.
-    pub status: String,
-    /// The exit code, when it exited.
-    pub exit_code: Option<i32>,
-    /// The sandbox it ran under, when it ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<SandboxEvent>,
-    /// What it changed in the project, when it ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub changed: Option<TreeChanges>,
 }
 
 impl Evidence {
@@ -386,7 +295,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::authority::journal::{ApprovalRecord, ApprovalSource, Exit};
+    use crate::authority::journal::{ApprovalRecord, ApprovalSource, Exit, TreeChanges};
     use crate::tools::account::CommandRecord;
 
     fn approval(outcome: ApprovalOutcome) -> ApprovalRecord {

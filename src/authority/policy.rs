@@ -16,30 +16,30 @@ pub struct Withdrawn {
     /// The tool's name.
     pub name: &'static str,
     /// Why it is withheld.
-    pub reason: Withheld,
+    pub reason: WithdrawalReason,
 }
 
 /// Why a tool is withheld.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Withheld {
+pub enum WithdrawalReason {
     /// The user listed it in `disabled_tools`.
     Disabled,
     /// It cannot work here (no git work tree, no `allowed_commands`); the text says why.
     Unavailable(String),
 }
 
-impl Withheld {
+impl WithdrawalReason {
     /// Whether the user chose this (as opposed to the project lacking something).
     pub(crate) fn by_choice(&self) -> bool {
-        matches!(self, Withheld::Disabled)
+        matches!(self, WithdrawalReason::Disabled)
     }
 }
 
-impl std::fmt::Display for Withheld {
+impl std::fmt::Display for WithdrawalReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Withheld::Disabled => f.write_str("listed in `disabled_tools`"),
-            Withheld::Unavailable(reason) => f.write_str(reason),
+            WithdrawalReason::Disabled => f.write_str("listed in `disabled_tools`"),
+            WithdrawalReason::Unavailable(reason) => f.write_str(reason),
         }
     }
 }
@@ -52,7 +52,7 @@ pub enum Rule {
     /// The person pressed Ctrl-C earlier in this turn.
     Interrupted,
     /// The tool is withheld in this session.
-    NotOffered(Withheld),
+    NotOffered(WithdrawalReason),
     /// No tool has that name.
     NoSuchTool,
     /// This exact call was already made this many times before, in this turn.
@@ -185,7 +185,7 @@ mod tests {
             vec!["view_slice"],
             vec![Withdrawn {
                 name: "run_command",
-                reason: Withheld::Disabled,
+                reason: WithdrawalReason::Disabled,
             }],
         );
         assert_eq!(policy.check("view_slice", "{}", false), Ok(()));

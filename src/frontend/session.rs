@@ -134,7 +134,7 @@ pub(crate) fn start(
     clippy::large_enum_variant,
     reason = "one value per turn, matched at once; boxing it would buy nothing"
 )]
-pub(crate) enum Outcome {
+pub(crate) enum Ending {
     /// It finished, with an answer or an error.
     Finished(Result<TurnReport, TurnError>),
     /// Ctrl-C: the turn was cancelled and closed in history.
@@ -150,7 +150,7 @@ pub(crate) async fn drive_turn(
     agent: &mut Agent<Client>,
     line: &str,
     display: &mut Display,
-) -> Outcome {
+) -> Ending {
     let spinner = display.spinner();
     // An approved command's elapsed time, set by the tool thread while it runs.
     let activity = agent.toolbox().authority().activity().clone();
@@ -172,8 +172,8 @@ pub(crate) async fn drive_turn(
     };
     spinner.borrow_mut().clear();
     match result {
-        Err(TurnError::Interrupted) => Outcome::Interrupted,
-        finished => Outcome::Finished(finished),
+        Err(TurnError::Interrupted) => Ending::Interrupted,
+        finished => Ending::Finished(finished),
     }
 }
 

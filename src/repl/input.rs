@@ -41,7 +41,7 @@ pub(crate) enum Line {
 
 /// The history the line editor starts with, and where it saves new entries.
 #[derive(Debug, Default)]
-pub(crate) struct History {
+pub(crate) struct InputHistory {
     /// Saved entries, oldest first.
     pub(crate) entries: Vec<String>,
     /// Where each new entry is appended; `None` keeps this session's lines in memory only.
@@ -54,7 +54,7 @@ enum Request {
     /// Read one line.
     Ask(Ask),
     /// Take this history (sent once, before the first prompt).
-    Keep(History),
+    Keep(InputHistory),
 }
 
 /// Where an answer goes: an async waiter (the prompt) or a blocked one (an approval
@@ -179,7 +179,7 @@ impl Input {
 
     /// Gives the line editor the saved `history` and the file to save to. Without a line
     /// editor (stdin is not a terminal) it is dropped: a script's lines are not kept.
-    pub(crate) fn keep(&self, history: History) {
+    pub(crate) fn keep(&self, history: InputHistory) {
         let asks = self
             .asks
             .lock()

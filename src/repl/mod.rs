@@ -29,12 +29,12 @@ use crate::config::{self, ConfigEnv, Flags, Source};
 use crate::display::{Display, footer, terminal_safe};
 use crate::frontend::ask::{self, show_request, stderr_supports_color};
 use crate::frontend::models::{self, installed_as, server_url};
-use crate::frontend::session::{self, Mode, Outcome, Session};
+use crate::frontend::session::{self, Ending, Mode, Session};
 use crate::frontend::{Exit, error};
 use crate::ollama::Client;
 
 pub(crate) use commands::{Command, HELP};
-pub(crate) use input::{History, Input, Line};
+pub(crate) use input::{Input, InputHistory, Line};
 
 /// The prompt shown for each line.
 pub(crate) const PROMPT: &str = "metron > ";
@@ -140,18 +140,18 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
 /// The input history for the line editor: the saved entries and the file new ones go to,
 /// or nothing when `save_input_history` is off (this session's lines are then kept in
 /// memory only) or there is no user directory to keep them in.
-fn saved_history(session: &Session) -> History {
+fn saved_history(session: &Session) -> InputHistory {
     if !session.loaded.config.save_input_history {
-        return History::default();
+        return InputHistory::default();
     }
     let Some(dir) = config::user_dir(&ConfigEnv::from_process()) else {
         error(
             "warning: this session does not save what you type: neither $HOME nor $METRON_CONFIG_DIR is set; set one to keep the input history, or set \"save_input_history\": false",
         );
-        return History::default();
+        return InputHistory::default();
     };
     let (file, entries) = history::HistoryFile::open(&dir);
-    History { entries, file }
+    InputHistory { entries, file }
 }
 
 /// The banner: the model and the layer that chose it, how to get help, the project (and
@@ -344,13 +344,13 @@ async fn turn(session: &mut Session, line: &str) {
     let outcome = session::drive_turn(&mut session.agent, line, &mut display).await;
     display.finish_line();
     match outcome {
-        Outcome::Finished(Ok(report)) => {
+        Ending::Finished(Ok(report)) => {
             for line in footer(&report, num_ctx) {
                 eprintln!("{line}");
             }
         }
-        Outcome::Finished(Err(e)) => error(e),
-        Outcome::Interrupted => {
+        Ending::Finished(Err(e)) => error(e),
+        Ending::Interrupted => {
             eprintln!("[interrupted: the turn was cancelled; the session is intact]")
         }
     }

@@ -696,7 +696,7 @@ fn child_env(
 
 /// How a run ended, and what it printed.
 #[derive(Debug)]
-struct Outcome {
+struct Watched {
     /// The exit status, if the command was reaped.
     status: Option<ExitStatus>,
     /// The deadline passed and the group was killed.
@@ -707,7 +707,7 @@ struct Outcome {
     output: String,
 }
 
-impl Outcome {
+impl Watched {
     /// The command did not exit with status 0.
     fn failed(&self) -> bool {
         self.timed_out || self.interrupted || self.status.is_none_or(|s| !s.success())
@@ -736,7 +736,7 @@ fn spawn_and_watch(
     timeout: Duration,
     budget: usize,
     cancel: &CancelToken,
-) -> std::io::Result<Outcome> {
+) -> std::io::Result<Watched> {
     let (reader, writer) = std::io::pipe()?;
     command.stdout(writer.try_clone()?).stderr(writer);
     let child = command.spawn();
@@ -757,7 +757,7 @@ fn spawn_and_watch(
         }
         // Killed but not gone within the grace period (stuck in the kernel, say): reap
         // it whenever it does go, so a long session does not collect zombies.
-        Ok(Outcome { status: None, .. }) => {
+        Ok(Watched { status: None, .. }) => {
             std::thread::spawn(move || {
                 let _ = child.wait();
             });
@@ -775,7 +775,7 @@ fn watch(
     timeout: Duration,
     budget: usize,
     cancel: &CancelToken,
-) -> std::io::Result<Outcome> {
+) -> std::io::Result<Watched> {
     let deadline = Instant::now().checked_add(timeout);
     let mut clip = Clip::new(budget);
     let mut buf = vec![0u8; READ_CHUNK];
@@ -833,7 +833,7 @@ fn watch(
             }
         }
     }
-    Ok(Outcome {
+    Ok(Watched {
         status,
         timed_out,
         interrupted,
@@ -1180,7 +1180,7 @@ mod tests {
 
     #[test]
     fn status_lines() {
-        let outcome = |status: Option<ExitStatus>, timed_out| Outcome {
+        let outcome = |status: Option<ExitStatus>, timed_out| Watched {
             status,
             timed_out,
             interrupted: false,
@@ -1211,7 +1211,7 @@ mod tests {
                 .to_string(),
             "timed out after 120 s; killed"
         );
-        let pressed = Outcome {
+        let pressed = Watched {
             interrupted: true,
             ..outcome(Some(ExitStatus::from_raw(9)), false)
         };
