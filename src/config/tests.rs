@@ -369,7 +369,7 @@ fn remote_endpoint_is_warn_or_refuse() {
 
 #[test]
 fn a_project_file_may_refuse_remote_endpoints_but_not_allow_them() {
-    assert!(!PRIVILEGED_KEYS.contains(&"remote_endpoint"));
+    assert!(!Key::remote_endpoint.is_privileged());
     let refuse =
         load_text(r#"{"remote_endpoint":"refuse"}"#, Trust::Project, &env()).expect("loads");
     assert_eq!(refuse.config.remote_endpoint, RemoteEndpoint::Refuse);
@@ -464,7 +464,7 @@ fn save_input_history_is_on_unless_a_file_turns_it_off() {
     let off = load_text(r#"{"save_input_history":false}"#, Trust::Project, &env()).expect("loads");
     assert!(!off.config.save_input_history);
     assert!(off.warnings.is_empty(), "{:?}", off.warnings);
-    assert!(!PRIVILEGED_KEYS.contains(&"save_input_history"));
+    assert!(!Key::save_input_history.is_privileged());
     let err = load_text(r#"{"save_input_history":"no"}"#, Trust::User, &env())
         .expect_err("not a boolean")
         .to_string();
