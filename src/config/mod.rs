@@ -35,8 +35,8 @@ use serde_json::Value;
 
 pub(crate) use endpoint::host_and_port;
 pub use endpoint::{is_local, normalize_endpoint};
-pub(crate) use settings::{Key, Rule};
 pub use settings::{Config, KEYS, RemoteEndpoint, SandboxMode};
+pub(crate) use settings::{Key, Rule};
 
 /// The file name of a project's own config, at the project root.
 pub(crate) const PROJECT_FILE: &str = ".metron.json";
@@ -78,9 +78,10 @@ impl fmt::Display for Source {
     }
 }
 
-/// How far a config file is trusted.
+/// How far a config file is trusted: whose file it is. Named for config because the
+/// https client has a `Trust` of its own (the certificate roots it accepts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Trust {
+pub(crate) enum ConfigTrust {
     /// The user's own file (or the one `$METRON_CONFIG` names): may set anything.
     User,
     /// The repository's `.metron.json`: may not grant authority.
@@ -93,7 +94,7 @@ pub(crate) struct ConfigFile {
     /// Where it is.
     pub(crate) path: PathBuf,
     /// Whether it may grant authority.
-    pub(crate) trust: Trust,
+    pub(crate) trust: ConfigTrust,
 }
 
 /// The environment variables that configuration reads, captured once.
@@ -159,7 +160,7 @@ pub(crate) enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Whose file it is, which decides the next step.
-        trust: Trust,
+        trust: ConfigTrust,
         /// Why.
         source: std::io::Error,
     },
@@ -181,7 +182,7 @@ pub(crate) enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Whose file it is, which decides the next step.
-        trust: Trust,
+        trust: ConfigTrust,
         /// serde_json's description, with line and column.
         message: String,
     },
@@ -209,12 +210,12 @@ pub(crate) enum ConfigError {
 
 /// The next step for a config file that cannot be used, by whose file it is: both
 /// layers are read on every start, so either one can stop metron.
-fn remedy(trust: Trust) -> &'static str {
+fn remedy(trust: ConfigTrust) -> &'static str {
     match trust {
-        Trust::User => {
+        ConfigTrust::User => {
             "fix your own config file (the one $METRON_CONFIG names, else ~/.metron/config.json), or move it aside to run without it"
         }
-        Trust::Project => {
+        ConfigTrust::Project => {
             "fix the project's .metron.json (it is read on top of your own config), or move it aside to run without it"
         }
     }
@@ -261,7 +262,10 @@ impl Loaded {
         Loaded {
             config: Config::default(),
             files: Vec::new(),
-            sources: Key::ALL.iter().map(|k| (k.name(), Source::Default)).collect(),
+            sources: Key::ALL
+                .iter()
+                .map(|k| (k.name(), Source::Default))
+                .collect(),
             warnings: Vec::new(),
             disabled_by: BTreeMap::new(),
         }
@@ -291,13 +295,13 @@ impl Loaded {
     }
 
     /// The file read for the layer of this trust, if one was.
-    pub(crate) fn file(&self, trust: Trust) -> Option<&ConfigFile> {
+    pub(crate) fn file(&self, trust: ConfigTrust) -> Option<&ConfigFile> {
         self.files.iter().find(|file| file.trust == trust)
     }
 
     /// Whose file `path` is, when it is one of the files read: a [`Source::File`] names
     /// only the path, and `/config` says which layer that is.
-    pub(crate) fn trust_of(&self, path: &Path) -> Option<Trust> {
+    pub(crate) fn trust_of(&self, path: &Path) -> Option<ConfigTrust> {
         self.files
             .iter()
             .find(|file| file.path == path)
@@ -403,7 +407,7 @@ fn read_file(project_root: &Path, file: &ConfigFile) -> Result<String, ConfigErr
         )))
     };
     let bytes = match file.trust {
-        Trust::Project => {
+        ConfigTrust::Project => {
             let unsafe_file = |reason: String| ConfigError::Unsafe {
                 path: file.path.clone(),
                 reason,
@@ -419,7 +423,7 @@ fn read_file(project_root: &Path, file: &ConfigFile) -> Result<String, ConfigErr
                     other => unsafe_file(other.to_string()),
                 })?
         }
-        Trust::User => {
+        ConfigTrust::User => {
             use std::io::Read;
             let mut bytes = Vec::new();
             std::fs::File::open(&file.path)
@@ -449,7 +453,7 @@ fn user_layer(env: &ConfigEnv) -> Option<ConfigFile> {
     };
     Some(ConfigFile {
         path,
-        trust: Trust::User,
+        trust: ConfigTrust::User,
     })
 }
 
@@ -469,7 +473,7 @@ fn project_layer(project_root: &Path, user: Option<&ConfigFile>) -> Option<Confi
     });
     (!same_as_user).then_some(ConfigFile {
         path,
-        trust: Trust::Project,
+        trust: ConfigTrust::Project,
     })
 }
 
@@ -560,7 +564,7 @@ pub(crate) fn apply_file(
                 suggestion: closest_key(key),
             });
         };
-        if file.trust == Trust::Project {
+        if file.trust == ConfigTrust::Project {
             match known.rule() {
                 Rule::Privileged => {
                     let let_through =
@@ -631,23 +635,13 @@ pub(crate) fn apply_flags(loaded: &mut Loaded, flags: &Flags) -> Result<(), Conf
 
 /// Sets one string setting from a layer above the files and records that layer as its
 /// source.
-fn set_from(
-    loaded: &mut Loaded,
-    key: Key,
-    value: &str,
-    source: Source,
-) -> Result<(), ConfigError> {
+fn set_from(loaded: &mut Loaded, key: Key, value: &str, source: Source) -> Result<(), ConfigError> {
     set(&mut loaded.config, key, &Value::from(value), &source)?;
     loaded.sources.insert(key.name(), source);
     Ok(())
 }
 
-fn set(
-    config: &mut Config,
-    key: Key,
-    value: &Value,
-    source: &Source,
-) -> Result<(), ConfigError> {
+fn set(config: &mut Config, key: Key, value: &Value, source: &Source) -> Result<(), ConfigError> {
     let invalid = |message: String| ConfigError::Invalid {
         key: key.name(),
         layer: source.clone(),
@@ -784,7 +778,9 @@ pub(crate) fn closest_key(typo: &str) -> Option<&'static str> {
         .map(|(_, key)| key);
     near.or_else(|| {
         // Four letters at least, so that `max` or `num` does not pick a key by chance.
-        let mut starting = KEYS.iter().filter(|key| typo.len() >= 4 && key.starts_with(&typo));
+        let mut starting = KEYS
+            .iter()
+            .filter(|key| typo.len() >= 4 && key.starts_with(&typo));
         match (starting.next(), starting.next()) {
             (Some(&key), None) => Some(key),
             _ => None,
