@@ -703,3 +703,194 @@ fn metron_config_naming_the_project_file_reads_it_once_as_the_users() {
         loaded.warnings
     );
 }
+
+/// A JSON value for `key` that a user's file accepts and that differs from the default, so
+/// that a test can tell whether a file's value was taken.
+fn a_value_other_than_the_default(key: Key) -> Value {
+    use serde_json::json;
+    let default = Config::default().value(key);
+    let candidates = [
+        json!(true),
+        json!(false),
+        json!(7),
+        json!(["X"]),
+        json!(["./bin/x"]),
+        json!("off"),
+        json!("refuse"),
+        json!("mistral"),
+    ];
+    candidates
+        .into_iter()
+        .find(|candidate| {
+            let text = json!({ key.name(): candidate }).to_string();
+            load_text(&text, ConfigTrust::User, &env())
+                .is_ok_and(|loaded| loaded.config.value(key) != default)
+        })
+        .unwrap_or_else(|| panic!("add a value other than the default for `{key}` here"))
+}
+
+#[test]
+fn every_privileged_key_is_refused_from_a_project_file() {
+    let privileged: Vec<Key> = Key::ALL
+        .iter()
+        .copied()
+        .filter(|key| key.is_privileged())
+        .collect();
+    // Pinned: a key that stops being privileged is a change to the trust model, and should
+    // be made here as deliberately as in the table.
+    assert_eq!(
+        privileged,
+        [
+            Key::auto_approve_patches,
+            Key::allowed_commands,
+            Key::allowed_project_programs,
+            Key::command_env_passthrough,
+            Key::command_sandbox,
+            Key::command_writable_paths,
+            Key::command_protected_paths,
+            Key::command_network,
+            Key::command_git_writes,
+        ]
+    );
+    for &key in &privileged {
+        let value = a_value_other_than_the_default(key);
+        let text = serde_json::json!({ key.name(): value }).to_string();
+
+        let user = load_text(&text, ConfigTrust::User, &env()).expect("loads");
+        assert_eq!(user.config.value(key), value, "your own file sets `{key}`");
+
+        let project = load_text(&text, ConfigTrust::Project, &env()).expect("loads");
+        assert_eq!(project.config, Config::default(), "a project set `{key}`");
+        assert_eq!(project.source(key), &Source::Default, "{key}");
+        assert_eq!(project.warnings.len(), 1, "{:?}", project.warnings);
+        assert!(
+            project.warnings[0].contains(&format!("ignoring `{key}` in"))
+                && project.warnings[0].contains("cannot grant authority"),
+            "{}",
+            project.warnings[0]
+        );
+
+        // METRON_ALLOW_PROJECT_COMMANDS lets `allowed_commands` through, and nothing else.
+        let allow = ConfigEnv {
+            allow_project_commands: Some("1".into()),
+            ..ConfigEnv::default()
+        };
+        let allowed = load_text(&text, ConfigTrust::Project, &allow).expect("loads");
+        let let_through = allowed.config.value(key) == value;
+        assert_eq!(let_through, key == Key::allowed_commands, "{key}");
+    }
+}
+
+/// For a tighten-only key: the user's value and a project's looser one (the user's must
+/// stay), and the user's value, a project's tighter one and what results.
+fn loosening_and_tightening(key: Key) -> ((Value, Value), (Value, Value, Value)) {
+    use serde_json::json;
+    match (key, Config::default().value(key)) {
+        (_, Value::Number(_)) => ((json!(5), json!(6)), (json!(5), json!(4), json!(4))),
+        (_, Value::Bool(_)) => (
+            (json!(false), json!(true)),
+            (json!(true), json!(false), json!(false)),
+        ),
+        (Key::remote_endpoint, _) => (
+            (json!("refuse"), json!("warn")),
+            (json!("warn"), json!("refuse"), json!("refuse")),
+        ),
+        (Key::disabled_tools, _) => (
+            (json!(["run_command"]), json!([])),
+            (
+                json!(["run_command"]),
+                json!(["search_text"]),
+                json!(["run_command", "search_text"]),
+            ),
+        ),
+        _ => panic!("add a looser and a tighter value for `{key}` here"),
+    }
+}
+
+#[test]
+fn every_tighten_only_key_refuses_a_loosening_value_and_accepts_a_tightening_one() {
+    let is_users = |loaded: &Loaded, key: Key| matches!(loaded.source(key), Source::File(p) if p.ends_with("config.json"));
+    let is_projects = |loaded: &Loaded, key: Key| matches!(loaded.source(key), Source::File(p) if p.ends_with(PROJECT_FILE));
+    let tighten_only = Key::ALL.iter().filter(|key| key.is_tighten_only());
+    for &key in tighten_only {
+        let file = |value: &Value| serde_json::json!({ key.name(): value }).to_string();
+        let ((user, looser), (user_too, tighter, tightened)) = loosening_and_tightening(key);
+
+        let loaded = load_both(&file(&looser), &file(&user), |_| {});
+        assert_eq!(loaded.config.value(key), user, "`{key}` was loosened");
+        assert!(is_users(&loaded, key), "{key}: {:?}", loaded.source(key));
+        if key.rule() == Rule::TightenOnly {
+            assert_eq!(loaded.warnings.len(), 1, "{key}: {:?}", loaded.warnings);
+            assert!(
+                loaded.warnings[0].contains(&format!("ignoring `{key}` {looser}")),
+                "{}",
+                loaded.warnings[0]
+            );
+        }
+
+        let loaded = load_both(&file(&tighter), &file(&user_too), |_| {});
+        assert_eq!(
+            loaded.config.value(key),
+            tightened,
+            "`{key}` was not tightened"
+        );
+        assert!(is_projects(&loaded, key), "{key}: {:?}", loaded.source(key));
+        assert!(loaded.warnings.is_empty(), "{key}: {:?}", loaded.warnings);
+    }
+}
+
+#[test]
+fn every_integer_setting_is_a_budget_a_project_may_only_lower() {
+    for &key in Key::ALL {
+        if Config::default().value(key).is_u64() {
+            assert_eq!(key.rule(), Rule::TightenOnly, "`{key}` is a budget");
+        }
+    }
+}
+
+#[test]
+fn each_limit_type_knows_which_way_is_looser() {
+    use super::settings::Loosens;
+    assert!(5u64.loosens(&6) && !5u64.loosens(&5) && !5u64.loosens(&4));
+    assert!(false.loosens(&true) && !true.loosens(&false) && !false.loosens(&false));
+    let (refuse, warn) = (RemoteEndpoint::Refuse, RemoteEndpoint::Warn);
+    assert!(refuse.loosens(&warn) && !warn.loosens(&refuse) && !refuse.loosens(&refuse));
+    let (on, off) = (SandboxMode::On, SandboxMode::Off);
+    assert!(on.loosens(&off) && !off.loosens(&on) && !on.loosens(&on));
+}
+
+#[test]
+fn a_typod_key_gets_a_suggestion() {
+    for &key in Key::ALL {
+        let name = key.name();
+        // Another spelling of the same words, and one slip of the fingers.
+        let shouting = name.to_uppercase().replace('_', "-");
+        let camel = name
+            .split('_')
+            .enumerate()
+            .map(|(i, word)| match (i, word.split_at(1)) {
+                (0, _) => word.to_owned(),
+                (_, (first, rest)) => first.to_uppercase() + rest,
+            })
+            .collect::<String>();
+        let mut swapped: Vec<char> = name.chars().collect();
+        swapped.swap(1, 2);
+        let swapped: String = swapped.into_iter().collect();
+        let dropped = format!("{}{}", &name[..2], &name[3..]);
+        for typo in [shouting, camel, swapped, dropped] {
+            assert_eq!(closest_key(&typo), Some(name), "{typo}");
+        }
+    }
+    // A key cut short is completed when only one key begins so.
+    assert_eq!(closest_key("timeout"), Some("timeout_seconds"));
+    assert_eq!(closest_key("max_output"), Some("max_output_tokens"));
+    assert_eq!(closest_key("search_max"), None, "two keys begin so");
+    assert_eq!(closest_key("max"), None, "too short to say");
+
+    let err = load_text(r#"{"maxTurns":3}"#, ConfigTrust::Project, &env())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown key `maxTurns`"), "{err}");
+    assert!(err.contains("; did you mean `max_turns`?"), "{err}");
+}
