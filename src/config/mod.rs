@@ -15,10 +15,11 @@
 //! layer that sets it; a list is replaced whole, not extended, with one exception below.
 //!
 //! Trust: a project's own `.metron.json` ships with the repository, so it may tune budgets
-//! and the model but may not widen authority. Its `auto_approve_patches`,
-//! `allowed_commands` and `command_env_passthrough` are dropped with a warning (commands may
-//! be let through with `METRON_ALLOW_PROJECT_COMMANDS`), and its `endpoint` is accepted
-//! only when it names this machine. Nor may it loosen a limit the user's own file sets
+//! and the model but may not widen authority. Each key's [`Rule`] is declared beside it in
+//! the settings table. Its privileged keys (`auto_approve_patches`, `allowed_commands`,
+//! `command_env_passthrough`, the sandbox's) are dropped with a warning (commands may be
+//! let through with `METRON_ALLOW_PROJECT_COMMANDS`), and its `endpoint` is accepted only
+//! when it names this machine. Nor may it loosen a limit the user's own file sets
 //! ([`keep_user_limits`]): a budget only goes down, `remote_endpoint: "refuse"` and
 //! `save_input_history: false` hold, and `disabled_tools` is the user's list plus the
 //! project's. Loading does I/O only to read the two files: the environment is passed in

@@ -1,8 +1,9 @@
 //! The table of settings: one line per key, with its type, default and meaning.
 //!
 //! Everything else about a key (parsing it from JSON, printing it for `/config`, writing
-//! `metron.example.json`, suggesting it when a user misspells it) is derived from this one
-//! table, so adding a setting is one entry here plus whatever validation it needs.
+//! `metron.example.json`, suggesting it when a user misspells it, what a project's file may
+//! do with it) is derived from this one table, so adding a setting is one entry here plus
+//! whatever validation it needs.
 
 use serde_json::Value;
 
