@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 use crate::agent::{self, Agent, Model, Settings};
 use crate::authority::policy::WithdrawalReason;
 use crate::config::{
-    self, Config, ConfigEnv, ConfigError, ConfigFile, Flags, Loaded, RemoteEndpoint, Source, Trust,
+    self, Config, ConfigEnv, ConfigError, ConfigFile, ConfigTrust, Flags, Loaded, RemoteEndpoint,
+    Source,
 };
 use crate::disclosure::{self, Route};
 use crate::display::terminal_safe;
@@ -324,8 +325,8 @@ fn config_checks(loaded: &Loaded) -> Vec<Check> {
 /// One config file for the config row: its path and how far it is trusted.
 fn describe_file(file: &ConfigFile) -> String {
     match file.trust {
-        Trust::User => format!("{} (your own config, trusted)", file.path.display()),
-        Trust::Project => format!(
+        ConfigTrust::User => format!("{} (your own config, trusted)", file.path.display()),
+        ConfigTrust::Project => format!(
             "{} (the project's config, untrusted: it cannot grant authority or loosen your limits)",
             file.path.display()
         ),

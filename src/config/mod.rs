@@ -15,10 +15,11 @@
 //! layer that sets it; a list is replaced whole, not extended, with one exception below.
 //!
 //! Trust: a project's own `.metron.json` ships with the repository, so it may tune budgets
-//! and the model but may not widen authority. Its `auto_approve_patches`,
-//! `allowed_commands` and `command_env_passthrough` are dropped with a warning (commands may
-//! be let through with `METRON_ALLOW_PROJECT_COMMANDS`), and its `endpoint` is accepted
-//! only when it names this machine. Nor may it loosen a limit the user's own file sets
+//! and the model but may not widen authority. Each key's [`Rule`] is declared beside it in
+//! the settings table. Its privileged keys (`auto_approve_patches`, `allowed_commands`,
+//! `command_env_passthrough`, the sandbox's) are dropped with a warning (commands may be
+//! let through with `METRON_ALLOW_PROJECT_COMMANDS`), and its `endpoint` is accepted only
+//! when it names this machine. Nor may it loosen a limit the user's own file sets
 //! ([`keep_user_limits`]): a budget only goes down, `remote_endpoint: "refuse"` and
 //! `save_input_history: false` hold, and `disabled_tools` is the user's list plus the
 //! project's. Loading does I/O only to read the two files: the environment is passed in
@@ -35,8 +36,8 @@ use serde_json::Value;
 
 pub(crate) use endpoint::host_and_port;
 pub use endpoint::{is_local, normalize_endpoint};
-pub(crate) use settings::PRIVILEGED_KEYS;
 pub use settings::{Config, KEYS, RemoteEndpoint, SandboxMode};
+pub(crate) use settings::{Key, Rule};
 
 /// The file name of a project's own config, at the project root.
 pub(crate) const PROJECT_FILE: &str = ".metron.json";
@@ -78,9 +79,10 @@ impl fmt::Display for Source {
     }
 }
 
-/// How far a config file is trusted.
+/// How far a config file is trusted: whose file it is. Named for config because the
+/// https client has a `Trust` of its own (the certificate roots it accepts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Trust {
+pub(crate) enum ConfigTrust {
     /// The user's own file (or the one `$METRON_CONFIG` names): may set anything.
     User,
     /// The repository's `.metron.json`: may not grant authority.
@@ -93,7 +95,7 @@ pub(crate) struct ConfigFile {
     /// Where it is.
     pub(crate) path: PathBuf,
     /// Whether it may grant authority.
-    pub(crate) trust: Trust,
+    pub(crate) trust: ConfigTrust,
 }
 
 /// The environment variables that configuration reads, captured once.
@@ -159,7 +161,7 @@ pub(crate) enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Whose file it is, which decides the next step.
-        trust: Trust,
+        trust: ConfigTrust,
         /// Why.
         source: std::io::Error,
     },
@@ -181,7 +183,7 @@ pub(crate) enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Whose file it is, which decides the next step.
-        trust: Trust,
+        trust: ConfigTrust,
         /// serde_json's description, with line and column.
         message: String,
     },
@@ -209,12 +211,12 @@ pub(crate) enum ConfigError {
 
 /// The next step for a config file that cannot be used, by whose file it is: both
 /// layers are read on every start, so either one can stop metron.
-fn remedy(trust: Trust) -> &'static str {
+fn remedy(trust: ConfigTrust) -> &'static str {
     match trust {
-        Trust::User => {
+        ConfigTrust::User => {
             "fix your own config file (the one $METRON_CONFIG names, else ~/.metron/config.json), or move it aside to run without it"
         }
-        Trust::Project => {
+        ConfigTrust::Project => {
             "fix the project's .metron.json (it is read on top of your own config), or move it aside to run without it"
         }
     }
@@ -261,7 +263,10 @@ impl Loaded {
         Loaded {
             config: Config::default(),
             files: Vec::new(),
-            sources: KEYS.iter().map(|&k| (k, Source::Default)).collect(),
+            sources: Key::ALL
+                .iter()
+                .map(|k| (k.name(), Source::Default))
+                .collect(),
             warnings: Vec::new(),
             disabled_by: BTreeMap::new(),
         }
@@ -269,7 +274,7 @@ impl Loaded {
 
     /// Records the layer of every disabled tool not recorded yet (see `disabled_by`).
     fn note_disabled_tools(&mut self) {
-        let source = self.source_of("disabled_tools").clone();
+        let source = self.source(Key::disabled_tools).clone();
         for name in &self.config.disabled_tools {
             self.disabled_by
                 .entry(name.clone())
@@ -278,18 +283,26 @@ impl Loaded {
     }
 
     /// The layer a key's value came from.
+    pub(crate) fn source(&self, key: Key) -> &Source {
+        self.sources.get(key.name()).unwrap_or(&Source::Default)
+    }
+
+    /// The layer the key written `key` in JSON came from, for callers that hold the name.
+    /// A name that is no key is a caller's typo, which tests catch here instead of reading
+    /// it as "default".
     pub(crate) fn source_of(&self, key: &str) -> &Source {
+        debug_assert!(Key::from_name(key).is_some(), "`{key}` is not a config key");
         self.sources.get(key).unwrap_or(&Source::Default)
     }
 
     /// The file read for the layer of this trust, if one was.
-    pub(crate) fn file(&self, trust: Trust) -> Option<&ConfigFile> {
+    pub(crate) fn file(&self, trust: ConfigTrust) -> Option<&ConfigFile> {
         self.files.iter().find(|file| file.trust == trust)
     }
 
     /// Whose file `path` is, when it is one of the files read: a [`Source::File`] names
     /// only the path, and `/config` says which layer that is.
-    pub(crate) fn trust_of(&self, path: &Path) -> Option<Trust> {
+    pub(crate) fn trust_of(&self, path: &Path) -> Option<ConfigTrust> {
         self.files
             .iter()
             .find(|file| file.path == path)
@@ -395,7 +408,7 @@ fn read_file(project_root: &Path, file: &ConfigFile) -> Result<String, ConfigErr
         )))
     };
     let bytes = match file.trust {
-        Trust::Project => {
+        ConfigTrust::Project => {
             let unsafe_file = |reason: String| ConfigError::Unsafe {
                 path: file.path.clone(),
                 reason,
@@ -411,7 +424,7 @@ fn read_file(project_root: &Path, file: &ConfigFile) -> Result<String, ConfigErr
                     other => unsafe_file(other.to_string()),
                 })?
         }
-        Trust::User => {
+        ConfigTrust::User => {
             use std::io::Read;
             let mut bytes = Vec::new();
             std::fs::File::open(&file.path)
@@ -441,7 +454,7 @@ fn user_layer(env: &ConfigEnv) -> Option<ConfigFile> {
     };
     Some(ConfigFile {
         path,
-        trust: Trust::User,
+        trust: ConfigTrust::User,
     })
 }
 
@@ -461,7 +474,7 @@ fn project_layer(project_root: &Path, user: Option<&ConfigFile>) -> Option<Confi
     });
     (!same_as_user).then_some(ConfigFile {
         path,
-        trust: Trust::Project,
+        trust: ConfigTrust::Project,
     })
 }
 
@@ -480,72 +493,49 @@ fn user_file(env: &ConfigEnv) -> Option<PathBuf> {
 }
 
 /// After the project's file is laid over the user's: undoes what would loosen a limit the
-/// user's own file set. `users` is the state before the project's file. For each key the
-/// user's file set and the project's file set again:
+/// user's own file set. `users` is the state before the project's file. For each
+/// tighten-only key (see [`Rule`]) the user's file set and the project's file set again:
 ///
-/// - a budget (every integer setting) may only go down: a project may ask for less
-///   context, fewer turns or shorter output, never more than the user allows;
-/// - `remote_endpoint: "refuse"` and `save_input_history: false` hold;
-/// - `disabled_tools` is the user's list plus the project's: a project may withhold more
-///   tools, never offer one the user withheld.
+/// - [`Rule::TightenOnly`]: a value that loosens the user's (as its type's `Loosens` says)
+///   is put back. So a budget (every integer setting) may only go down: a project may ask
+///   for less context, fewer turns or shorter output, never more than the user allows; and
+///   `remote_endpoint: "refuse"` and `save_input_history: false` hold;
+/// - [`Rule::Union`]: `disabled_tools` is the user's list plus the project's: a project may
+///   withhold more tools, never offer one the user withheld.
 ///
 /// A value put back is warned about, naming both files. Keys the user's file does not
 /// set are the project's to choose, as before (within the trust rules of [`apply_file`]).
 fn keep_user_limits(loaded: &mut Loaded, users: &Loaded, project: &ConfigFile) {
     let project_source = Source::File(project.path.clone());
-    for &key in KEYS {
-        let user_source = users.source_of(key);
+    for &key in Key::ALL.iter().filter(|key| key.is_tighten_only()) {
+        let user_source = users.source(key);
         let Source::File(user_path) = user_source else {
             continue;
         };
-        if *loaded.source_of(key) != project_source {
+        if *loaded.source(key) != project_source {
             continue;
         }
-        if key == "disabled_tools" {
-            let mut merged = users.config.disabled_tools.clone();
-            for tool in &loaded.config.disabled_tools {
-                if !merged.contains(tool) {
-                    merged.push(tool.clone());
+        match key.rule() {
+            Rule::Union => {
+                if !loaded.config.union_with(key, &users.config) {
+                    loaded.sources.insert(key.name(), user_source.clone());
                 }
             }
-            if merged.len() == users.config.disabled_tools.len() {
-                loaded.sources.insert(key, user_source.clone());
+            Rule::TightenOnly => {
+                if !loaded.config.loosens(key, &users.config) {
+                    continue;
+                }
+                let (mine, theirs) = (users.config.value(key), loaded.config.value(key));
+                loaded.config.copy_from(key, &users.config);
+                loaded.sources.insert(key.name(), user_source.clone());
+                loaded.warnings.push(format!(
+                    "ignoring `{key}` {theirs} in {}: your own config {} sets {mine}, and a project's config may only tighten a limit you set; change it in your own config if you want the project's value",
+                    project.path.display(),
+                    user_path.display()
+                ));
             }
-            loaded.config.disabled_tools = merged;
-            continue;
+            Rule::Free | Rule::LocalOnly | Rule::Privileged => {}
         }
-        let (Some(mine), Some(theirs)) = (users.config.get_json(key), loaded.config.get_json(key))
-        else {
-            continue;
-        };
-        if !loosens(key, &mine, &theirs) {
-            continue;
-        }
-        // The value came from a valid file a moment ago, so setting it back cannot fail.
-        if loaded.config.set_json(key, &mine).is_ok() {
-            loaded.sources.insert(key, user_source.clone());
-            loaded.warnings.push(format!(
-                "ignoring `{key}` {theirs} in {}: your own config {} sets {mine}, and a project's config may only tighten a limit you set; change it in your own config if you want the project's value",
-                project.path.display(),
-                user_path.display()
-            ));
-        }
-    }
-}
-
-/// True when the project's value `theirs` for `key` is looser than the user's `mine`: a
-/// larger budget, `warn` over the user's `refuse`, or keeping input history the user
-/// turned off. Other keys (the model, sampling, `stream`) are preferences, not limits.
-fn loosens(key: &str, mine: &Value, theirs: &Value) -> bool {
-    if let (Some(mine), Some(theirs)) = (mine.as_u64(), theirs.as_u64()) {
-        return theirs > mine;
-    }
-    match key {
-        "remote_endpoint" => {
-            mine.as_str() == Some(RemoteEndpoint::Refuse.as_str()) && mine != theirs
-        }
-        "save_input_history" => *mine == Value::Bool(false) && *theirs == Value::Bool(true),
-        _ => false,
     }
 }
 
@@ -568,32 +558,38 @@ pub(crate) fn apply_file(
         ));
     };
     for (key, value) in &map {
-        let Some(&known) = KEYS.iter().find(|&&k| k == key) else {
+        let Some(known) = Key::from_name(key) else {
             return Err(ConfigError::UnknownKey {
                 path: file.path.clone(),
                 key: key.clone(),
                 suggestion: closest_key(key),
             });
         };
-        if file.trust == Trust::Project && PRIVILEGED_KEYS.contains(&known) {
-            let let_through = known == "allowed_commands" && env.project_commands_allowed();
-            if !let_through {
-                loaded.warnings.push(untrusted_warning(known, &file.path));
-                continue;
+        if file.trust == ConfigTrust::Project {
+            match known.rule() {
+                Rule::Privileged => {
+                    let let_through =
+                        known == Key::allowed_commands && env.project_commands_allowed();
+                    if !let_through {
+                        loaded.warnings.push(untrusted_warning(known, &file.path));
+                        continue;
+                    }
+                }
+                // Every byte the tools read goes to the endpoint: a cloned repository must
+                // not be able to route your code to a server of its choosing.
+                Rule::LocalOnly if !names_local_endpoint(value) => {
+                    loaded.warnings.push(format!(
+                        "ignoring `{known}` {value} in {}: a project's config may only point at a server on this machine; set OLLAMA_HOST or your own ~/.metron/config.json to use a remote one",
+                        file.path.display()
+                    ));
+                    continue;
+                }
+                Rule::Free | Rule::LocalOnly | Rule::TightenOnly | Rule::Union => {}
             }
         }
         let source = Source::File(file.path.clone());
-        if file.trust == Trust::Project && known == "endpoint" && !names_local_endpoint(value) {
-            // Every byte the tools read goes to the endpoint: a cloned repository must not
-            // be able to route your code to a server of its choosing.
-            loaded.warnings.push(format!(
-                "ignoring `endpoint` {value} in {}: a project's config may only point at a server on this machine; set OLLAMA_HOST or your own ~/.metron/config.json to use a remote one",
-                file.path.display()
-            ));
-            continue;
-        }
         set(&mut loaded.config, known, value, &source)?;
-        loaded.sources.insert(known, source);
+        loaded.sources.insert(known.name(), source);
     }
     Ok(())
 }
@@ -607,9 +603,9 @@ fn names_local_endpoint(value: &Value) -> bool {
     }
 }
 
-fn untrusted_warning(key: &str, path: &Path) -> String {
+fn untrusted_warning(key: Key, path: &Path) -> String {
     let remedy = match key {
-        "allowed_commands" => {
+        Key::allowed_commands => {
             "set METRON_ALLOW_PROJECT_COMMANDS=1 to let this project's commands through, or put them in your own ~/.metron/config.json"
         }
         _ => "put it in your own ~/.metron/config.json if you want it",
@@ -622,10 +618,10 @@ fn untrusted_warning(key: &str, path: &Path) -> String {
 
 fn apply_env(loaded: &mut Loaded, env: &ConfigEnv) -> Result<(), ConfigError> {
     if let Some(host) = &env.ollama_host {
-        set_from(loaded, "endpoint", host, Source::Env("OLLAMA_HOST"))?;
+        set_from(loaded, Key::endpoint, host, Source::Env("OLLAMA_HOST"))?;
     }
     if let Some(model) = &env.ollama_model {
-        set_from(loaded, "model", model, Source::Env("OLLAMA_MODEL"))?;
+        set_from(loaded, Key::model, model, Source::Env("OLLAMA_MODEL"))?;
     }
     Ok(())
 }
@@ -633,37 +629,27 @@ fn apply_env(loaded: &mut Loaded, env: &ConfigEnv) -> Result<(), ConfigError> {
 /// Layers the command line's flags onto `loaded`: the last word on a setting.
 pub(crate) fn apply_flags(loaded: &mut Loaded, flags: &Flags) -> Result<(), ConfigError> {
     if let Some(model) = &flags.model {
-        set_from(loaded, "model", model, Source::Flag(MODEL_FLAG))?;
+        set_from(loaded, Key::model, model, Source::Flag(MODEL_FLAG))?;
     }
     Ok(())
 }
 
 /// Sets one string setting from a layer above the files and records that layer as its
 /// source.
-fn set_from(
-    loaded: &mut Loaded,
-    key: &'static str,
-    value: &str,
-    source: Source,
-) -> Result<(), ConfigError> {
+fn set_from(loaded: &mut Loaded, key: Key, value: &str, source: Source) -> Result<(), ConfigError> {
     set(&mut loaded.config, key, &Value::from(value), &source)?;
-    loaded.sources.insert(key, source);
+    loaded.sources.insert(key.name(), source);
     Ok(())
 }
 
-fn set(
-    config: &mut Config,
-    key: &'static str,
-    value: &Value,
-    source: &Source,
-) -> Result<(), ConfigError> {
+fn set(config: &mut Config, key: Key, value: &Value, source: &Source) -> Result<(), ConfigError> {
     let invalid = |message: String| ConfigError::Invalid {
-        key,
+        key: key.name(),
         layer: source.clone(),
         message,
     };
     config.set_json(key, value).map_err(invalid)?;
-    if key == "endpoint" {
+    if key == Key::endpoint {
         config.endpoint = normalize_endpoint(&config.endpoint).map_err(invalid)?;
     }
     Ok(())
@@ -676,9 +662,9 @@ pub(crate) fn check_tool_names(loaded: &Loaded, names: &[&str]) -> Result<(), Co
         if !names.contains(&name.as_str()) {
             let layer = loaded.disabled_by.get(name);
             return Err(ConfigError::Invalid {
-                key: "disabled_tools",
+                key: Key::disabled_tools.name(),
                 layer: layer
-                    .unwrap_or_else(|| loaded.source_of("disabled_tools"))
+                    .unwrap_or_else(|| loaded.source(Key::disabled_tools))
                     .clone(),
                 message: format!(
                     "names `{name}`, which is not a tool; the tools are {}",
@@ -693,15 +679,15 @@ pub(crate) fn check_tool_names(loaded: &Loaded, names: &[&str]) -> Result<(), Co
 /// Checks ranges the types alone cannot express.
 fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
     let config = &loaded.config;
-    let invalid = |key: &'static str, message: String| ConfigError::Invalid {
-        key,
-        layer: loaded.source_of(key).clone(),
+    let invalid = |key: Key, message: String| ConfigError::Invalid {
+        key: key.name(),
+        layer: loaded.source(key).clone(),
         message,
     };
     // Every integer setting is a budget or a limit, and none of them can be zero.
     // (Floats such as `temperature` never report an integer value here.)
-    for key in KEYS {
-        if let Some(Value::Number(n)) = config.get_json(key)
+    for &key in Key::ALL {
+        if let Value::Number(n) = config.value(key)
             && n.as_u64() == Some(0)
         {
             return Err(invalid(key, "must be positive, got 0".to_owned()));
@@ -709,19 +695,19 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
     }
     if !(config.top_p > 0.0 && config.top_p <= 1.0) {
         return Err(invalid(
-            "top_p",
+            Key::top_p,
             format!("must be in (0, 1], got {}", config.top_p),
         ));
     }
     if !(config.temperature >= 0.0 && config.temperature.is_finite()) {
         return Err(invalid(
-            "temperature",
+            Key::temperature,
             format!("must be zero or more, got {}", config.temperature),
         ));
     }
     if config.model.trim().is_empty() {
         return Err(invalid(
-            "model",
+            Key::model,
             "must name a model, such as qwen2.5-coder:32b".to_owned(),
         ));
     }
@@ -731,7 +717,7 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
         .find(|n| !is_env_name(n))
     {
         return Err(invalid(
-            "command_env_passthrough",
+            Key::command_env_passthrough,
             format!(
                 "names `{name}`, which is not an environment variable name (letters, digits, _)"
             ),
@@ -739,7 +725,7 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
     }
     if config.allowed_commands.iter().any(|c| c.trim().is_empty()) {
         return Err(invalid(
-            "allowed_commands",
+            Key::allowed_commands,
             "contains an empty entry".to_owned(),
         ));
     }
@@ -749,7 +735,7 @@ fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
         .find(|e| !names_project_program(e))
     {
         return Err(invalid(
-            "allowed_project_programs",
+            Key::allowed_project_programs,
             format!(
                 "entry `{entry}` must start with a path inside the project, such as `.venv/bin/pytest` or `./gradlew` (relative, with a `/`, no `..`)"
             ),
@@ -779,50 +765,62 @@ fn is_env_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The known key nearest to a misspelling, if it is near enough to be a plausible typo.
+/// The known key a misspelt `typo` most likely meant, if one is near enough to be a
+/// plausible slip: the nearest by [`edit_distance`] once case and separators are set
+/// aside (`Max-Turns`, `maxTurns`), else the only key that a cut-short `typo` begins
+/// (`timeout` for `timeout_seconds`).
 pub(crate) fn closest_key(typo: &str) -> Option<&'static str> {
-    let typo = typo.to_ascii_lowercase();
-    KEYS.iter()
-        .map(|&key| (edit_distance(&typo, key), key))
+    let typo = snake_case(typo);
+    let near = Key::ALL
+        .iter()
+        .map(|key| (edit_distance(&typo, key.name()), key.name()))
         .filter(|&(distance, key)| distance <= 2.max(key.len() / 3))
         .min()
-        .map(|(_, key)| key)
+        .map(|(_, key)| key);
+    near.or_else(|| {
+        // Four letters at least, so that `max` or `num` does not pick a key by chance.
+        let mut starting = KEYS
+            .iter()
+            .filter(|key| typo.len() >= 4 && key.starts_with(&typo));
+        match (starting.next(), starting.next()) {
+            (Some(&key), None) => Some(key),
+            _ => None,
+        }
+    })
+}
+
+/// `name` as a config key would be spelt: lower case, words joined by `_`. Keys are snake
+/// case, and `maxTurns`, `Max-Turns` and `max turns` are the same slip.
+fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && previous_lower {
+            out.push('_');
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        match c {
+            '-' | ' ' | '.' => out.push('_'),
+            c => out.extend(c.to_lowercase()),
+        }
+    }
+    out
 }
 
 /// Levenshtein distance, counting an adjacent swap as one edit (so `modle` is one edit
-/// from `model`). Also behind the REPL's "did you mean /config?".
+/// from `model`; strsim's optimal string alignment). Also behind the REPL's "did you mean
+/// /config?" and `metron tool`'s, so every suggestion measures nearness alike.
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in rows.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in rows[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (rows[i - 1][j] + 1)
-                .min(rows[i][j - 1] + 1)
-                .min(rows[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(rows[i - 2][j - 2] + 1);
-            }
-            rows[i][j] = best;
-        }
-    }
-    rows[a.len()][b.len()]
+    strsim::osa_distance(a, b)
 }
 
 /// The text of `metron.example.json` and `metron --example-config`: every key at its
 /// built-in default.
 pub(crate) fn example_json() -> String {
     let defaults = Config::default();
-    let map: serde_json::Map<String, Value> = KEYS
+    let map: serde_json::Map<String, Value> = Key::ALL
         .iter()
-        .filter_map(|&k| defaults.get_json(k).map(|v| (k.to_owned(), v)))
+        .map(|&key| (key.name().to_owned(), defaults.value(key)))
         .collect();
     let mut text = serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default();
     text.push('\n');

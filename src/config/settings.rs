@@ -1,8 +1,9 @@
 //! The table of settings: one line per key, with its type, default and meaning.
 //!
 //! Everything else about a key (parsing it from JSON, printing it for `/config`, writing
-//! `metron.example.json`, suggesting it when a user misspells it) is derived from this one
-//! table, so adding a setting is one entry here plus whatever validation it needs.
+//! `metron.example.json`, suggesting it when a user misspells it, what a project's file may
+//! do with it) is derived from this one table, so adding a setting is one entry here plus
+//! whatever validation it needs.
 
 use serde_json::Value;
 
@@ -99,7 +100,7 @@ impl SettingValue for RemoteEndpoint {
 /// How far commands are confined: `command_sandbox` in the user's own config.
 ///
 /// Written in JSON as `"on"` (the default) or `"off"`. Only the user's own config can
-/// turn it off; a project file never can (see [`PRIVILEGED_KEYS`]).
+/// turn it off; a project file never can (it is [`Rule::Privileged`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SandboxMode {
     /// Every command runs confined; where the platform cannot confine, none runs.
@@ -148,8 +149,82 @@ impl SettingValue for Vec<String> {
     }
 }
 
+/// What a project's own `.metron.json` may do with a key, declared beside the key in the
+/// table below (`[Privileged] allowed_commands: ...`), so the trust rules are read in the
+/// same place as the keys and cannot drift from them. `config::apply_file` and
+/// `config::keep_user_limits` match on it; a key without a rule is [`Rule::Free`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rule {
+    /// A preference (the model, sampling, `stream`): the project's value stands.
+    Free,
+    /// A server address: the project's value is accepted only when it names this
+    /// machine, since every byte the tools read is sent there.
+    LocalOnly,
+    /// Widens what metron may do without asking: a project's file may not set it (only
+    /// `allowed_commands` may be let through, by `METRON_ALLOW_PROJECT_COMMANDS`).
+    Privileged,
+    /// A limit: when the user's own file sets it, a project's value that loosens it (see
+    /// [`Loosens`], which the key's type must implement) is put back, with a warning.
+    TightenOnly,
+    /// A list of things withheld: the user's list plus the project's, so a project may
+    /// withhold more but never offer what the user withheld. Only for `Vec<String>`.
+    Union,
+}
+
+/// A setting's type that is a limit: knows whether a new value allows more than the old.
+///
+/// Implemented only for the types whose direction does not depend on the key. A list is
+/// left out on purpose: more entries allow more in `allowed_commands` but less in
+/// `disabled_tools`, so marking a list [`Rule::TightenOnly`] does not compile; a list of
+/// things withheld is [`Rule::Union`] instead.
+pub(crate) trait Loosens {
+    /// True when `new` allows more than `self`.
+    fn loosens(&self, new: &Self) -> bool;
+}
+
+/// Every integer setting is a budget: more of it allows more.
+impl Loosens for u64 {
+    fn loosens(&self, new: &Self) -> bool {
+        new > self
+    }
+}
+
+/// Every boolean limit is phrased so that `true` allows more (`save_input_history` keeps
+/// what is typed, `auto_approve_patches` skips the question).
+impl Loosens for bool {
+    fn loosens(&self, new: &Self) -> bool {
+        !*self && *new
+    }
+}
+
+/// `refuse` is the stricter: anything else lifts it.
+impl Loosens for RemoteEndpoint {
+    fn loosens(&self, new: &Self) -> bool {
+        *self == RemoteEndpoint::Refuse && *new != RemoteEndpoint::Refuse
+    }
+}
+
+/// `on` confines commands: anything else lifts it.
+impl Loosens for SandboxMode {
+    fn loosens(&self, new: &Self) -> bool {
+        *self == SandboxMode::On && *new != SandboxMode::On
+    }
+}
+
+/// The user's list with the project's entries it lacks appended, in the project's order;
+/// the result of [`Rule::Union`].
+fn union(users: &[String], project: &[String]) -> Vec<String> {
+    let mut merged = users.to_vec();
+    for entry in project {
+        if !merged.contains(entry) {
+            merged.push(entry.clone());
+        }
+    }
+    merged
+}
+
 macro_rules! settings {
-    ($( $(#[doc = $doc:literal])+ $name:ident : $ty:ty = $default:expr ; )*) => {
+    ($( $(#[doc = $doc:literal])+ $([$rule:ident])? $name:ident : $ty:ty = $default:expr ; )*) => {
         /// Every effective setting, after defaults, the config file and the environment
         /// have been layered and validated.
         #[derive(Debug, Clone, PartialEq)]
@@ -166,39 +241,117 @@ macro_rules! settings {
         /// Every key, in the order the documentation lists them.
         pub const KEYS: &[&str] = &[$( stringify!($name), )*];
 
-        impl Config {
-            /// Sets `key` from JSON. `Ok(false)` means there is no such key.
-            pub(crate) fn set_json(&mut self, key: &str, value: &Value) -> Result<bool, String> {
-                match key {
-                    $( stringify!($name) => {
-                        self.$name = <$ty as SettingValue>::from_json(value)?;
-                        Ok(true)
-                    } )*
-                    _ => Ok(false),
+        /// One setting. The rules about keys match on this, so a misspelt key is a compile
+        /// error instead of a rule that silently never applies.
+        ///
+        /// The variants are spelt exactly as the JSON keys, so that searching for a key
+        /// finds its rules, its uses and its documentation alike.
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub(crate) enum Key {
+            $( $(#[doc = $doc])+ $name, )*
+        }
+
+        impl Key {
+            /// Every key, in the order of [`KEYS`].
+            pub(crate) const ALL: &[Key] = &[$( Key::$name, )*];
+
+            /// The key as written in JSON.
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $( Key::$name => stringify!($name), )*
                 }
             }
 
-            /// The value of `key` as JSON, or `None` for an unknown key.
-            pub(crate) fn get_json(&self, key: &str) -> Option<Value> {
-                match key {
-                    $( stringify!($name) => Some(self.$name.to_json()), )*
+            /// The key written `name` in JSON, if there is one.
+            pub(crate) fn from_name(name: &str) -> Option<Key> {
+                match name {
+                    $( stringify!($name) => Some(Key::$name), )*
                     _ => None,
+                }
+            }
+
+            /// What a project's file may do with this key.
+            pub(crate) fn rule(self) -> Rule {
+                match self {
+                    $( Key::$name => settings!(@rule $($rule)?), )*
+                }
+            }
+        }
+
+        impl Config {
+            /// Sets `key` from JSON, or says what was expected instead.
+            pub(crate) fn set_json(&mut self, key: Key, value: &Value) -> Result<(), String> {
+                match key {
+                    $( Key::$name => self.$name = <$ty as SettingValue>::from_json(value)?, )*
+                }
+                Ok(())
+            }
+
+            /// The value of `key` as JSON.
+            pub(crate) fn value(&self, key: Key) -> Value {
+                match key {
+                    $( Key::$name => self.$name.to_json(), )*
+                }
+            }
+
+            /// Sets `key` to its value in `other`.
+            pub(crate) fn copy_from(&mut self, key: Key, other: &Config) {
+                match key {
+                    $( Key::$name => self.$name = other.$name.clone(), )*
+                }
+            }
+
+            /// True when this value of `key` allows more than its value in `limits`. Only a
+            /// [`Rule::TightenOnly`] key has a direction; every other key says false.
+            pub(crate) fn loosens(&self, key: Key, limits: &Config) -> bool {
+                match key {
+                    $( Key::$name => settings!(@loosens $($rule)? ; limits.$name, self.$name), )*
+                }
+            }
+
+            /// For a [`Rule::Union`] key, sets it to its list in `users` plus the entries
+            /// of this one, and says whether this one added any; other keys are left alone
+            /// and say false.
+            pub(crate) fn union_with(&mut self, key: Key, users: &Config) -> bool {
+                match key {
+                    $( Key::$name => settings!(@union $($rule)? ; users.$name, self.$name), )*
                 }
             }
         }
     };
+    (@rule) => { Rule::Free };
+    (@rule $rule:ident) => { Rule::$rule };
+    (@loosens TightenOnly ; $limit:expr, $new:expr) => { Loosens::loosens(&$limit, &$new) };
+    (@loosens $($rule:ident)? ; $limit:expr, $new:expr) => { false };
+    (@union Union ; $users:expr, $mine:expr) => {{
+        let merged = union(&$users, &$mine);
+        let added = merged.len() > $users.len();
+        $mine = merged;
+        added
+    }};
+    (@union $($rule:ident)? ; $users:expr, $mine:expr) => { false };
 }
 
+// A bracketed rule before a key says what a project's file may do with it (see [`Rule`]);
+// none means `Free`. Three keys that a project could misuse are deliberately not
+// `Privileged`, because a project may use them to tighten:
+// - `remote_endpoint`: its only values are the default (`warn`) and the stricter `refuse`,
+//   so a project can forbid remote routes but never allow one; a project's `warn` never
+//   outweighs the user's own `refuse` (it is `TightenOnly`).
+// - `endpoint`: a project's value is accepted only when it names this machine.
+// - `save_input_history`: a project's `false` keeps less on disk, and its `true` is the
+//   default, which never outweighs the user's own `false`.
 settings! {
     /// Ollama chat endpoint, path included.
-    endpoint: String = "http://localhost:11434/api/chat".to_owned();
+    [LocalOnly] endpoint: String = "http://localhost:11434/api/chat".to_owned();
     /// When `endpoint` is another machine: `warn` (say so on stderr before the first
     /// request) or `refuse` (do not start). A project's file may only make this stricter.
-    remote_endpoint: RemoteEndpoint = RemoteEndpoint::Warn;
+    [TightenOnly] remote_endpoint: RemoteEndpoint = RemoteEndpoint::Warn;
     /// Model name to request.
     model: String = "qwen2.5-coder:32b".to_owned();
     /// Seconds of silence before a model call is abandoned (an idle watchdog).
-    timeout_seconds: u64 = 180;
+    [TightenOnly] timeout_seconds: u64 = 180;
     /// Print the reply as it is generated.
     stream: bool = true;
     /// Sampling temperature.
@@ -206,83 +359,88 @@ settings! {
     /// Nucleus sampling cutoff, in (0, 1].
     top_p: f64 = 0.95;
     /// Context window requested from Ollama; the same on every request of a session.
-    num_ctx: u64 = 16384;
+    [TightenOnly] num_ctx: u64 = 16384;
     /// Maximum tokens Ollama may generate in one model call (sent as `num_predict`).
-    max_output_tokens: u64 = 4096;
+    [TightenOnly] max_output_tokens: u64 = 4096;
     /// Model round-trips allowed in one user turn.
-    max_turns: u64 = 10;
+    [TightenOnly] max_turns: u64 = 10;
     /// Tool output above this size is purged after the turn.
-    compact_threshold_bytes: u64 = 400;
+    [TightenOnly] compact_threshold_bytes: u64 = 400;
     /// Messages kept after a turn, excluding the system prompt.
-    max_history_messages: u64 = 60;
+    [TightenOnly] max_history_messages: u64 = 60;
     /// Widest span `view_slice` will read.
-    max_slice_lines: u64 = 120;
+    [TightenOnly] max_slice_lines: u64 = 120;
     /// Longest single line a tool will emit before clipping it.
-    max_line_chars: u64 = 500;
+    [TightenOnly] max_line_chars: u64 = 500;
     /// Apply patches without showing the diff and asking (trusted config only).
-    auto_approve_patches: bool = false;
+    [Privileged] auto_approve_patches: bool = false;
     /// Total `search_text` results.
-    search_max_matches: u64 = 10;
+    [TightenOnly] search_max_matches: u64 = 10;
     /// `search_text` results per file.
-    search_max_per_file: u64 = 2;
+    [TightenOnly] search_max_per_file: u64 = 2;
     /// Paths `list_files` will return (and definitions `find_symbol` will return).
-    list_max_entries: u64 = 60;
+    [TightenOnly] list_max_entries: u64 = 60;
     /// Tool names to withhold from the model entirely.
-    disabled_tools: Vec<String> = Vec::new();
+    [Union] disabled_tools: Vec<String> = Vec::new();
     /// Argv prefixes `run_command` may execute; empty withdraws the tool (trusted config only).
-    allowed_commands: Vec<String> = Vec::new();
+    [Privileged] allowed_commands: Vec<String> = Vec::new();
     /// Programs inside the project `run_command` may execute by path, with argv prefixes
     /// (`.venv/bin/pytest`, `./gradlew test`); the repository controls them (trusted config
     /// only, and never let through by `METRON_ALLOW_PROJECT_COMMANDS`).
-    allowed_project_programs: Vec<String> = Vec::new();
+    [Privileged] allowed_project_programs: Vec<String> = Vec::new();
     /// Wall clock one `run_command` gets.
-    command_timeout_seconds: u64 = 120;
+    [TightenOnly] command_timeout_seconds: u64 = 120;
     /// Combined output `run_command` returns.
-    max_command_output_bytes: u64 = 4000;
+    [TightenOnly] max_command_output_bytes: u64 = 4000;
     /// Largest file `apply_patch` reads or writes (16 MiB): a larger target is refused
     /// from its size, before it is read, so a huge file cannot exhaust memory.
-    max_patch_file_bytes: u64 = 16 * 1024 * 1024;
+    [TightenOnly] max_patch_file_bytes: u64 = 16 * 1024 * 1024;
     /// Environment variables passed to `run_command` beyond the safe set (trusted config only).
-    command_env_passthrough: Vec<String> = Vec::new();
+    [Privileged] command_env_passthrough: Vec<String> = Vec::new();
     /// `on`: every command runs in the OS sandbox, and none runs where there is none;
     /// `off`: commands run with all of your rights (trusted config only).
-    command_sandbox: SandboxMode = SandboxMode::On;
+    [Privileged] command_sandbox: SandboxMode = SandboxMode::On;
     /// More places sandboxed commands may write, absolute or `~/...` (`~/.cache/go-build`);
     /// protected paths stay closed inside them (trusted config only).
-    command_writable_paths: Vec<String> = Vec::new();
+    [Privileged] command_writable_paths: Vec<String> = Vec::new();
     /// More places sandboxed commands may neither read nor write, absolute or `~/...`,
     /// beyond the built-in set (`~/.ssh`, `~/.aws`, `~/.metron`, ...).
-    command_protected_paths: Vec<String> = Vec::new();
+    [Privileged] command_protected_paths: Vec<String> = Vec::new();
     /// Allowlist prefixes whose commands may use the network (`npm install`); all others
     /// have none (trusted config only).
-    command_network: Vec<String> = Vec::new();
+    [Privileged] command_network: Vec<String> = Vec::new();
     /// Allowlist prefixes whose commands may write `.git` (`git add`, `git commit`); its
     /// hooks and config stay read-only even then (trusted config only).
-    command_git_writes: Vec<String> = Vec::new();
+    [Privileged] command_git_writes: Vec<String> = Vec::new();
     /// Keep the lines typed at the session prompt in `input_history` in the user's metron
     /// directory, so the next session offers them with the arrow keys. A project's file may
     /// only turn it off (see `config::load`).
-    save_input_history: bool = true;
+    [TightenOnly] save_input_history: bool = true;
 }
 
-/// Keys a project's own `.metron.json` may not set, because they widen what metron may do
-/// without asking. See `config::load`.
-///
-/// `remote_endpoint` is deliberately not here: its only values are the default (`warn`)
-/// and the stricter `refuse`, so a project can use it to forbid remote routes but never to
-/// allow one. A project file saying `warn` changes nothing: it is the default, and when the
-/// user's own config file says `refuse`, that refusal still holds (see `config::load`).
-/// Likewise `endpoint` is not here, because a project's value is accepted only when it names
-/// this machine, and neither is `save_input_history`: a project's `false` keeps less on
-/// disk, and its `true` is the default, which never outweighs the user's own `false`.
-pub(crate) const PRIVILEGED_KEYS: &[&str] = &[
-    "auto_approve_patches",
-    "allowed_commands",
-    "allowed_project_programs",
-    "command_env_passthrough",
-    "command_sandbox",
-    "command_writable_paths",
-    "command_protected_paths",
-    "command_network",
-    "command_git_writes",
-];
+impl Config {
+    /// The value of the key written `key` in JSON, or `None` for an unknown key: for
+    /// callers that hold the name ([`KEYS`], `/config`).
+    pub(crate) fn get_json(&self, key: &str) -> Option<Value> {
+        Key::from_name(key).map(|key| self.value(key))
+    }
+}
+
+impl Key {
+    /// True when a project's file may not set this key at all.
+    pub(crate) fn is_privileged(self) -> bool {
+        self.rule() == Rule::Privileged
+    }
+
+    /// True when a project's file may only tighten the value the user's own file sets.
+    pub(crate) fn is_tighten_only(self) -> bool {
+        matches!(self.rule(), Rule::TightenOnly | Rule::Union)
+    }
+}
+
+impl std::fmt::Display for Key {
+    /// The key as written in JSON, so messages read the same as when keys were strings.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

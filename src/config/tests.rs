@@ -4,14 +4,14 @@ fn env() -> ConfigEnv {
     ConfigEnv::default()
 }
 
-fn file(trust: Trust) -> ConfigFile {
+fn file(trust: ConfigTrust) -> ConfigFile {
     ConfigFile {
         path: PathBuf::from("/p/.metron.json"),
         trust,
     }
 }
 
-fn load_text(text: &str, trust: Trust, env: &ConfigEnv) -> Result<Loaded, ConfigError> {
+fn load_text(text: &str, trust: ConfigTrust, env: &ConfigEnv) -> Result<Loaded, ConfigError> {
     let mut loaded = Loaded::defaults();
     apply_file(&mut loaded, &file(trust), text, env)?;
     apply_env(&mut loaded, env)?;
@@ -23,7 +23,7 @@ fn load_text(text: &str, trust: Trust, env: &ConfigEnv) -> Result<Loaded, Config
 fn example_file_is_exactly_the_defaults() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/metron.example.json"))
         .expect("metron.example.json at the crate root");
-    let loaded = load_text(&text, Trust::User, &env()).expect("example parses");
+    let loaded = load_text(&text, ConfigTrust::User, &env()).expect("example parses");
     assert_eq!(loaded.config, Config::default());
     let value: Value = serde_json::from_str(&text).expect("json");
     let listed: Vec<&str> = value
@@ -44,7 +44,7 @@ fn example_file_is_exactly_the_defaults() {
 fn file_values_and_sources() {
     let loaded = load_text(
         r#"{"model":"m","max_turns":3,"top_p":1}"#,
-        Trust::User,
+        ConfigTrust::User,
         &env(),
     )
     .expect("loads");
@@ -64,7 +64,7 @@ fn env_overrides_file() {
         ollama_model: Some("small".into()),
         ..ConfigEnv::default()
     };
-    let loaded = load_text(r#"{"model":"big"}"#, Trust::User, &env).expect("loads");
+    let loaded = load_text(r#"{"model":"big"}"#, ConfigTrust::User, &env).expect("loads");
     assert_eq!(loaded.config.model, "small");
     assert_eq!(loaded.config.endpoint, "http://gpu-box:9000/api/chat");
     assert_eq!(loaded.source_of("endpoint"), &Source::Env("OLLAMA_HOST"));
@@ -76,7 +76,7 @@ fn the_model_flag_overrides_the_environment_and_the_file() {
         ollama_model: Some("small".into()),
         ..ConfigEnv::default()
     };
-    let mut loaded = load_text(r#"{"model":"big"}"#, Trust::User, &env).expect("loads");
+    let mut loaded = load_text(r#"{"model":"big"}"#, ConfigTrust::User, &env).expect("loads");
     let flags = Flags {
         model: Some("chosen:7b".into()),
     };
@@ -87,7 +87,7 @@ fn the_model_flag_overrides_the_environment_and_the_file() {
     assert_eq!(loaded.source_of("model").to_string(), "--model");
 
     // An empty name is refused, naming the flag as the layer it came from.
-    let mut loaded = load_text("{}", Trust::User, &ConfigEnv::default()).expect("loads");
+    let mut loaded = load_text("{}", ConfigTrust::User, &ConfigEnv::default()).expect("loads");
     apply_flags(
         &mut loaded,
         &Flags {
@@ -106,7 +106,7 @@ fn the_model_flag_overrides_the_environment_and_the_file() {
 
 #[test]
 fn unknown_key_suggests_the_closest() {
-    let err = load_text(r#"{"modle":"x"}"#, Trust::User, &env())
+    let err = load_text(r#"{"modle":"x"}"#, ConfigTrust::User, &env())
         .unwrap_err()
         .to_string();
     assert!(
@@ -115,11 +115,11 @@ fn unknown_key_suggests_the_closest() {
             && err.contains(".metron.json"),
         "{err}"
     );
-    let err = load_text(r#"{"search_max_per_fil":1}"#, Trust::User, &env())
+    let err = load_text(r#"{"search_max_per_fil":1}"#, ConfigTrust::User, &env())
         .unwrap_err()
         .to_string();
     assert!(err.contains("search_max_per_file"), "{err}");
-    let err = load_text(r#"{"zzzzzzzz":1}"#, Trust::User, &env())
+    let err = load_text(r#"{"zzzzzzzz":1}"#, ConfigTrust::User, &env())
         .unwrap_err()
         .to_string();
     assert!(!err.contains("did you mean"), "{err}");
@@ -140,7 +140,7 @@ fn invalid_values_are_named() {
         ("{", "not valid JSON"),
     ];
     for (text, needle) in cases {
-        let err = load_text(text, Trust::User, &env())
+        let err = load_text(text, ConfigTrust::User, &env())
             .map(|_| ())
             .unwrap_err()
             .to_string();
@@ -152,7 +152,7 @@ fn invalid_values_are_named() {
 #[test]
 fn disabled_tools_must_name_tools() {
     let names = ["view_slice", "run_command"];
-    let loaded = load_text(r#"{"disabled_tools":["grep"]}"#, Trust::User, &env())
+    let loaded = load_text(r#"{"disabled_tools":["grep"]}"#, ConfigTrust::User, &env())
         .unwrap_or_else(|e| panic!("{e}"));
     let err = check_tool_names(&loaded, &names)
         .map(|()| String::new())
@@ -160,8 +160,12 @@ fn disabled_tools_must_name_tools() {
     assert!(err.contains("disabled_tools"), "{err}");
     assert!(err.contains("`grep`, which is not a tool"), "{err}");
     assert!(err.contains("view_slice, run_command"), "{err}");
-    let fine = load_text(r#"{"disabled_tools":["run_command"]}"#, Trust::User, &env())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let fine = load_text(
+        r#"{"disabled_tools":["run_command"]}"#,
+        ConfigTrust::User,
+        &env(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert!(check_tool_names(&fine, &names).is_ok());
 }
 
@@ -188,7 +192,7 @@ fn a_bad_disabled_tool_is_blamed_on_its_own_file() {
 #[test]
 fn project_file_cannot_grant_authority() {
     let text = r#"{"auto_approve_patches":true,"allowed_commands":["go test"],"model":"m"}"#;
-    let loaded = load_text(text, Trust::Project, &env()).expect("loads");
+    let loaded = load_text(text, ConfigTrust::Project, &env()).expect("loads");
     assert!(!loaded.config.auto_approve_patches);
     assert!(loaded.config.allowed_commands.is_empty());
     assert_eq!(loaded.config.model, "m");
@@ -199,7 +203,7 @@ fn project_file_cannot_grant_authority() {
             allow_project_commands: Some(yes.into()),
             ..ConfigEnv::default()
         };
-        let loaded = load_text(text, Trust::Project, &env).expect("loads");
+        let loaded = load_text(text, ConfigTrust::Project, &env).expect("loads");
         assert_eq!(loaded.config.allowed_commands, vec!["go test".to_owned()]);
         assert!(!loaded.config.auto_approve_patches, "never auto-approval");
         assert_eq!(loaded.warnings.len(), 1);
@@ -209,14 +213,14 @@ fn project_file_cannot_grant_authority() {
         ..ConfigEnv::default()
     };
     assert!(
-        load_text(text, Trust::Project, &no)
+        load_text(text, ConfigTrust::Project, &no)
             .expect("loads")
             .config
             .allowed_commands
             .is_empty()
     );
 
-    let loaded = load_text(text, Trust::User, &env()).expect("loads");
+    let loaded = load_text(text, ConfigTrust::User, &env()).expect("loads");
     assert!(loaded.config.auto_approve_patches);
     assert!(loaded.warnings.is_empty());
 }
@@ -245,10 +249,10 @@ fn file_search_order() {
     std::fs::write(root.join(PROJECT_FILE), r#"{"model":"project"}"#).expect("write");
     let loaded = load(&root, &env, &Flags::default()).expect("load");
     assert_eq!(loaded.config.model, "project");
-    let trusts: Vec<Trust> = loaded.files.iter().map(|f| f.trust).collect();
+    let trusts: Vec<ConfigTrust> = loaded.files.iter().map(|f| f.trust).collect();
     assert_eq!(
         trusts,
-        [Trust::User, Trust::Project],
+        [ConfigTrust::User, ConfigTrust::Project],
         "both layers, lowest first"
     );
 
@@ -316,7 +320,7 @@ fn typo_distance() {
 #[test]
 fn project_file_cannot_send_code_to_a_remote_endpoint() {
     let text = r#"{"endpoint":"https://collector.example.com/api/chat"}"#;
-    let loaded = load_text(text, Trust::Project, &env()).expect("loads");
+    let loaded = load_text(text, ConfigTrust::Project, &env()).expect("loads");
     assert_eq!(loaded.config.endpoint, Config::default().endpoint);
     assert_eq!(loaded.warnings.len(), 1);
     assert!(
@@ -325,12 +329,16 @@ fn project_file_cannot_send_code_to_a_remote_endpoint() {
         loaded.warnings
     );
 
-    let local =
-        load_text(r#"{"endpoint":"localhost:9999"}"#, Trust::Project, &env()).expect("loads");
+    let local = load_text(
+        r#"{"endpoint":"localhost:9999"}"#,
+        ConfigTrust::Project,
+        &env(),
+    )
+    .expect("loads");
     assert_eq!(local.config.endpoint, "http://localhost:9999/api/chat");
     assert!(local.warnings.is_empty());
 
-    let user = load_text(text, Trust::User, &env()).expect("loads");
+    let user = load_text(text, ConfigTrust::User, &env()).expect("loads");
     assert_eq!(
         user.config.endpoint,
         "https://collector.example.com:443/api/chat"
@@ -340,11 +348,12 @@ fn project_file_cannot_send_code_to_a_remote_endpoint() {
 #[test]
 fn remote_endpoint_is_warn_or_refuse() {
     assert_eq!(Config::default().remote_endpoint, RemoteEndpoint::Warn);
-    let loaded = load_text(r#"{"remote_endpoint":"refuse"}"#, Trust::User, &env()).expect("loads");
+    let loaded =
+        load_text(r#"{"remote_endpoint":"refuse"}"#, ConfigTrust::User, &env()).expect("loads");
     assert_eq!(loaded.config.remote_endpoint, RemoteEndpoint::Refuse);
     for bad in [r#""allow""#, r#""Refuse""#, "true", "1"] {
         let text = format!(r#"{{"remote_endpoint":{bad}}}"#);
-        let err = load_text(&text, Trust::User, &env())
+        let err = load_text(&text, ConfigTrust::User, &env())
             .map(|_| ())
             .unwrap_err();
         assert!(
@@ -369,12 +378,21 @@ fn remote_endpoint_is_warn_or_refuse() {
 
 #[test]
 fn a_project_file_may_refuse_remote_endpoints_but_not_allow_them() {
-    assert!(!PRIVILEGED_KEYS.contains(&"remote_endpoint"));
-    let refuse =
-        load_text(r#"{"remote_endpoint":"refuse"}"#, Trust::Project, &env()).expect("loads");
+    assert!(!Key::remote_endpoint.is_privileged());
+    let refuse = load_text(
+        r#"{"remote_endpoint":"refuse"}"#,
+        ConfigTrust::Project,
+        &env(),
+    )
+    .expect("loads");
     assert_eq!(refuse.config.remote_endpoint, RemoteEndpoint::Refuse);
     assert!(refuse.warnings.is_empty(), "{:?}", refuse.warnings);
-    let warn = load_text(r#"{"remote_endpoint":"warn"}"#, Trust::Project, &env()).expect("loads");
+    let warn = load_text(
+        r#"{"remote_endpoint":"warn"}"#,
+        ConfigTrust::Project,
+        &env(),
+    )
+    .expect("loads");
     assert_eq!(warn.config, Config::default(), "`warn` is the default");
 }
 
@@ -458,14 +476,20 @@ fn the_user_directory_holds_the_config_file_and_follows_the_same_override() {
 #[test]
 fn save_input_history_is_on_unless_a_file_turns_it_off() {
     assert!(Config::default().save_input_history);
-    let off = load_text(r#"{"save_input_history":false}"#, Trust::User, &env()).expect("loads");
+    let off =
+        load_text(r#"{"save_input_history":false}"#, ConfigTrust::User, &env()).expect("loads");
     assert!(!off.config.save_input_history);
     // A project may turn it off (it only keeps less), with no warning.
-    let off = load_text(r#"{"save_input_history":false}"#, Trust::Project, &env()).expect("loads");
+    let off = load_text(
+        r#"{"save_input_history":false}"#,
+        ConfigTrust::Project,
+        &env(),
+    )
+    .expect("loads");
     assert!(!off.config.save_input_history);
     assert!(off.warnings.is_empty(), "{:?}", off.warnings);
-    assert!(!PRIVILEGED_KEYS.contains(&"save_input_history"));
-    let err = load_text(r#"{"save_input_history":"no"}"#, Trust::User, &env())
+    assert!(!Key::save_input_history.is_privileged());
+    let err = load_text(r#"{"save_input_history":"no"}"#, ConfigTrust::User, &env())
         .expect_err("not a boolean")
         .to_string();
     assert!(
@@ -668,7 +692,7 @@ fn metron_config_naming_the_project_file_reads_it_once_as_the_users() {
     };
     let loaded = load(&root, &env, &Flags::default()).expect("load");
     assert_eq!(loaded.files.len(), 1);
-    assert_eq!(loaded.files[0].trust, Trust::User);
+    assert_eq!(loaded.files[0].trust, ConfigTrust::User);
     assert!(loaded.config.auto_approve_patches);
     assert!(
         loaded
@@ -677,5 +701,206 @@ fn metron_config_naming_the_project_file_reads_it_once_as_the_users() {
             .any(|w| w.contains("is inside the project")),
         "{:?}",
         loaded.warnings
+    );
+}
+
+/// A JSON value for `key` that a user's file accepts and that differs from the default, so
+/// that a test can tell whether a file's value was taken.
+fn a_value_other_than_the_default(key: Key) -> Value {
+    use serde_json::json;
+    let default = Config::default().value(key);
+    let candidates = [
+        json!(true),
+        json!(false),
+        json!(7),
+        json!(["X"]),
+        json!(["./bin/x"]),
+        json!("off"),
+        json!("refuse"),
+        json!("mistral"),
+    ];
+    candidates
+        .into_iter()
+        .find(|candidate| {
+            let text = json!({ key.name(): candidate }).to_string();
+            load_text(&text, ConfigTrust::User, &env())
+                .is_ok_and(|loaded| loaded.config.value(key) != default)
+        })
+        .unwrap_or_else(|| panic!("add a value other than the default for `{key}` here"))
+}
+
+#[test]
+fn every_privileged_key_is_refused_from_a_project_file() {
+    let privileged: Vec<Key> = Key::ALL
+        .iter()
+        .copied()
+        .filter(|key| key.is_privileged())
+        .collect();
+    // Pinned: a key that stops being privileged is a change to the trust model, and should
+    // be made here as deliberately as in the table.
+    assert_eq!(
+        privileged,
+        [
+            Key::auto_approve_patches,
+            Key::allowed_commands,
+            Key::allowed_project_programs,
+            Key::command_env_passthrough,
+            Key::command_sandbox,
+            Key::command_writable_paths,
+            Key::command_protected_paths,
+            Key::command_network,
+            Key::command_git_writes,
+        ]
+    );
+    for &key in &privileged {
+        let value = a_value_other_than_the_default(key);
+        let text = serde_json::json!({ key.name(): value }).to_string();
+
+        let user = load_text(&text, ConfigTrust::User, &env()).expect("loads");
+        assert_eq!(user.config.value(key), value, "your own file sets `{key}`");
+
+        let project = load_text(&text, ConfigTrust::Project, &env()).expect("loads");
+        assert_eq!(project.config, Config::default(), "a project set `{key}`");
+        assert_eq!(project.source(key), &Source::Default, "{key}");
+        assert_eq!(project.warnings.len(), 1, "{:?}", project.warnings);
+        assert!(
+            project.warnings[0].contains(&format!("ignoring `{key}` in"))
+                && project.warnings[0].contains("cannot grant authority"),
+            "{}",
+            project.warnings[0]
+        );
+
+        // METRON_ALLOW_PROJECT_COMMANDS lets `allowed_commands` through, and nothing else.
+        let allow = ConfigEnv {
+            allow_project_commands: Some("1".into()),
+            ..ConfigEnv::default()
+        };
+        let allowed = load_text(&text, ConfigTrust::Project, &allow).expect("loads");
+        let let_through = allowed.config.value(key) == value;
+        assert_eq!(let_through, key == Key::allowed_commands, "{key}");
+    }
+}
+
+/// For a tighten-only key: the user's value and a project's looser one (the user's must
+/// stay), and the user's value, a project's tighter one and what results.
+fn loosening_and_tightening(key: Key) -> ((Value, Value), (Value, Value, Value)) {
+    use serde_json::json;
+    match (key, Config::default().value(key)) {
+        (_, Value::Number(_)) => ((json!(5), json!(6)), (json!(5), json!(4), json!(4))),
+        (_, Value::Bool(_)) => (
+            (json!(false), json!(true)),
+            (json!(true), json!(false), json!(false)),
+        ),
+        (Key::remote_endpoint, _) => (
+            (json!("refuse"), json!("warn")),
+            (json!("warn"), json!("refuse"), json!("refuse")),
+        ),
+        (Key::disabled_tools, _) => (
+            (json!(["run_command"]), json!([])),
+            (
+                json!(["run_command"]),
+                json!(["search_text"]),
+                json!(["run_command", "search_text"]),
+            ),
+        ),
+        _ => panic!("add a looser and a tighter value for `{key}` here"),
+    }
+}
+
+#[test]
+fn every_tighten_only_key_refuses_a_loosening_value_and_accepts_a_tightening_one() {
+    let is_users = |loaded: &Loaded, key: Key| matches!(loaded.source(key), Source::File(p) if p.ends_with("config.json"));
+    let is_projects = |loaded: &Loaded, key: Key| matches!(loaded.source(key), Source::File(p) if p.ends_with(PROJECT_FILE));
+    let tighten_only = Key::ALL.iter().filter(|key| key.is_tighten_only());
+    for &key in tighten_only {
+        let file = |value: &Value| serde_json::json!({ key.name(): value }).to_string();
+        let ((user, looser), (user_too, tighter, tightened)) = loosening_and_tightening(key);
+
+        let loaded = load_both(&file(&looser), &file(&user), |_| {});
+        assert_eq!(loaded.config.value(key), user, "`{key}` was loosened");
+        assert!(is_users(&loaded, key), "{key}: {:?}", loaded.source(key));
+        if key.rule() == Rule::TightenOnly {
+            assert_eq!(loaded.warnings.len(), 1, "{key}: {:?}", loaded.warnings);
+            assert!(
+                loaded.warnings[0].contains(&format!("ignoring `{key}` {looser}")),
+                "{}",
+                loaded.warnings[0]
+            );
+        }
+
+        let loaded = load_both(&file(&tighter), &file(&user_too), |_| {});
+        assert_eq!(
+            loaded.config.value(key),
+            tightened,
+            "`{key}` was not tightened"
+        );
+        assert!(is_projects(&loaded, key), "{key}: {:?}", loaded.source(key));
+        assert!(loaded.warnings.is_empty(), "{key}: {:?}", loaded.warnings);
+    }
+}
+
+#[test]
+fn every_integer_setting_is_a_budget_a_project_may_only_lower() {
+    for &key in Key::ALL {
+        if Config::default().value(key).is_u64() {
+            assert_eq!(key.rule(), Rule::TightenOnly, "`{key}` is a budget");
+        }
+    }
+}
+
+#[test]
+fn each_limit_type_knows_which_way_is_looser() {
+    use super::settings::Loosens;
+    assert!(5u64.loosens(&6) && !5u64.loosens(&5) && !5u64.loosens(&4));
+    assert!(false.loosens(&true) && !true.loosens(&false) && !false.loosens(&false));
+    let (refuse, warn) = (RemoteEndpoint::Refuse, RemoteEndpoint::Warn);
+    assert!(refuse.loosens(&warn) && !warn.loosens(&refuse) && !refuse.loosens(&refuse));
+    let (on, off) = (SandboxMode::On, SandboxMode::Off);
+    assert!(on.loosens(&off) && !off.loosens(&on) && !on.loosens(&on));
+}
+
+#[test]
+fn a_typod_key_gets_a_suggestion() {
+    for &key in Key::ALL {
+        let name = key.name();
+        // Another spelling of the same words, and one slip of the fingers.
+        let shouting = name.to_uppercase().replace('_', "-");
+        let camel = name
+            .split('_')
+            .enumerate()
+            .map(|(i, word)| match (i, word.split_at(1)) {
+                (0, _) => word.to_owned(),
+                (_, (first, rest)) => first.to_uppercase() + rest,
+            })
+            .collect::<String>();
+        let mut swapped: Vec<char> = name.chars().collect();
+        swapped.swap(1, 2);
+        let swapped: String = swapped.into_iter().collect();
+        let dropped = format!("{}{}", &name[..2], &name[3..]);
+        for typo in [shouting, camel, swapped, dropped] {
+            assert_eq!(closest_key(&typo), Some(name), "{typo}");
+        }
+    }
+    // A key cut short is completed when only one key begins so.
+    assert_eq!(closest_key("timeout"), Some("timeout_seconds"));
+    assert_eq!(closest_key("max_output"), Some("max_output_tokens"));
+    assert_eq!(closest_key("search_max"), None, "two keys begin so");
+    assert_eq!(closest_key("max"), None, "too short to say");
+
+    let err = load_text(r#"{"maxTurns":3}"#, ConfigTrust::Project, &env())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown key `maxTurns`"), "{err}");
+    assert!(err.contains("; did you mean `max_turns`?"), "{err}");
+}
+
+/// The config fuzz target's oracle once took a user's own privileged setting for the
+/// project's doing; both files setting one are valid inputs.
+#[test]
+fn the_fuzz_oracle_lets_the_users_own_privileged_keys_be() {
+    crate::testing::fuzz::config(b"\x00{}\x00{\"auto_approve_patches\":true}");
+    crate::testing::fuzz::config(
+        b"\x00{\"allowed_commands\":[\"rm\"]}\x00{\"allowed_commands\":[\"cargo test\"]}",
     );
 }

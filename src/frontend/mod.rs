@@ -71,7 +71,7 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
     // it could grant itself `allowed_commands` (the warning above says so too). So is the
     // user's metron directory when it lies inside (HOME a work tree, METRON_CONFIG_DIR
     // the project): a patch could create the config file the next session trusts.
-    if let Some(file) = loaded.file(config::Trust::User)
+    if let Some(file) = loaded.file(config::ConfigTrust::User)
         && let Some(inside) = config::inside_project(&file.path, project.root())
     {
         project.protect_config(inside);

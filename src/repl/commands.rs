@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::agent::{Agent, Model, prompt::approx_tokens};
-use crate::config::{KEYS, Loaded, Source, Trust, edit_distance};
+use crate::config::{ConfigTrust, KEYS, Loaded, Source, edit_distance};
 use crate::frontend::models::{Installed, ToolSupport, installed_as};
 use crate::tools::symbols::census::Census;
 
@@ -191,8 +191,8 @@ pub(crate) fn layer_text(loaded: &Loaded, key: &str, root: &Path) -> String {
     };
     let shown = path.strip_prefix(root).unwrap_or(path).display();
     match loaded.trust_of(path) {
-        Some(Trust::User) => format!("user {shown}"),
-        Some(Trust::Project) => format!("project {shown}"),
+        Some(ConfigTrust::User) => format!("user {shown}"),
+        Some(ConfigTrust::Project) => format!("project {shown}"),
         None => shown.to_string(),
     }
 }
@@ -210,8 +210,8 @@ pub(crate) fn files_text(loaded: &Loaded, root: &Path) -> String {
             let shown = file.path.strip_prefix(root).unwrap_or(&file.path).display();
             match (file.trust, loaded.files.len()) {
                 (_, 1) => shown.to_string(),
-                (Trust::User, _) => format!("{shown} (yours)"),
-                (Trust::Project, _) => format!("{shown} (the project's, on top)"),
+                (ConfigTrust::User, _) => format!("{shown} (yours)"),
+                (ConfigTrust::Project, _) => format!("{shown} (the project's, on top)"),
             }
         })
         .collect();

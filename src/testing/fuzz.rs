@@ -888,12 +888,16 @@ pub fn config(data: &[u8]) {
     if let Ok(loaded) = crate::config::load(&root, &env, &Flags::default()) {
         let defaults = crate::config::Config::default();
         let from_project = |key: &str| *loaded.source_of(key) == Source::File(project_file.clone());
-        for &key in crate::config::PRIVILEGED_KEYS {
-            if key == "allowed_commands" && allowed {
+        for &key in crate::config::Key::ALL {
+            if !key.is_privileged() || (key == crate::config::Key::allowed_commands && allowed) {
                 continue;
             }
+            let key = key.name();
+            // The user's own file may set it; otherwise it keeps its default.
+            let users = *loaded.source_of(key) == Source::File(user_file.clone());
             assert!(
-                loaded.config.get_json(key) == defaults.get_json(key) && !from_project(key),
+                (users || loaded.config.get_json(key) == defaults.get_json(key))
+                    && !from_project(key),
                 "the project file set `{key}` to {:?}",
                 loaded.config.get_json(key)
             );
