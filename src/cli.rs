@@ -269,7 +269,7 @@ fn run_tool(name: &str, args: Option<&str>, yes: bool, flags: &Flags) -> Exit {
     if loaded.config.disabled_tools.iter().any(|d| d == name) {
         println!(
             "{name} is disabled by `disabled_tools` ({}).",
-            loaded.source_of("disabled_tools")
+            loaded.source(crate::config::Key::disabled_tools)
         );
         return Exit::Failure;
     }

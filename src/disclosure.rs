@@ -63,8 +63,8 @@ pub(crate) fn check_loaded(loaded: &Loaded) -> Result<Route, String> {
     decide(
         &loaded.config,
         Some((
-            loaded.source_of("endpoint"),
-            loaded.source_of("remote_endpoint"),
+            loaded.source(crate::config::Key::endpoint),
+            loaded.source(crate::config::Key::remote_endpoint),
         )),
     )
 }

@@ -221,9 +221,9 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
     }
     checks.push(endpoint_check(
         &config.endpoint,
-        loaded.source_of("endpoint"),
+        loaded.source(crate::config::Key::endpoint),
         config.remote_endpoint,
-        loaded.source_of("remote_endpoint"),
+        loaded.source(crate::config::Key::remote_endpoint),
     ));
     match project {
         Some(project) => checks.extend(tools_checks(project, config)),
@@ -476,7 +476,7 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
     let config = &loaded.config;
     let deadline = Deadline::new();
     let mut checks = Vec::new();
-    let endpoint_source = loaded.source_of("endpoint");
+    let endpoint_source = loaded.source(crate::config::Key::endpoint);
     let base = config
         .endpoint
         .strip_suffix("/api/chat")
@@ -523,7 +523,7 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
     }
 
     let model = config.model.as_str();
-    let model_source = loaded.source_of("model");
+    let model_source = loaded.source(crate::config::Key::model);
     let Some(limit) = deadline.next() else {
         checks.push(out_of_time("model"));
         return checks;
@@ -576,7 +576,7 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
     checks.push(context_check(
         model,
         config.num_ctx,
-        loaded.source_of("num_ctx"),
+        loaded.source(crate::config::Key::num_ctx),
         details.context_length,
         loaded_context,
     ));
@@ -1212,7 +1212,10 @@ mod tests {
         let loaded = defaults_with_env(&env, &Flags::default());
         assert_eq!(loaded.config.endpoint, "http://localhost:9/api/chat");
         assert_eq!(loaded.config.model, "qwen3:8b");
-        assert_eq!(*loaded.source_of("model"), Source::Env("OLLAMA_MODEL"));
+        assert_eq!(
+            *loaded.source(crate::config::Key::model),
+            Source::Env("OLLAMA_MODEL")
+        );
         let bad = ConfigEnv {
             ollama_host: Some("ftp://x".to_owned()),
             ..ConfigEnv::default()

@@ -113,7 +113,10 @@ pub(crate) fn start(
         // SSL_CERT_FILE names its own variable and file.
         match e {
             crate::ollama::OllamaError::CertFile { .. } => error(e.to_string()),
-            _ => error(format!("{e} ({})", loaded.source_of("endpoint"))),
+            _ => error(format!(
+                "{e} ({})",
+                loaded.source(crate::config::Key::endpoint)
+            )),
         }
         Exit::Usage
     })?;

@@ -166,7 +166,7 @@ fn print_banner(session: &Session) {
     println!(
         "=== metron (model: {}, {}) ===",
         terminal_safe(&config.config.model),
-        commands::chosen_by(config.source_of("model"), root)
+        commands::chosen_by(config.source(crate::config::Key::model), root)
     );
     println!("Context-disciplined terminal coder. /help for commands, /exit to quit.");
     let kind = if project.is_git() {
@@ -216,7 +216,7 @@ async fn check_model(session: &Session) {
     let root = session.agent.toolbox().project().root();
     let notice = commands::missing_model_text(
         &config.model,
-        &commands::chosen_by(session.loaded.source_of("model"), root),
+        &commands::chosen_by(session.loaded.source(crate::config::Key::model), root),
         server_url(&config.endpoint),
         &installed,
     );
@@ -245,7 +245,7 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
         }
     };
     let root = session.agent.toolbox().project().root();
-    let chosen = commands::chosen_by(session.loaded.source_of("model"), root);
+    let chosen = commands::chosen_by(session.loaded.source(crate::config::Key::model), root);
     // Model names come from the server: every text below is shown, never obeyed.
     let Some(wanted) = wanted else {
         let list = commands::model_list_text(&current, &chosen, &server, &installed);
