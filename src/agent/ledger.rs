@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::history::{History, REDACTED_SLICE};
 use super::record::{CallOutcome, CommandRun, Entry, FileDelta, NotDone, SandboxEvent};
-use crate::authority::journal::{ApprovalRecord, Effect, FileChange, TreeChanges};
+use crate::authority::journal::{ApprovalRecord, BlobId, Effect, FileChange, TreeChanges};
 use crate::authority::policy::Rule;
 use crate::ollama::wire::Role;
 use crate::project::FileMode;
@@ -250,10 +250,10 @@ pub struct FileHashes {
     pub path: String,
     /// Hash before.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub before: Option<String>,
+    pub before: Option<BlobId>,
     /// Hash after.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
+    pub after: Option<BlobId>,
     /// Git mode before (`"100644"` or `"100755"`), for a file that existed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode_before: Option<FileMode>,
@@ -556,10 +556,7 @@ pub(crate) fn describe_effect(effect: &Effect) -> String {
 }
 
 fn describe_file(file: &FileChange) -> String {
-    let short = |hash: &Option<String>| {
-        hash.as_deref()
-            .map_or_else(|| "absent".to_owned(), |h| h.chars().take(10).collect())
-    };
+    let short = |hash: &Option<BlobId>| hash.as_ref().map_or("absent", BlobId::short).to_owned();
     format!(
         "{} {} -> {}{}",
         file.path,
@@ -663,8 +660,8 @@ mod tests {
         Effect::Wrote {
             files: vec![FileChange {
                 path: "greet.sh".to_owned(),
-                before: mode_before.map(|_| "aaaaaaaaaaaa".to_owned()),
-                after: mode_after.map(|_| "aaaaaaaaaaaa".to_owned()),
+                before: mode_before.map(|_| crate::authority::journal::content_hash(b"a")),
+                after: mode_after.map(|_| crate::authority::journal::content_hash(b"a")),
                 mode_before,
                 mode_after,
                 added: 0,

@@ -444,8 +444,8 @@ mod tests {
         let account = Account::Wrote {
             files: vec![FileChange {
                 path: "greet.go".to_owned(),
-                before: Some("a".to_owned()),
-                after: Some("b".to_owned()),
+                before: Some(crate::authority::journal::content_hash(b"a")),
+                after: Some(crate::authority::journal::content_hash(b"b")),
                 mode_before: None,
                 mode_after: None,
                 added: 1,

@@ -90,9 +90,9 @@ pub struct FileChange {
     /// The path, relative to the project root.
     pub path: String,
     /// The content hash before the write.
-    pub before: Option<String>,
+    pub before: Option<BlobId>,
     /// The content hash after the write.
-    pub after: Option<String>,
+    pub after: Option<BlobId>,
     /// The file's git mode before the write (`None`: it did not exist), so a change of
     /// mode is on record even when the content did not change.
     pub mode_before: Option<FileMode>,
@@ -252,20 +252,47 @@ pub struct Journal {
     pub effects: Vec<Effect>,
 }
 
+/// A file's content as metron records it: git's blob id of its bytes, so evidence can be
+/// checked with `git hash-object`. Typed, so a path or a message can never stand in for
+/// one; in JSON it is the hex string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct BlobId(String);
+
+impl BlobId {
+    /// The hex id (or the fail-closed marker, see [`content_hash`]).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The first ten characters, as `/ledger` shows it.
+    pub(crate) fn short(&self) -> &str {
+        self.0.get(..10).unwrap_or(&self.0)
+    }
+}
+
+impl std::fmt::Display for BlobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The content hash metron records for a file: git's blob id of its bytes.
 ///
 /// Hashing bytes in memory does not fail in practice, but if libgit2 ever reports an
 /// error the answer fails closed: a marker unique to this call (`unhashed:N`), which
 /// equals no blob id and no other marker. A precondition that compares it with anything
 /// is not met, so two files that could not be hashed are never taken for the same content.
-pub fn content_hash(bytes: &[u8]) -> String {
+pub fn content_hash(bytes: &[u8]) -> BlobId {
     static UNHASHED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
-        .map(|oid| oid.to_string())
-        .unwrap_or_else(|_| {
-            let serial = UNHASHED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            format!("unhashed:{serial}")
-        })
+    BlobId(
+        git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
+            .map(|oid| oid.to_string())
+            .unwrap_or_else(|_| {
+                let serial = UNHASHED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                format!("unhashed:{serial}")
+            }),
+    )
 }
 
 #[cfg(test)]
@@ -301,7 +328,7 @@ mod tests {
     fn content_hash_is_gits_blob_id() {
         // `printf 'hello\n' | git hash-object --stdin`
         assert_eq!(
-            content_hash(b"hello\n"),
+            content_hash(b"hello\n").as_str(),
             "ce013625030ba8dba906f756967f9e9ca394464a"
         );
     }

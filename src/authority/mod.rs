@@ -282,7 +282,12 @@ impl Authority {
 
     /// Records an already computed revision (search_text hashes on its worker threads;
     /// apply_patch records what it wrote).
-    pub(crate) fn record_revision(&self, key: &ProjectPath, hash: String, how: impl Into<String>) {
+    pub(crate) fn record_revision(
+        &self,
+        key: &ProjectPath,
+        hash: journal::BlobId,
+        how: impl Into<String>,
+    ) {
         self.state().revisions.record(key, hash, how);
     }
 

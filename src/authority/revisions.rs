@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::journal::content_hash;
+use super::journal::{BlobId, content_hash};
 use crate::project::ProjectPath;
 
 /// Largest file whose revision a read records. Recording means holding the whole file in
@@ -28,7 +28,7 @@ pub(crate) const MAX_HASHED_BYTES: usize = 8 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Revision {
     /// The content hash of the bytes the model's lines came from ([`content_hash`]).
-    pub(crate) hash: String,
+    pub(crate) hash: BlobId,
     /// Which read recorded it, in words the model recognises: `view_slice 10-40`,
     /// ``search_text `fn main` ``, `apply_patch` (its own write).
     pub(crate) how: String,
@@ -55,7 +55,7 @@ impl Revisions {
 
     /// Records an already computed content hash (search_text hashes on its worker
     /// threads).
-    pub(crate) fn record(&mut self, path: &ProjectPath, hash: String, how: impl Into<String>) {
+    pub(crate) fn record(&mut self, path: &ProjectPath, hash: BlobId, how: impl Into<String>) {
         self.read.insert(
             path.to_string(),
             Revision {

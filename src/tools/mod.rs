@@ -427,7 +427,12 @@ impl ToolContext<'_> {
     }
 
     /// Records an already computed revision under `key`.
-    pub(crate) fn record_revision(&self, key: &ProjectPath, hash: String, how: impl Into<String>) {
+    pub(crate) fn record_revision(
+        &self,
+        key: &ProjectPath,
+        hash: crate::authority::journal::BlobId,
+        how: impl Into<String>,
+    ) {
         self.authority.record_revision(key, hash, how);
     }
 

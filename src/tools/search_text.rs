@@ -31,7 +31,7 @@ use super::{
     Access, Account, Budgets, ReadTool, Reads, ToolContext, ToolError, ToolResult, ToolSpec, arg,
     ordered, walk,
 };
-use crate::authority::journal::content_hash;
+use crate::authority::journal::{BlobId, content_hash};
 use crate::authority::revisions::MAX_HASHED_BYTES;
 use crate::project::{BoundaryError, Project, ProjectPath};
 
@@ -78,7 +78,7 @@ fn search_text(context: &ToolContext<'_>, args: Args) -> Result<ToolResult, Tool
         };
         let how = format!("search_text `{pattern}{ellipsis}`");
         for (path, hash) in shown {
-            context.record_revision(&path, hash.to_string(), how.clone());
+            context.record_revision(&path, BlobId::clone(&hash), how.clone());
         }
     }
     Ok(result)
@@ -91,7 +91,7 @@ struct Hit {
     text: String,
     /// The content hash of the whole file as it was searched; `None` when the file was
     /// too large to keep, or could not be read to its end.
-    revision: Option<Arc<str>>,
+    revision: Option<Arc<BlobId>>,
 }
 
 /// Files searched one at a time, in order, before the search goes parallel. A pattern
@@ -140,7 +140,7 @@ fn is_line_limit_error(error: &std::io::Error) -> bool {
 }
 
 /// Each file whose lines a search shows, with the content hash of the bytes searched.
-type Shown = Vec<(ProjectPath, Arc<str>)>;
+type Shown = Vec<(ProjectPath, Arc<BlobId>)>;
 
 /// The search, and the revision of every file whose lines it shows (in output order).
 fn search(
@@ -371,7 +371,7 @@ impl Job<'_> {
             // rest through the same handle so the hash covers the whole file.
             let complete = std::io::copy(&mut tee, &mut std::io::sink()).is_ok();
             if complete && !tee.overflowed {
-                let revision: Arc<str> = content_hash(tee.copy).into();
+                let revision = Arc::new(content_hash(tee.copy));
                 for hit in &mut hits[first..] {
                     hit.revision = Some(Arc::clone(&revision));
                 }

@@ -19,7 +19,7 @@ use super::text::clip_line;
 use super::{
     Access, Account, Budgets, ReadTool, Reads, ToolContext, ToolError, ToolResult, ToolSpec, arg,
 };
-use crate::authority::journal::content_hash;
+use crate::authority::journal::{BlobId, content_hash};
 use crate::authority::revisions::MAX_HASHED_BYTES;
 use crate::project::{BoundaryError, Project, ProjectPath};
 
@@ -123,7 +123,7 @@ struct Viewed {
     last: u64,
     /// The content hash of the whole file the lines were cut from; `None` for a file
     /// larger than [`MAX_HASHED_BYTES`], which is streamed instead.
-    hash: Option<String>,
+    hash: Option<BlobId>,
 }
 
 fn read_slice(
