@@ -35,7 +35,6 @@ fn toolbox(root: &std::path::Path, mode: SandboxMode) -> Toolbox {
 }
 
 fn main() {
-    metron::heap::tune();
     let mut c = support::criterion(Duration::from_secs(5));
     let dir = tempfile::tempdir().expect("temp dir");
     support::git_init(dir.path());

@@ -27,8 +27,6 @@ use metron::tools::symbols::SymbolIndex;
 const LIMIT: usize = 60;
 
 fn main() {
-    // As the metron binary does: the fresh-process lookups measure what a user runs.
-    metron::heap::tune();
     let Some(tree) = std::env::var_os("METRON_BENCH_TREE").map(PathBuf::from) else {
         eprintln!("symbols bench: set METRON_BENCH_TREE to a source tree to measure; skipping");
         return;

@@ -51,8 +51,6 @@ struct Tree {
 }
 
 fn main() {
-    // As the metron binary does, so the numbers are those of what a user runs.
-    metron::heap::tune();
     let mut c = support::criterion(Duration::from_secs(3));
 
     let generated = generate_tree();

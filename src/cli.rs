@@ -18,25 +18,16 @@ use crate::frontend::session::{self, Mode};
 use crate::frontend::{Exit, error, print_text, startup};
 use crate::tools::{self, Access, ToolError};
 
+mod environment;
 mod manpage;
-
-/// What `--help` adds after the flags: where settings come from, and where to read more.
-const AFTER_HELP: &str = "\
-Environment:
-  OLLAMA_HOST    the Ollama server (default http://localhost:11434)
-  OLLAMA_MODEL   the model, unless --model or /model chooses another
-  SSL_CERT_FILE  a PEM file of extra CA certificates for an https endpoint
-
-Configuration is read from the first of: $METRON_CONFIG, <project>/.metron.json (which cannot grant authority), $METRON_CONFIG_DIR/.metron/config.json, ~/.metron/config.json. `metron --example-config` prints every key at its default; /config in a session shows where each value came from.
-
-`metron tool --help` lists the tools and their arguments.";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "metron",
     version = crate::version::long_version(),
     about = "A terminal coding agent for local Ollama models, with budgeted, confined tools.",
-    after_help = AFTER_HELP
+    after_help = environment::after_help(false),
+    after_long_help = environment::after_help(true)
 )]
 struct Cli {
     /// Run one request non-interactively and exit: the answer on stdout, everything else

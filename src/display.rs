@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -213,8 +214,35 @@ impl Observer for Display {
     }
 }
 
-/// How lines on stderr are drawn: colour (a terminal, and `NO_COLOR` unset) and the
-/// width they must fit (a terminal's columns).
+/// An output stream, for [`colour_for`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Whether output on `stream` may be coloured. Every coloured output asks this, so `NO_COLOR`
+/// or `TERM=dumb` turns colour off everywhere at once (it used to be decided in four
+/// places, two of which ignored `TERM`).
+pub(crate) fn colour_for(stream: Stream) -> bool {
+    let terminal = match stream {
+        Stream::Stdout => std::io::stdout().is_terminal(),
+        Stream::Stderr => std::io::stderr().is_terminal(),
+    };
+    colour_when(terminal, |name| std::env::var_os(name))
+}
+
+/// The rule, apart from the process: colour only on a terminal, unless `NO_COLOR` is set
+/// to anything but the empty string (no-color.org) or `TERM` is `dumb` (a terminal that
+/// shows escape codes as text).
+fn colour_when(terminal: bool, var: impl Fn(&str) -> Option<OsString>) -> bool {
+    terminal
+        && var("NO_COLOR").is_none_or(|v| v.is_empty())
+        && var("TERM").is_none_or(|t| t != "dumb")
+}
+
+/// How lines on stderr are drawn: colour ([`colour_for`]) and the width they must fit (a
+/// terminal's columns).
 #[derive(Debug, Clone, Copy)]
 struct Style {
     colour: bool,
@@ -231,7 +259,7 @@ impl Style {
             };
         }
         Style {
-            colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            colour: colour_for(Stream::Stderr),
             // A terminal that does not say its size (a bare pseudo-terminal) gets the
             // classic 80 columns.
             width: Some(
@@ -545,6 +573,27 @@ mod tests {
             running_line('|', "go test ./...", Duration::from_millis(12_400)),
             "| running go test ./... 12 s (Ctrl-C stops it)"
         );
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal_that_wants_it() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| OsString::from(value))
+            }
+        };
+        assert!(colour_when(true, env(&[])));
+        assert!(colour_when(true, env(&[("TERM", "xterm-256color")])));
+        // An empty NO_COLOR is unset (no-color.org).
+        assert!(colour_when(true, env(&[("NO_COLOR", "")])));
+        assert!(!colour_when(true, env(&[("NO_COLOR", "1")])));
+        assert!(!colour_when(true, env(&[("NO_COLOR", "0")])));
+        assert!(!colour_when(true, env(&[("TERM", "dumb")])));
+        assert!(!colour_when(false, env(&[])));
+        assert!(!colour_when(false, env(&[("TERM", "xterm")])));
     }
 
     #[test]

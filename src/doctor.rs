@@ -131,9 +131,7 @@ pub(crate) fn run(flags: &Flags) -> Exit {
     let checks = diagnose(std::env::current_dir(), &env, flags);
     let stdout = std::io::stdout();
     let terminal = stdout.is_terminal();
-    let colour = terminal
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var("TERM").map_or(true, |t| t != "dumb");
+    let colour = crate::display::colour_for(crate::display::Stream::Stdout);
     // On a terminal, rows wrap between words at its width (a terminal that does not say
     // its size gets 80 columns); piped, each row stays one line for grep.
     let width = terminal.then(|| {

@@ -22,8 +22,7 @@
 //! - `disclosure`: whether code leaves the machine: the remote notice and `refuse`;
 //! - `frontend`: what the front ends share: startup, exit codes, the terminal's approval
 //!   questions and Ctrl-C (turned into the session's cancel token in one place);
-//! - [`cli`]: the command line, dispatching to the REPL, `-p`, `--doctor` and `metron tool`;
-//! - [`heap`]: the allocator settings `main` applies before anything else runs.
+//! - [`cli`]: the command line, dispatching to the REPL, `-p`, `--doctor` and `metron tool`.
 //!
 //! [`testing`] is hidden: it exposes a few internals that the integration tests and
 //! benches compare against references (rg, ctags, git) and is not an API.
@@ -36,7 +35,6 @@ mod disclosure;
 mod display;
 mod doctor;
 mod frontend;
-pub mod heap;
 pub mod ollama;
 mod oneshot;
 pub mod project;

@@ -2,57 +2,19 @@
 //! not know: the session's slash commands, exit codes, environment and files.
 //!
 //! The options and subcommands come from the same [`clap::Command`] as `--help` and the
-//! completions, and the slash commands from the REPL's own `/help` text, so the page cannot
-//! drift from the code it documents. Release archives ship the page (`man/metron.1`); it is
+//! completions, the slash commands from the REPL's own table, and the environment and
+//! files from the table `--help` shows, so the page cannot drift from the code it
+//! documents. Release archives ship the page (`man/metron.1`); it is
 //! printed by the hidden `metron man` subcommand.
 
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 
+use super::environment::{FILES, LAYERS, VARIABLES};
 use crate::frontend::Exit;
 
 /// Every exit code, in the order the page lists them.
 const EXITS: [Exit; 4] = [Exit::Success, Exit::Failure, Exit::Usage, Exit::Interrupted];
-
-/// The variables metron reads, and what each one does.
-pub(super) const ENVIRONMENT: &[(&str, &str)] = &[
-    (
-        "OLLAMA_HOST",
-        "The Ollama server (default http://localhost:11434).",
-    ),
-    (
-        "OLLAMA_MODEL",
-        "The model, unless --model or /model chooses another.",
-    ),
-    (
-        "METRON_CONFIG",
-        "The user's configuration file, instead of ~/.metron/config.json.",
-    ),
-    (
-        "METRON_CONFIG_DIR",
-        "The directory holding .metron/ (config.json and input_history), instead of $HOME.",
-    ),
-    (
-        "SSL_CERT_FILE",
-        "An extra PEM CA bundle for an https endpoint (for a private CA).",
-    ),
-];
-
-/// The configuration files, lowest layer first, and what each may set.
-const FILES: &[(&str, &str)] = &[
-    (
-        "~/.metron/config.json",
-        "The user's configuration (or $METRON_CONFIG_DIR/.metron/config.json, or the file $METRON_CONFIG names). It may set every key; `metron --example-config` prints them all at their defaults.",
-    ),
-    (
-        "<project>/.metron.json",
-        "The project's configuration, read as well and overriding the user's file key by key. It ships with the repository, so it cannot grant authority: it may lower budgets and choose the model, but its auto_approve_patches, allowed_commands and command_env_passthrough are dropped with a warning, and its endpoint must name this machine.",
-    ),
-    (
-        "~/.metron/input_history",
-        "The lines typed at the session prompt, offered again next session (beside config.json; none is kept with save_input_history: false).",
-    ),
-];
 
 /// What `code` tells the shell, for the EXIT STATUS section.
 fn exit_meaning(code: Exit) -> &'static str {
@@ -126,14 +88,13 @@ fn extra_sections(command: &clap::Command) -> Roff {
     roff.text([roman(
         "In the interactive session (metron with no arguments), these lines are handled by metron and never sent to the model:",
     )]);
-    let (commands, notes) = slash_commands(crate::repl::HELP);
-    for (command, meaning) in commands {
+    for command in crate::repl::COMMANDS {
         roff.control("TP", []);
-        roff.text([bold(command)]);
-        roff.text([roman(meaning)]);
+        roff.text([bold(command.usage())]);
+        roff.text([roman(command.help)]);
     }
     roff.control("PP", []);
-    roff.text([roman(notes.join(" "))]);
+    roff.text([roman(crate::repl::NOTES.join(" "))]);
 
     roff.control("SH", ["EXIT STATUS"]);
     for code in EXITS {
@@ -143,10 +104,10 @@ fn extra_sections(command: &clap::Command) -> Roff {
     }
 
     roff.control("SH", ["ENVIRONMENT"]);
-    for (name, meaning) in ENVIRONMENT {
+    for variable in VARIABLES {
         roff.control("TP", []);
-        roff.text([bold(*name)]);
-        roff.text([roman(*meaning)]);
+        roff.text([bold(variable.name)]);
+        roff.text([roman(variable.meaning)]);
     }
 
     roff.control("SH", ["FILES"]);
@@ -156,42 +117,11 @@ fn extra_sections(command: &clap::Command) -> Roff {
         roff.text([roman(*meaning)]);
     }
     roff.control("PP", []);
-    roff.text([roman(
-        "Later layers override earlier ones key by key: built-in defaults, the user's file, the project's .metron.json, the environment, then the command line. /config in a session shows where each value came from.",
-    )]);
+    roff.text([roman(LAYERS)]);
 
     roff.control("SH", ["SEE ALSO"]);
     roff.text([roman(
         "metron tool --help lists the tools and their arguments. ollama(1).",
     )]);
     roff
-}
-
-/// Splits the REPL's `/help` text into (command, meaning) pairs, one per line that starts
-/// with `/`, and the other lines, which are notes.
-fn slash_commands(help: &str) -> (Vec<(&str, &str)>, Vec<&str>) {
-    let mut commands = Vec::new();
-    let mut notes = Vec::new();
-    for line in help.lines() {
-        match line.strip_prefix('/').and_then(|_| line.split_once("  ")) {
-            Some((command, meaning)) => commands.push((command.trim(), meaning.trim())),
-            None => notes.push(line.trim()),
-        }
-    }
-    (commands, notes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_line_of_the_help_that_names_a_command_becomes_an_entry() {
-        let (commands, notes) = slash_commands(crate::repl::HELP);
-        let names: Vec<&str> = commands.iter().map(|(c, _)| *c).collect();
-        assert!(names.contains(&"/model NAME"), "{names:?}");
-        assert!(names.contains(&"/exit"), "{names:?}");
-        assert!(commands.iter().all(|(_, meaning)| !meaning.is_empty()));
-        assert!(notes.iter().all(|n| !n.starts_with('/')), "{notes:?}");
-    }
 }

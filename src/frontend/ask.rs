@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 
 use std::sync::Mutex;
 
-use crate::display::{QUESTION_MARK, terminal_safe, terminal_safe_bytes};
+use crate::display::{QUESTION_MARK, Stream, colour_for, terminal_safe, terminal_safe_bytes};
 
 use crate::authority::CancelToken;
 use crate::authority::approval::{
@@ -24,7 +24,7 @@ pub(crate) struct AskOnTerminal {
     lock: Mutex<()>,
     /// The session's Ctrl-C: a press declines the question.
     cancel: CancelToken,
-    /// Colour the diff (stderr is a terminal that supports it, and NO_COLOR is unset).
+    /// Colour the diff (stderr is a terminal, and neither NO_COLOR nor TERM=dumb says no).
     color: bool,
 }
 
@@ -34,7 +34,7 @@ impl AskOnTerminal {
         AskOnTerminal {
             lock: Mutex::new(()),
             cancel,
-            color: stderr_supports_color(),
+            color: colour_for(Stream::Stderr),
         }
     }
 }
@@ -182,13 +182,6 @@ impl<A: Approver> Approver for WarnOnStderr<A> {
     fn source(&self) -> crate::authority::journal::ApprovalSource {
         self.0.source()
     }
-}
-
-/// True when stderr is a terminal that understands colour and the user has not opted out.
-pub(crate) fn stderr_supports_color() -> bool {
-    std::io::stderr().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var("TERM").map_or(true, |t| t != "dumb")
 }
 
 /// The diff as shown: added lines green, removed red, hunk headers cyan, when colour is on.

@@ -42,31 +42,155 @@ pub(crate) enum Command {
     Exit,
 }
 
-/// The commands and what they do, for `/help`.
-pub(crate) const HELP: &str = "\
-/help          list the commands
-/config        print the effective settings, which layer each came from, and the tools offered
-/model         list the installed models that support tools, marking the current one
-/model NAME    switch to NAME (installed, with tool support); the conversation is kept
-/reset         clear the conversation history, keeping the system prompt
-/history       show how many messages and bytes the session is carrying
-/tags          rebuild the symbol index behind find_symbol (after a big refactor)
-/ledger        every tool call of this session: proposed, decided, approved, done, reported
-/show N        the full result of call N exactly as the model read it (also /ledger N)
-/diff          this session's writes as one diff: each file from before metron's first write
-/undo          revert the newest patch metron applied (only if its files are as metron left them)
-/context       what the model has been shown (files and lines, searches, symbols) and still carries
-/exit          quit (also exit, quit, /quit, or Ctrl-D)
-A line starting with / is always a command; anything else is sent to the model.
-Ctrl-C cancels a reply in progress; at the prompt it clears the line (Ctrl-D or /exit quits).
-Typed lines are offered again next session (arrow keys), except one starting with a space;
-save_input_history: false keeps none.";
+/// One way to type a slash command, as `/help` lists it: `/model` and `/model NAME` are
+/// two entries, because they do different things.
+///
+/// This table is the only list of the commands: parsing, `/help`, the man page and the
+/// "did you mean" hint all read it, and a test holds docs/usage.md to it, so a command
+/// cannot be added to one and forgotten in another.
+#[derive(Debug)]
+pub(crate) struct Slash {
+    /// The name after the `/`.
+    pub(crate) name: &'static str,
+    /// Other names that run this entry (`/quit`, `/ledger N`); `/help` mentions them in
+    /// [`help`](Self::help).
+    aliases: &'static [&'static str],
+    /// The argument as `/help` writes it (`NAME`, `N`); `None` for the entry used
+    /// without one.
+    pub(crate) argument: Option<&'static str>,
+    /// What it does, in one line.
+    pub(crate) help: &'static str,
+    /// Builds the command from the name as typed and the words after it (trimmed; empty
+    /// when there are none).
+    parse: fn(&str, &str) -> Result<Command, String>,
+}
 
-/// Every command's name, for the "did you mean" hint.
-const NAMES: &[&str] = &[
-    "help", "config", "model", "reset", "history", "tags", "ledger", "show", "diff", "undo",
-    "context", "exit", "quit",
+impl Slash {
+    /// How the entry is typed: `/model NAME`.
+    pub(crate) fn usage(&self) -> String {
+        match self.argument {
+            Some(argument) => format!("/{} {argument}", self.name),
+            None => format!("/{}", self.name),
+        }
+    }
+
+    fn answers_to(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+}
+
+/// Every slash command, in the order `/help` lists them.
+pub(crate) const COMMANDS: &[Slash] = &[
+    Slash {
+        name: "help",
+        aliases: &["?"],
+        argument: None,
+        help: "list the commands",
+        parse: |_, _| Ok(Command::Help),
+    },
+    Slash {
+        name: "config",
+        aliases: &[],
+        argument: None,
+        help: "print the effective settings, which layer each came from, and the tools offered",
+        parse: |_, _| Ok(Command::Config),
+    },
+    Slash {
+        name: "model",
+        aliases: &[],
+        argument: None,
+        help: "list the installed models that support tools, marking the current one",
+        parse: |_, _| Ok(Command::Model(None)),
+    },
+    Slash {
+        name: "model",
+        aliases: &[],
+        argument: Some("NAME"),
+        help: "switch to NAME (installed, with tool support); the conversation is kept",
+        parse: |_, args| parse_model(args).map(Command::Model),
+    },
+    Slash {
+        name: "reset",
+        aliases: &[],
+        argument: None,
+        help: "clear the conversation history, keeping the system prompt",
+        parse: |_, _| Ok(Command::Reset),
+    },
+    Slash {
+        name: "history",
+        aliases: &[],
+        argument: None,
+        help: "show how many messages and bytes the session is carrying",
+        parse: |_, _| Ok(Command::History),
+    },
+    Slash {
+        name: "tags",
+        aliases: &[],
+        argument: None,
+        help: "rebuild the symbol index behind find_symbol (after a big refactor)",
+        parse: |_, _| Ok(Command::Tags),
+    },
+    Slash {
+        name: "ledger",
+        aliases: &[],
+        argument: None,
+        help: "every tool call of this session: proposed, decided, approved, done, reported",
+        parse: |_, _| Ok(Command::Ledger),
+    },
+    Slash {
+        name: "show",
+        aliases: &["ledger"],
+        argument: Some("N"),
+        help: "the full result of call N exactly as the model read it (also /ledger N)",
+        parse: |name, args| parse_call_number(name, args).map(Command::Show),
+    },
+    Slash {
+        name: "diff",
+        aliases: &[],
+        argument: None,
+        help: "this session's writes as one diff: each file from before metron's first write",
+        parse: |_, _| Ok(Command::Diff),
+    },
+    Slash {
+        name: "undo",
+        aliases: &[],
+        argument: None,
+        help: "revert the newest patch metron applied (only if its files are as metron left them)",
+        parse: |_, _| Ok(Command::Undo),
+    },
+    Slash {
+        name: "context",
+        aliases: &[],
+        argument: None,
+        help: "what the model has been shown (files and lines, searches, symbols) and still carries",
+        parse: |_, _| Ok(Command::Context),
+    },
+    Slash {
+        name: "exit",
+        aliases: &["quit"],
+        argument: None,
+        help: "quit (also exit, quit, /quit, or Ctrl-D)",
+        parse: |_, _| Ok(Command::Exit),
+    },
 ];
+
+/// What `/help` says after the commands, and the man page after its list.
+pub(crate) const NOTES: &[&str] = &[
+    "A line starting with / is always a command; anything else is sent to the model.",
+    "Ctrl-C cancels a reply in progress; at the prompt it clears the line (Ctrl-D or /exit quits).",
+    "Typed lines are offered again next session (arrow keys), except one starting with a space;",
+    "save_input_history: false keeps none.",
+];
+
+/// The text of `/help`: each entry's usage in a column, its line of help, then the notes.
+pub(crate) fn help_text() -> String {
+    let mut text = String::new();
+    for command in COMMANDS {
+        let _ = writeln!(text, "{:<15}{}", command.usage(), command.help);
+    }
+    text.push_str(&NOTES.join("\n"));
+    text
+}
 
 impl Command {
     /// Recognises a command line. `Ok(None)` is a line for the model; `Err` carries the
@@ -85,29 +209,22 @@ impl Command {
             Some((name, args)) => (name, args.trim()),
             None => (rest, ""),
         };
-        let command = match name {
-            "help" | "?" => Command::Help,
-            "config" => Command::Config,
-            "model" => return parse_model(args).map(|name| Some(Command::Model(name))),
-            "reset" => Command::Reset,
-            "history" => Command::History,
-            "tags" => Command::Tags,
-            "ledger" if args.is_empty() => Command::Ledger,
-            "ledger" | "show" => {
-                return parse_call_number(name, args).map(|n| Some(Command::Show(n)));
-            }
-            "diff" => Command::Diff,
-            "undo" => Command::Undo,
-            "context" => Command::Context,
-            "exit" | "quit" => Command::Exit,
-            _ => return Err(unknown_command(name, args)),
+        let mut forms = COMMANDS.iter().filter(|c| c.answers_to(name));
+        let Some(first) = forms.next() else {
+            return Err(unknown_command(name, args));
         };
-        if !args.is_empty() {
-            return Err(format!(
+        // The form that matches: with an argument when one was given, else without one
+        // (`/show` alone gets the error that asks for its argument).
+        let chosen = std::iter::once(first)
+            .chain(forms)
+            .find(|c| c.argument.is_some() != args.is_empty());
+        match chosen {
+            Some(form) => (form.parse)(name, args).map(Some),
+            None if args.is_empty() => (first.parse)(name, args).map(Some),
+            None => Err(format!(
                 "/{name} takes no arguments; did you mean /{name}? (/help lists the commands)"
-            ));
+            )),
         }
-        Ok(Some(command))
     }
 }
 
@@ -154,8 +271,11 @@ fn unknown_command(name: &str, args: &str) -> String {
 /// least one edit), or of which the name is a beginning (`/hist`).
 fn closest_command(typed: &str) -> Option<&'static str> {
     let typed = typed.to_lowercase();
-    NAMES
+    // Names and aliases that are words: a one-letter typo is not taken for `/?`.
+    COMMANDS
         .iter()
+        .flat_map(|c| std::iter::once(&c.name).chain(c.aliases))
+        .filter(|name| name.chars().all(|c| c.is_ascii_alphabetic()))
         .filter_map(|&name| {
             let distance = edit_distance(&typed, name);
             let near = distance <= 1.max(name.len() / 3)
@@ -496,6 +616,71 @@ mod tests {
         );
         let message = Command::parse("/model qwen3 please").unwrap_err();
         assert!(message.contains("did you mean /model qwen3?"), "{message}");
+    }
+
+    #[test]
+    fn help_lists_every_entry_in_its_column() {
+        let help = help_text();
+        let lines: Vec<&str> = help.lines().collect();
+        assert_eq!(lines.len(), COMMANDS.len() + NOTES.len(), "{help}");
+        for (line, command) in lines.iter().zip(COMMANDS) {
+            // The usage fits the column, with room for two spaces before the help.
+            assert!(command.usage().len() <= 13, "{}", command.usage());
+            assert_eq!(
+                line.split_at(15),
+                (format!("{:<15}", command.usage()).as_str(), command.help)
+            );
+        }
+        // Every entry can be typed as /help shows it.
+        for command in COMMANDS {
+            let typed = match command.argument {
+                Some(_) => format!("{} 3", command.usage().split(' ').next().unwrap_or("")),
+                None => command.usage(),
+            };
+            assert!(Command::parse(&typed).is_ok_and(|c| c.is_some()), "{typed}");
+        }
+    }
+
+    /// The first cell of each row of the markdown table after `heading` in `doc`.
+    fn table_commands<'a>(doc: &'a str, heading: &str) -> Vec<&'a str> {
+        let section = doc.split(heading).nth(1).expect("the heading is there");
+        section
+            .lines()
+            .skip_while(|line| !line.starts_with('|'))
+            .take_while(|line| line.starts_with('|'))
+            .filter_map(|line| line.split('|').nth(1))
+            .flat_map(|cell| cell.split('`').skip(1).step_by(2))
+            .collect()
+    }
+
+    #[test]
+    fn the_docs_list_the_same_commands() {
+        let usage = include_str!("../../docs/usage.md");
+        let documented: std::collections::BTreeSet<&str> = table_commands(usage, "\n## Commands\n")
+            .into_iter()
+            .collect();
+        let listed: std::collections::BTreeSet<String> =
+            COMMANDS.iter().map(Slash::usage).collect();
+        let listed: std::collections::BTreeSet<&str> = listed.iter().map(String::as_str).collect();
+        assert_eq!(
+            documented, listed,
+            "docs/usage.md's table of commands drifted"
+        );
+        // The README shows a few, each of which must exist.
+        let readme = include_str!("../../README.md");
+        let few = table_commands(readme, "A few commands");
+        assert!(few.len() >= 5, "{few:?}");
+        for usage in few {
+            let name = usage
+                .trim_start_matches('/')
+                .split(' ')
+                .next()
+                .unwrap_or("");
+            assert!(
+                COMMANDS.iter().any(|c| c.name == name),
+                "README.md names /{name}"
+            );
+        }
     }
 
     #[test]

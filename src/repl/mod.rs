@@ -26,14 +26,14 @@ use std::time::{Duration, Instant};
 use crate::authority::CancelToken;
 use crate::authority::approval::{Approver, Decision, Request, decision_for, may_add_reason};
 use crate::config::{self, ConfigEnv, Flags, Source};
-use crate::display::{Display, footer, terminal_safe};
-use crate::frontend::ask::{self, show_request, stderr_supports_color};
+use crate::display::{Display, Stream, colour_for, footer, terminal_safe};
+use crate::frontend::ask::{self, show_request};
 use crate::frontend::models::{self, installed_as, server_url};
 use crate::frontend::session::{self, Ending, Mode, Session};
 use crate::frontend::{Exit, error};
 use crate::ollama::Client;
 
-pub(crate) use commands::{Command, HELP};
+pub(crate) use commands::{COMMANDS, Command, NOTES};
 pub(crate) use input::{Input, InputHistory, Line};
 
 /// The prompt shown for each line.
@@ -60,7 +60,7 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
         Box::new(move |cancel: &CancelToken| {
             Box::new(AskThroughInput {
                 input: asker,
-                color: stderr_supports_color(),
+                color: colour_for(Stream::Stderr),
                 cancel: cancel.clone(),
             })
         })
@@ -272,7 +272,7 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
 
 fn run_slash_command(command: Command, session: &mut Session) {
     match command {
-        Command::Help => println!("{HELP}"),
+        Command::Help => println!("{}", commands::help_text()),
         // Values may come from a repository's `.metron.json`: shown, never obeyed.
         Command::Config => print!(
             "{}",
@@ -302,8 +302,7 @@ fn run_slash_command(command: Command, session: &mut Session) {
                 );
             }
             Ok(diff) => {
-                let colour = std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+                let colour = colour_for(Stream::Stdout);
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(&ask::render_diff(&diff, colour));
                 let _ = out.flush();
