@@ -673,30 +673,31 @@ mod tests {
     #[test]
     fn ledger_lines_name_every_mode_change_and_a_new_executable() {
         use FileMode::{Executable, Regular};
+        // `2e65efe2a1` is the short blob id of the fixture's content, `a`.
         let line = |before, after| describe_effect(&wrote(before, after));
         assert_eq!(
             line(Some(Regular), Some(Executable)),
-            "wrote greet.sh aaaaaaaaaa -> aaaaaaaaaa, mode 100644 -> 100755"
+            "wrote greet.sh 2e65efe2a1 -> 2e65efe2a1, mode 100644 -> 100755"
         );
         assert_eq!(
             line(Some(Executable), Some(Regular)),
-            "wrote greet.sh aaaaaaaaaa -> aaaaaaaaaa, mode 100755 -> 100644"
+            "wrote greet.sh 2e65efe2a1 -> 2e65efe2a1, mode 100755 -> 100644"
         );
         assert_eq!(
             line(None, Some(Executable)),
-            "wrote greet.sh absent -> aaaaaaaaaa, mode 100755"
+            "wrote greet.sh absent -> 2e65efe2a1, mode 100755"
         );
         assert_eq!(
             line(Some(Regular), Some(Regular)),
-            "wrote greet.sh aaaaaaaaaa -> aaaaaaaaaa"
+            "wrote greet.sh 2e65efe2a1 -> 2e65efe2a1"
         );
         assert_eq!(
             line(None, Some(Regular)),
-            "wrote greet.sh absent -> aaaaaaaaaa"
+            "wrote greet.sh absent -> 2e65efe2a1"
         );
         assert_eq!(
             line(Some(Executable), None),
-            "wrote greet.sh aaaaaaaaaa -> absent"
+            "wrote greet.sh 2e65efe2a1 -> absent"
         );
         let Event::Effect { files, .. } =
             effect_event("c1", &wrote(Some(Regular), Some(Executable)))
