@@ -3,13 +3,13 @@
 //! sequences, which could forge what it shows; and keys typed ahead must not answer a later
 //! question (a forged question followed by the real one).
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use super::*;
 use crate::suite::common::{greet_patch, script_available};
-use crate::suite::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, done, text, tool_calls};
+use crate::suite::fake_ollama::{
+    Chunk, FakeOllama, Gate, Reply, answer, call, done, text, tool_calls,
+};
 
 cases! {
     "typed-ahead y at a forged patch question" => typed_ahead_yes_at_a_forged_patch_question: typed_ahead_at_a_forged_patch_question;
@@ -29,10 +29,11 @@ fn typed_ahead_at_a_forged_question(forged: &str, real: &str, call: (&str, Value
     let fx = Fixture::new(true);
     fx.user_config(r#"{"allowed_commands": ["touch"]}"#);
     let imitation = format!("I will do it now.\n{QUESTION_MARK} {forged}");
+    let typed = Gate::new();
     let fake = FakeOllama::start(vec![
         Reply::Stream(vec![
             text(&imitation),
-            Chunk::Pause(Duration::from_millis(1500)),
+            Chunk::Gate(typed.clone()),
             tool_calls(&[call]),
             done(100, 20),
         ]),
@@ -45,9 +46,13 @@ fn typed_ahead_at_a_forged_question(forged: &str, real: &str, call: (&str, Value
         live.send("do it\r");
         live.wait_stdout(forged, 1);
         live.send("y\r");
+        // The terminal echoes the `y`: it is in metron's input, typed ahead of the real
+        // question, before the model goes on.
+        live.wait_stdout_after(forged, "y");
+        typed.open();
         live.wait_stdout(real, 2);
-        // Long enough for a typed-ahead `y` to have answered, had it survived.
-        std::thread::sleep(Duration::from_millis(600));
+        // metron throws typed-ahead keys away before it shows a question, so the `y` is
+        // gone (or, had it survived, already ahead of the answer below in the input).
         run = Some(decline_and_exit(live));
         (Expect::nothing().typed(&["do it", "/exit"]), Some(&fake))
     });

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::*;
 use crate::suite::common::{Live, PATIENCE, greet_patch, script_available};
-use crate::suite::fake_ollama::{FakeOllama, Reply, answer, call};
+use crate::suite::fake_ollama::{FakeOllama, Gate, Reply, answer, call};
 
 cases! {
     "changed between view and patch (two turns)" => stale_view_between_turns: changed_between_view_and_patch;
@@ -71,71 +71,54 @@ pub(super) fn changed_between_view_and_patch() -> Verdict {
 }
 
 /// 1b. The same within one turn of `metron -p --yes`: the model reads greet.go, and while
-///     it "thinks" (the fake holds its next reply back) the person edits the file; then
-///     the patch arrives. The edit is made as soon as the request carrying the view result
-///     is seen, well inside the hold; should the test thread be descheduled for longer
-///     than that, the attempt is repeated instead of counted.
+///     it "thinks" (the fake holds its next reply at a gate) the person edits the file;
+///     the gate opens once the edit is written, and the patch arrives.
 pub(super) fn changed_between_view_and_patch_in_one_turn() -> Verdict {
     const NAME: &str = "changed_between_view_and_patch_in_one_turn";
-    const HOLD: Duration = Duration::from_millis(800);
-    for _attempt in 0..5 {
-        let fx = Fixture::new(true);
-        let fake = FakeOllama::start(vec![
-            call(
-                "view_slice",
-                json!({"path": "greet.go", "start": 1, "end": 6}),
-                100,
-                10,
-            ),
-            Reply::Delayed(
-                HOLD,
-                Box::new(call("apply_patch", json!({"diff": greet_patch()}), 200, 30)),
-            ),
-            answer("Patched.", 220, 2),
-        ]);
-        let mut run = None;
-        let mut in_time = false;
-        let m = measure(&fx, || {
-            let (mut command, home) = fx.command(env!("CARGO_BIN_EXE_metron"));
-            command
-                .args(["-p", "make Greet return hola", "--yes"])
-                .env("OLLAMA_HOST", fake.base_url());
-            let live = Live::start(command, home);
-            let deadline = Instant::now() + PATIENCE;
-            while fake.chat_bodies().len() < 2 {
-                assert!(Instant::now() < deadline, "{NAME}: no second request");
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            // Timed from the request's arrival, so a test thread descheduled between the
-            // arrival and the edit is caught too.
-            let arrived = fake
-                .requests()
-                .iter()
-                .filter(|r| r.path == "/api/chat")
-                .nth(1)
-                .map(|r| r.at)
-                .expect("the second request");
-            fx.write("greet.go", greet_edited());
-            in_time = arrived.elapsed() < HOLD / 2;
-            run = Some(live.finish());
-            let expect = Expect::nothing()
-                .change("greet.go", Want::bytes(greet_edited()))
-                .person_wrote("greet.go", greet_edited());
-            (expect, Some(&fake))
-        });
-        if !in_time {
-            continue;
+    let fx = Fixture::new(true);
+    let edited = Gate::new();
+    let fake = FakeOllama::start(vec![
+        call(
+            "view_slice",
+            json!({"path": "greet.go", "start": 1, "end": 6}),
+            100,
+            10,
+        ),
+        Reply::AfterGate(
+            edited.clone(),
+            Box::new(call("apply_patch", json!({"diff": greet_patch()}), 200, 30)),
+        ),
+        answer("Patched.", 220, 2),
+    ]);
+    let mut run = None;
+    let m = measure(&fx, || {
+        let (mut command, home) = fx.command(env!("CARGO_BIN_EXE_metron"));
+        command
+            .args(["-p", "make Greet return hola", "--yes"])
+            .env("OLLAMA_HOST", fake.base_url());
+        let live = Live::start(command, home);
+        // The request that carries the view result: the model has read greet.go.
+        let deadline = Instant::now() + PATIENCE;
+        while fake.chat_bodies().len() < 2 {
+            assert!(Instant::now() < deadline, "{NAME}: no second request");
+            std::thread::sleep(Duration::from_millis(1));
         }
-        let run = run.expect("ran");
-        assert_eq!(run.code, 0, "{NAME}: {run:?}");
-        let results = tool_results(&fake);
-        assert_eq!(results.len(), 2, "{NAME}: {results:#?}");
-        assert!(is_refusal(&results[1]), "{NAME}: {}", results[1]);
-        let mut m = m;
-        m.notes.push(first_line(&results[1]));
-        return Verdict::Measured(m);
-    }
-    panic!("{NAME}: the edit never landed inside the fake's hold in 5 attempts");
+        fx.write("greet.go", greet_edited());
+        edited.open();
+        run = Some(live.finish());
+        let expect = Expect::nothing()
+            .change("greet.go", Want::bytes(greet_edited()))
+            .person_wrote("greet.go", greet_edited());
+        (expect, Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{NAME}: {run:?}");
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 2, "{NAME}: {results:#?}");
+    assert!(is_refusal(&results[1]), "{NAME}: {}", results[1]);
+    let mut m = m;
+    m.notes.push(first_line(&results[1]));
+    Verdict::Measured(m)
 }
 
 /// 2. The person edits greet.go while the approval question is open, then answers `y`:
