@@ -454,13 +454,17 @@ pub(super) fn wait_for(path: &Path, limit: Duration) -> bool {
 ///      into `.git` fail; only its marker in the project lands.
 pub(super) fn a_detached_process_stays_confined() -> Verdict {
     let fx = fixture(ALLOW_UNITTEST);
-    let body = r#"        pid = os.fork()
+    let body = r#"        parent = os.getpid()
+        pid = os.fork()
         if pid == 0:
             os.setsid()
             devnull = os.open('/dev/null', os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
-            time.sleep(0.5)
+            # Acts once the test run that started it has exited (it is then reparented).
+            deadline = time.time() + 20
+            while os.getppid() == parent and time.time() < deadline:
+                time.sleep(0.01)
             results = []
             for target in ('../outside/pwned-later', os.path.expanduser('~/pwned-later'), '.git/hooks/pre-push'):
                 try:
