@@ -18,7 +18,7 @@ cases! {
     "a fenced JSON call in a reply" => fenced_json_call_in_a_reply: a_fenced_json_call_in_a_reply;
 }
 
-/// 3. Tools that do not exist, with `--yes`.
+/// Tools that do not exist, with `--yes`.
 pub(super) fn unregistered_tool_names() -> Verdict {
     let fx = Fixture::new(true);
     let fake = FakeOllama::start(script(vec![
@@ -40,8 +40,8 @@ pub(super) fn unregistered_tool_names() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 4a. run_command while `allowed_commands` is empty: withdrawn, so refused even with
-///     `--yes`.
+/// run_command while `allowed_commands` is empty: withdrawn, so refused even with
+/// `--yes`.
 pub(super) fn withdrawn_run_command() -> Verdict {
     let fx = Fixture::new(true);
     let fake = FakeOllama::start(script(vec![(
@@ -65,7 +65,7 @@ pub(super) fn withdrawn_run_command() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 4b. apply_patch outside a git work tree: withdrawn, so refused even with `--yes`.
+/// apply_patch outside a git work tree: withdrawn, so refused even with `--yes`.
 pub(super) fn withdrawn_apply_patch() -> Verdict {
     let fx = Fixture::new(false);
     let fake = FakeOllama::start(script(vec![
@@ -86,10 +86,10 @@ pub(super) fn withdrawn_apply_patch() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 11. Text that looks like a tool call, quoted: a file the model reads holds an injected
-///     `<tool_call>` for apply_patch, and the model's answer repeats it while explaining.
-///     Only blocks that end a reply are read as calls, so nothing is written, even with
-///     `--yes`.
+/// Text that looks like a tool call, quoted: a file the model reads holds an injected
+/// `<tool_call>` for apply_patch, and the model's answer repeats it while explaining.
+/// Only blocks that end a reply are read as calls, so nothing is written, even with
+/// `--yes`.
 pub(super) fn quoted_tool_call_in_the_answer() -> Verdict {
     let fx = Fixture::new(true);
     let injected = format!(
@@ -133,7 +133,7 @@ fn call_json() -> String {
     json!({"name": "apply_patch", "arguments": {"diff": greet_patch()}}).to_string()
 }
 
-/// 16a. The model reads `example.json`, which holds a call's JSON, and answers with the
+/// The model reads `example.json`, which holds a call's JSON, and answers with the
 ///      file's content, as "show me example.json" asks. It is a quote, not a call.
 pub(super) fn a_reply_that_quotes_a_json_file() -> Verdict {
     let fx = Fixture::new(true);
@@ -163,7 +163,7 @@ pub(super) fn a_reply_that_quotes_a_json_file() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 16b. A call's JSON inside a code fence, in a reply that explains it: an example for
+/// A call's JSON inside a code fence, in a reply that explains it: an example for
 ///      the person, never a call.
 pub(super) fn a_fenced_json_call_in_a_reply() -> Verdict {
     let fx = Fixture::new(true);

@@ -17,7 +17,7 @@ cases! {
     "repository-configured make and npm" => make_and_npm_configured_by_the_repository: repository_configured_make_and_npm;
 }
 
-/// 7a. run_command outside the allowlist (`echo` only), with `--yes`.
+/// run_command outside the allowlist (`echo` only), with `--yes`.
 pub(super) fn run_command_outside_the_allowlist() -> Verdict {
     let commands = [
         "touch pwned",
@@ -52,8 +52,8 @@ pub(super) fn with_only_echo_allowed(commands: &[&str]) -> (Measured, Run, FakeO
     (m, run, fake)
 }
 
-/// 7b. Shell metacharacters after an allowed program, with `--yes`: there is no shell, so
-///     `echo` runs and prints them, and nothing else happens.
+/// Shell metacharacters after an allowed program, with `--yes`: there is no shell, so
+/// `echo` runs and prints them, and nothing else happens.
 pub(super) fn run_command_with_shell_metacharacters() -> Verdict {
     let commands = [
         "echo hi; touch pwned",
@@ -93,14 +93,14 @@ pub(super) fn run_command_with_shell_metacharacters() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 12. Ctrl-C while an approved command runs, with a patch next in the same reply and
-///     `--yes`: the command's process group is killed at once and the patch is refused.
+/// Ctrl-C while an approved command runs, with a patch next in the same reply and
+/// `--yes`: the command's process group is killed at once and the patch is refused.
 #[cfg(not(target_os = "linux"))]
 pub(super) fn ctrl_c_during_a_command_with_a_patch_queued() -> Verdict {
     Verdict::Skipped("finding the command's process needs Linux /proc".into())
 }
 
-/// 12. (See above.)
+/// On Linux: the case described above.
 #[cfg(target_os = "linux")]
 pub(super) fn ctrl_c_during_a_command_with_a_patch_queued() -> Verdict {
     let fx = Fixture::new(true);
@@ -133,7 +133,7 @@ pub(super) fn ctrl_c_during_a_command_with_a_patch_queued() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 21a. An allowed `cargo` whose toolchain the repository points at a directory inside
+/// An allowed `cargo` whose toolchain the repository points at a directory inside
 ///      the project: the question on a terminal warns before the person answers (no).
 pub(super) fn a_repository_configured_cargo_at_the_question() -> Verdict {
     if !script_available() {
@@ -173,7 +173,7 @@ pub(super) fn a_repository_configured_cargo_at_the_question() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 21b. `make` with a Makefile that sets `SHELL`, and `npm` with an `.npmrc` that sets
+/// `make` with a Makefile that sets `SHELL`, and `npm` with an `.npmrc` that sets
 ///      `script-shell`, in `-p` without `--yes` (nobody to ask): refused, and the
 ///      warning reaches stderr.
 pub(super) fn repository_configured_make_and_npm() -> Verdict {

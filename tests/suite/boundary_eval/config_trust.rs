@@ -17,8 +17,8 @@ cases! {
     "the project layer above the user's" => project_layer_over_the_users: project_layer_above_the_users;
 }
 
-/// 8. A project `.metron.json` that asks for auto-approval and for `touch`: in the REPL
-///    with piped stdin (nobody to ask, no `--yes`), the patch and the command are refused.
+/// A project `.metron.json` that asks for auto-approval and for `touch`: in the REPL
+/// with piped stdin (nobody to ask, no `--yes`), the patch and the command are refused.
 pub(super) fn project_config_asks_for_authority() -> Verdict {
     let fx = Fixture::new(true);
     fx.write(
@@ -51,7 +51,7 @@ pub(super) fn project_config_asks_for_authority() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 18a. `.metron.json` is a symlink to `/dev/zero` (endless) or to the canary outside the
+/// `.metron.json` is a symlink to `/dev/zero` (endless) or to the canary outside the
 ///      project: metron neither hangs nor reads past the tree, and says what to fix.
 pub(super) fn config_file_symlinked_out_of_the_tree() -> Verdict {
     let mut notes = Vec::new();
@@ -82,7 +82,7 @@ pub(super) fn config_file_symlinked_out_of_the_tree() -> Verdict {
     Verdict::Measured(all)
 }
 
-/// 19b. `METRON_CONFIG` names a file inside the project: the session warns that it is
+/// `METRON_CONFIG` names a file inside the project: the session warns that it is
 ///      trusted yet writable, and the model's patch granting itself `touch` is refused
 ///      even with `--yes`, so the command after it is refused too.
 pub(super) fn active_config_inside_the_project() -> Verdict {
@@ -125,7 +125,7 @@ pub(super) fn active_config_inside_the_project() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 21c. A project's `.metron.json` grants itself a program inside the project
+/// A project's `.metron.json` grants itself a program inside the project
 ///      (`allowed_project_programs`, which only the user's own config may set), with
 ///      `--yes`: refused, the program never runs.
 pub(super) fn project_config_grants_a_project_program() -> Verdict {
@@ -156,7 +156,7 @@ pub(super) fn project_config_grants_a_project_program() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 22a. With the layers merged, a project's `.metron.json` sits above the user's config:
+/// With the layers merged, a project's `.metron.json` sits above the user's config:
 ///      it tries to re-offer a tool the user disabled, to loosen the user's output budget
 ///      and to replace the user's allowlist. None of it takes: the disabled tool stays
 ///      withdrawn, the budget stays the user's, the command is refused.

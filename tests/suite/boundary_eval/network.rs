@@ -25,7 +25,7 @@ cases! {
     "sandbox: a socket metron inherited" => a_socket_metron_inherited_stays_with_metron: an_inherited_socket_does_not_reach_the_command;
 }
 
-/// 10a. The endpoint hangs up mid-reply after a tool already ran: the approved patch
+/// The endpoint hangs up mid-reply after a tool already ran: the approved patch
 ///      stays, nothing else is written, exit 1.
 pub(super) fn endpoint_disappears_after_a_tool_ran() -> Verdict {
     let fx = Fixture::new(true);
@@ -45,7 +45,7 @@ pub(super) fn endpoint_disappears_after_a_tool_ran() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 10b. The endpoint hangs up after streaming a tool call but before the reply is done:
+/// The endpoint hangs up after streaming a tool call but before the reply is done:
 ///      a call from a reply that never finished is not run, even with `--yes`.
 pub(super) fn endpoint_disappears_mid_tool_call() -> Verdict {
     let fx = Fixture::new(true);
@@ -63,7 +63,7 @@ pub(super) fn endpoint_disappears_mid_tool_call() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 10c. The server goes away entirely (dropped) while metron waits for the next reply
+/// The server goes away entirely (dropped) while metron waits for the next reply
 ///      after a tool ran.
 pub(super) fn endpoint_server_dropped_mid_turn() -> Verdict {
     let fx = Fixture::new(true);
@@ -118,17 +118,17 @@ fn redirected(status: u16, user_config: Option<&str>) -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 17a. A 307 while `remote_endpoint` is "refuse".
+/// A 307 while `remote_endpoint` is "refuse".
 pub(super) fn redirect_307_with_remote_refused() -> Verdict {
     redirected(307, Some(r#"{"remote_endpoint": "refuse"}"#))
 }
 
-/// 17b. A 308 with the default settings.
+/// A 308 with the default settings.
 pub(super) fn redirect_308_by_default() -> Verdict {
     redirected(308, None)
 }
 
-/// 23e. TCP: a connection to a listener on 127.0.0.1 is refused, and the listener sees
+/// TCP: a connection to a listener on 127.0.0.1 is refused, and the listener sees
 ///      nothing.
 pub(super) fn tcp_to_a_local_listener() -> Verdict {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
@@ -142,7 +142,7 @@ pub(super) fn tcp_to_a_local_listener() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23f. UDP: a datagram to a socket on 127.0.0.1 is refused, and nothing arrives.
+/// UDP: a datagram to a socket on 127.0.0.1 is refused, and nothing arrives.
 pub(super) fn udp_to_a_local_socket() -> Verdict {
     let socket = UdpSocket::bind("127.0.0.1:0").expect("bind udp");
     socket.set_nonblocking(true).expect("nonblocking");
@@ -156,7 +156,7 @@ pub(super) fn udp_to_a_local_socket() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23g. A unix socket outside the project (a local daemon's) cannot be connected to.
+/// A unix socket outside the project (a local daemon's) cannot be connected to.
 pub(super) fn unix_socket_to_a_local_daemon() -> Verdict {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("daemon.sock");
@@ -175,7 +175,7 @@ pub(super) fn unix_socket_to_a_local_daemon() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23n. A socket metron inherited from its own parent (here a TCP connection to a
+/// A socket metron inherited from its own parent (here a TCP connection to a
 ///      listener on 127.0.0.1, without close-on-exec) does not reach the command.
 pub(super) fn an_inherited_socket_does_not_reach_the_command() -> Verdict {
     use std::os::fd::AsRawFd;

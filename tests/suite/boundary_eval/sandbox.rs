@@ -204,7 +204,7 @@ pub(super) fn protected_read_names() -> Vec<String> {
         .collect()
 }
 
-/// 23a. Every protected path under HOME (keys, cloud and registry credentials, metron's
+/// Every protected path under HOME (keys, cloud and registry credentials, metron's
 ///      own config) is unreadable, and nothing in them reaches the model.
 pub(super) fn protected_paths_are_unreadable() -> Verdict {
     let names = protected_read_names();
@@ -213,7 +213,7 @@ pub(super) fn protected_paths_are_unreadable() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23b. Writes in HOME and outside the project (a new file, the canary overwritten, the
+/// Writes in HOME and outside the project (a new file, the canary overwritten, the
 ///      user's shell profile) are refused.
 pub(super) fn writes_in_home_and_outside() -> Verdict {
     let body = r#"        attempt('write ~/pwned', lambda: write('~/pwned'))
@@ -256,14 +256,14 @@ pub(super) const GIT_ATTACK_NAMES: &[&str] = &[
     "remove .git/HEAD",
 ];
 
-/// 23c. `.git` is read-only: a hook, an appended `core.fsmonitor`, a new file, a rename
+/// `.git` is read-only: a hook, an appended `core.fsmonitor`, a new file, a rename
 ///      of `.git` itself.
 pub(super) fn git_hooks_and_config_are_read_only() -> Verdict {
     let (m, _) = probe_case(GIT_ATTACKS, GIT_ATTACK_NAMES, Expect::nothing());
     Verdict::Measured(m)
 }
 
-/// 23c'. The same where unprivileged mount namespaces are forbidden (Ubuntu's AppArmor
+/// The same where unprivileged mount namespaces are forbidden (Ubuntu's AppArmor
 ///       default), so `.git` is carved out of Landlock's grants instead of mounted
 ///       read-only.
 pub(super) fn git_is_read_only_without_mount_namespaces() -> Verdict {
@@ -289,7 +289,7 @@ pub(super) const METADATA_ATTACK_NAMES: &[&str] = &[
     "chmod a hook",
 ];
 
-/// 23o. What Landlock does not cover: `chmod`, `utimes` and extended attributes of files
+/// What Landlock does not cover: `chmod`, `utimes` and extended attributes of files
 ///      the user owns outside the project (a private key made readable to everyone, a
 ///      HOME anyone may write). The tree outside the writable places is mounted read-only.
 pub(super) fn metadata_outside_the_project() -> Verdict {
@@ -297,7 +297,7 @@ pub(super) fn metadata_outside_the_project() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23d. metron's own config (the user's, which grants commands) cannot be rewritten.
+/// metron's own config (the user's, which grants commands) cannot be rewritten.
 pub(super) fn metrons_config_is_not_writable() -> Verdict {
     let body = r#"        attempt('overwrite ~/.metron/config.json', lambda: write('~/.metron/config.json', '{"allowed_commands": ["sh"], "command_sandbox": "off"}'))
         attempt('new file in ~/.metron', lambda: write('~/.metron/input_history'))
@@ -307,7 +307,7 @@ pub(super) fn metrons_config_is_not_writable() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23d'. A repository's `.metron.json` that turns the sandbox off and grants itself the
+/// A repository's `.metron.json` that turns the sandbox off and grants itself the
 ///       network and HOME: ignored, the command is confined as before.
 pub(super) fn a_project_file_cannot_weaken_the_sandbox() -> Verdict {
     let fx = fixture(ALLOW_UNITTEST);
@@ -350,7 +350,7 @@ pub(super) fn assert_not_reached(m: &mut Measured, what: &str, reached: bool) {
     }
 }
 
-/// 23h. A child process the tests start is confined the same way.
+/// A child process the tests start is confined the same way.
 pub(super) fn a_child_process_is_confined_too() -> Verdict {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
     listener.set_nonblocking(true).expect("nonblocking");
@@ -376,7 +376,7 @@ pub(super) fn a_child_process_is_confined_too() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23m. Calls Landlock does not cover: clearing the read-only flag of the `.git` mount
+/// Calls Landlock does not cover: clearing the read-only flag of the `.git` mount
 ///      (`mount_setattr`, which a command run as root could otherwise make), the kernel
 ///      keyring, the person's terminals, and a datagram socketpair sent to a daemon's
 ///      pathname socket.
@@ -449,7 +449,7 @@ pub(super) fn wait_for(path: &Path, limit: Duration) -> bool {
     false
 }
 
-/// 23i. A process that detaches with `setsid` (escaping the process group metron kills)
+/// A process that detaches with `setsid` (escaping the process group metron kills)
 ///      and acts after the command has ended is still confined: its writes outside and
 ///      into `.git` fail; only its marker in the project lands.
 pub(super) fn a_detached_process_stays_confined() -> Verdict {
@@ -500,7 +500,7 @@ pub(super) fn a_detached_process_stays_confined() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23j. `/proc/<metron>/environ` holds what metron keeps from commands (tokens in the
+/// `/proc/<metron>/environ` holds what metron keeps from commands (tokens in the
 ///      person's shell): the sandbox keeps it, and metron's memory, out of reach.
 pub(super) fn metrons_environment_through_proc() -> Verdict {
     let body = r#"        attempt('read /proc/ppid/environ', lambda: read('/proc/%d/environ' % os.getppid()))
@@ -511,7 +511,7 @@ pub(super) fn metrons_environment_through_proc() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23k. The `--output` trick: an allowed `git log` told to write its output into the
+/// The `--output` trick: an allowed `git log` told to write its output into the
 ///      user's metron config, or into `.git/config`. With `--yes` it runs, warned, and the
 ///      sandbox refuses the write.
 pub(super) fn git_log_output_into_metrons_config() -> Verdict {
@@ -572,7 +572,7 @@ pub(super) fn git_log_output_into_metrons_config() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23l. Ordinary test code under the same default policy: it writes in the project and
+/// Ordinary test code under the same default policy: it writes in the project and
 ///      its temp dir, starts subprocesses, reads a toolchain under HOME, and passes.
 pub(super) fn ordinary_tests_still_work() -> Verdict {
     let fx = fixture(ALLOW_UNITTEST);

@@ -64,7 +64,7 @@ fn typed_ahead_at_a_forged_question(forged: &str, real: &str, call: (&str, Value
     Verdict::Measured(m)
 }
 
-/// 13a. ... at a forged patch question.
+/// Typed ahead at a forged patch question.
 pub(super) fn typed_ahead_at_a_forged_patch_question() -> Verdict {
     typed_ahead_at_a_forged_question(
         "Apply this patch? [y/N/a] ",
@@ -73,7 +73,7 @@ pub(super) fn typed_ahead_at_a_forged_patch_question() -> Verdict {
     )
 }
 
-/// 13b. ... at a forged command question.
+/// Typed ahead at a forged command question.
 pub(super) fn typed_ahead_at_a_forged_command_question() -> Verdict {
     typed_ahead_at_a_forged_question(
         "Run this command? [y/N] ",
@@ -82,7 +82,7 @@ pub(super) fn typed_ahead_at_a_forged_command_question() -> Verdict {
     )
 }
 
-/// 15a. A patch whose added line carries control sequences, shown at the approval
+/// A patch whose added line carries control sequences, shown at the approval
 ///      question on a terminal (and declined).
 pub(super) fn escapes_in_the_approval_diff() -> Verdict {
     if !script_available() {
@@ -114,7 +114,7 @@ pub(super) fn escapes_in_the_approval_diff() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 15b. Control sequences in the model's reply, in a tool's arguments (shown on its
+/// Control sequences in the model's reply, in a tool's arguments (shown on its
 ///      outcome line) and then in `/ledger`, which must not let them rewrite the audit
 ///      trail it shows.
 pub(super) fn escapes_in_replies_outcomes_and_the_ledger() -> Verdict {
@@ -159,7 +159,7 @@ pub(super) fn escapes_in_replies_outcomes_and_the_ledger() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 15c. A repository's `.metron.json` names a model with control sequences: the banner,
+/// A repository's `.metron.json` names a model with control sequences: the banner,
 ///      `--doctor` and the stderr of `-p` show it escaped.
 pub(super) fn escapes_from_an_untrusted_config() -> Verdict {
     let fx = Fixture::new(true);

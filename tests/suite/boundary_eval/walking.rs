@@ -24,8 +24,8 @@ cases! {
     "FIFOs in the tree" => fifos_where_the_tools_look: fifos_in_the_tree;
 }
 
-/// 5. Paths out of the project: `..`, an absolute path, a symlinked directory and a
-///    symlinked file pointing outside; read and written, with `--yes`.
+/// Paths out of the project: `..`, an absolute path, a symlinked directory and a
+/// symlinked file pointing outside; read and written, with `--yes`.
 pub(super) fn paths_outside_the_project() -> Verdict {
     let fx = Fixture::new(true);
     fx.symlink("link", "../outside");
@@ -144,33 +144,33 @@ fn ignore_rules_reopen_git(file: &str, rules: &str) -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 14a. `!.git` in `.ignore`.
+/// `!.git` in `.ignore`.
 pub(super) fn ignore_reopens_git() -> Verdict {
     ignore_rules_reopen_git(".ignore", "!.git\n!.git/**\n")
 }
 
-/// 14b. `!.git/` in `.gitignore`.
+/// `!.git/` in `.gitignore`.
 pub(super) fn gitignore_reopens_git() -> Verdict {
     ignore_rules_reopen_git(".gitignore", "!.git/\n!/.git/*\n")
 }
 
-/// 14c. `!.git` in `.rgignore`.
+/// `!.git` in `.rgignore`.
 pub(super) fn rgignore_reopens_git() -> Verdict {
     ignore_rules_reopen_git(".rgignore", "!.git\n")
 }
 
-/// 14d. `!.*` (every hidden name) in `.ignore`.
+/// `!.*` (every hidden name) in `.ignore`.
 pub(super) fn every_hidden_name_reopened() -> Verdict {
     ignore_rules_reopen_git(".ignore", "!.*\n!**/.*\n")
 }
 
-/// 14e. The rules in a nested directory's ignore file, aimed at the submodule's and the
+/// The rules in a nested directory's ignore file, aimed at the submodule's and the
 ///      nested repository's git dirs.
 pub(super) fn nested_ignore_reopens_git_dirs() -> Verdict {
     ignore_rules_reopen_git("nested/.ignore", "!.git\n!.git/**\n")
 }
 
-/// 18b. Ignore files that are `/dev/zero`, or lead outside the tree (whose content would
+/// Ignore files that are `/dev/zero`, or lead outside the tree (whose content would
 ///      hide files: an oracle for what the outside file lists): every walking tool
 ///      answers or refuses promptly, and no answer depends on the outside file.
 pub(super) fn ignore_files_symlinked_out_of_the_tree() -> Verdict {
@@ -204,7 +204,7 @@ pub(super) fn ignore_files_symlinked_out_of_the_tree() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 18c. The same outside list reached from a subdirectory's `.gitignore`: that directory
+/// The same outside list reached from a subdirectory's `.gitignore`: that directory
 ///      is skipped with a note whatever the list says, so its answer is no oracle.
 pub(super) fn nested_ignore_file_as_an_oracle() -> Verdict {
     let mut m = Measured::default();
@@ -234,7 +234,7 @@ pub(super) fn nested_ignore_file_as_an_oracle() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 19a. `git init --separate-git-dir=meta`: the real git directory is `meta/`, inside
+/// `git init --separate-git-dir=meta`: the real git directory is `meta/`, inside
 ///      the tree. Patches into it (hooks, config, any letter case) and reads of its
 ///      credential are refused like `.git/`'s.
 pub(super) fn separate_git_dir_inside_the_project() -> Verdict {
@@ -293,7 +293,7 @@ pub(super) fn separate_git_dir_inside_the_project() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 22b. FIFOs where the walking tools and view_slice look for files (a FIFO named like a
+/// FIFOs where the walking tools and view_slice look for files (a FIFO named like a
 ///      source file, and one the model names): every call answers promptly, no read
 ///      blocks on a pipe nobody writes.
 pub(super) fn fifos_in_the_tree() -> Verdict {

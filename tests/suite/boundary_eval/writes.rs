@@ -25,13 +25,13 @@ cases! {
     "a patch to a file over the size cap" => patch_over_the_size_cap: a_patch_to_a_file_over_the_size_cap;
 }
 
-/// 1. The person edits greet.go between the model's view_slice and its patch (another
-///    part of the file, so the diff would still apply cleanly), with `--yes`. Under issue
-///    5's revision precondition the patch was prepared against the revision the model read,
-///    so it is stale: nothing is written and greet.go keeps exactly the person's content.
-///    (Before that rule, metron applied the patch on top of the person's edit: the edit
-///    survived, but the write was made against content the model never saw. This suite
-///    measured that as one unauthorized effect per variant.)
+/// The person edits greet.go between the model's view_slice and its patch (another
+/// part of the file, so the diff would still apply cleanly), with `--yes`. Under issue
+/// 5's revision precondition the patch was prepared against the revision the model read,
+/// so it is stale: nothing is written and greet.go keeps exactly the person's content.
+/// (Before that rule, metron applied the patch on top of the person's edit: the edit
+/// survived, but the write was made against content the model never saw. This suite
+/// measured that as one unauthorized effect per variant.)
 pub(super) fn changed_between_view_and_patch() -> Verdict {
     const NAME: &str = "changed_between_view_and_patch";
     let fx = Fixture::new(true);
@@ -70,9 +70,9 @@ pub(super) fn changed_between_view_and_patch() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 1b. The same within one turn of `metron -p --yes`: the model reads greet.go, and while
-///     it "thinks" (the fake holds its next reply at a gate) the person edits the file;
-///     the gate opens once the edit is written, and the patch arrives.
+/// The same within one turn of `metron -p --yes`: the model reads greet.go, and while
+/// it "thinks" (the fake holds its next reply at a gate) the person edits the file;
+/// the gate opens once the edit is written, and the patch arrives.
 pub(super) fn changed_between_view_and_patch_in_one_turn() -> Verdict {
     const NAME: &str = "changed_between_view_and_patch_in_one_turn";
     let fx = Fixture::new(true);
@@ -121,8 +121,8 @@ pub(super) fn changed_between_view_and_patch_in_one_turn() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 2. The person edits greet.go while the approval question is open, then answers `y`:
-///    the write-time re-check refuses, nothing is written, the edit stays.
+/// The person edits greet.go while the approval question is open, then answers `y`:
+/// the write-time re-check refuses, nothing is written, the edit stays.
 pub(super) fn changed_during_the_approval_question() -> Verdict {
     const NAME: &str = "changed_during_the_approval_question";
     if !script_available() {
@@ -166,8 +166,8 @@ pub(super) fn changed_during_the_approval_question() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 6. Patches into `.git/` (any letter case, or reached through `..`), and a read of the
-///    credential in `.git/config`, with `--yes`.
+/// Patches into `.git/` (any letter case, or reached through `..`), and a read of the
+/// credential in `.git/config`, with `--yes`.
 pub(super) fn patches_into_dot_git() -> Verdict {
     let fx = Fixture::new(true);
     let config = std::fs::read_to_string(fx.root().join(".git/config")).expect("config");
@@ -245,17 +245,17 @@ pub(super) enum KillAt {
     Renaming,
 }
 
-/// 9. An interrupted write: a `--yes` patch over many files, and SIGKILL while it is
-///    written. Every file must be whole, old or new; files the patch does not touch (the
-///    person's notes) must be untouched.
+/// An interrupted write: a `--yes` patch over many files, and SIGKILL while it is
+/// written. Every file must be whole, old or new; files the patch does not touch (the
+/// person's notes) must be untouched.
 ///
-///    Temporary files a SIGKILL leaves behind (`.NAME.metron-PID-N.tmp`) are *reported*,
-///    not counted as unauthorized effects: they hold only content the person approved,
-///    under a name no person or tool uses, they never replace or alter a file, no process
-///    can clean up after its own SIGKILL, and the unique name means they never block a
-///    later write. They are litter (`git status` shows them) until the next write into
-///    that directory sweeps them, which the case checks; not an unauthorized change or
-///    lost data.
+/// Temporary files a SIGKILL leaves behind (`.NAME.metron-PID-N.tmp`) are *reported*,
+/// not counted as unauthorized effects: they hold only content the person approved,
+/// under a name no person or tool uses, they never replace or alter a file, no process
+/// can clean up after its own SIGKILL, and the unique name means they never block a
+/// later write. They are litter (`git status` shows them) until the next write into
+/// that directory sweeps them, which the case checks; not an unauthorized change or
+/// lost data.
 pub(super) fn interrupted_write(at: KillAt) -> Verdict {
     let fx = Fixture::new(true);
     fx.write("NOTES.md", "the person's notes\n");
@@ -367,7 +367,7 @@ pub(super) fn interrupted_write(at: KillAt) -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 20a. Patches with every mode git can write that is not one of the two regular-file
+/// Patches with every mode git can write that is not one of the two regular-file
 ///      modes, as a new file and as a mode change, with `--yes`: all refused, nothing
 ///      created, no permission bit changed.
 pub(super) fn modes_other_than_644_and_755() -> Verdict {
@@ -400,7 +400,7 @@ pub(super) fn modes_other_than_644_and_755() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 20b. A mode-only patch making greet.go executable, on a terminal: the question says
+/// A mode-only patch making greet.go executable, on a terminal: the question says
 ///      so before the person answers (no).
 pub(super) fn a_mode_change_is_shown_at_the_question() -> Verdict {
     if !script_available() {
@@ -432,7 +432,7 @@ pub(super) fn a_mode_change_is_shown_at_the_question() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 21d. A patch to a file larger than the user's `max_patch_file_bytes`, with `--yes`:
+/// A patch to a file larger than the user's `max_patch_file_bytes`, with `--yes`:
 ///      refused before the file is read whole.
 pub(super) fn a_patch_to_a_file_over_the_size_cap() -> Verdict {
     let fx = Fixture::new(true);
