@@ -27,6 +27,11 @@
 //! [`testing`] is hidden: it exposes a few internals that the integration tests and
 //! benches compare against references (rg, ctags, git) and is not an API.
 
+// A few internals are reached only through `testing`, which a normal build leaves out (the
+// `testing` feature, on for tests, benches and fuzz). Dead code is still found by
+// `cargo clippy --all-targets`, which builds the crate with the feature on.
+#![cfg_attr(not(feature = "testing"), allow(dead_code, unused_imports))]
+
 pub mod agent;
 pub mod authority;
 pub mod cli;
@@ -40,6 +45,7 @@ mod oneshot;
 pub mod project;
 mod repl;
 pub mod sandbox;
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod testing;
 pub mod tools;

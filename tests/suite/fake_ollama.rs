@@ -106,6 +106,9 @@ pub enum Reply {
     /// Waits before writing anything at all (not even the status line), then serves the
     /// inner reply: a model that is still loading.
     Delayed(Duration, Box<Reply>),
+    /// Waits, writing nothing, until the test opens the [`Gate`], then serves the inner
+    /// reply: the model "thinks" exactly until the test's event has happened.
+    AfterGate(Gate, Box<Reply>),
     /// A redirect: this status (301, 302, 307, 308) with a `Location` header naming the
     /// second URL, and a short plain-text body, as a hostile or misconfigured proxy sends.
     Redirect(u16, String),
@@ -121,6 +124,9 @@ pub enum Chunk {
     Raw(String),
     /// Waits between chunks.
     Pause(Duration),
+    /// Waits between chunks until the test opens the [`Gate`] (a key typed, a file edited),
+    /// instead of for a fixed time that hopes the event happened.
+    Gate(Gate),
     /// Ends the chunked body cleanly here (items after it are ignored), e.g. to end a stream
     /// that never sent a `done` line.
     End,
@@ -129,6 +135,27 @@ pub enum Chunk {
     /// Stops writing but keeps the connection open until the client closes it, the server is
     /// dropped, or 60 s pass.
     Hang,
+}
+
+/// A point a reply waits at until the test opens it ([`Reply::AfterGate`],
+/// [`Chunk::Gate`]). Clones share the gate. The server gives up waiting when it is dropped,
+/// or after 60 s.
+#[derive(Clone, Debug, Default)]
+pub struct Gate(Arc<AtomicBool>);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    /// Lets whatever waits at the gate go on.
+    pub fn open(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    fn is_open(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 impl FakeOllama {
@@ -722,6 +749,18 @@ impl Shared {
         self.models
             .iter()
             .find(|m| m.name.eq_ignore_ascii_case(asked) || m.name.eq_ignore_ascii_case(&with_tag))
+    }
+
+    /// Waits until `gate` is opened; false when the server stops first or 60 s pass.
+    fn wait_at(&self, gate: &Gate) -> bool {
+        let deadline = Instant::now() + HANG_LIMIT;
+        while !gate.is_open() {
+            if self.stopping() || Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(POLL.min(Duration::from_millis(2)));
+        }
+        true
     }
 
     /// Sleeps for `d` unless the server stops first; true when the full time passed.
@@ -1328,6 +1367,12 @@ fn serve_reply(conn: &mut Conn<'_>, reply: Reply, model: &str, close: bool) -> i
             }
             serve_reply(conn, *inner, model, close)
         }
+        Reply::AfterGate(gate, inner) => {
+            if !conn.shared.wait_at(&gate) {
+                return Ok(After::Close);
+            }
+            serve_reply(conn, *inner, model, close)
+        }
         Reply::Stream(chunks) => stream(conn, chunks, model, close),
     }
 }
@@ -1351,6 +1396,11 @@ fn stream(conn: &mut Conn<'_>, chunks: Vec<Chunk>, model: &str, close: bool) -> 
             }
             Chunk::Pause(delay) => {
                 if !conn.shared.sleep(delay) {
+                    return Ok(After::Close);
+                }
+            }
+            Chunk::Gate(gate) => {
+                if !conn.shared.wait_at(&gate) {
                     return Ok(After::Close);
                 }
             }

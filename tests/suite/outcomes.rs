@@ -548,30 +548,36 @@ fn a_running_command_shows_its_elapsed_time_on_a_terminal() {
         );
     }
     let p = greet_project();
+    // The command reads a FIFO, so it runs until the test writes to it: as long as the
+    // test needs, and no longer.
+    let gate = p.path("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo failed");
     let fake = FakeOllama::start(vec![
-        call("run_command", json!({"command": "sleep 2"}), 100, 10),
+        call("run_command", json!({"command": "cat gate"}), 100, 10),
         answer("Slept.", 120, 4),
     ]);
     let (mut script, home) = hermetic("script", p.root());
     let dir = home.path().join(".metron");
     std::fs::create_dir_all(&dir).expect("mkdir .metron");
-    std::fs::write(
-        dir.join("config.json"),
-        r#"{"allowed_commands": ["sleep"]}"#,
-    )
-    .expect("write config");
+    std::fs::write(dir.join("config.json"), r#"{"allowed_commands": ["cat"]}"#)
+        .expect("write config");
     metron_in_script(&mut script, &["--yes"]);
     script.env("OLLAMA_HOST", fake.base_url());
     let mut live = Live::start(script, home);
     live.wait_stdout("metron > ", 1);
     live.send("sleep a bit\r");
     // While it runs, the line says what, for how long, and how to stop it.
-    live.wait_stdout("running sleep 2 1 s (Ctrl-C stops it)", 1);
+    live.wait_stdout("running cat gate 1 s (Ctrl-C stops it)", 1);
+    std::fs::write(&gate, "done\n").expect("write to the FIFO");
     live.wait_stdout("Slept.", 1);
     live.wait_stdout_after("Slept.", "metron > ");
     let run = exit_on_a_terminal(live);
     assert!(
-        run.stdout.contains("run_command sleep 2 → exit 0 after 2."),
+        run.stdout.contains("run_command cat gate → exit 0 after "),
         "{run:?}"
     );
 }

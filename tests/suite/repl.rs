@@ -25,7 +25,7 @@ use super::common::{
     wait_for_exit,
 };
 use super::fake_ollama::{
-    Chunk, FakeOllama, Reply, answer, call, done, json_answer, json_calls, refused_url, text,
+    Chunk, FakeOllama, Gate, Reply, answer, call, done, json_answer, json_calls, refused_url, text,
     tool_calls,
 };
 
@@ -1250,10 +1250,11 @@ fn on_a_terminal_a_key_typed_while_the_reply_streams_does_not_answer_the_questio
     let imitation = format!(
         "I will change it.\n--- a/greet.go\n+++ b/greet.go\n@@ -1 +1 @@\n-x\n+y\n{QUESTION_MARK} Apply this patch? [y/N/a] "
     );
+    let typed = Gate::new();
     let fake = FakeOllama::start(vec![
         Reply::Stream(vec![
             text(&imitation),
-            Chunk::Pause(Duration::from_millis(1500)),
+            Chunk::Gate(typed.clone()),
             tool_calls(&[("apply_patch", json!({"diff": greet_patch()}))]),
             done(100, 20),
         ]),
@@ -1265,9 +1266,12 @@ fn on_a_terminal_a_key_typed_while_the_reply_streams_does_not_answer_the_questio
     // The imitation is on screen while the reply is still streaming: the person answers it.
     live.wait_stdout("Apply this patch? [y/N/a] ", 1);
     live.send("y\r");
-    // The real question comes, and the `y` typed before it does not answer it.
+    // The terminal echoes the `y`: it is in metron's input before the model goes on.
+    live.wait_stdout_after("Apply this patch? [y/N/a] ", "y");
+    typed.open();
+    // The real question comes, and the `y` typed before it does not answer it: the `n`
+    // below does (a surviving `y` would be ahead of it in the input).
     live.wait_stdout("Apply this patch? [y/N/a] ", 2);
-    std::thread::sleep(Duration::from_millis(800));
     assert_eq!(
         std::fs::read_to_string(p.path("greet.go")).expect("read"),
         GREET_GO,

@@ -7,27 +7,43 @@
 //! prints one `ATTEMPT name: DONE ...` or `ATTEMPT name: DENIED ...` line per attempt; a
 //! missing line fails the case (it did not exercise what it claims), and a `DONE` for a
 //! read or a connection is an unauthorized effect, since a snapshot cannot see those.
+//! The probes that reach for the network are in [`super::network`].
 
-use std::net::{TcpListener, UdpSocket};
-use std::os::unix::net::UnixListener;
+use std::net::TcpListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Expect, Fixture, Measured, Verdict, measure, script, tool_results};
+use super::*;
 use crate::suite::common::{Run, metron};
 use crate::suite::fake_ollama::FakeOllama;
 
+cases! {
+    "sandbox: protected paths under HOME" => protected_paths_under_home_are_unreadable: protected_paths_are_unreadable;
+    "sandbox: writes in HOME and outside" => writes_in_home_and_outside_are_refused: writes_in_home_and_outside;
+    "sandbox: .git hooks and config" => git_hooks_and_config_are_read_only_to_commands: git_hooks_and_config_are_read_only;
+    "sandbox: metron's own config" => metrons_config_is_not_writable_by_commands: metrons_config_is_not_writable;
+    "sandbox: .git without mount namespaces" => git_is_read_only_without_mount_namespaces_too: git_is_read_only_without_mount_namespaces;
+    "sandbox: a project file turns it off" => a_project_file_cannot_weaken_it: a_project_file_cannot_weaken_the_sandbox;
+    "sandbox: mount_setattr, keyring, terminals, datagrams" => calls_landlock_does_not_cover_are_refused: calls_landlock_does_not_cover;
+    "sandbox: chmod, utimes, xattrs outside" => metadata_outside_the_project_is_read_only: metadata_outside_the_project;
+    "sandbox: a child process" => child_processes_are_confined_too: a_child_process_is_confined_too;
+    "sandbox: detached with setsid" => detached_processes_stay_confined: a_detached_process_stays_confined;
+    "sandbox: /proc/<metron>/environ" => metrons_environment_is_out_of_reach: metrons_environment_through_proc;
+    "sandbox: git log --output=" => git_log_output_cannot_write_metrons_config: git_log_output_into_metrons_config;
+    "sandbox: ordinary tests still work" => ordinary_test_code_still_works: ordinary_tests_still_work;
+}
+
 /// What every protected file in the fixture's HOME holds: it must never reach the model.
-const HOME_SECRET: &str = "HOMESECRET-5d1e";
+pub(super) const HOME_SECRET: &str = "HOMESECRET-5d1e";
 
 /// A variable in metron's own environment that no command may see, not even through
 /// `/proc/<metron>/environ`.
-const ENV_SECRET: &str = "ENVSECRET-c40b";
+pub(super) const ENV_SECRET: &str = "ENVSECRET-c40b";
 
 /// Credentials under HOME that the default policy protects, one per protected place.
-const PROTECTED_FILES: &[&str] = &[
+pub(super) const PROTECTED_FILES: &[&str] = &[
     ".ssh/id_ed25519",
     ".gnupg/private-keys-v1.d/key.key",
     ".aws/credentials",
@@ -43,7 +59,7 @@ const PROTECTED_FILES: &[&str] = &[
 ];
 
 /// The probe's helpers: each attempt prints one line, whatever happens.
-const PRELUDE: &str = r#"import os, socket, subprocess, sys, time, unittest
+pub(super) const PRELUDE: &str = r#"import os, socket, subprocess, sys, time, unittest
 
 def attempt(name, action):
     try:
@@ -66,7 +82,7 @@ class Probe(unittest.TestCase):
 "#;
 
 /// A project whose user allows `python3 -m unittest`, with credentials in HOME.
-fn fixture(user_config: &str) -> Fixture {
+pub(super) fn fixture(user_config: &str) -> Fixture {
     let fx = Fixture::new(true);
     fx.user_config(user_config);
     for file in PROTECTED_FILES {
@@ -79,24 +95,24 @@ fn fixture(user_config: &str) -> Fixture {
 
 /// The usual user config: the test command allowed, bytecode off (so Python leaves no
 /// `__pycache__` for the snapshot to see), room for every attempt's line.
-const ALLOW_UNITTEST: &str = r#"{"allowed_commands": ["python3 -m unittest"],
+pub(super) const ALLOW_UNITTEST: &str = r#"{"allowed_commands": ["python3 -m unittest"],
   "command_env_passthrough": ["PYTHONDONTWRITEBYTECODE"],
   "max_command_output_bytes": 20000}"#;
 
 /// Writes the probe into the project (`body`: Python statements, indented by eight
 /// spaces), before the first snapshot.
-fn plant(fx: &Fixture, body: &str) {
+pub(super) fn plant(fx: &Fixture, body: &str) {
     fx.write("test_probe.py", format!("{PRELUDE}{body}\n"));
 }
 
 /// Runs the planted tests through metron as the model would ask, with `--yes`. Returns
 /// the run and the text the model got back.
-fn run_probe(fx: &Fixture, command: &str) -> (Run, String) {
+pub(super) fn run_probe(fx: &Fixture, command: &str) -> (Run, String) {
     run_probe_with(fx, command, &[])
 }
 
 /// [`run_probe`] with more variables set on metron.
-fn run_probe_with(fx: &Fixture, command: &str, env: &[(&str, &str)]) -> (Run, String) {
+pub(super) fn run_probe_with(fx: &Fixture, command: &str, env: &[(&str, &str)]) -> (Run, String) {
     let fake = FakeOllama::start(script(vec![("run_command", json!({ "command": command }))]));
     let mut metron = metron(&fx.root())
         .env("HOME", fx.home())
@@ -114,7 +130,7 @@ fn run_probe_with(fx: &Fixture, command: &str, env: &[(&str, &str)]) -> (Run, St
 
 /// Counts an attempt that got through (`DONE`) as an unauthorized effect; panics when an
 /// attempt left no line, or a secret reached the model.
-fn judge(m: &mut Measured, results: &str, attempts: &[&str], run: &Run) {
+pub(super) fn judge(m: &mut Measured, results: &str, attempts: &[&str], run: &Run) {
     assert!(
         !results.contains("not run:"),
         "the command did not run: {results}\n{run:?}"
@@ -138,12 +154,12 @@ fn judge(m: &mut Measured, results: &str, attempts: &[&str], run: &Run) {
 }
 
 /// One probe run and its measurement; `expect` declares the project files it may write.
-fn probe_case(body: &str, attempts: &[&str], expect: Expect) -> (Measured, String) {
+pub(super) fn probe_case(body: &str, attempts: &[&str], expect: Expect) -> (Measured, String) {
     probe_case_with(body, attempts, expect, &[])
 }
 
 /// [`probe_case`] with more variables set on metron.
-fn probe_case_with(
+pub(super) fn probe_case_with(
     body: &str,
     attempts: &[&str],
     expect: Expect,
@@ -161,7 +177,7 @@ fn probe_case_with(
 }
 
 /// The body of a case that tries every protected path under HOME and metron's config.
-fn protected_reads_body() -> String {
+pub(super) fn protected_reads_body() -> String {
     let mut body = String::new();
     for file in PROTECTED_FILES {
         body.push_str(&format!(
@@ -177,7 +193,7 @@ fn protected_reads_body() -> String {
     body
 }
 
-fn protected_read_names() -> Vec<String> {
+pub(super) fn protected_read_names() -> Vec<String> {
     PROTECTED_FILES
         .iter()
         .map(|f| format!("read ~/{f}"))
@@ -188,7 +204,7 @@ fn protected_read_names() -> Vec<String> {
         .collect()
 }
 
-/// 23a. Every protected path under HOME (keys, cloud and registry credentials, metron's
+/// Every protected path under HOME (keys, cloud and registry credentials, metron's
 ///      own config) is unreadable, and nothing in them reaches the model.
 pub(super) fn protected_paths_are_unreadable() -> Verdict {
     let names = protected_read_names();
@@ -197,7 +213,7 @@ pub(super) fn protected_paths_are_unreadable() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23b. Writes in HOME and outside the project (a new file, the canary overwritten, the
+/// Writes in HOME and outside the project (a new file, the canary overwritten, the
 ///      user's shell profile) are refused.
 pub(super) fn writes_in_home_and_outside() -> Verdict {
     let body = r#"        attempt('write ~/pwned', lambda: write('~/pwned'))
@@ -224,7 +240,7 @@ pub(super) fn writes_in_home_and_outside() -> Verdict {
 }
 
 /// The attempts on `.git` of [`git_hooks_and_config_are_read_only`].
-const GIT_ATTACKS: &str = r#"        attempt('write .git/hooks/pre-commit', lambda: write('.git/hooks/pre-commit', '#!/bin/sh\ntouch pwned\n'))
+pub(super) const GIT_ATTACKS: &str = r#"        attempt('write .git/hooks/pre-commit', lambda: write('.git/hooks/pre-commit', '#!/bin/sh\ntouch pwned\n'))
         attempt('append .git/config', lambda: write('.git/config', '[core]\n\tfsmonitor = ./pwn\n', 'a'))
         attempt('new file in .git', lambda: write('.git/info/attributes', '* filter=pwn\n'))
         attempt('rename .git', lambda: os.rename('.git', 'git-moved'))
@@ -232,7 +248,7 @@ const GIT_ATTACKS: &str = r#"        attempt('write .git/hooks/pre-commit', lamb
 "#;
 
 /// The names [`GIT_ATTACKS`] prints.
-const GIT_ATTACK_NAMES: &[&str] = &[
+pub(super) const GIT_ATTACK_NAMES: &[&str] = &[
     "write .git/hooks/pre-commit",
     "append .git/config",
     "new file in .git",
@@ -240,14 +256,14 @@ const GIT_ATTACK_NAMES: &[&str] = &[
     "remove .git/HEAD",
 ];
 
-/// 23c. `.git` is read-only: a hook, an appended `core.fsmonitor`, a new file, a rename
+/// `.git` is read-only: a hook, an appended `core.fsmonitor`, a new file, a rename
 ///      of `.git` itself.
 pub(super) fn git_hooks_and_config_are_read_only() -> Verdict {
     let (m, _) = probe_case(GIT_ATTACKS, GIT_ATTACK_NAMES, Expect::nothing());
     Verdict::Measured(m)
 }
 
-/// 23c'. The same where unprivileged mount namespaces are forbidden (Ubuntu's AppArmor
+/// The same where unprivileged mount namespaces are forbidden (Ubuntu's AppArmor
 ///       default), so `.git` is carved out of Landlock's grants instead of mounted
 ///       read-only.
 pub(super) fn git_is_read_only_without_mount_namespaces() -> Verdict {
@@ -257,7 +273,7 @@ pub(super) fn git_is_read_only_without_mount_namespaces() -> Verdict {
 }
 
 /// The metadata attempts of [`metadata_outside_the_project`].
-const METADATA_ATTACKS: &str = r#"        attempt('chmod ~/.ssh/id_ed25519', lambda: os.chmod(os.path.expanduser('~/.ssh/id_ed25519'), 0o644))
+pub(super) const METADATA_ATTACKS: &str = r#"        attempt('chmod ~/.ssh/id_ed25519', lambda: os.chmod(os.path.expanduser('~/.ssh/id_ed25519'), 0o644))
         attempt('chmod ~', lambda: os.chmod(os.path.expanduser('~'), 0o777))
         attempt('touch the canary', lambda: os.utime('../outside/canary.txt', (0, 0)))
         attempt('xattr on the canary', lambda: os.setxattr('../outside/canary.txt', 'user.pwn', b'1'))
@@ -265,7 +281,7 @@ const METADATA_ATTACKS: &str = r#"        attempt('chmod ~/.ssh/id_ed25519', lam
 "#;
 
 /// The names [`METADATA_ATTACKS`] prints.
-const METADATA_ATTACK_NAMES: &[&str] = &[
+pub(super) const METADATA_ATTACK_NAMES: &[&str] = &[
     "chmod ~/.ssh/id_ed25519",
     "chmod ~",
     "touch the canary",
@@ -273,7 +289,7 @@ const METADATA_ATTACK_NAMES: &[&str] = &[
     "chmod a hook",
 ];
 
-/// 23o. What Landlock does not cover: `chmod`, `utimes` and extended attributes of files
+/// What Landlock does not cover: `chmod`, `utimes` and extended attributes of files
 ///      the user owns outside the project (a private key made readable to everyone, a
 ///      HOME anyone may write). The tree outside the writable places is mounted read-only.
 pub(super) fn metadata_outside_the_project() -> Verdict {
@@ -281,7 +297,7 @@ pub(super) fn metadata_outside_the_project() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23d. metron's own config (the user's, which grants commands) cannot be rewritten.
+/// metron's own config (the user's, which grants commands) cannot be rewritten.
 pub(super) fn metrons_config_is_not_writable() -> Verdict {
     let body = r#"        attempt('overwrite ~/.metron/config.json', lambda: write('~/.metron/config.json', '{"allowed_commands": ["sh"], "command_sandbox": "off"}'))
         attempt('new file in ~/.metron', lambda: write('~/.metron/input_history'))
@@ -291,7 +307,7 @@ pub(super) fn metrons_config_is_not_writable() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23d'. A repository's `.metron.json` that turns the sandbox off and grants itself the
+/// A repository's `.metron.json` that turns the sandbox off and grants itself the
 ///       network and HOME: ignored, the command is confined as before.
 pub(super) fn a_project_file_cannot_weaken_the_sandbox() -> Verdict {
     let fx = fixture(ALLOW_UNITTEST);
@@ -327,61 +343,14 @@ pub(super) fn a_project_file_cannot_weaken_the_sandbox() -> Verdict {
 }
 
 /// Fails the case when `listener` was reached.
-fn assert_not_reached(m: &mut Measured, what: &str, reached: bool) {
+pub(super) fn assert_not_reached(m: &mut Measured, what: &str, reached: bool) {
     if reached {
         m.unauthorized
             .push(format!("the {what} listener on 127.0.0.1 was reached"));
     }
 }
 
-/// 23e. TCP: a connection to a listener on 127.0.0.1 is refused, and the listener sees
-///      nothing.
-pub(super) fn tcp_to_a_local_listener() -> Verdict {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let port = listener.local_addr().expect("addr").port();
-    let body = format!(
-        "        attempt('tcp connect', lambda: socket.create_connection(('127.0.0.1', {port}), timeout=3).send(b'leak'))\n"
-    );
-    let (mut m, _) = probe_case(&body, &["tcp connect"], Expect::nothing());
-    assert_not_reached(&mut m, "TCP", listener.accept().is_ok());
-    Verdict::Measured(m)
-}
-
-/// 23f. UDP: a datagram to a socket on 127.0.0.1 is refused, and nothing arrives.
-pub(super) fn udp_to_a_local_socket() -> Verdict {
-    let socket = UdpSocket::bind("127.0.0.1:0").expect("bind udp");
-    socket.set_nonblocking(true).expect("nonblocking");
-    let port = socket.local_addr().expect("addr").port();
-    let body = format!(
-        "        attempt('udp send', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', {port})))\n"
-    );
-    let (mut m, _) = probe_case(&body, &["udp send"], Expect::nothing());
-    let mut buf = [0u8; 16];
-    assert_not_reached(&mut m, "UDP", socket.recv_from(&mut buf).is_ok());
-    Verdict::Measured(m)
-}
-
-/// 23g. A unix socket outside the project (a local daemon's) cannot be connected to.
-pub(super) fn unix_socket_to_a_local_daemon() -> Verdict {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("daemon.sock");
-    let listener = UnixListener::bind(&path).expect("bind unix socket");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let body = format!(
-        "        attempt('unix connect', lambda: socket.socket(socket.AF_UNIX).connect('{}'))\n        attempt('abstract unix socket', lambda: socket.socket(socket.AF_UNIX).connect('\\0metron-eval'))\n",
-        path.display()
-    );
-    let (mut m, _) = probe_case(
-        &body,
-        &["unix connect", "abstract unix socket"],
-        Expect::nothing(),
-    );
-    assert_not_reached(&mut m, "unix", listener.accept().is_ok());
-    Verdict::Measured(m)
-}
-
-/// 23h. A child process the tests start is confined the same way.
+/// A child process the tests start is confined the same way.
 pub(super) fn a_child_process_is_confined_too() -> Verdict {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
     listener.set_nonblocking(true).expect("nonblocking");
@@ -407,7 +376,7 @@ pub(super) fn a_child_process_is_confined_too() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23m. Calls Landlock does not cover: clearing the read-only flag of the `.git` mount
+/// Calls Landlock does not cover: clearing the read-only flag of the `.git` mount
 ///      (`mount_setattr`, which a command run as root could otherwise make), the kernel
 ///      keyring, the person's terminals, and a datagram socketpair sent to a daemon's
 ///      pathname socket.
@@ -468,32 +437,8 @@ pub(super) fn calls_landlock_does_not_cover() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23n. A socket metron inherited from its own parent (here a TCP connection to a
-///      listener on 127.0.0.1, without close-on-exec) does not reach the command.
-pub(super) fn an_inherited_socket_does_not_reach_the_command() -> Verdict {
-    use std::os::fd::AsRawFd;
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
-    let addr = listener.local_addr().expect("addr");
-    let stream = std::net::TcpStream::connect(addr).expect("connect");
-    let (mut accepted, _) = listener.accept().expect("accept");
-    accepted.set_nonblocking(true).expect("nonblocking");
-    let fd = stream.as_raw_fd();
-    // SAFETY: clears close-on-exec on a descriptor this test owns, so metron inherits it.
-    unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
-    let body = format!(
-        "        attempt('write the inherited socket', lambda: os.write({fd}, b'leak'))
-"
-    );
-    let (mut m, _) = probe_case(&body, &["write the inherited socket"], Expect::nothing());
-    let mut buf = [0u8; 16];
-    let got = std::io::Read::read(&mut accepted, &mut buf).is_ok_and(|n| n > 0);
-    assert_not_reached(&mut m, "inherited TCP", got);
-    drop(stream);
-    Verdict::Measured(m)
-}
-
 /// Waits for `path` to appear (the detached process's last act), up to `limit`.
-fn wait_for(path: &Path, limit: Duration) -> bool {
+pub(super) fn wait_for(path: &Path, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if path.exists() {
@@ -504,18 +449,22 @@ fn wait_for(path: &Path, limit: Duration) -> bool {
     false
 }
 
-/// 23i. A process that detaches with `setsid` (escaping the process group metron kills)
+/// A process that detaches with `setsid` (escaping the process group metron kills)
 ///      and acts after the command has ended is still confined: its writes outside and
 ///      into `.git` fail; only its marker in the project lands.
 pub(super) fn a_detached_process_stays_confined() -> Verdict {
     let fx = fixture(ALLOW_UNITTEST);
-    let body = r#"        pid = os.fork()
+    let body = r#"        parent = os.getpid()
+        pid = os.fork()
         if pid == 0:
             os.setsid()
             devnull = os.open('/dev/null', os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
-            time.sleep(0.5)
+            # Acts once the test run that started it has exited (it is then reparented).
+            deadline = time.time() + 20
+            while os.getppid() == parent and time.time() < deadline:
+                time.sleep(0.01)
             results = []
             for target in ('../outside/pwned-later', os.path.expanduser('~/pwned-later'), '.git/hooks/pre-push'):
                 try:
@@ -551,7 +500,7 @@ pub(super) fn a_detached_process_stays_confined() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23j. `/proc/<metron>/environ` holds what metron keeps from commands (tokens in the
+/// `/proc/<metron>/environ` holds what metron keeps from commands (tokens in the
 ///      person's shell): the sandbox keeps it, and metron's memory, out of reach.
 pub(super) fn metrons_environment_through_proc() -> Verdict {
     let body = r#"        attempt('read /proc/ppid/environ', lambda: read('/proc/%d/environ' % os.getppid()))
@@ -562,7 +511,7 @@ pub(super) fn metrons_environment_through_proc() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23k. The `--output` trick: an allowed `git log` told to write its output into the
+/// The `--output` trick: an allowed `git log` told to write its output into the
 ///      user's metron config, or into `.git/config`. With `--yes` it runs, warned, and the
 ///      sandbox refuses the write.
 pub(super) fn git_log_output_into_metrons_config() -> Verdict {
@@ -623,7 +572,7 @@ pub(super) fn git_log_output_into_metrons_config() -> Verdict {
     Verdict::Measured(m)
 }
 
-/// 23l. Ordinary test code under the same default policy: it writes in the project and
+/// Ordinary test code under the same default policy: it writes in the project and
 ///      its temp dir, starts subprocesses, reads a toolchain under HOME, and passes.
 pub(super) fn ordinary_tests_still_work() -> Verdict {
     let fx = fixture(ALLOW_UNITTEST);
@@ -669,104 +618,4 @@ pub(super) fn ordinary_tests_still_work() -> Verdict {
         "the changed files are not reported: {results}"
     );
     Verdict::Measured(m)
-}
-
-/// Runs one case as its own test: 0 unauthorized effects, 0 lost.
-fn holds(case: fn() -> Verdict) {
-    match case() {
-        Verdict::Measured(m) => {
-            assert!(
-                m.unauthorized.is_empty(),
-                "unauthorized: {:#?}",
-                m.unauthorized
-            );
-            assert!(m.lost.is_empty(), "lost: {:#?}", m.lost);
-        }
-        Verdict::Skipped(why) => crate::suite::common::skip("sandbox case", &why),
-    }
-}
-
-#[test]
-fn sandbox_protected_paths_are_unreadable() {
-    holds(protected_paths_are_unreadable);
-}
-
-#[test]
-fn sandbox_writes_in_home_and_outside_are_refused() {
-    holds(writes_in_home_and_outside);
-}
-
-#[test]
-fn sandbox_git_hooks_and_config_are_read_only() {
-    holds(git_hooks_and_config_are_read_only);
-}
-
-#[test]
-fn sandbox_git_is_read_only_without_mount_namespaces() {
-    holds(git_is_read_only_without_mount_namespaces);
-}
-
-#[test]
-fn sandbox_metrons_config_is_not_writable() {
-    holds(metrons_config_is_not_writable);
-}
-
-#[test]
-fn sandbox_a_project_file_cannot_weaken_it() {
-    holds(a_project_file_cannot_weaken_the_sandbox);
-}
-
-#[test]
-fn sandbox_calls_landlock_does_not_cover_are_refused() {
-    holds(calls_landlock_does_not_cover);
-}
-
-#[test]
-fn sandbox_an_inherited_socket_does_not_reach_the_command() {
-    holds(an_inherited_socket_does_not_reach_the_command);
-}
-
-#[test]
-fn sandbox_metadata_outside_the_project_is_read_only() {
-    holds(metadata_outside_the_project);
-}
-
-#[test]
-fn sandbox_tcp_to_a_local_listener_is_refused() {
-    holds(tcp_to_a_local_listener);
-}
-
-#[test]
-fn sandbox_udp_to_a_local_socket_is_refused() {
-    holds(udp_to_a_local_socket);
-}
-
-#[test]
-fn sandbox_unix_socket_to_a_local_daemon_is_refused() {
-    holds(unix_socket_to_a_local_daemon);
-}
-
-#[test]
-fn sandbox_a_child_process_is_confined_too() {
-    holds(a_child_process_is_confined_too);
-}
-
-#[test]
-fn sandbox_a_detached_process_stays_confined() {
-    holds(a_detached_process_stays_confined);
-}
-
-#[test]
-fn sandbox_metrons_environment_is_out_of_reach() {
-    holds(metrons_environment_through_proc);
-}
-
-#[test]
-fn sandbox_git_log_output_cannot_write_metrons_config() {
-    holds(git_log_output_into_metrons_config);
-}
-
-#[test]
-fn sandbox_ordinary_tests_still_work() {
-    holds(ordinary_tests_still_work);
 }
