@@ -62,6 +62,9 @@ pub(crate) fn start(
         .with_policy(policy)
         .with_approver(approver(&cancel))
         .with_cancel(cancel.clone());
+    // The model takes seconds over the first prompt: find_symbol's index reads and parses
+    // the project meanwhile, so the model's first lookup finds the work done.
+    toolbox.symbols().warm();
     let client = Client::new(
         &config.endpoint,
         Duration::from_secs(config.timeout_seconds),

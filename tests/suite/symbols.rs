@@ -9,6 +9,7 @@
 //! The differentials against Universal Ctags on real trees are in `differential/`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use metron::project::Project;
@@ -503,7 +504,7 @@ fn a_settled_tree_still_sees_every_change() {
     let again = f
         .toolbox
         .symbols()
-        .lookup_with_stats(f.toolbox.project(), "Beta", 10);
+        .lookup_with_stats("Beta", 10);
     let Ok((found, stats)) = again else {
         panic!("{again:?}");
     };
@@ -661,8 +662,10 @@ fn lookups_through_the_index_match_direct_extraction() {
     for sub in ["src", "tests", "benches"] {
         copy_sources(&manifest.join(sub), &dir.path().join(sub));
     }
-    let project = Project::open(dir.path(), false).expect("open");
-    let index = SymbolIndex::new();
+    let index = SymbolIndex::new(Arc::new(
+        Project::open(dir.path(), false).expect("open"),
+    ));
+    let project = index.project();
     for name in [
         "Project",
         "lookup",
@@ -673,12 +676,12 @@ fn lookups_through_the_index_match_direct_extraction() {
         "fmt",
     ] {
         for limit in [10_000, 3] {
-            let Ok(found) = index.lookup(&project, name, limit) else {
+            let Ok(found) = index.lookup(name, limit) else {
                 panic!("lookup {name}");
             };
             let mut expected = Vec::new();
             let mut extractor = Definitions::new();
-            for path in metron::testing::walk_files(&project) {
+            for path in metron::testing::walk_files(project) {
                 let bytes = project.read(&path).expect("read");
                 let Some(defs) = extractor.of(path.as_str(), &bytes) else {
                     continue;

@@ -168,7 +168,7 @@ fn execute(context: &ToolContext<'_>, proposal: Proposal) -> Result<String, Tool
             "internal error in metron: apply_patch was handed another tool's plan".to_owned(),
         ));
     };
-    let result = commit(&context.env.project, &prepared.changes);
+    let result = commit(&*context.env.project, &prepared.changes);
     // The write is journaled first, before any other bookkeeping, so nothing that goes
     // wrong afterwards can leave a write out of the ledger.
     let written: Vec<FileChange> = match result {
