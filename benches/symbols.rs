@@ -163,7 +163,10 @@ fn cold_parent(name: &str, warm: bool) {
             .unwrap_or(f64::NAN);
         // After a warm-up the wall time is mostly the wait: the lookup's own time decides.
         let key = if warm { inner } else { wall };
-        if best.as_ref().is_none_or(|b| key < if warm { b.1 } else { b.0 }) {
+        if best
+            .as_ref()
+            .is_none_or(|b| key < if warm { b.1 } else { b.0 })
+        {
             best = Some((wall, inner, text));
         }
     }

@@ -463,7 +463,8 @@ impl Toolbox {
     /// supported source file starts no find_symbol query compile, which would take a
     /// core for up to a few hundred milliseconds for a lookup that never comes.
     pub(crate) fn for_availability_only(mut self) -> Toolbox {
-        self.env.symbols = symbols::SymbolIndex::for_availability_only(Arc::clone(&self.env.project));
+        self.env.symbols =
+            symbols::SymbolIndex::for_availability_only(Arc::clone(&self.env.project));
         self
     }
 

@@ -147,7 +147,8 @@ impl SymbolIndex {
     /// `limit` of them, sorted by path and line. A qualified name (`Context.JSON`,
     /// `a::b::C`) keeps only the definitions whose scope path ends with its qualifier.
     pub fn lookup(&self, name: &str, limit: usize) -> Result<Lookup, SymbolError> {
-        self.lookup_with_stats(name, limit).map(|(lookup, _)| lookup)
+        self.lookup_with_stats(name, limit)
+            .map(|(lookup, _)| lookup)
     }
 
     /// [`SymbolIndex::lookup`], also saying how much work it took.
@@ -418,7 +419,11 @@ impl Shared {
         let threads = ordered::available_threads().clamp(1, MAX_THREADS);
         let mut next = 0;
         // Bytes of source the pass may still parse.
-        let budget = AtomicUsize::new(if parse { WARM_MAX_PARSED_BYTES } else { usize::MAX });
+        let budget = AtomicUsize::new(if parse {
+            WARM_MAX_PARSED_BYTES
+        } else {
+            usize::MAX
+        });
         loop {
             // Let waiting lookups in first: they take the lock as soon as it is free.
             while self.waiting.load(Ordering::SeqCst) > 0 {
