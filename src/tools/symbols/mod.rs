@@ -38,6 +38,8 @@ pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
 pub(crate) mod prefilter;
+#[cfg(test)]
+mod soundness;
 mod tree;
 
 use std::cmp::Ordering;
