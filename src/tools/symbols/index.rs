@@ -660,6 +660,73 @@ mod tests {
         assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
     }
 
+    /// A warm-up parses every file, lookups made during or after it answer as an index
+    /// without one does, and a second warm-up while one runs starts nothing.
+    #[test]
+    fn warm_up_parses_ahead_and_changes_no_answer() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for i in 0..200 {
+            let path = dir.path().join(format!("f{i:03}.rs"));
+            std::fs::write(
+                &path,
+                format!("fn one{i}() {{}}\nfn shared() {{ one{i}() }}\n"),
+            )
+            .expect("write");
+            // Out of the racy window, so a settled entry is trusted without a read.
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            file.set_modified(old).expect("set mtime");
+        }
+        let project = open(&dir);
+        let plain = SymbolIndex::new(Arc::clone(&project));
+        let expected = plain.lookup("shared", 60).expect("lookup");
+
+        let index = SymbolIndex::new(Arc::clone(&project));
+        let handle = index.warm().expect("a warm-up starts");
+        // Asked at once, the lookup may well come first: it waits at most a file.
+        assert_eq!(index.lookup("shared", 60).expect("lookup"), expected);
+        let stats = handle.join().expect("warm-up thread");
+        assert!(stats.complete, "{stats:?}");
+        assert_eq!(index.parsed_files(), 200);
+        let (lookup, lookup_stats) = index.lookup_with_stats("shared", 60).expect("lookup");
+        assert_eq!(lookup, expected);
+        assert_eq!((lookup_stats.reads, lookup_stats.parses), (0, 0));
+        assert_eq!(
+            index.lookup("one7", 60).expect("lookup").definitions.len(),
+            1
+        );
+
+        // One warm-up at a time; the doctor's index never warms.
+        let again = SymbolIndex::new(Arc::clone(&project));
+        let first = again.warm();
+        assert!(first.is_some());
+        assert!(again.warm().is_none(), "one is running");
+        drop(first.map(std::thread::JoinHandle::join));
+        assert!(SymbolIndex::for_availability_only(project).warm().is_none());
+    }
+
+    /// Dropping the index stops its warm-up at the next file.
+    #[test]
+    fn a_dropped_index_stops_warming() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for i in 0..400 {
+            std::fs::write(
+                dir.path().join(format!("f{i:03}.rs")),
+                format!("fn one{i}() {{}}\n"),
+            )
+            .expect("write");
+        }
+        let index = SymbolIndex::new(open(&dir));
+        let handle = index.warm().expect("a warm-up starts");
+        drop(index);
+        // The thread ends (it may have finished before it saw the drop).
+        let stats = handle.join().expect("warm-up thread");
+        assert!(stats.parses <= 400, "{stats:?}");
+    }
+
     /// Finding a supported file starts its language's query compile for a session's
     /// index, and not for the doctor's, which never looks anything up.
     #[test]
