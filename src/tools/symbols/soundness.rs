@@ -401,9 +401,12 @@ const TEMPLATES: &[Templates] = &[
 
 const NAMES: &[&str] = &["name", "Name", "v2", "x", "_under"];
 
-/// One generated file: a language, a name, and pieces (a definition or a use, by
-/// template index, with where its breaks fall).
-fn generated() -> impl Strategy<Value = (usize, usize, Vec<(bool, usize, Vec<bool>)>)> {
+/// One piece of a generated file: a definition (true) or a use, its template's index,
+/// and which of its breaks become line breaks.
+type Piece = (bool, usize, Vec<bool>);
+
+/// One generated file: a language, a name, and its pieces.
+fn generated() -> impl Strategy<Value = (usize, usize, Vec<Piece>)> {
     (
         0..TEMPLATES.len(),
         0..NAMES.len(),
@@ -418,7 +421,7 @@ fn generated() -> impl Strategy<Value = (usize, usize, Vec<(bool, usize, Vec<boo
     )
 }
 
-fn render(templates: &Templates, name: &str, pieces: &[(bool, usize, Vec<bool>)]) -> String {
+fn render(templates: &Templates, name: &str, pieces: &[Piece]) -> String {
     let mut source = templates.prelude.to_owned();
     for (is_def, which, breaks) in pieces {
         let list = if *is_def {
