@@ -159,7 +159,7 @@ impl SymbolIndex {
     ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
         let project = &*self.shared.project;
-        let mut state = self.shared.lock_before_warming();
+        let mut state = self.shared.lock();
         let walk_again = refresh(&mut state, project);
 
         let query = Query::new(project, &symbol);
@@ -239,7 +239,7 @@ impl SymbolIndex {
             .name("symbols-warm".to_owned())
             .spawn(move || {
                 let stats = shared.warm();
-                shared.lock().warming = false;
+                shared.lock_as_warm_up().warming = false;
                 stats
             });
         match spawned {
@@ -282,7 +282,7 @@ impl SymbolIndex {
     /// Drops everything cached and walks the tree again (the REPL's `/tags`). Returns how
     /// many source files the index now knows; their definitions are still parsed on demand.
     pub(crate) fn rebuild(&self) -> usize {
-        let mut state = self.shared.lock_before_warming();
+        let mut state = self.shared.lock();
         let warming = state.warming;
         *state = State {
             warming,
@@ -298,7 +298,7 @@ impl SymbolIndex {
     /// would notice anyway; this is belt and braces.) The next lookup also walks the tree
     /// again, in case the file is new.
     pub(crate) fn invalidate(&self, path: &ProjectPath) {
-        let mut state = self.shared.lock_before_warming();
+        let mut state = self.shared.lock();
         if let Some(entry) = state.files.iter_mut().find(|e| e.path() == path) {
             entry.forget();
         }
@@ -308,7 +308,7 @@ impl SymbolIndex {
     /// How many files currently hold parsed definitions (for tests and benchmarks).
     pub fn parsed_files(&self) -> usize {
         self.shared
-            .lock_before_warming()
+            .lock()
             .files
             .iter()
             .filter(|e| e.is_parsed())
@@ -324,7 +324,7 @@ impl SymbolIndex {
     /// the source's size plus 200 bytes a file (see `held_bytes_stay_within_the_rule`).
     pub fn held_bytes(&self) -> usize {
         self.shared
-            .lock_before_warming()
+            .lock()
             .files
             .iter()
             .map(FileEntry::held_bytes)
@@ -345,9 +345,9 @@ impl Drop for SymbolIndex {
 }
 
 impl Shared {
-    /// The state, recovering from a panic in an earlier lookup by starting afresh
-    /// (a half-updated entry must not be trusted).
-    fn lock(&self) -> MutexGuard<'_, State> {
+    /// The state for the warm-up thread, recovering from a panic in an earlier lookup
+    /// by starting afresh (a half-updated entry must not be trusted).
+    fn lock_as_warm_up(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| {
             self.state.clear_poison();
             let mut state = poisoned.into_inner();
@@ -360,11 +360,12 @@ impl Shared {
         })
     }
 
-    /// [`Shared::lock`] for anyone but the warm-up: while it waits, the warm-up gives the
-    /// lock up at its next file and does not take it again until this is done.
-    fn lock_before_warming(&self) -> MutexGuard<'_, State> {
+    /// The state, for anyone but the warm-up: while this waits, the warm-up gives the
+    /// lock up at its next file and does not take it again until this is done, so no
+    /// caller waits on a whole warm-up pass.
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.waiting.fetch_add(1, Ordering::SeqCst);
-        let state = self.lock();
+        let state = self.lock_as_warm_up();
         self.waiting.fetch_sub(1, Ordering::SeqCst);
         state
     }
@@ -393,7 +394,7 @@ impl Shared {
             None => return stats,
         }
         {
-            let mut state = self.lock();
+            let mut state = self.lock_as_warm_up();
             refresh(&mut state, &self.project);
         }
         for parse in [false, true] {
@@ -435,7 +436,7 @@ impl Shared {
             if self.closed.load(Ordering::Relaxed) || started.elapsed() > WARM_MAX_TIME {
                 return Ok(false);
             }
-            let mut state = self.lock();
+            let mut state = self.lock_as_warm_up();
             let state = &mut *state;
             if next >= state.files.len() {
                 return Ok(true);
