@@ -44,7 +44,7 @@ mod tree;
 
 use std::cmp::Ordering;
 
-pub use index::{LookupStats, SymbolIndex};
+pub use index::{LookupStats, SymbolIndex, WarmStats};
 
 use crate::tools::ToolError;
 
