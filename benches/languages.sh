@@ -6,8 +6,9 @@
 #   bash benches/languages.sh [LANGUAGE ...]
 #
 # For each corpus it runs `benches/symbols.rs` (ctags -R best of 3; the first lookup in a
-# fresh process, best of 3; a repeated lookup and a lookup right after an edit, in one
-# process) and the criterion `find_symbol/real` group of `benches/tools.rs` (warm and
+# fresh process, best of 3; the first lookup in a fresh process that warmed its index
+# while waiting 2 s for a model's reply, best of 3; a repeated lookup and a lookup right
+# after an edit, in one process) and the criterion `find_symbol/real` group of `benches/tools.rs` (warm and
 # cold, through the tool call the model makes). Names: a rare one, a middling one and a
 # very common one in that corpus.
 set -euo pipefail

@@ -721,8 +721,7 @@ impl<M> Agent<M> {
     /// Drops the symbol index and walks the tree again (`/tags`); returns how many source
     /// files it knows.
     pub(crate) fn rebuild_symbols(&self) -> usize {
-        let toolbox = &self.toolbox;
-        toolbox.symbols().rebuild(toolbox.project())
+        self.toolbox.symbols().rebuild()
     }
 
     /// Asks `model` from the next request on (`/model NAME`). History, ledger and tools

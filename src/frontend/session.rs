@@ -104,6 +104,9 @@ pub(crate) fn start(
     })?;
     let config = &loaded.config;
     let (toolbox, cancel) = toolbox(mode, project, config, yes, ask)?;
+    // The model takes seconds over the first prompt: find_symbol's index reads and parses
+    // the project meanwhile, so the model's first lookup finds the work done.
+    toolbox.symbols().warm();
     let client = Client::new(
         &config.endpoint,
         Duration::from_secs(config.timeout_seconds),

@@ -75,12 +75,12 @@ impl Definitions {
     }
 }
 
-/// Whether a lookup of `name` would parse `source`, read as the language of `path`: the
-/// use-shape check (`tools::symbols::shape::may_define`) after the identifier
-/// test: a definition in `source` that fails it is one a lookup would not find.
-pub fn shape_may_define(path: &str, language: Option<&str>, source: &[u8], name: &str) -> bool {
-    language_of(path, language)
-        .is_none_or(|lang| crate::tools::symbols::shape::may_define(lang, source, name))
+/// Whether the symbol prefilter lets a lookup of `name` parse `source`: both of its
+/// tests, the identifier summary and the whole-identifier scan, say the file may define
+/// it. A definition in `source` for which this is false is one a lookup would not find.
+pub fn prefilter_may_define(source: &[u8], name: &str) -> bool {
+    use crate::tools::symbols::prefilter::{Key, Summary, may_define};
+    Summary::build(source).may_contain(Key::of(name)) && may_define(source, name)
 }
 
 /// The language named `language`, or else the one of `path`'s extension.

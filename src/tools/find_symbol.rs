@@ -43,7 +43,7 @@ pub(crate) struct Args {
 
 /// Offered only when the project holds a file some grammar covers.
 fn available(env: &ToolEnv) -> Result<(), String> {
-    if env.symbols.has_supported_files(&env.project) {
+    if env.symbols.has_supported_files() {
         return Ok(());
     }
     Err(format!(
@@ -67,7 +67,7 @@ fn find_symbol(env: &ToolEnv, symbol: &str) -> Result<ToolResult, ToolError> {
     let limit = env.budgets.list_max_entries;
     // The walker would read an unsafe ignore file at the root before skipping anything.
     super::walk::check_root(&env.project)?;
-    let lookup = env.symbols.lookup(&env.project, symbol, limit)?;
+    let lookup = env.symbols.lookup(symbol, limit)?;
     let query = parse_query(symbol)?;
     let text = format(&lookup, &query, limit, env.budgets.max_line_chars);
     let account = Account::Definitions {

@@ -34,7 +34,7 @@ pub(crate) mod text;
 pub(crate) mod view_slice;
 pub(crate) mod walk;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -396,8 +396,8 @@ pub(crate) fn always_available(_: &ToolEnv) -> Result<(), String> {
 /// repeated lookups are cheap; it is never stale).
 #[derive(Debug)]
 pub(crate) struct ToolEnv {
-    /// The project and its boundary.
-    pub(crate) project: Project,
+    /// The project and its boundary (shared with the symbol index, which belongs to it).
+    pub(crate) project: Arc<Project>,
     /// The budgets.
     pub(crate) budgets: Budgets,
     /// The limits on commands and patches.
@@ -464,12 +464,13 @@ impl Toolbox {
     /// A toolbox over `project` with the given budgets, the default limits, and nobody to
     /// approve changes (so writes and executions fail closed until an approver is set).
     pub fn new(project: Project, budgets: Budgets) -> Toolbox {
+        let project = Arc::new(project);
         Toolbox {
             env: ToolEnv {
+                symbols: symbols::SymbolIndex::new(Arc::clone(&project)),
                 project,
                 budgets,
                 limits: CommandLimits::default(),
-                symbols: symbols::SymbolIndex::new(),
                 command_temp: crate::sandbox::SessionTemp::default(),
             },
             authority: Authority::new(
@@ -509,7 +510,8 @@ impl Toolbox {
     /// supported source file starts no find_symbol query compile, which would take a
     /// core for up to a few hundred milliseconds for a lookup that never comes.
     pub(crate) fn for_availability_only(mut self) -> Toolbox {
-        self.env.symbols = symbols::SymbolIndex::for_availability_only();
+        self.env.symbols =
+            symbols::SymbolIndex::for_availability_only(Arc::clone(&self.env.project));
         self
     }
 

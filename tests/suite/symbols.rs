@@ -9,6 +9,7 @@
 //! The differentials against Universal Ctags on real trees are in `differential/`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use metron::project::Project;
@@ -80,7 +81,7 @@ pub(crate) fn write(path: &Path, body: &str) {
     std::fs::write(path, body).expect("write");
 }
 
-const GO_EVERY_KIND: &str = r#"// Package greet has one of every ctags Go kind.
+pub(crate) const GO_EVERY_KIND: &str = r#"// Package greet has one of every ctags Go kind.
 package greet
 
 import (
@@ -142,7 +143,7 @@ func (g *Greeter) Speak(loud bool) string { return g.Name }
 func (l List[V]) Len() int { return len(l.items) }
 "#;
 
-const LIB_RS: &str = r#"//! One of every ctags Rust kind, plus what ctags misses.
+pub(crate) const LIB_RS: &str = r#"//! One of every ctags Rust kind, plus what ctags misses.
 
 pub mod inner {
     pub fn nested() {}
@@ -500,10 +501,7 @@ fn a_settled_tree_still_sees_every_change() {
         f.lines("Beta"),
         ["Beta [func] -> gen/c.go:3", "Beta [func] -> sub/b.go:3"]
     );
-    let again = f
-        .toolbox
-        .symbols()
-        .lookup_with_stats(f.toolbox.project(), "Beta", 10);
+    let again = f.toolbox.symbols().lookup_with_stats("Beta", 10);
     let Ok((found, stats)) = again else {
         panic!("{again:?}");
     };
@@ -661,8 +659,8 @@ fn lookups_through_the_index_match_direct_extraction() {
     for sub in ["src", "tests", "benches"] {
         copy_sources(&manifest.join(sub), &dir.path().join(sub));
     }
-    let project = Project::open(dir.path(), false).expect("open");
-    let index = SymbolIndex::new();
+    let index = SymbolIndex::new(Arc::new(Project::open(dir.path(), false).expect("open")));
+    let project = index.project();
     for name in [
         "Project",
         "lookup",
@@ -673,12 +671,12 @@ fn lookups_through_the_index_match_direct_extraction() {
         "fmt",
     ] {
         for limit in [10_000, 3] {
-            let Ok(found) = index.lookup(&project, name, limit) else {
+            let Ok(found) = index.lookup(name, limit) else {
                 panic!("lookup {name}");
             };
             let mut expected = Vec::new();
             let mut extractor = Definitions::new();
-            for path in metron::testing::walk_files(&project) {
+            for path in metron::testing::walk_files(project) {
                 let bytes = project.read(&path).expect("read");
                 let Some(defs) = extractor.of(path.as_str(), &bytes) else {
                     continue;
@@ -703,11 +701,11 @@ fn lookups_through_the_index_match_direct_extraction() {
 // Scopes and qualified names, through the model's path.
 // ---------------------------------------------------------------------------------
 
-const GIN_GO: &str = "package gin\n\ntype Context struct {\n\tWriter int\n}\n\n\
+pub(crate) const GIN_GO: &str = "package gin\n\ntype Context struct {\n\tWriter int\n}\n\n\
 func (c *Context) JSON(code int) {}\n\nfunc (e *Engine) JSON() {}\n\n\
 type Greeter interface {\n\tGreet() string\n}\n\nfunc Top() {}\n";
 
-const PARSE_RS: &str = "pub mod outer {\n    pub mod inner {\n        pub struct S { pub f: i32 }\n        \
+pub(crate) const PARSE_RS: &str = "pub mod outer {\n    pub mod inner {\n        pub struct S { pub f: i32 }\n        \
 impl S {\n            pub fn new() -> Self { S { f: 0 } }\n        }\n    }\n}\n\n\
 pub struct Parser;\n\nimpl Parser {\n    pub fn new() -> Self { Parser }\n}\n\n\
 pub trait Greeter {\n    fn greet(&self);\n}\n\nimpl Greeter for Parser {\n    fn greet(&self) {}\n}\n\n\

@@ -183,7 +183,7 @@ fn plan(context: &ToolContext<'_>, args: Args) -> Result<PatchPlan, ToolError> {
 /// Writes an approved patch, all files or none, held to the write-time precondition. Its
 /// account names every file written, with hashes, and the contents behind `/undo`.
 fn execute(context: &ToolContext<'_>, prepared: Prepared) -> Result<ToolResult, ToolError> {
-    let result = commit(&context.env.project, &prepared.changes);
+    let result = commit(&*context.env.project, &prepared.changes);
     for change in &prepared.changes {
         context.env.symbols.invalidate(&change.path);
     }

@@ -31,7 +31,7 @@ pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone
     for file in &patch.files {
         // Read no further than what metron wrote: anything longer has changed.
         let limit = file.after.as_ref().map_or(0, |bytes| bytes.len() as u64);
-        let now = match Store::read(&env.project, &file.path, limit) {
+        let now = match Store::read(&*env.project, &file.path, limit) {
             Err(BoundaryError::TooLarge { .. }) => None,
             other => Some(other.map_err(|e| format!("cannot undo: {e}; nothing was changed"))?),
         };
@@ -52,7 +52,7 @@ pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone
             mode: WriteMode::Exact(file.before.as_ref().map_or(file.mode, |(_, mode)| *mode)),
         })
         .collect();
-    match commit(&env.project, &changes) {
+    match commit(&*env.project, &changes) {
         Ok(()) => {}
         Err(CommitError::Stale(paths)) => {
             return Err(format!(
@@ -124,6 +124,6 @@ pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u
 /// A file's content now, for `/diff`: bounded like apply_patch's reads, so a file that
 /// grew huge since metron wrote it is named instead of read.
 fn read_for_diff(env: &ToolEnv, path: &ProjectPath) -> Result<Option<Vec<u8>>, String> {
-    Store::read(&env.project, path, env.limits.max_patch_file_bytes)
+    Store::read(&*env.project, path, env.limits.max_patch_file_bytes)
         .map_err(|e| format!("not diffed: {e}"))
 }

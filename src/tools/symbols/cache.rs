@@ -21,8 +21,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::extract::{Extractor, FileDefs};
 use super::lang::Lang;
-use super::prefilter::{Key, Summary};
-use super::shape;
+use super::prefilter::{Key, Summary, may_define};
 use super::{Definition, SymbolError, SymbolQuery};
 use crate::project::{BoundaryError, Project, ProjectDir, ProjectPath};
 
@@ -97,35 +96,6 @@ struct Indexed {
     summary: Summary,
     /// The file's definitions, once it has been parsed.
     defs: Option<FileDefs>,
-    /// The last few names the file was read for and found only to use
-    /// ([`shape::may_define`]), so looking one up again does not read it again.
-    used_only: UsedOnly,
-}
-
-/// A few names a file only uses, most recent last; forgotten with the entry when the
-/// file changes.
-#[derive(Debug, Clone, Default)]
-struct UsedOnly {
-    keys: [Option<Key>; USED_ONLY_KEYS],
-    next: u8,
-}
-
-/// How many names [`UsedOnly`] remembers per file.
-const USED_ONLY_KEYS: usize = 4;
-
-impl UsedOnly {
-    fn contains(&self, key: Option<Key>) -> bool {
-        key.is_some() && self.keys.contains(&key)
-    }
-
-    fn insert(&mut self, key: Option<Key>) {
-        if key.is_none() || self.contains(key) {
-            return;
-        }
-        let slot = usize::from(self.next) % USED_ONLY_KEYS;
-        self.keys[slot] = key;
-        self.next = ((slot + 1) % USED_ONLY_KEYS) as u8;
-    }
 }
 
 impl Indexed {
@@ -137,7 +107,6 @@ impl Indexed {
                 racy_hash: None,
                 summary: Summary::build(b""),
                 defs: Some(FileDefs::default()),
-                used_only: UsedOnly::default(),
             };
         }
         Indexed {
@@ -145,7 +114,6 @@ impl Indexed {
             racy_hash: stamp.is_racy(read_at).then(|| fingerprint(bytes)),
             summary: Summary::build(bytes),
             defs: None,
-            used_only: UsedOnly::default(),
         }
     }
 }
@@ -184,6 +152,8 @@ pub(crate) struct Worker {
     pub(crate) reads: usize,
     /// Files parsed so far.
     pub(crate) parses: usize,
+    /// Bytes of source parsed so far (the warm-up's budget counts them).
+    pub(crate) parsed_bytes: usize,
 }
 
 impl Worker {
@@ -231,29 +201,53 @@ impl Worker {
     }
 }
 
-/// The name being looked up, and where.
+/// What a visit is for, and where.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Query<'a> {
     /// The project, for reading and `stat`ing through its boundary.
     pub(crate) project: &'a Project,
-    /// The normalised name and its qualifier.
-    pub(crate) symbol: &'a SymbolQuery,
-    /// The name's prefilter key.
-    key: Option<Key>,
-    /// The key files only using the name are remembered by: only a plain name's, as
-    /// `name` and Ruby's `name=` share a key.
-    used_key: Option<Key>,
+    /// What to do with the file once its entry is up to date.
+    purpose: Purpose<'a>,
+}
+
+/// What a visit does with a file whose entry is up to date.
+#[derive(Debug, Clone, Copy)]
+enum Purpose<'a> {
+    /// A lookup: parse the file if it may contain the name, and collect its definitions.
+    Lookup {
+        /// The normalised name and its qualifier.
+        symbol: &'a SymbolQuery,
+        /// The name's prefilter key.
+        key: Option<Key>,
+    },
+    /// The warm-up's first pass: read and summarise the file, parse nothing.
+    Summarize,
+    /// The warm-up's second pass: parse the file, collect nothing.
+    Parse,
 }
 
 impl<'a> Query<'a> {
-    /// A lookup of `symbol` in `project`, with its keys worked out once.
+    /// A lookup of `symbol` in `project`, with its key worked out once.
     pub(crate) fn new(project: &'a Project, symbol: &'a SymbolQuery) -> Query<'a> {
-        let key = Key::of(&symbol.name);
         Query {
             project,
-            symbol,
-            key,
-            used_key: key.filter(|_| shape::is_plain(&symbol.name)),
+            purpose: Purpose::Lookup {
+                symbol,
+                key: Key::of(&symbol.name),
+            },
+        }
+    }
+
+    /// A warm-up visit: bring entries up to date and, when `parse`, parse them too, so a
+    /// later lookup finds the work done.
+    pub(crate) fn warm(project: &'a Project, parse: bool) -> Query<'a> {
+        Query {
+            project,
+            purpose: if parse {
+                Purpose::Parse
+            } else {
+                Purpose::Summarize
+            },
         }
     }
 }
@@ -345,14 +339,22 @@ impl FileEntry {
             }
         }
 
-        let Some(indexed) = &mut self.state else {
+        let Some(indexed) = &self.state else {
             return Ok(Visit::Checked);
         };
-        if !indexed.summary.may_contain(query.key)
-            || (indexed.defs.is_none() && indexed.used_only.contains(query.used_key))
-        {
-            return Ok(Visit::Checked);
-        }
+        // The only test that rules a file out is the prefilter's, which is sound: a file
+        // that does not contain the name's identifier cannot define it. Every other
+        // candidate is parsed, so an answer is always what the grammar query finds.
+        let symbol = match query.purpose {
+            Purpose::Summarize => return Ok(Visit::Checked),
+            Purpose::Lookup { symbol, key } => {
+                if !indexed.summary.may_contain(key) {
+                    return Ok(Visit::Checked);
+                }
+                Some(symbol)
+            }
+            Purpose::Parse => None,
+        };
         if indexed.defs.is_none() {
             if !holding {
                 let read_at = SystemTime::now();
@@ -368,17 +370,24 @@ impl FileEntry {
                 return Ok(Visit::Checked);
             };
             if indexed.defs.is_none() {
-                if !shape::may_define(self.lang, &worker.buffer, &query.symbol.name) {
-                    indexed.used_only.insert(query.used_key);
+                // The summary can say "maybe" for a name that is not there (and always
+                // does for one without a key); the bytes are at hand, so the exact
+                // test spares the parse.
+                if let Some(symbol) = symbol
+                    && !may_define(&worker.buffer, &symbol.name)
+                {
                     return Ok(Visit::Checked);
                 }
                 indexed.defs = Some(worker.extractor.extract(self.lang, &worker.buffer)?);
                 worker.parses += 1;
+                worker.parsed_bytes += worker.buffer.len();
             }
         }
 
-        if let Some(defs) = self.state.as_ref().and_then(|s| s.defs.as_ref()) {
-            self.collect(defs, query.symbol, out);
+        if let (Some(symbol), Some(defs)) =
+            (symbol, self.state.as_ref().and_then(|s| s.defs.as_ref()))
+        {
+            self.collect(defs, symbol, out);
         }
         Ok(Visit::Checked)
     }

@@ -10,8 +10,9 @@
 //! thousands of files mentioning it, as fast as a rare one.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use super::cache::{FileEntry, Found, Query, Visit, Worker};
 use super::lang::Lang;
@@ -33,11 +34,36 @@ const MAX_THREADS: usize = 4;
 /// parses at most this many chunks beyond the one that settles it, whatever the load.
 const LOOKAHEAD_CHUNKS: usize = 2 * MAX_THREADS;
 
-/// The session's symbol index. Shared by reference; lookups take an internal lock, so
-/// they run one at a time (each one uses several threads itself).
-#[derive(Debug, Default)]
+/// The most source the warm-up parses. Parsed definitions are held for the session
+/// ([`SymbolIndex::held_bytes`]), and a tree far larger than any corpus the index is
+/// measured on should not have its every file parsed unasked: past this, files are
+/// parsed only when a lookup needs them.
+const WARM_MAX_PARSED_BYTES: usize = 256 * 1024 * 1024;
+
+/// The longest the warm-up keeps cores busy. Every lookup yields the same answer
+/// whether or not it ran, so stopping early only costs the first lookups time.
+const WARM_MAX_TIME: Duration = Duration::from_secs(60);
+
+/// A project's symbol index. Shared by reference; lookups take an internal lock, so they
+/// run one at a time (each one uses several threads itself). A warm-up
+/// ([`SymbolIndex::warm`]) holds the same lock only between files, and lets a waiting
+/// lookup go first.
+#[derive(Debug)]
 pub struct SymbolIndex {
+    shared: Arc<Shared>,
+}
+
+/// What the index and its warm-up thread share.
+#[derive(Debug)]
+struct Shared {
+    /// The project the index belongs to: every entry is a file of it.
+    project: Arc<Project>,
     state: Mutex<State>,
+    /// Lookups waiting for the lock: a warm-up stops at its next file and lets them in.
+    waiting: AtomicUsize,
+    /// Raised when the index is dropped, so a warm-up stops at its next file instead of
+    /// parsing for nobody.
+    closed: AtomicBool,
     /// Only asked whether find_symbol can be offered (the doctor's index): finding a
     /// supported file then starts no query compile, as no lookup will wait for it.
     no_compile_ahead: bool,
@@ -45,8 +71,6 @@ pub struct SymbolIndex {
 
 #[derive(Debug, Default)]
 struct State {
-    /// The root the entries belong to; another project starts from scratch.
-    root: Option<PathBuf>,
     /// Every file in a supported language from the last walk, in walk (path) order.
     files: Vec<FileEntry>,
     /// What the last walk depended on.
@@ -59,6 +83,8 @@ struct State {
     /// The language whose query finding a supported file started compiling, if any (the
     /// tests check that the doctor's index starts none).
     compiled_ahead: Option<Lang>,
+    /// A warm-up thread is running (a second call to `warm` starts none).
+    warming: bool,
 }
 
 /// Counters from the last lookup, for tests and benchmarks.
@@ -76,58 +102,65 @@ pub struct LookupStats {
     pub parses: usize,
 }
 
+/// How a warm-up ended, for tests and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WarmStats {
+    /// Files read (and summarised).
+    pub reads: usize,
+    /// Files parsed.
+    pub parses: usize,
+    /// Every file was parsed (false when a budget, or the index being dropped, stopped
+    /// it first).
+    pub complete: bool,
+}
+
 impl SymbolIndex {
-    /// An empty index.
-    pub fn new() -> SymbolIndex {
-        SymbolIndex::default()
+    /// An empty index of `project`'s files.
+    pub fn new(project: Arc<Project>) -> SymbolIndex {
+        SymbolIndex::with(project, false)
     }
 
     /// An index that will never look anything up, only say whether the project holds a
     /// supported file: it starts no query compile in the background.
-    pub(crate) fn for_availability_only() -> SymbolIndex {
+    pub(crate) fn for_availability_only(project: Arc<Project>) -> SymbolIndex {
+        SymbolIndex::with(project, true)
+    }
+
+    fn with(project: Arc<Project>, no_compile_ahead: bool) -> SymbolIndex {
         SymbolIndex {
-            no_compile_ahead: true,
-            ..SymbolIndex::default()
+            shared: Arc::new(Shared {
+                project,
+                state: Mutex::new(State::default()),
+                waiting: AtomicUsize::new(0),
+                closed: AtomicBool::new(false),
+                no_compile_ahead,
+            }),
         }
+    }
+
+    /// The project the index belongs to.
+    pub fn project(&self) -> &Project {
+        &self.shared.project
     }
 
     /// Finds definitions named exactly `name` (a Rust `r#` prefix is ignored), at most
     /// `limit` of them, sorted by path and line. A qualified name (`Context.JSON`,
     /// `a::b::C`) keeps only the definitions whose scope path ends with its qualifier.
-    pub fn lookup(
-        &self,
-        project: &Project,
-        name: &str,
-        limit: usize,
-    ) -> Result<Lookup, SymbolError> {
-        self.lookup_with_stats(project, name, limit)
+    pub fn lookup(&self, name: &str, limit: usize) -> Result<Lookup, SymbolError> {
+        self.lookup_with_stats(name, limit)
             .map(|(lookup, _)| lookup)
     }
 
     /// [`SymbolIndex::lookup`], also saying how much work it took.
     pub fn lookup_with_stats(
         &self,
-        project: &Project,
         name: &str,
         limit: usize,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
-        // Only the languages the project holds have their queries compiled: compiling
-        // all twelve costs most of a second, which a Go project should never pay.
-        let mut state = self.lock();
-        if state.root.as_deref() != Some(project.root()) {
-            *state = State {
-                root: Some(project.root().to_path_buf()),
-                ..State::default()
-            };
-        }
-        let walk_again = !state.snapshot.unchanged(project);
-        if walk_again {
-            let (walked, snapshot) = tree::walk(project);
-            merge_file_list(&mut state.files, walked);
-            state.snapshot = snapshot;
-            prepare_main_languages(&state.files);
-        }
+        let project = &*self.shared.project;
+        let mut state = self.shared.lock();
+        let walk_again = refresh(&mut state, project);
 
         let query = Query::new(project, &symbol);
         let threads = ordered::available_threads().clamp(1, MAX_THREADS);
@@ -178,48 +211,84 @@ impl SymbolIndex {
         Ok((lookup, stats))
     }
 
+    /// Starts reading, summarising and then parsing the project's files on a thread of
+    /// its own, so that lookups made later find the work done. A session calls it when
+    /// it starts: the model takes seconds to reply to the first prompt, and a lookup's
+    /// cost is mostly parsing, which this moves out of the model's way.
+    ///
+    /// It never changes an answer, only how soon it comes: a lookup that arrives first
+    /// takes the index at the warm-up's next file boundary (the warm-up waits while any
+    /// lookup wants it), and freshness is checked on every lookup as before. It stops at
+    /// [`WARM_MAX_PARSED_BYTES`] of parsed source or after [`WARM_MAX_TIME`], and when
+    /// the index is dropped. A second call while one runs starts nothing. Returns the
+    /// thread's handle (its result is for tests and benchmarks), or `None` when none was
+    /// started.
+    pub fn warm(&self) -> Option<std::thread::JoinHandle<WarmStats>> {
+        if self.shared.no_compile_ahead {
+            return None;
+        }
+        {
+            let mut state = self.shared.lock();
+            if state.warming {
+                return None;
+            }
+            state.warming = true;
+        }
+        let shared = Arc::clone(&self.shared);
+        let spawned = std::thread::Builder::new()
+            .name("symbols-warm".to_owned())
+            .spawn(move || {
+                let stats = shared.warm();
+                shared.lock_as_warm_up().warming = false;
+                stats
+            });
+        match spawned {
+            Ok(handle) => Some(handle),
+            Err(_) => {
+                // No thread to be had: lookups do the work when asked, as without warm-up.
+                self.shared.lock().warming = false;
+                None
+            }
+        }
+    }
+
     /// Whether the project holds a file find_symbol can read, from the index when it
     /// knows one, else from a walk that stops at the first. A project whose walk cannot
     /// start counts as holding one, so the tool's own refusal explains why.
-    pub(crate) fn has_supported_files(&self, project: &Project) -> bool {
+    pub(crate) fn has_supported_files(&self) -> bool {
         {
-            let state = self.lock();
-            if state.root.as_deref() == Some(project.root())
-                && (state.present || !state.files.is_empty())
-            {
+            let state = self.shared.lock();
+            if state.present || !state.files.is_empty() {
                 return true;
             }
         }
-        let first = super::census::first_supported(project);
+        let first = super::census::first_supported(&self.shared.project);
         // Asked when the session's tools are chosen: the first language found starts
         // compiling now, so the model's first find_symbol call finds its query ready.
         // (After a lookup's walk, every language with an eighth of the files starts too.)
         if let Some(Some(lang)) = first
-            && !self.no_compile_ahead
+            && !self.shared.no_compile_ahead
         {
             lang.prepare();
-            self.lock().compiled_ahead = Some(lang);
+            self.shared.lock().compiled_ahead = Some(lang);
         }
         let present = first.is_none_or(|lang| lang.is_some());
-        let mut state = self.lock();
-        if present && state.root.as_deref() == Some(project.root()) {
-            state.present = true;
-        } else if present && state.root.is_none() {
-            state.root = Some(project.root().to_path_buf());
-            state.present = true;
+        if present {
+            self.shared.lock().present = true;
         }
         present
     }
 
     /// Drops everything cached and walks the tree again (the REPL's `/tags`). Returns how
     /// many source files the index now knows; their definitions are still parsed on demand.
-    pub(crate) fn rebuild(&self, project: &Project) -> usize {
-        let mut state = self.lock();
+    pub(crate) fn rebuild(&self) -> usize {
+        let mut state = self.shared.lock();
+        let warming = state.warming;
         *state = State {
-            root: Some(project.root().to_path_buf()),
+            warming,
             ..State::default()
         };
-        let (walked, snapshot) = tree::walk(project);
+        let (walked, snapshot) = tree::walk(&self.shared.project);
         merge_file_list(&mut state.files, walked);
         state.snapshot = snapshot;
         state.files.len()
@@ -229,7 +298,7 @@ impl SymbolIndex {
     /// would notice anyway; this is belt and braces.) The next lookup also walks the tree
     /// again, in case the file is new.
     pub(crate) fn invalidate(&self, path: &ProjectPath) {
-        let mut state = self.lock();
+        let mut state = self.shared.lock();
         if let Some(entry) = state.files.iter_mut().find(|e| e.path() == path) {
             entry.forget();
         }
@@ -238,7 +307,12 @@ impl SymbolIndex {
 
     /// How many files currently hold parsed definitions (for tests and benchmarks).
     pub fn parsed_files(&self) -> usize {
-        self.lock().files.iter().filter(|e| e.is_parsed()).count()
+        self.shared
+            .lock()
+            .files
+            .iter()
+            .filter(|e| e.is_parsed())
+            .count()
     }
 
     /// Bytes the index holds for the files it knows: for each, its path, an identifier
@@ -249,19 +323,164 @@ impl SymbolIndex {
     /// measured on the largest corpora, every file parsed, it stays under a quarter of
     /// the source's size plus 200 bytes a file (see `held_bytes_stay_within_the_rule`).
     pub fn held_bytes(&self) -> usize {
-        self.lock().files.iter().map(FileEntry::held_bytes).sum()
+        self.shared
+            .lock()
+            .files
+            .iter()
+            .map(FileEntry::held_bytes)
+            .sum()
     }
 
-    /// The state, recovering from a panic in an earlier lookup by starting afresh
-    /// (a half-updated entry must not be trusted).
+    #[cfg(test)]
     fn lock(&self) -> MutexGuard<'_, State> {
+        self.shared.lock()
+    }
+}
+
+impl Drop for SymbolIndex {
+    /// A warm-up still running holds the shared state alive; this tells it to stop.
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Shared {
+    /// The state for the warm-up thread, recovering from a panic in an earlier lookup
+    /// by starting afresh (a half-updated entry must not be trusted).
+    fn lock_as_warm_up(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| {
             self.state.clear_poison();
             let mut state = poisoned.into_inner();
-            *state = State::default();
+            let warming = state.warming;
+            *state = State {
+                warming,
+                ..State::default()
+            };
             state
         })
     }
+
+    /// The state, for anyone but the warm-up: while this waits, the warm-up gives the
+    /// lock up at its next file and does not take it again until this is done, so no
+    /// caller waits on a whole warm-up pass.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let state = self.lock_as_warm_up();
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        state
+    }
+
+    /// Whether the warm-up should give the lock up (someone waits) or stop (the index is
+    /// gone).
+    fn warm_should_pause(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0 || self.closed.load(Ordering::Relaxed)
+    }
+
+    /// The warm-up: a first pass reads and summarises every file (what a cold lookup
+    /// spends most of its reads on), a second parses them in path order (the order
+    /// lookups visit them in), each pass handing the lock to any lookup that asks.
+    fn warm(&self) -> WarmStats {
+        let started = Instant::now();
+        let mut stats = WarmStats::default();
+        // A project of other languages (or a home directory) is not walked whole for
+        // nothing: the census stops at the first supported file. Nor is one whose walk
+        // cannot start (an unsafe ignore file at the root); find_symbol says why.
+        match super::census::first_supported(&self.project) {
+            Some(Some(_)) => {}
+            Some(None) => {
+                stats.complete = true;
+                return stats;
+            }
+            None => return stats,
+        }
+        {
+            let mut state = self.lock_as_warm_up();
+            refresh(&mut state, &self.project);
+        }
+        for parse in [false, true] {
+            match self.warm_pass(parse, started, &mut stats) {
+                Ok(true) => {}
+                Ok(false) | Err(_) => return stats,
+            }
+        }
+        stats.complete = true;
+        stats
+    }
+
+    /// One warm-up pass over every file; true when it reached the end. A file that fails
+    /// to parse is left to the lookup that needs it, which reports the error.
+    fn warm_pass(
+        &self,
+        parse: bool,
+        started: Instant,
+        stats: &mut WarmStats,
+    ) -> Result<bool, SymbolError> {
+        let project = &*self.project;
+        let query = Query::warm(project, parse);
+        let threads = ordered::available_threads().clamp(1, MAX_THREADS);
+        let mut next = 0;
+        // Bytes of source the pass may still parse.
+        let budget = AtomicUsize::new(if parse {
+            WARM_MAX_PARSED_BYTES
+        } else {
+            usize::MAX
+        });
+        loop {
+            // Let waiting lookups in first: they take the lock as soon as it is free.
+            while self.waiting.load(Ordering::SeqCst) > 0 {
+                if self.closed.load(Ordering::Relaxed) {
+                    return Ok(false);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if self.closed.load(Ordering::Relaxed) || started.elapsed() > WARM_MAX_TIME {
+                return Ok(false);
+            }
+            let mut state = self.lock_as_warm_up();
+            let state = &mut *state;
+            if next >= state.files.len() {
+                return Ok(true);
+            }
+            if state.workers.len() < threads {
+                state.workers.resize_with(threads, Worker::default);
+            }
+            let (done, finished) = warm_in_order(
+                &mut state.files[next..],
+                &query,
+                &mut state.workers[..threads],
+                &budget,
+                || self.warm_should_pause() || started.elapsed() > WARM_MAX_TIME,
+            )?;
+            next += done;
+            for worker in &mut state.workers[..threads] {
+                stats.reads += std::mem::take(&mut worker.reads);
+                stats.parses += std::mem::take(&mut worker.parses);
+                worker.trim();
+            }
+            if parse && budget.load(Ordering::Relaxed) == 0 {
+                return Ok(false);
+            }
+            if finished {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// Brings the file list up to date: walks the project again unless the last walk's
+/// snapshot proves nothing changed, keeping what is known of files still there. Returns
+/// whether it walked.
+fn refresh(state: &mut State, project: &Project) -> bool {
+    if state.snapshot.unchanged(project) {
+        return false;
+    }
+    let (walked, snapshot) = tree::walk(project);
+    merge_file_list(&mut state.files, walked);
+    state.snapshot = snapshot;
+    // Only the languages the project holds have their queries compiled: compiling all
+    // twelve costs most of a second, which a Go project should never pay.
+    prepare_main_languages(&state.files);
+    true
 }
 
 /// A language with at least this share of the project's files (one in N) has its query
@@ -363,20 +582,68 @@ fn visit_in_order(
     Ok((found, unreadable, visited))
 }
 
+/// Visits `files` in order for a warm-up on one thread per worker, until `pause` says to
+/// give the lock up or the parse `budget` (bytes) runs out. Returns how many files from
+/// the start were done (a later call starts there; files done beyond it cost one `stat`
+/// when visited again) and whether that is all of them.
+fn warm_in_order(
+    files: &mut [FileEntry],
+    query: &Query<'_>,
+    workers: &mut [Worker],
+    budget: &AtomicUsize,
+    pause: impl Fn() -> bool + Sync,
+) -> Result<(usize, bool), SymbolError> {
+    let total = files.len();
+    let chunks = ordered::map(
+        files.chunks_mut(CHUNK_FILES),
+        workers,
+        LOOKAHEAD_CHUNKS,
+        |worker, chunk, stop| {
+            let mut result = ChunkResult::default();
+            let mut interrupted = false;
+            worker.forget_dir();
+            for entry in chunk.iter_mut() {
+                if stop.requested() || pause() || budget.load(Ordering::Relaxed) == 0 {
+                    interrupted = true;
+                    break;
+                }
+                let before = worker.parsed_bytes;
+                entry.visit(query, worker, &mut result.found)?;
+                let parsed = worker.parsed_bytes - before;
+                // Saturating: the last file may overdraw the budget by its own size.
+                let _ = budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                    Some(left.saturating_sub(parsed))
+                });
+                result.visited += 1;
+            }
+            Ok((result.visited, interrupted))
+        },
+        |(_, interrupted)| *interrupted,
+    )?;
+    let done: usize = chunks.iter().map(|(visited, _)| visited).sum();
+    Ok((done, done >= total))
+}
+
 #[cfg(all(test, feature = "lang-rust"))]
 mod tests {
+    use std::sync::Arc;
+
     use super::SymbolIndex;
     use crate::project::Project;
+
+    fn open(dir: &tempfile::TempDir) -> Arc<Project> {
+        Arc::new(Project::open(dir.path(), false).expect("open"))
+    }
 
     /// `invalidate` and `rebuild` forget parsed files, and answers stay the same.
     #[test]
     fn invalidate_and_rebuild_forget_without_breaking_answers() {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("a.rs"), "fn one() {}\n").expect("write");
-        let project = Project::open(dir.path(), false).expect("open");
-        let index = SymbolIndex::new();
+        let project = open(&dir);
+        let index = SymbolIndex::new(Arc::clone(&project));
         let lines = || -> Vec<(String, usize)> {
-            let lookup = index.lookup(&project, "one", 10).expect("lookup");
+            let lookup = index.lookup("one", 10).expect("lookup");
             lookup
                 .definitions
                 .iter()
@@ -389,9 +656,76 @@ mod tests {
         assert_eq!(index.parsed_files(), 0);
         assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
         std::fs::write(dir.path().join("b.rs"), "fn two() {}\n").expect("write");
-        assert_eq!(index.rebuild(&project), 2, "both files, none parsed yet");
+        assert_eq!(index.rebuild(), 2, "both files, none parsed yet");
         assert_eq!(index.parsed_files(), 0);
         assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
+    }
+
+    /// A warm-up parses every file, lookups made during or after it answer as an index
+    /// without one does, and a second warm-up while one runs starts nothing.
+    #[test]
+    fn warm_up_parses_ahead_and_changes_no_answer() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for i in 0..200 {
+            let path = dir.path().join(format!("f{i:03}.rs"));
+            std::fs::write(
+                &path,
+                format!("fn one{i}() {{}}\nfn shared() {{ one{i}() }}\n"),
+            )
+            .expect("write");
+            // Out of the racy window, so a settled entry is trusted without a read.
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            file.set_modified(old).expect("set mtime");
+        }
+        let project = open(&dir);
+        let plain = SymbolIndex::new(Arc::clone(&project));
+        let expected = plain.lookup("shared", 60).expect("lookup");
+
+        let index = SymbolIndex::new(Arc::clone(&project));
+        let handle = index.warm().expect("a warm-up starts");
+        // Asked at once, the lookup may well come first: it waits at most a file.
+        assert_eq!(index.lookup("shared", 60).expect("lookup"), expected);
+        let stats = handle.join().expect("warm-up thread");
+        assert!(stats.complete, "{stats:?}");
+        assert_eq!(index.parsed_files(), 200);
+        let (lookup, lookup_stats) = index.lookup_with_stats("shared", 60).expect("lookup");
+        assert_eq!(lookup, expected);
+        assert_eq!((lookup_stats.reads, lookup_stats.parses), (0, 0));
+        assert_eq!(
+            index.lookup("one7", 60).expect("lookup").definitions.len(),
+            1
+        );
+
+        // One warm-up at a time; the doctor's index never warms.
+        let again = SymbolIndex::new(Arc::clone(&project));
+        let first = again.warm();
+        assert!(first.is_some());
+        assert!(again.warm().is_none(), "one is running");
+        drop(first.map(std::thread::JoinHandle::join));
+        assert!(SymbolIndex::for_availability_only(project).warm().is_none());
+    }
+
+    /// Dropping the index stops its warm-up at the next file.
+    #[test]
+    fn a_dropped_index_stops_warming() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for i in 0..400 {
+            std::fs::write(
+                dir.path().join(format!("f{i:03}.rs")),
+                format!("fn one{i}() {{}}\n"),
+            )
+            .expect("write");
+        }
+        let index = SymbolIndex::new(open(&dir));
+        let handle = index.warm().expect("a warm-up starts");
+        drop(index);
+        // The thread ends (it may have finished before it saw the drop).
+        let stats = handle.join().expect("warm-up thread");
+        assert!(stats.parses <= 400, "{stats:?}");
     }
 
     /// Finding a supported file starts its language's query compile for a session's
@@ -400,15 +734,15 @@ mod tests {
     fn only_a_session_index_compiles_ahead() {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("a.rs"), "fn one() {}\n").expect("write");
-        let project = Project::open(dir.path(), false).expect("open");
-        let session = SymbolIndex::new();
-        assert!(session.has_supported_files(&project));
+        let project = open(&dir);
+        let session = SymbolIndex::new(Arc::clone(&project));
+        assert!(session.has_supported_files());
         assert_eq!(
             session.lock().compiled_ahead.map(|lang| lang.name()),
             Some("Rust")
         );
-        let doctor = SymbolIndex::for_availability_only();
-        assert!(doctor.has_supported_files(&project));
+        let doctor = SymbolIndex::for_availability_only(project);
+        assert!(doctor.has_supported_files());
         assert_eq!(doctor.lock().compiled_ahead, None);
     }
 
@@ -424,16 +758,16 @@ mod tests {
         )
         .expect("write");
         std::fs::write(dir.path().join("point.h"), "struct point { int x; };\n").expect("write");
-        let project = Project::open(dir.path(), false).expect("open");
-        let index = SymbolIndex::new();
-        let lookup = index.lookup(&project, "point", 10).expect("lookup");
+        let project = open(&dir);
+        let index = SymbolIndex::new(Arc::clone(&project));
+        let lookup = index.lookup("point", 10).expect("lookup");
         assert_eq!(lookup.languages, ["C"], "headers of a C project are C");
         assert_eq!(lookup.definitions.len(), 1);
         let census = super::super::census::Census::of(&project).expect("census");
         assert!(census.line().contains("C 2 files"), "{}", census.line());
 
         std::fs::write(dir.path().join("main.cpp"), "int main() { return 0; }\n").expect("write");
-        let lookup = index.lookup(&project, "point", 10).expect("lookup");
+        let lookup = index.lookup("point", 10).expect("lookup");
         assert_eq!(
             lookup.languages,
             ["C", "C++"],

@@ -166,9 +166,6 @@ pub(crate) struct LangSpec {
     /// A definition kind naming the namespace of the whole file (Go's `package`): never
     /// shown, but a qualified lookup may name it (`http.Get`).
     pub(crate) file_scope_kind: Option<&'static str>,
-    /// The shapes of a mention that make it a use, not a definition: a file whose every
-    /// mention of a name has one is not parsed for it ([`super::shape`]).
-    pub(crate) uses: &'static super::shape::UseShapes,
 }
 
 /// Every language compiled in, in the order the doctor lists them.
@@ -200,7 +197,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: Some("package"),
-        uses: &super::shape::GO,
     },
     #[cfg(feature = "lang-rust")]
     LangSpec {
@@ -248,7 +244,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
-        uses: &super::shape::RUST,
     },
     #[cfg(feature = "lang-java")]
     LangSpec {
@@ -287,7 +282,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // A user names a class by its package as Go names a function by its package:
         // `java.util.HashMap.put`, `util.HashMap`.
         file_scope_kind: Some("package"),
-        uses: &super::shape::JAVA,
     },
     #[cfg(feature = "lang-csharp")]
     LangSpec {
@@ -333,7 +327,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // narrows `B.Greeter.Greet`. (In a file with block namespaces the first one is
         // named twice on the way down, which a suffix match does not notice.)
         file_scope_kind: Some("namespace"),
-        uses: &super::shape::CSHARP,
     },
     #[cfg(feature = "lang-javascript")]
     LangSpec {
@@ -349,7 +342,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: JS_SCOPES,
         separator: ".",
         file_scope_kind: None,
-        uses: &super::shape::JAVASCRIPT,
     },
     #[cfg(feature = "lang-typescript")]
     LangSpec {
@@ -364,7 +356,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
-        uses: &super::shape::JAVASCRIPT,
     },
     // TSX is TypeScript with JSX, a grammar of its own (`<T>x` casts and JSX tags
     // collide), read with the same query. ctags has no TSX language; its TypeScript
@@ -379,7 +370,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
-        uses: &super::shape::JAVASCRIPT,
     },
     #[cfg(feature = "lang-c")]
     LangSpec {
@@ -418,7 +408,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // ctags joins nested C scopes with `::` too (`struct:outer::inner`).
         separator: "::",
         file_scope_kind: None,
-        uses: &super::shape::C,
     },
     #[cfg(feature = "lang-cpp")]
     LangSpec {
@@ -471,7 +460,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
-        uses: &super::shape::C,
     },
     #[cfg(feature = "lang-python")]
     LangSpec {
@@ -499,7 +487,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
-        uses: &super::shape::PYTHON,
     },
     #[cfg(feature = "lang-ruby")]
     LangSpec {
@@ -537,7 +524,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
-        uses: &super::shape::RUBY,
     },
     #[cfg(feature = "lang-php")]
     LangSpec {
@@ -581,7 +567,6 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
-        uses: &super::shape::PHP,
     },
 ];
 

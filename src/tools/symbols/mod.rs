@@ -4,21 +4,27 @@
 //! It replaces Universal Ctags with tree-sitter grammars and two short definition
 //! queries (`grammars/*.scm`) whose kinds and scopes follow ctags, so answers read the
 //! same as a tags file would. A qualified name (`Context.JSON`, `outer::S::new`) narrows
-//! a lookup to definitions whose scope path ends with the qualifier. Parsing is the expensive part (about 8 MB/s against ctags' 60), so
-//! the index is lazy and never parses what it does not have to:
+//! a lookup to definitions whose scope path ends with the qualifier. Parsing is the
+//! expensive part (about 8 MB/s against ctags' 60), so the index parses only what it must,
+//! and tries to have done that before it is asked:
 //!
 //! 1. the file list comes from the shared walk ([`crate::tools::walk`]), so ignore rules
 //!    are exactly those of list_files, and is reused only while the `stat` of every
 //!    directory and ignore file it depends on is unchanged (`tree.rs`);
 //! 2. a file is read once, and a Bloom filter of its identifiers is kept
-//!    ([`prefilter`]); a lookup parses only files that contain the name, and of those
-//!    only files where some mention of it could be a definition ([`shape`]: not only
-//!    `new Name(`, `x.name(`, `import { Name }` or a comment);
+//!    ([`prefilter`]); a lookup parses every file that contains the name, and no other.
+//!    That is the only file a lookup passes over, and it is sound: a file without the
+//!    name's identifier cannot define it. Nothing guesses from the text around a mention
+//!    whether it is a definition (an earlier version did, and a declarator split over two
+//!    lines made it answer "No definition" for one that exists);
 //! 3. a parsed file's definitions are kept ([`extract`]), so a file is parsed at most once
 //!    per content version;
 //! 4. files are visited in path order on a few threads, and the visit stops once one
 //!    definition more than the caller's limit is known: output is sorted by path and
-//!    capped, so later files cannot change it.
+//!    capped, so later files cannot change it;
+//! 5. a session starts [`SymbolIndex::warm`] while the model reads the first prompt: it
+//!    reads and summarises every file, then parses them in path order, giving way to any
+//!    lookup, so the model's first find_symbol call finds most of the work done.
 //!
 //! Freshness is checked on every lookup and never traded for speed (`cache.rs`): new and
 //! removed files are found through directory stamps (or a new walk), every visited file
@@ -32,12 +38,13 @@ pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
 pub(crate) mod prefilter;
-pub(crate) mod shape;
+#[cfg(test)]
+mod soundness;
 mod tree;
 
 use std::cmp::Ordering;
 
-pub use index::{LookupStats, SymbolIndex};
+pub use index::{LookupStats, SymbolIndex, WarmStats};
 
 use crate::tools::ToolError;
 

@@ -92,13 +92,14 @@ fn held_bytes_stay_within_the_rule_on_the_go_tree() {
     let Ok(project) = metron::project::Project::open(&root, false) else {
         return skip(test, &format!("cannot open {}", root.display()));
     };
-    let index = metron::tools::symbols::SymbolIndex::new();
+    let index = metron::tools::symbols::SymbolIndex::new(std::sync::Arc::new(project));
+    let project = index.project();
     // Every Go file holds the word `package`, so no summary rules a file out and every
     // file is parsed; no limit stops the lookup early.
-    let Ok((_, stats)) = index.lookup_with_stats(&project, "package", usize::MAX) else {
+    let Ok((_, stats)) = index.lookup_with_stats("package", usize::MAX) else {
         panic!("lookup failed");
     };
-    let files = metron::testing::walk_files(&project);
+    let files = metron::testing::walk_files(project);
     let bytes = |keep: &dyn Fn(&str) -> bool| -> (u64, u64) {
         files
             .iter()

@@ -226,9 +226,7 @@ pub(crate) fn our_tags_in(
                         let mut dropped_names = HashSet::new();
                         for def in &defs {
                             if !dropped_names.contains(&def.name)
-                                && !metron::testing::shape_may_define(
-                                    &shown, language, &bytes, &def.name,
-                                )
+                                && !metron::testing::prefilter_may_define(&bytes, &def.name)
                             {
                                 dropped_names.insert(def.name.clone());
                             }
@@ -255,21 +253,22 @@ pub(crate) fn our_tags_in(
         }
         if !dropped.is_empty() {
             println!(
-                "definitions a lookup would not parse for (the use-shape check): {}, e.g. {:?}",
+                "definitions a lookup would not parse for (the prefilter): {}, e.g. {:?}",
                 dropped.len(),
                 &dropped[..dropped.len().min(5)]
             );
         }
-        shape_dropped().extend(dropped);
+        prefilter_dropped().extend(dropped);
         tags
     })
 }
 
-/// Definitions the parser finds but a lookup would not, because every mention of the
-/// name in the file has a use shape (`src/tools/symbols/shape.rs`): left out of what
-/// [`our_tags`] returns, so every figure is what find_symbol answers, and checked by
-/// [`recall`], which fails if one of them is a tag ctags lists.
-fn shape_dropped() -> std::sync::MutexGuard<'static, HashSet<Tag>> {
+/// Definitions the parser finds but a lookup would not, because the prefilter
+/// (`src/tools/symbols/prefilter.rs`) rules their file out: left out of what [`our_tags`]
+/// returns, so every figure is what find_symbol answers, and checked by [`recall`],
+/// which fails if one of them is a tag ctags lists. The prefilter is meant never to
+/// drop one; the in-repo fixtures check that in every `cargo test`.
+fn prefilter_dropped() -> std::sync::MutexGuard<'static, HashSet<Tag>> {
     static DROPPED: std::sync::LazyLock<std::sync::Mutex<HashSet<Tag>>> =
         std::sync::LazyLock::new(Default::default);
     DROPPED
@@ -299,14 +298,14 @@ pub(crate) fn recall(
             misses.push((kind, tag));
         }
     }
-    let dropped = shape_dropped();
+    let dropped = prefilter_dropped();
     let lost: Vec<&(&str, &Tag)> = misses
         .iter()
         .filter(|(_, tag)| dropped.contains(*tag))
         .collect();
     assert!(
         lost.is_empty(),
-        "{title}: the use-shape check keeps lookups from {} of ctags' tags, e.g. {:?}",
+        "{title}: the prefilter keeps lookups from {} of ctags' tags, e.g. {:?}",
         lost.len(),
         &lost[..lost.len().min(10)]
     );

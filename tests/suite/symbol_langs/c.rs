@@ -3,7 +3,7 @@
 
 use crate::suite::symbols::Fixture;
 
-const POINT_C: &str = "\
+pub(super) const POINT_C: &str = "\
 #define MAX 10
 #define SQUARE(x) ((x) * (x))
 struct point {

@@ -4,7 +4,7 @@
 
 use crate::suite::symbols::Fixture;
 
-const STACK_HPP: &str = "\
+pub(super) const STACK_HPP: &str = "\
 #define STACK_MAX 64
 namespace outer { namespace inner {
 class Stack {
@@ -28,7 +28,7 @@ int global_depth = 3;
 template <typename T> T biggest(T a, T b) { return a > b ? a : b; }
 ";
 
-const STACK_CPP: &str = "\
+pub(super) const STACK_CPP: &str = "\
 #include \"stack.h\"
 void outer::inner::Stack::push(int v) { typedef int local_t; }
 int outer::inner::Stack::count = 0;

@@ -5,7 +5,7 @@
 
 use crate::suite::symbols::{Fixture, not_found};
 
-const APP_CS: &str = r#"#define TRACE_APP
+pub(super) const APP_CS: &str = r#"#define TRACE_APP
 using System;
 using Text = System.Text;
 
@@ -42,7 +42,7 @@ namespace Company.App
 }
 "#;
 
-const TOOLS_CS: &str = r#"namespace Tools.Cli;
+pub(super) const TOOLS_CS: &str = r#"namespace Tools.Cli;
 
 class Greeter
 {

@@ -4,7 +4,7 @@
 
 use crate::suite::symbols::Fixture;
 
-const APP_JAVA: &str = r#"package com.example.app;
+pub(super) const APP_JAVA: &str = r#"package com.example.app;
 
 import java.util.List;
 
@@ -37,7 +37,7 @@ public class Greeter<T> implements Runnable {
 enum Top { A, B }
 "#;
 
-const OTHER_JAVA: &str = r#"package org.other;
+pub(super) const OTHER_JAVA: &str = r#"package org.other;
 
 class Greeter {
     void greet() {}

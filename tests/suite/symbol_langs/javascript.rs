@@ -5,7 +5,7 @@ use crate::suite::symbols::Fixture;
 
 /// One of every default ctags JavaScript kind, a nested class, an object literal used as
 /// a class (ctags' reading), a prototype method and a JSX component.
-const APP_JS: &str = "\
+pub(super) const APP_JS: &str = "\
 export const LIMIT = 10;
 let counter = 0;
 
@@ -34,7 +34,7 @@ const Shapes = {
 Greeter.prototype.wave = function () {};
 ";
 
-const VIEW_JSX: &str = "\
+pub(super) const VIEW_JSX: &str = "\
 export function Badge({ label }) {
   return <span className=\"badge\">{label}</span>;
 }

@@ -5,7 +5,7 @@ use crate::suite::symbols::Fixture;
 
 /// One of every kind ctags emits for PHP by default (namespace, alias, define, class,
 /// interface, trait, function, variable). Line numbers matter.
-const APP_PHP: &str = "\
+pub(super) const APP_PHP: &str = "\
 <?php
 namespace App\\Models;
 

@@ -5,7 +5,7 @@ use crate::suite::symbols::Fixture;
 
 /// One of every kind ctags emits for Python by default (class, function, member,
 /// variable, namespace, unknown), with nesting. Line numbers matter.
-const APP_PY: &str = "\
+pub(super) const APP_PY: &str = "\
 import os.path as osp
 from collections import OrderedDict as OD
 import sys

@@ -7,7 +7,7 @@ use crate::suite::symbols::Fixture;
 
 /// One of every kind ctags emits for Ruby by default (module, class, method,
 /// singletonMethod, constant, accessor, alias). Line numbers matter.
-const APP_RB: &str = "\
+pub(super) const APP_RB: &str = "\
 module Shop
   VERSION = \"1.0\"
 

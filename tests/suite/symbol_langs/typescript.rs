@@ -5,7 +5,7 @@ use crate::suite::symbols::Fixture;
 
 /// One of every default ctags TypeScript kind, members of a class, an interface, an
 /// enum and a namespace, and a constructor parameter property.
-const STORE_TS: &str = "\
+pub(super) const STORE_TS: &str = "\
 export const LIMIT = 10;
 export let counter = 0;
 
@@ -45,7 +45,7 @@ export namespace Util {
 }
 ";
 
-const VIEW_TSX: &str = "\
+pub(super) const VIEW_TSX: &str = "\
 export interface BadgeProps {
   label: string;
 }
