@@ -27,11 +27,6 @@
 //! [`testing`] is hidden: it exposes a few internals that the integration tests and
 //! benches compare against references (rg, ctags, git) and is not an API.
 
-// A few internals are reached only through `testing`, which a normal build leaves out (the
-// `testing` feature, on for tests, benches and fuzz). Dead code is still found by
-// `cargo clippy --all-targets`, which builds the crate with the feature on.
-#![cfg_attr(not(feature = "testing"), allow(dead_code, unused_imports))]
-
 pub mod agent;
 pub mod authority;
 pub mod cli;

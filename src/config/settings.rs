@@ -428,6 +428,7 @@ impl Config {
 
 impl Key {
     /// True when a project's file may not set this key at all.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn is_privileged(self) -> bool {
         self.rule() == Rule::Privileged
     }

@@ -894,13 +894,3 @@ fn a_typod_key_gets_a_suggestion() {
     assert!(err.contains("unknown key `maxTurns`"), "{err}");
     assert!(err.contains("; did you mean `max_turns`?"), "{err}");
 }
-
-/// The config fuzz target's oracle once took a user's own privileged setting for the
-/// project's doing; both files setting one are valid inputs.
-#[test]
-fn the_fuzz_oracle_lets_the_users_own_privileged_keys_be() {
-    crate::testing::fuzz::config(b"\x00{}\x00{\"auto_approve_patches\":true}");
-    crate::testing::fuzz::config(
-        b"\x00{\"allowed_commands\":[\"rm\"]}\x00{\"allowed_commands\":[\"cargo test\"]}",
-    );
-}

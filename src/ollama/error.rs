@@ -49,7 +49,7 @@ pub enum OllamaError {
         /// The server.
         url: String,
         /// What failed, and the next step.
-        problem: super::TlsProblem,
+        problem: super::tls_problem::TlsProblem,
     },
     /// The model is not installed on the server (HTTP 404).
     #[error(

@@ -9,10 +9,12 @@ mod client;
 mod error;
 mod stream;
 mod tls;
+mod tls_problem;
 pub mod wire;
 
 pub use client::Client;
 pub use error::OllamaError;
+#[cfg(any(test, feature = "testing"))]
 pub(crate) use stream::StreamParser;
 pub use stream::{Delta, Reply};
-pub use tls::TlsProblem;
+pub use tls_problem::TlsProblem;

@@ -607,6 +607,7 @@ impl Toolbox {
 
     /// run_command's whole path (plan, authority, execute) with `parent_env` standing for
     /// metron's own environment, so tests can control PATH and the variables passed on.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn run_command_with_env(
         &self,
         command: &str,

@@ -280,6 +280,7 @@ fn written_bits(project: &Project, change: &Change) -> u32 {
 }
 
 /// [`prepare_within`] with the default `max_patch_file_bytes`, for benches and tests.
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {
     prepare_within(
         project,
