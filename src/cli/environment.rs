@@ -155,8 +155,8 @@ mod tests {
     use super::*;
 
     /// Variables read only by tests and diagnostics (`#[ignore]`d tests for tuning),
-    /// which a user never sets.
-    const TEST_ONLY: &[&str] = &["METRON_SHAPE_TREE", "METRON_SHAPE_NAME"];
+    /// which a user never sets. None today.
+    const TEST_ONLY: &[&str] = &[];
 
     /// The calls through which `src/` reads a variable by name: `std::env::var`,
     /// `var_os`, and the small closures around them (`var`, `string` in config,
