@@ -83,6 +83,23 @@ pub fn prefilter_may_define(source: &[u8], name: &str) -> bool {
     Summary::build(source).may_contain(Key::of(name)) && may_define(source, name)
 }
 
+/// The names among `names` that the symbol prefilter would not let a lookup parse
+/// `source` for ([`prefilter_may_define`] false), with the file's summary built once: the
+/// differentials ask this for every definition of a large tree.
+pub fn prefilter_drops<'n>(
+    source: &[u8],
+    names: impl IntoIterator<Item = &'n str>,
+) -> std::collections::HashSet<String> {
+    use crate::tools::symbols::prefilter::{Key, Summary, may_define};
+    let summary = Summary::build(source);
+    let unique: std::collections::HashSet<&str> = names.into_iter().collect();
+    unique
+        .into_iter()
+        .filter(|name| !(summary.may_contain(Key::of(name)) && may_define(source, name)))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The language named `language`, or else the one of `path`'s extension.
 fn language_of(path: &str, language: Option<&str>) -> Option<Lang> {
     match language {

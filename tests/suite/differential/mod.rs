@@ -223,14 +223,10 @@ pub(crate) fn our_tags_in(
                         let defs = extractor
                             .of_scoped(&shown, language, &bytes)
                             .expect("a file of a compiled-in language");
-                        let mut dropped_names = HashSet::new();
-                        for def in &defs {
-                            if !dropped_names.contains(&def.name)
-                                && !metron::testing::prefilter_may_define(&bytes, &def.name)
-                            {
-                                dropped_names.insert(def.name.clone());
-                            }
-                        }
+                        let dropped_names = metron::testing::prefilter_drops(
+                            &bytes,
+                            defs.iter().map(|def| def.name.as_str()),
+                        );
                         for def in defs {
                             let tag = (def.name, shown.clone(), def.line);
                             if dropped_names.contains(&tag.0) {
