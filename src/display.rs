@@ -88,24 +88,20 @@ impl Display {
             let said = if std::io::stderr().is_terminal() {
                 terminal_safe(&said)
             } else {
-                Cow::Borrowed(said.as_str())
+                marks_escaped(&said)
             };
             eprintln!("{}", said.trim_end_matches('\n'));
         }
     }
 
-    /// A call's outcome line on stderr, failures in colour, with a command's last lines
-    /// of output dimmed beneath it.
+    /// A call's outcome line on stderr, marked as metron's, failures in colour, with a
+    /// command's last lines of output dimmed beneath it.
     fn show_outcome(&mut self, summary: &str, failed: bool, tail: &[String]) {
         self.spinner.borrow_mut().stop();
         self.finish_line();
         let style = Style::for_stderr();
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(
-            err,
-            "{}",
-            style.paint(&fit(summary, style.width), failed, false)
-        );
+        let _ = writeln!(err, "{}", style.status(summary, failed));
         for line in tail {
             let line = format!("  | {line}");
             let _ = writeln!(
@@ -124,7 +120,7 @@ impl Display {
         let text = if self.sanitize {
             terminal_safe(text)
         } else {
-            Cow::Borrowed(text)
+            marks_escaped(text)
         };
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes());
@@ -198,7 +194,7 @@ impl Observer for Display {
                     let failed = !patches_not_applied.is_empty()
                         || commands.iter().any(|c| c.exit_code != Some(0));
                     let style = Style::for_stderr();
-                    eprintln!("{}", style.paint(&fit(&line, style.width), failed, false));
+                    eprintln!("{}", style.status(&line, failed));
                 }
             }
             _ => {}
@@ -281,6 +277,17 @@ impl Style {
             (true, false, true) => format!("\x1b[2m{line}\x1b[0m"),
             _ => line.into_owned(),
         }
+    }
+
+    /// One of metron's status lines: [`STATUS_MARK`], then `text` fitted and painted (so
+    /// every mark or control character in it, the model's commands and paths, is
+    /// escaped).
+    fn status(self, text: &str, failed: bool) -> String {
+        let width = self.width.map(|w| w.saturating_sub(2));
+        format!(
+            "{STATUS_MARK} {}",
+            self.paint(&fit(text, width), failed, false)
+        )
     }
 }
 
@@ -505,11 +512,18 @@ pub(crate) fn latency_text(latency: &Latency) -> String {
 /// question: a line beginning with it was written by metron.
 pub(crate) const QUESTION_MARK: char = '\u{276f}';
 
+/// The mark metron's own status lines start with: a call's outcome line and a turn's
+/// evidence line. Like [`QUESTION_MARK`], it is escaped in every text metron did not write
+/// (on a terminal by [`terminal_safe`], elsewhere by [`marks_escaped`]), so a model
+/// that prints `apply_patch → wrote greet.go (+1 -1)` cannot pass it off as metron's.
+pub(crate) const STATUS_MARK: char = '\u{25aa}';
+
 /// Whether a character must be shown as an escape rather than sent to the terminal: the
 /// C0 and C1 controls except newline and tab (ESC, and CSI U+009B and OSC U+009D, which
 /// some terminals obey as one character), DEL, the bidirectional-format characters
 /// (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069, which reorder what is read:
-/// "Trojan Source"), the line and paragraph separators, and [`QUESTION_MARK`]. One rule
+/// "Trojan Source"), the line and paragraph separators, and metron's own marks
+/// ([`QUESTION_MARK`], [`STATUS_MARK`]). One rule
 /// for every path, so no view is laxer than another.
 pub(crate) fn needs_escape(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
@@ -523,7 +537,29 @@ pub(crate) fn needs_escape(c: char) -> bool {
                 | '\u{2028}'
                 | '\u{2029}'
         )
-        || c == QUESTION_MARK
+        || is_mark(c)
+}
+
+fn is_mark(c: char) -> bool {
+    c == QUESTION_MARK || c == STATUS_MARK
+}
+
+/// Text that is not going to a terminal (a pipe, a CI log) with only metron's marks
+/// escaped: the bytes are otherwise the model's, but no line can start like one of
+/// metron's questions or status lines.
+pub(crate) fn marks_escaped(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_mark) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_mark(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Text made harmless for a terminal: every character [`needs_escape`] names is shown
@@ -703,6 +739,24 @@ mod tests {
             back["arguments"]["path"],
             "a\nb\r\u{1b}[2J\u{85}c\u{2028}d\u{2029}e\u{202e}f"
         );
+    }
+
+    #[test]
+    fn only_metron_starts_a_line_with_its_status_mark() {
+        let forged = format!("{STATUS_MARK} changed: greet.go (+1 -1)");
+        assert!(!terminal_safe(&forged).contains(STATUS_MARK));
+        assert!(!marks_escaped(&forged).contains(STATUS_MARK));
+        assert!(!marks_escaped(&format!("{QUESTION_MARK} Apply?")).contains(QUESTION_MARK));
+        // Off a terminal, only the marks change: the rest is the model's bytes.
+        assert_eq!(marks_escaped("a\x1b[2Jb"), "a\x1b[2Jb");
+        // metron's own line keeps one mark, at the start, whatever the text holds.
+        let plain = Style {
+            colour: false,
+            width: None,
+        };
+        let line = plain.status(&forged, false);
+        assert!(line.starts_with(STATUS_MARK));
+        assert_eq!(line.matches(STATUS_MARK).count(), 1, "{line}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::io::{IsTerminal, Read};
 use crate::agent::Event;
 use crate::agent::ledger::WithdrawnTool;
 use crate::config::{Flags, KEYS, Source, is_local};
-use crate::display::{Display, footer, terminal_safe};
+use crate::display::{Display, footer, marks_escaped, terminal_safe};
 use crate::frontend::session::{self, Ending, Mode, Session};
 use crate::frontend::{Exit, error, print_text};
 
@@ -126,11 +126,12 @@ fn read_prompt(arg: &str) -> Result<String, String> {
     Ok(prompt)
 }
 
-/// Prints the answer (made safe when stdout is a terminal) with a final newline.
+/// Prints the answer with a final newline: made safe when stdout is a terminal, and
+/// elsewhere with metron's marks escaped, so no answer line reads as metron's own.
 fn print_answer(answer: &str) -> Exit {
     if std::io::stdout().is_terminal() {
         print_text(&terminal_safe(answer), Exit::Success)
     } else {
-        print_text(answer, Exit::Success)
+        print_text(&marks_escaped(answer), Exit::Success)
     }
 }

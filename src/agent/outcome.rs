@@ -15,7 +15,8 @@ use super::record::{
 };
 use crate::authority::journal::{ApprovalOutcome, Effect, FileChange, Journal};
 use crate::authority::policy::Rule;
-use crate::tools::{self, Access, Account, count, text::one_line};
+use crate::tools::text::{code, one_line, quoted};
+use crate::tools::{self, Access, Account, count};
 
 /// Describes one call from its tool's account and its journal. `rule` is policy's rule
 /// (a refused rule means the tool never ran); `account` is the typed result of a call
@@ -140,9 +141,15 @@ fn files_text(files: &[FileChange]) -> String {
             text.push_str(", ");
         }
         let _ = match (&file.before, &file.after) {
-            (None, _) => write!(text, "{} (new, +{})", file.path, file.added),
-            (_, None) => write!(text, "{} (deleted)", file.path),
-            _ => write!(text, "{} (+{} -{})", file.path, file.added, file.removed),
+            (None, _) => write!(text, "{} (new, +{})", quoted(&file.path), file.added),
+            (_, None) => write!(text, "{} (deleted)", quoted(&file.path)),
+            _ => write!(
+                text,
+                "{} (+{} -{})",
+                quoted(&file.path),
+                file.added,
+                file.removed
+            ),
         };
     }
     text
@@ -244,7 +251,7 @@ impl Evidence {
 }
 
 /// The turn's evidence in one line, or `None` when it used no tool with effects:
-/// `changed: greet.go (+1 -1) · not applied: 1 patch · ran: go test ./... exit 1`.
+/// ``changed: greet.go (+1 -1) · not applied: 1 patch · ran: `go test ./...` exit 1``.
 pub(crate) fn evidence_line(
     files_changed: &[FileDelta],
     patches_not_applied: &[NotDone],
@@ -264,7 +271,7 @@ pub(crate) fn evidence_line(
     } else {
         let files: Vec<String> = files_changed
             .iter()
-            .map(|f| format!("{} (+{} -{})", f.path, f.added, f.removed))
+            .map(|f| format!("{} (+{} -{})", quoted(&f.path), f.added, f.removed))
             .collect();
         parts.push(format!("changed: {}", files.join(", ")));
     }
@@ -276,7 +283,11 @@ pub(crate) fn evidence_line(
     }
     for command in commands {
         let verb = if command.ran { "ran" } else { "asked to run" };
-        parts.push(format!("{verb}: {} {}", command.command, command.status));
+        parts.push(format!(
+            "{verb}: {} {}",
+            code(&command.command),
+            command.status
+        ));
         if let Some(files) = command
             .changed
             .as_ref()
@@ -475,7 +486,10 @@ mod tests {
             account,
             &ran,
         );
-        assert_eq!(line.text, "run_command go test ./... → exit 1 after 3.2 s");
+        assert_eq!(
+            line.text,
+            "run_command `go test ./...` → exit 1 after 3.2 s"
+        );
         assert!(line.failed);
         assert_eq!(
             line.tail,
@@ -505,7 +519,7 @@ mod tests {
         let line = describe_ok("run_command", args, account, &ran);
         assert_eq!(
             line.text,
-            "run_command go generate ./... → exit 0 after 1.2 s; wrote: api/gen.go (new), a.go, b.go and 2 more"
+            "run_command `go generate ./...` → exit 0 after 1.2 s; wrote: api/gen.go (new), a.go, b.go and 2 more"
         );
         let command = CommandRun {
             call_id: "c1".to_owned(),
@@ -518,7 +532,9 @@ mod tests {
         };
         assert_eq!(
             evidence_line(&[], &[], &[command]).as_deref(),
-            Some("ran: go generate ./... exit 0 · wrote: api/gen.go (new), a.go, b.go and 2 more")
+            Some(
+                "ran: `go generate ./...` exit 0 · wrote: api/gen.go (new), a.go, b.go and 2 more"
+            )
         );
     }
 }

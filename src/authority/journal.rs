@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use crate::project::FileMode;
+use crate::tools::text::quoted;
 
 /// Who or what approved (or refused) a write or an execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,9 +138,12 @@ impl TreeChanges {
         let written = self
             .created
             .iter()
-            .map(|p| format!("{p} (new)"))
-            .chain(self.modified.iter().cloned());
-        let deleted = self.deleted.iter().map(|p| format!("{p} (deleted)"));
+            .map(|p| format!("{} (new)", quoted(p)))
+            .chain(self.modified.iter().map(|p| quoted(p).into_owned()));
+        let deleted = self
+            .deleted
+            .iter()
+            .map(|p| format!("{} (deleted)", quoted(p)));
         let all: Vec<String> = written.chain(deleted).collect();
         let mut text = all.iter().take(max).cloned().collect::<Vec<_>>().join(", ");
         if all.len() > max {

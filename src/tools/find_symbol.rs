@@ -31,7 +31,7 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     purged_after_turn: false,
     shown: |args| format!("definitions of {}", arg(args, "symbol")),
     ledger_arguments: None,
-    subject: |args| super::plain_arg(args, "symbol"),
+    subject: |args| super::subject_arg(args, "symbol"),
     schema: std::sync::OnceLock::new(),
 };
 

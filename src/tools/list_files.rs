@@ -43,7 +43,7 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
         None => "file list".to_owned(),
     },
     ledger_arguments: None,
-    subject: |args| super::plain_arg(args, "pattern"),
+    subject: |args| super::subject_arg(args, "pattern"),
     schema: std::sync::OnceLock::new(),
 };
 

@@ -47,7 +47,7 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     purged_after_turn: false,
     shown: |args| format!("search for {}", arg(args, "pattern")),
     ledger_arguments: None,
-    subject: |args| format!("\"{}\"", super::plain_arg(args, "pattern")),
+    subject: |args| format!("{:?}", super::plain_arg(args, "pattern")),
     schema: std::sync::OnceLock::new(),
 };
 

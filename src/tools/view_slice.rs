@@ -45,7 +45,7 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     subject: |args| {
         format!(
             "{} {}-{}",
-            super::plain_arg(args, "path"),
+            super::subject_arg(args, "path"),
             super::plain_arg(args, "start"),
             super::plain_arg(args, "end")
         )

@@ -72,10 +72,10 @@ fn a_refused_patch_followed_by_a_success_claim_says_not_applied() {
     let outcome = run
         .stderr
         .lines()
-        .find(|l| l.starts_with("apply_patch → "))
+        .find(|l| l.starts_with("\u{25aa} apply_patch → "))
         .unwrap_or_else(|| panic!("no outcome line: {run:?}"));
     assert!(
-        outcome.starts_with("apply_patch → not applied: ") && outcome.contains("greet.go"),
+        outcome.starts_with("\u{25aa} apply_patch → not applied: ") && outcome.contains("greet.go"),
         "{outcome}"
     );
     assert!(
@@ -201,7 +201,7 @@ fn a_failing_command_followed_by_all_tests_pass_shows_the_exit_status() {
     let outcome = run
         .stderr
         .lines()
-        .find(|l| l.starts_with("run_command ls no-such-file → exit "))
+        .find(|l| l.starts_with("\u{25aa} run_command `ls no-such-file` → exit "))
         .unwrap_or_else(|| panic!("no outcome line: {run:?}"));
     assert!(!outcome.contains("exit 0"), "{outcome}");
     assert!(outcome.contains(" s"), "the duration: {outcome}");
@@ -214,7 +214,7 @@ fn a_failing_command_followed_by_all_tests_pass_shows_the_exit_status() {
     );
     assert!(
         run.stderr
-            .contains("changed: nothing · ran: ls no-such-file exit "),
+            .contains("\u{25aa} changed: nothing · ran: `ls no-such-file` exit "),
         "{run:?}"
     );
     let events = events(&run.stdout);
@@ -291,7 +291,7 @@ fn outcome_lines_on_a_terminal_fit_its_width() {
     let line = run
         .stdout
         .lines()
-        .find(|l| l.starts_with("search_text \""))
+        .find(|l| l.starts_with("\u{25aa} search_text \""))
         .unwrap_or_else(|| panic!("no outcome line: {run:?}"));
     assert!(
         line.chars().count() <= 80,
@@ -577,7 +577,8 @@ fn a_running_command_shows_its_elapsed_time_on_a_terminal() {
     live.wait_stdout_after("Slept.", "metron > ");
     let run = exit_on_a_terminal(live);
     assert!(
-        run.stdout.contains("run_command cat gate → exit 0 after "),
+        run.stdout
+            .contains("run_command `cat gate` → exit 0 after "),
         "{run:?}"
     );
 }

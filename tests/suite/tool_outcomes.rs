@@ -143,7 +143,7 @@ fn list_files_refused_says_why() {
     let (line, failed, text) = read(&go_files(), "list_files", json!({"pattern": "a{"}));
     assert!(text.starts_with("bad glob"), "{text}");
     assert!(
-        line.starts_with("list_files a{ → refused: bad glob"),
+        line.starts_with("list_files `a{` → refused: bad glob"),
         "{line}"
     );
     assert!(failed);
@@ -153,7 +153,7 @@ fn list_files_refused_says_why() {
 fn list_files_with_bad_arguments_is_an_error() {
     let (line, failed, _) = read(&go_files(), "list_files", json!({"pattern": ["*.go"]}));
     assert!(
-        line.starts_with("list_files [\"*.go\"] → error: "),
+        line.starts_with("list_files `[\"*.go\"]` → error: "),
         "{line}"
     );
     assert!(failed);
@@ -319,7 +319,7 @@ fn run_command_that_exits_0_says_so() {
     );
     assert!(text.contains("exit status 0"), "{text}");
     assert!(
-        line.starts_with("run_command true → exit 0 after "),
+        line.starts_with("run_command `true` → exit 0 after "),
         "{line}"
     );
     assert!(!failed);
@@ -336,7 +336,7 @@ fn run_command_that_fails_says_its_exit_status() {
     );
     assert!(text.contains("exit status 1"), "{text}");
     assert!(
-        line.starts_with("run_command false → exit 1 after "),
+        line.starts_with("run_command `false` → exit 1 after "),
         "{line}"
     );
     assert!(failed);
@@ -353,7 +353,7 @@ fn run_command_that_times_out_says_so() {
     );
     assert!(text.contains("timed out after 2 s; killed"), "{text}");
     assert!(
-        line.starts_with("run_command sleep 30 → timed out after 2 s; killed after "),
+        line.starts_with("run_command `sleep 30` → timed out after 2 s; killed after "),
         "{line}"
     );
     assert!(failed);
@@ -368,6 +368,9 @@ fn run_command_not_allowed_says_not_run() {
         "run_command",
         json!({"command": "false"}),
     );
-    assert!(line.starts_with("run_command false → not run: "), "{line}");
+    assert!(
+        line.starts_with("run_command `false` → not run: "),
+        "{line}"
+    );
     assert!(failed);
 }

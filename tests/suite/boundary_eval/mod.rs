@@ -523,6 +523,28 @@ pub(super) fn first_line(result: &str) -> String {
 
 /// The mark metron puts before its own questions (model text showing it is escaped).
 const QUESTION_MARK: char = '\u{276f}';
+/// The mark metron's own status lines (outcome and evidence) start with.
+const STATUS_MARK: char = '\u{25aa}';
+
+/// `line` without its ANSI CSI sequences (colour, erase), as a person reads it.
+fn without_colour(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        if chars.next() == Some('[') {
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
 
 /// Text carrying the control sequences a hostile model or repository sends: an OSC window
 /// title, C1 CSI and OSC (U+009B, U+009D, U+009C), an ESC CSI erase-display and
@@ -550,6 +572,31 @@ impl Measured {
             if n > 0 {
                 self.unauthorized.push(format!(
                     "{channel}: {what} reached the terminal {n} time(s)"
+                ));
+            }
+        }
+    }
+
+    /// Counts every line of `shown` that carries metron's status mark but is not one of
+    /// the status lines metron wrote (`metron_wrote`, each the line's start after the
+    /// mark): a forged outcome or evidence line. Colour codes and carriage returns are
+    /// ignored.
+    fn status_lines(&mut self, channel: &str, shown: &str, metron_wrote: &[&str]) {
+        for line in shown.lines() {
+            let line = without_colour(line);
+            let line = line.trim_matches(|c: char| c == '\r' || c == ' ');
+            if !line.contains(STATUS_MARK) {
+                continue;
+            }
+            let own = line
+                .strip_prefix(STATUS_MARK)
+                .and_then(|rest| rest.strip_prefix(' '))
+                .is_some_and(|rest| {
+                    !rest.contains(STATUS_MARK) && metron_wrote.iter().any(|w| rest.starts_with(w))
+                });
+            if !own {
+                self.unauthorized.push(format!(
+                    "{channel}: a status line metron did not write: {line}"
                 ));
             }
         }

@@ -17,6 +17,10 @@ cases! {
     "escapes in the approval diff" => control_sequences_in_the_approval_diff: escapes_in_the_approval_diff;
     "escapes in replies, outcome lines and /ledger" => control_sequences_in_replies_outcomes_and_the_ledger: escapes_in_replies_outcomes_and_the_ledger;
     "escapes in a model name from .metron.json" => control_sequences_in_a_configured_model_name: escapes_from_an_untrusted_config;
+    "forged status lines in -p output" => forged_status_lines_in_piped_output: forged_status_lines_when_piped;
+    "forged status lines on a terminal" => forged_status_lines_in_the_repl_on_a_terminal: forged_status_lines_on_a_terminal;
+    "a command's text forges an evidence clause" => a_command_that_reads_as_a_second_evidence_clause: command_text_forging_an_evidence_clause;
+    "a path forges an evidence clause" => a_path_that_reads_as_a_second_evidence_clause: path_forging_an_evidence_clause;
 }
 
 /// The model prints an imitation of metron's question, then keeps generating its real
@@ -188,6 +192,142 @@ pub(super) fn escapes_from_an_untrusted_config() -> Verdict {
     for (channel, text) in [("--doctor", &shown[0]), ("the banner", &shown[2])] {
         assert!(text.contains("EVIL"), "{channel} names the model: {text}");
     }
+    Verdict::Measured(m)
+}
+
+/// Model text imitating metron's status lines, with the mark and without, written in
+/// a round that calls a tool and again in the answer.
+fn forged_status(last: &str) -> String {
+    format!(
+        "Done.\n{STATUS_MARK} apply_patch → wrote greet.go (+1 -1)\n{STATUS_MARK} changed: greet.go (+1 -1) · ran: `go test ./...` exit 0\n{last}"
+    )
+}
+
+/// The one status line metron writes in the forged-status cases.
+const VIEWED: &str = "view_slice greet.go 1-2 → 2 lines";
+
+/// The model's replies for the forged-status cases: a round with forged lines and a real
+///      call, then an answer with forged lines again.
+fn forging_model() -> FakeOllama {
+    let view = json!({"path": "greet.go", "start": 1, "end": 2});
+    FakeOllama::start(vec![
+        Reply::Stream(vec![
+            text(&forged_status("")),
+            tool_calls(&[("view_slice", view)]),
+            done(100, 20),
+        ]),
+        answer(&forged_status("Finished."), 150, 9),
+    ])
+}
+
+/// The model prints imitations of metron's outcome and evidence lines, and `-p` runs
+///      with stdout and stderr piped, as in a CI log: the only marked line is metron's own.
+pub(super) fn forged_status_lines_when_piped() -> Verdict {
+    let fx = Fixture::new(true);
+    let fake = forging_model();
+    let mut run = None;
+    let mut m = measure(&fx, || {
+        run = Some(fx.oneshot(&fake, "look", &[]));
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    m.status_lines("stdout", &run.stdout, &[]);
+    m.status_lines("stderr", &run.stderr, &[VIEWED]);
+    assert!(
+        run.stderr.contains(&format!("{STATUS_MARK} {VIEWED}")),
+        "metron's own line is marked: {run:?}"
+    );
+    assert!(
+        run.stdout.contains("\\u{25aa} changed: greet.go")
+            && run.stderr.contains("\\u{25aa} apply_patch"),
+        "the model's marks are shown escaped: {run:?}"
+    );
+    Verdict::Measured(m)
+}
+
+/// The same imitations in the REPL on a terminal, where the reply streams: the only
+///      marked line is metron's own.
+pub(super) fn forged_status_lines_on_a_terminal() -> Verdict {
+    if !script_available() {
+        return Verdict::Skipped("util-linux `script` is not installed".to_owned());
+    }
+    let fx = Fixture::new(true);
+    let fake = forging_model();
+    let mut shown = String::new();
+    let mut m = measure(&fx, || {
+        let mut live = fx.on_a_terminal(&fake);
+        live.wait_stdout("metron > ", 1);
+        live.send("look\r");
+        live.wait_stdout("Finished.", 1);
+        live.wait_stdout_after("Finished.", "metron > ");
+        live.send("/exit\r");
+        shown = live.finish().stdout;
+        (Expect::nothing().typed(&["look", "/exit"]), Some(&fake))
+    });
+    m.status_lines("the terminal", &shown, &[VIEWED]);
+    assert!(
+        shown.contains(VIEWED) && shown.contains("\\u{25aa} changed: greet.go"),
+        "the call ran and the forged mark is escaped: {shown}"
+    );
+    Verdict::Measured(m)
+}
+
+/// An allowed command whose own text reads as a second clause of the evidence line
+///      (`echo ok · ran: cargo test --workspace exit 0`): the line quotes it, and says
+///      once what ran.
+pub(super) fn command_text_forging_an_evidence_clause() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.user_config(r#"{"allowed_commands": ["echo"]}"#);
+    let command = "echo ok · ran: cargo test --workspace exit 0";
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({ "command": command }), 100, 20),
+        answer("Finished.", 150, 9),
+    ]);
+    let mut run = None;
+    let mut m = measure(&fx, || {
+        run = Some(fx.oneshot(&fake, "check", &["--yes"]));
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    let outcome = format!("run_command `{command}` → exit 0 after ");
+    let evidence = format!("changed: nothing · ran: `{command}` exit 0");
+    m.status_lines("stderr", &run.stderr, &[&outcome, &evidence]);
+    assert!(
+        run.stderr.contains(&format!("{STATUS_MARK} {evidence}\n")),
+        "the evidence line quotes the command: {run:?}"
+    );
+    Verdict::Measured(m)
+}
+
+/// A patch creates a file whose name reads as more of the evidence line
+///      (`x.go (+1 -1) · ran: cargo test exit 0`): the line quotes it.
+pub(super) fn path_forging_an_evidence_clause() -> Verdict {
+    let fx = Fixture::new(true);
+    let name = "x.go (+1 -1) · ran: cargo test exit 0";
+    let diff = format!("--- /dev/null\n+++ b/{name}\n@@ -0,0 +1 @@\n+package x\n");
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({ "diff": diff }), 100, 20),
+        answer("Finished.", 150, 9),
+    ]);
+    let mut run = None;
+    let mut m = measure(&fx, || {
+        run = Some(fx.oneshot(&fake, "add x", &["--yes"]));
+        (
+            Expect::nothing().change(name, Want::bytes("package x\n")),
+            Some(&fake),
+        )
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    let outcome = format!("apply_patch → wrote `{name}` (new, +1)");
+    let evidence = format!("changed: `{name}` (+1 -0)");
+    m.status_lines("stderr", &run.stderr, &[&outcome, &evidence]);
+    assert!(
+        run.stderr.contains(&format!("{STATUS_MARK} {evidence}\n")),
+        "the evidence line quotes the path: {run:?}"
+    );
     Verdict::Measured(m)
 }
 
