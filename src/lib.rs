@@ -38,6 +38,7 @@ mod frontend;
 pub mod ollama;
 mod oneshot;
 pub mod project;
+pub(crate) mod quoting;
 mod repl;
 pub mod sandbox;
 #[cfg(feature = "testing")]

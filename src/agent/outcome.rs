@@ -15,7 +15,8 @@ use super::record::{
 };
 use crate::authority::journal::{ApprovalOutcome, Effect, FileChange, Journal};
 use crate::authority::policy::Rule;
-use crate::tools::text::{code, one_line, quoted};
+use crate::quoting::{code, quoted};
+use crate::tools::text::one_line;
 use crate::tools::{self, Access, Account, count};
 
 /// Describes one call from its tool's account and its journal. `rule` is policy's rule

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use crate::project::FileMode;
-use crate::tools::text::quoted;
+use crate::quoting::quoted;
 
 /// Who or what approved (or refused) a write or an execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -256,14 +256,14 @@ pub(crate) fn plain_arg(arguments: &Value, key: &str) -> String {
 }
 
 /// One string argument of a call as the outcome line shows it: [`plain_arg`], quoted
-/// where it holds anything but plain path characters ([`text::quoted`]), so an argument
+/// where it holds anything but plain path characters ([`crate::quoting::quoted`]), so an argument
 /// cannot imitate the rest of the line.
 pub(crate) fn subject_arg(arguments: &Value, key: &str) -> String {
     let plain = plain_arg(arguments, key);
     if plain.is_empty() {
         return plain;
     }
-    text::quoted(&plain).into_owned()
+    crate::quoting::quoted(&plain).into_owned()
 }
 
 pub(crate) use account::count;

@@ -99,7 +99,7 @@ pub(crate) static SPEC: ToolSpec = ToolSpec {
     purged_after_turn: false,
     shown: |args| format!("output of `{}`", arg(args, "command")),
     ledger_arguments: None,
-    subject: |args| super::text::code(&super::plain_arg(args, "command")),
+    subject: |args| crate::quoting::code(&super::plain_arg(args, "command")),
     schema: std::sync::OnceLock::new(),
 };
 
