@@ -51,7 +51,8 @@ impl AppliedPatches {
     pub(crate) fn push(&mut self, patch: AppliedPatch) {
         for file in &patch.files {
             if !self.originals.iter().any(|(path, _)| *path == file.path) {
-                self.originals.push((file.path.clone(), file.before.clone()));
+                self.originals
+                    .push((file.path.clone(), file.before.clone()));
             }
         }
         self.live.push(patch);

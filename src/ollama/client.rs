@@ -291,9 +291,8 @@ impl Client {
                 ));
             }
             let bytes = self.read_body(response, BodyKind::Json).await?;
-            serde_json::from_slice(&bytes).map_err(|_| {
-                OllamaError::Protocol(error_text(&String::from_utf8_lossy(&bytes)))
-            })
+            serde_json::from_slice(&bytes)
+                .map_err(|_| OllamaError::Protocol(error_text(&String::from_utf8_lossy(&bytes))))
         };
         tokio::time::timeout(limit, work)
             .await

@@ -343,6 +343,26 @@ pub(crate) fn prepare_within(
         checked.push((old, new));
     }
 
+    // Sizes next: nothing is read unless the files the patch reads fit its budget.
+    let budget = read_budget(max_file_bytes);
+    let sizes: Vec<(&ProjectPath, u64)> = checked
+        .iter()
+        .filter_map(|(old, _)| old.as_ref())
+        .map(|path| {
+            let size = project.symlink_metadata(path).map_or(0, |meta| meta.len());
+            (path, size)
+        })
+        .collect();
+    let total = sizes
+        .iter()
+        .fold(0u64, |sum, (_, size)| sum.saturating_add(*size));
+    if total > budget {
+        return Err(refuse(over_budget(Some(total), budget, sizes.len())));
+    }
+
+    // What is left of the budget as the files are read: a file that grew since its size
+    // was taken is read no further than that.
+    let mut left = budget;
     let mut pre: Vec<(ProjectPath, Vec<u8>, u32)> = Vec::new();
     // The permission bits each written path gets (see `write_mode`).
     let mut modes: Vec<(ProjectPath, WriteMode)> = Vec::new();
@@ -353,8 +373,19 @@ pub(crate) fn prepare_within(
     let mut line_counts = Vec::new();
     for (file, (old, new)) in files.iter().zip(&checked) {
         let current = match old {
-            Some(path) => read_current(project, path, max_file_bytes)
-                .map_err(|e| refuse(too_large_or(e, max_file_bytes)))?,
+            Some(path) => {
+                let limit = max_file_bytes.min(left);
+                let current = read_current(project, path, limit).map_err(|e| match e {
+                    BoundaryError::TooLarge { .. } if limit < max_file_bytes => {
+                        refuse(over_budget(None, budget, sizes.len()))
+                    }
+                    e => refuse(too_large_or(e, max_file_bytes)),
+                })?;
+                if let Some((bytes, _)) = &current {
+                    left = left.saturating_sub(bytes.len() as u64);
+                }
+                current
+            }
             None => None,
         };
         if let (Some(new), true) = (new, old.as_ref() != new.as_ref()) {
@@ -508,6 +539,28 @@ fn read_current(
         Err(BoundaryError::NotFound(_)) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The most bytes one patch reads from the files it changes, summed over them (unless
+/// `max_patch_file_bytes` is larger: one file at that cap always fits). Every file read
+/// is held several times while a patch is prepared (the bytes, libgit2's blob, the
+/// post-image), so without it a patch over many files each just under the per-file cap
+/// (measured: 20 files of 15 MiB) took memory by the gigabyte before the question was
+/// even asked. Real patches read kilobytes; 32 MiB is two files at the default cap.
+pub(crate) const PATCH_READ_BYTES: u64 = 32 << 20;
+
+/// The read budget of one patch: [`PATCH_READ_BYTES`], or `max_file_bytes` when larger.
+fn read_budget(max_file_bytes: u64) -> u64 {
+    PATCH_READ_BYTES.max(max_file_bytes)
+}
+
+/// The refusal of a patch whose files add up to more than its read budget: `total` is
+/// their size when known (`None`: a file grew past the budget while it was read).
+fn over_budget(total: Option<u64>, budget: u64, files: usize) -> String {
+    let held = total.map_or_else(|| format!("more than {budget}"), |n| n.to_string());
+    format!(
+        "The {files} files this patch changes hold {held} bytes together, more than apply_patch reads for one patch ({budget} bytes, 32 MiB or `max_patch_file_bytes` if larger), so none was read; split the change into several smaller patches, each touching fewer or smaller files."
+    )
 }
 
 /// The text of a read error for the model; a file over the cap names the setting.

@@ -220,19 +220,31 @@ mod tests {
     #[test]
     fn a_created_file_is_shown_from_dev_null_with_its_mode() {
         let raw = patch(None, Some(b"one\ntwo\n"));
-        let shown = text(with_git_headers(&raw, Existence::Created(FileMode::Regular)));
+        let shown = text(with_git_headers(
+            &raw,
+            Existence::Created(FileMode::Regular),
+        ));
         assert_eq!(
             shown,
             "diff --git a/n.txt b/n.txt\nnew file mode 100644\n--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
         );
-        let shown = text(with_git_headers(&raw, Existence::Created(FileMode::Executable)));
-        assert!(shown.contains("\nnew file mode 100755\n--- /dev/null\n"), "{shown}");
+        let shown = text(with_git_headers(
+            &raw,
+            Existence::Created(FileMode::Executable),
+        ));
+        assert!(
+            shown.contains("\nnew file mode 100755\n--- /dev/null\n"),
+            "{shown}"
+        );
     }
 
     #[test]
     fn a_deleted_file_is_shown_to_dev_null_with_its_mode() {
         let raw = patch(Some(b"one\n"), None);
-        let shown = text(with_git_headers(&raw, Existence::Deleted(FileMode::Executable)));
+        let shown = text(with_git_headers(
+            &raw,
+            Existence::Deleted(FileMode::Executable),
+        ));
         assert_eq!(
             shown,
             "diff --git a/n.txt b/n.txt\ndeleted file mode 100755\n--- a/n.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
@@ -244,7 +256,10 @@ mod tests {
         let raw = patch(Some(b"--- a\n+++ b\n"), Some(b"index x\n"));
         assert_eq!(with_git_headers(&raw, Existence::Kept), raw);
         let raw = patch(None, Some(b"--- a\ndiff --git x\nindex y\n"));
-        let shown = text(with_git_headers(&raw, Existence::Created(FileMode::Regular)));
+        let shown = text(with_git_headers(
+            &raw,
+            Existence::Created(FileMode::Regular),
+        ));
         assert!(
             shown.ends_with("@@ -0,0 +1,3 @@\n+--- a\n+diff --git x\n+index y\n"),
             "{shown}"

@@ -3,7 +3,7 @@
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
 //! [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
-//! [`config_trust`], [`terminal`] and [`network`]. This module holds the fixture, the
+//! [`config_trust`], [`terminal`], [`network`] and [`resources`]. This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
@@ -730,6 +730,7 @@ mod calls;
 mod commands;
 mod config_trust;
 mod network;
+mod resources;
 mod sandbox;
 mod terminal;
 mod walking;
@@ -748,6 +749,7 @@ fn cases() -> Vec<&'static Case> {
         config_trust::CASES,
         terminal::CASES,
         network::CASES,
+        resources::CASES,
     ]
     .into_iter()
     .flatten()
