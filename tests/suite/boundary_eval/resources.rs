@@ -4,7 +4,8 @@
 //! [`run_with_peak`]) and how long it took: metron must stop
 //! reading at its bound, say what happened, and exit well within the probe's time. The
 //! patch cases put a patch's files exactly at its read budget (applied) and one byte over
-//! (refused before a byte is read).
+//! (refused before a byte is read). And what `/diff` says of a file the session created or
+//! deleted (issue 25, L7): it must not read as if a created file had existed.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -28,6 +29,8 @@ cases! {
     "endless /api/tags (/model)" => endless_tags_body_for_the_model_list: endless_tags_for_the_model_list;
     "patch reading exactly its budget" => a_patch_reading_exactly_its_budget_is_applied: patch_at_the_budget;
     "patch reading one byte over its budget" => a_patch_reading_one_byte_over_its_budget_is_refused: patch_over_the_budget;
+    "/diff of a created file" => diff_shows_a_created_file_as_new: diff_of_a_created_file;
+    "/diff of a deleted file" => diff_shows_a_deleted_file_as_deleted: diff_of_a_deleted_file;
 }
 
 /// The peak memory a run may reach while a server sends without end: metron's own
@@ -523,4 +526,68 @@ pub(super) fn patch_over_the_budget() -> Verdict {
     }
     m.notes.push(first_line(&result));
     Verdict::Measured(m)
+}
+
+// ---------------------------------------------------------------------------------------
+// What /diff says of a created or deleted file
+// ---------------------------------------------------------------------------------------
+
+/// The REPL (`--yes`): the model sends `diff`, then the person asks for `/diff`, which
+/// must hold `header` and must not hold `not`.
+fn diff_case(diff: &str, expect: Expect, header: &str, not: &str) -> Verdict {
+    let fx = Fixture::new(true);
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": diff}), 100, 20),
+        answer("Patched.", 200, 2),
+    ]);
+    let mut run = None;
+    let m = measure(&fx, || {
+        let mut live = fx.repl(&fake, &["--yes"]);
+        live.send("change the files\n");
+        live.wait_stdout("Patched.", 1);
+        live.send("/diff\n");
+        live.wait_stdout(header, 1);
+        live.send("/exit\n");
+        run = Some(live.finish());
+        (expect, Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = tool_results(&fake);
+    assert!(
+        results.len() == 1 && results[0].starts_with("Applied:"),
+        "{results:?}"
+    );
+    assert!(!run.stdout.contains(not), "{not:?} in\n{}", run.stdout);
+    let mut m = m;
+    m.notes.push(format!(
+        "/diff shows {:?}",
+        header.lines().collect::<Vec<_>>()
+    ));
+    Verdict::Measured(m)
+}
+
+/// A file the model created is shown from `/dev/null`, with `new file mode 100644`.
+pub(super) fn diff_of_a_created_file() -> Verdict {
+    diff_case(
+        &create_patch("n.txt", "hello"),
+        Expect::nothing().change("n.txt", Want::bytes("hello\n")),
+        "diff --git a/n.txt b/n.txt\nnew file mode 100644\n--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+hello\n",
+        "--- a/n.txt",
+    )
+}
+
+/// A file the model deleted is shown to `/dev/null`, with `deleted file mode 100644`.
+pub(super) fn diff_of_a_deleted_file() -> Verdict {
+    let removed: String = GREET_GO.lines().map(|l| format!("-{l}\n")).collect();
+    let lines = GREET_GO.lines().count();
+    let diff = format!("--- a/greet.go\n+++ /dev/null\n@@ -1,{lines} +0,0 @@\n{removed}");
+    diff_case(
+        &diff,
+        Expect::nothing().change("greet.go", Want::Absent),
+        &format!(
+            "diff --git a/greet.go b/greet.go\ndeleted file mode 100644\n--- a/greet.go\n+++ /dev/null\n@@ -1,{lines} +0,0 @@\n"
+        ),
+        "+++ b/greet.go",
+    )
 }
