@@ -633,3 +633,33 @@ fn summary_line(
         (None, None) => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_read_budget_is_32_mib_or_the_per_file_cap_when_larger() {
+        let default = crate::config::Config::default().max_patch_file_bytes;
+        assert_eq!(read_budget(default), 32 << 20);
+        assert_eq!(read_budget(1), 32 << 20);
+        assert_eq!(read_budget(64 << 20), 64 << 20);
+        assert_eq!(read_budget(u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn the_budget_refusal_names_the_sizes_and_the_next_step() {
+        let text = over_budget(Some((32 << 20) + 1), 32 << 20, 3);
+        assert!(
+            text.starts_with("The 3 files this patch changes hold 33554433 bytes together"),
+            "{text}"
+        );
+        assert!(text.contains("(33554432 bytes, 32 MiB"), "{text}");
+        assert!(text.contains("split the change into several smaller patches"));
+        let text = over_budget(None, 32 << 20, 2);
+        assert!(
+            text.contains("hold more than 33554432 bytes together"),
+            "{text}"
+        );
+    }
+}
