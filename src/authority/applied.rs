@@ -7,6 +7,10 @@
 
 use crate::project::ProjectPath;
 
+/// A file's bytes and permission bits before metron's first write in the session, or
+/// `None` when it did not exist.
+pub(crate) type Original = Option<(Vec<u8>, u32)>;
+
 /// One file of an applied patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AppliedFile {
@@ -43,7 +47,7 @@ pub(crate) struct AppliedPatches {
     /// before metron's first write (`None`: it did not exist), in order of first write.
     /// An undo does not remove a file from here: `/diff` then shows what is left of the
     /// session's changes (and the mode of a file it shows deleted).
-    originals: Vec<(ProjectPath, Option<(Vec<u8>, u32)>)>,
+    originals: Vec<(ProjectPath, Original)>,
 }
 
 impl AppliedPatches {
@@ -79,7 +83,7 @@ impl AppliedPatches {
 
     /// Every file written in this session with its content and permission bits before the
     /// first write.
-    pub(crate) fn originals(&self) -> &[(ProjectPath, Option<(Vec<u8>, u32)>)] {
+    pub(crate) fn originals(&self) -> &[(ProjectPath, Original)] {
         &self.originals
     }
 }

@@ -249,7 +249,7 @@ impl Authority {
 
     /// Every file written in this session, with its content and permission bits before
     /// metron's first write.
-    pub(crate) fn originals(&self) -> Vec<(ProjectPath, Option<(Vec<u8>, u32)>)> {
+    pub(crate) fn originals(&self) -> Vec<(ProjectPath, applied::Original)> {
         self.state().applied.originals().to_vec()
     }
 
