@@ -27,6 +27,8 @@ cases! {
     "endless /api/tags (doctor)" => endless_tags_body_in_the_doctor: endless_tags_in_the_doctor;
     "endless /api/show (doctor)" => endless_show_body_in_the_doctor: endless_show_in_the_doctor;
     "endless /api/tags (/model)" => endless_tags_body_for_the_model_list: endless_tags_for_the_model_list;
+    "/api/tags of exactly 8 MiB (doctor)" => tags_of_exactly_the_bound_are_read: tags_of_exactly_the_bound;
+    "/api/tags one byte over 8 MiB (doctor)" => tags_one_byte_over_the_bound_are_refused: tags_one_byte_over_the_bound;
     "patch reading exactly its budget" => a_patch_reading_exactly_its_budget_is_applied: patch_at_the_budget;
     "patch reading one byte over its budget" => a_patch_reading_one_byte_over_its_budget_is_refused: patch_over_the_budget;
     "/diff of a created file" => diff_shows_a_created_file_as_new: diff_of_a_created_file;
@@ -142,34 +144,75 @@ fn shown_kib(kib: Option<u64>) -> String {
 // A server whose one answer never ends
 // ---------------------------------------------------------------------------------------
 
-/// The answer of [`Hostile`] that never ends.
+/// The answer of [`Hostile`] that is not the usual one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Endless {
+enum Endpoint {
     Version,
     Tags,
     Show,
 }
 
-impl Endless {
+/// How long that answer's body is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Length {
+    /// It never ends (until metron hangs up).
+    Endless,
+    /// Exactly this many bytes, the usual answer with a padding field.
+    Exactly(usize),
+}
+
+impl Endpoint {
     fn path(self) -> &'static str {
         match self {
-            Endless::Version => "/api/version",
-            Endless::Tags => "/api/tags",
-            Endless::Show => "/api/show",
+            Endpoint::Version => "/api/version",
+            Endpoint::Tags => "/api/tags",
+            Endpoint::Show => "/api/show",
         }
     }
 
-    /// The start of the endless body, and the piece repeated after it: JSON that is
-    /// well-formed so far, so only its length can stop a reader.
-    fn body(self) -> (&'static str, &'static str) {
-        match self {
-            Endless::Version => (r#"{"version":""#, "0123456789abcdef"),
-            Endless::Tags => (
-                r#"{"models":["#,
-                r#"{"name":"qwen2.5-coder:32b","model":"qwen2.5-coder:32b"},"#,
-            ),
-            Endless::Show => (r#"{"capabilities":["tools"],"license":""#, "free as in "),
+    /// The usual answer, as JSON text with its closing brace left off, so a field can be
+    /// appended.
+    fn open_answer(self) -> String {
+        let answer = match self {
+            Endpoint::Version => json!({"version": "0.12.10"}),
+            Endpoint::Tags => {
+                json!({"models": [{"name": "qwen2.5-coder:32b", "model": "qwen2.5-coder:32b"}]})
+            }
+            Endpoint::Show => json!({
+                "capabilities": ["completion", "tools"],
+                "model_info": {"general.architecture": "qwen3", "qwen3.context_length": 32768},
+            }),
         }
+        .to_string();
+        answer[..answer.len() - 1].to_owned()
+    }
+
+    /// The body: the usual answer with a `pad` string that is `length` long in all, or
+    /// whose string never closes.
+    fn body(self, length: Length) -> (Vec<u8>, Option<usize>) {
+        let mut start = self.open_answer().into_bytes();
+        start.extend_from_slice(br#","pad":""#);
+        match length {
+            Length::Endless => (start, None),
+            Length::Exactly(n) => {
+                let pad = n - start.len() - br#""}"#.len();
+                (start, Some(pad))
+            }
+        }
+    }
+
+    /// The usual answer of the endpoint asked as `path`.
+    fn usual(path: &str) -> String {
+        [Endpoint::Version, Endpoint::Tags, Endpoint::Show]
+            .into_iter()
+            .find(|e| e.path() == path)
+            .map_or_else(
+                || match path {
+                    "/api/ps" => json!({"models": []}).to_string(),
+                    _ => json!({"error": "not found"}).to_string(),
+                },
+                |e| format!("{}}}", e.open_answer()),
+            )
     }
 }
 
@@ -185,7 +228,7 @@ struct Hostile {
 }
 
 impl Hostile {
-    fn start(endless: Endless) -> Hostile {
+    fn start(endpoint: Endpoint, length: Length) -> Hostile {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr");
         let stop = Arc::new(AtomicBool::new(false));
@@ -200,7 +243,7 @@ impl Hostile {
                 let Ok(stream) = stream else { continue };
                 let (flag, log) = (Arc::clone(&flag), Arc::clone(&log));
                 conns.push(std::thread::spawn(move || {
-                    serve(stream, endless, &flag, &log);
+                    serve(stream, endpoint, length, &flag, &log);
                 }));
             }
             for conn in conns {
@@ -235,7 +278,13 @@ impl Drop for Hostile {
 }
 
 /// Answers one request on `stream`, then closes it.
-fn serve(stream: TcpStream, endless: Endless, stop: &AtomicBool, asked: &Mutex<Vec<String>>) {
+fn serve(
+    stream: TcpStream,
+    endpoint: Endpoint,
+    length: Length,
+    stop: &AtomicBool,
+    asked: &Mutex<Vec<String>>,
+) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
     let Ok(mut writer) = stream.try_clone() else {
@@ -247,7 +296,7 @@ fn serve(stream: TcpStream, endless: Endless, stop: &AtomicBool, asked: &Mutex<V
         return;
     }
     let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-    let mut length = 0usize;
+    let mut content_length = 0usize;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).is_err() || header.trim().is_empty() {
@@ -256,66 +305,66 @@ fn serve(stream: TcpStream, endless: Endless, stop: &AtomicBool, asked: &Mutex<V
         if let Some((name, value)) = header.split_once(':')
             && name.eq_ignore_ascii_case("content-length")
         {
-            length = value.trim().parse().unwrap_or(0);
+            content_length = value.trim().parse().unwrap_or(0);
         }
     }
-    let mut body = vec![0; length.min(1 << 20)];
+    let mut body = vec![0; content_length.min(1 << 20)];
     let _ = reader.read_exact(&mut body);
     asked
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(path.clone());
-    if path == endless.path() {
-        let (start, piece) = endless.body();
+    if path != endpoint.path() {
+        let answer = Endpoint::usual(&path);
         let _ = writer.write_all(
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            )
+            .as_bytes(),
         );
-        let chunk = |data: &[u8]| {
-            let mut out = format!("{:x}\r\n", data.len()).into_bytes();
-            out.extend_from_slice(data);
-            out.extend_from_slice(b"\r\n");
-            out
-        };
-        let mut filler = Vec::with_capacity(64 << 10);
-        while filler.len() < 64 << 10 {
-            filler.extend_from_slice(piece.as_bytes());
-        }
-        let filler = chunk(&filler);
-        let mut out = chunk(start.as_bytes());
-        while !stop.load(Ordering::SeqCst) && writer.write_all(&out).is_ok() {
-            out.clone_from(&filler);
-        }
         return;
     }
-    let answer = match path.as_str() {
-        "/api/version" => json!({"version": "0.12.10"}),
-        "/api/tags" => {
-            json!({"models": [{"name": "qwen2.5-coder:32b", "model": "qwen2.5-coder:32b"}]})
-        }
-        "/api/show" => json!({
-            "capabilities": ["completion", "tools"],
-            "model_info": {"general.architecture": "qwen3", "qwen3.context_length": 32768},
-        }),
-        "/api/ps" => json!({"models": []}),
-        _ => json!({"error": "not found"}),
-    }
-    .to_string();
+    // Chunked, so the client cannot know the length before it has read the body.
     let _ = writer.write_all(
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
-            answer.len()
-        )
-        .as_bytes(),
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
     );
+    let chunk = |data: &[u8]| {
+        let mut out = format!("{:x}\r\n", data.len()).into_bytes();
+        out.extend_from_slice(data);
+        out.extend_from_slice(b"\r\n");
+        out
+    };
+    let (start, pad) = endpoint.body(length);
+    if writer.write_all(&chunk(&start)).is_err() {
+        return;
+    }
+    let filler = chunk(&[b'x'; 64 << 10]);
+    match pad {
+        None => while !stop.load(Ordering::SeqCst) && writer.write_all(&filler).is_ok() {},
+        Some(mut left) => {
+            while left >= 64 << 10 {
+                if writer.write_all(&filler).is_err() {
+                    return;
+                }
+                left -= 64 << 10;
+            }
+            let mut end = vec![b'x'; left];
+            end.extend_from_slice(br#""}"#);
+            let _ = writer.write_all(&chunk(&end));
+            let _ = writer.write_all(b"0\r\n\r\n");
+        }
+    }
 }
 
-/// `metron --doctor` against a server whose `endless` answer never ends: the doctor stops
-/// reading at the bound, names the endpoint and the bound in its row, and ends quickly.
-fn doctor_against(endless: Endless) -> Verdict {
+/// `metron --doctor` against a server whose answer at `endpoint` is `length` long: the
+/// measurement, the run, and what the doctor printed. Fails unless metron asked
+/// `endpoint`.
+fn doctor_run(endpoint: Endpoint, length: Length) -> (Measured, Peak, String) {
     let fx = Fixture::new(true);
-    let server = Hostile::start(endless);
+    let server = Hostile::start(endpoint, length);
     let mut peak = None;
-    let mut m = measure(&fx, || {
+    let m = measure(&fx, || {
         let (mut command, _home) = fx.command(env!("CARGO_BIN_EXE_metron"));
         command
             .arg("--doctor")
@@ -324,7 +373,7 @@ fn doctor_against(endless: Endless) -> Verdict {
         (Expect::nothing(), None)
     });
     let peak = peak.expect("ran");
-    let path = endless.path();
+    let path = endpoint.path();
     assert!(
         server.asked().iter().any(|p| p == path),
         "metron never asked {path}: {:?}\n{:?}",
@@ -332,7 +381,19 @@ fn doctor_against(endless: Endless) -> Verdict {
         peak.run
     );
     let shown = format!("{}{}", peak.run.stdout, peak.run.stderr);
-    let said = format!("sent more than 8 MiB for {path}, far more than Ollama sends");
+    (m, peak, shown)
+}
+
+/// What the doctor says of an answer past the bound.
+fn too_large(path: &str) -> String {
+    format!("sent more than 8 MiB for {path}, far more than Ollama sends")
+}
+
+/// The doctor against an `endpoint` that never ends: it stops reading at the bound, names
+/// the endpoint, the bound and the next step in its row, and ends quickly.
+fn doctor_against_endless(endpoint: Endpoint) -> Verdict {
+    let (mut m, peak, shown) = doctor_run(endpoint, Length::Endless);
+    let said = too_large(endpoint.path());
     assert!(shown.contains(&said), "no {said:?} in\n{shown}");
     assert!(
         shown.contains("points at an Ollama server"),
@@ -345,24 +406,49 @@ fn doctor_against(endless: Endless) -> Verdict {
 
 /// `/api/version` never ends: the doctor's first probe.
 pub(super) fn endless_version_in_the_doctor() -> Verdict {
-    doctor_against(Endless::Version)
+    doctor_against_endless(Endpoint::Version)
 }
 
 /// `/api/tags` never ends: the doctor's model row.
 pub(super) fn endless_tags_in_the_doctor() -> Verdict {
-    doctor_against(Endless::Tags)
+    doctor_against_endless(Endpoint::Tags)
 }
 
 /// `/api/show` never ends: the doctor's tool-support row.
 pub(super) fn endless_show_in_the_doctor() -> Verdict {
-    doctor_against(Endless::Show)
+    doctor_against_endless(Endpoint::Show)
+}
+
+/// `/api/tags` of exactly the bound (8 MiB, sent chunked): read whole, and the model row
+/// finds the model in it.
+pub(super) fn tags_of_exactly_the_bound() -> Verdict {
+    let (mut m, peak, shown) = doctor_run(Endpoint::Tags, Length::Exactly(8 << 20));
+    assert!(!shown.contains("sent more than"), "{shown}");
+    assert!(
+        shown.contains("qwen2.5-coder:32b is installed"),
+        "the model row did not find the model:\n{shown}"
+    );
+    m.notes
+        .push(format!("read whole, peak RSS {}", shown_kib(peak.rss_kib)));
+    Verdict::Measured(m)
+}
+
+/// `/api/tags` one byte over the bound: refused, with the bound named.
+pub(super) fn tags_one_byte_over_the_bound() -> Verdict {
+    let (mut m, peak, shown) = doctor_run(Endpoint::Tags, Length::Exactly((8 << 20) + 1));
+    let said = too_large("/api/tags");
+    assert!(shown.contains(&said), "no {said:?} in\n{shown}");
+    assert_eq!(peak.run.code, 1, "{:?}", peak.run);
+    m.notes
+        .push(format!("refused, peak RSS {}", shown_kib(peak.rss_kib)));
+    Verdict::Measured(m)
 }
 
 /// `/api/tags` never ends while the REPL lists the models (`/model`), and at its start-up
 /// check before that: the listing names the bound, and the session goes on.
 pub(super) fn endless_tags_for_the_model_list() -> Verdict {
     let fx = Fixture::new(true);
-    let server = Hostile::start(Endless::Tags);
+    let server = Hostile::start(Endpoint::Tags, Length::Endless);
     let mut run = None;
     let m = measure(&fx, || {
         let (mut command, home) = fx.command(env!("CARGO_BIN_EXE_metron"));
