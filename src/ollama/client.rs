@@ -3,7 +3,9 @@
 //! The watchdog (`timeout_seconds`) bounds *silence*, not total time: it restarts with
 //! every chunk, so a slow reply that keeps producing is never cut while a hung server is
 //! abandoned. Cancelling is dropping the future: the connection closes and Ollama stops
-//! generating.
+//! generating. Every response body but the chat stream (which the stream parser bounds)
+//! is read through one function that stops at a bound of its kind (see `body`), so a
+//! server that never stops sending cannot exhaust memory.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

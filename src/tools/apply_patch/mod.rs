@@ -5,8 +5,9 @@
 //! 1. [`parse`] reads the diff the way models write it; a mode other than 100644 or
 //!    100755 is refused there;
 //! 2. every path is checked against the boundary before a byte is read (absolute, `..`,
-//!    `.git/`, through a symlink, binary patches), and no target larger than
-//!    `max_patch_file_bytes` is read;
+//!    `.git/`, through a symlink, binary patches), no target larger than
+//!    `max_patch_file_bytes` is read, and none at all when the targets' sizes add up to
+//!    more than the patch's read budget ([`PATCH_READ_BYTES`]);
 //! 3. [`repair`] places each hunk against the file as it is now, repairing only what is
 //!    unambiguous, and writes a canonical git patch;
 //! 4. [`memory`] has libgit2 apply that patch to an in-memory tree: every post-image exists
@@ -547,7 +548,7 @@ fn read_current(
 /// post-image), so without it a patch over many files each just under the per-file cap
 /// (measured: 20 files of 15 MiB) took memory by the gigabyte before the question was
 /// even asked. Real patches read kilobytes; 32 MiB is two files at the default cap.
-pub(crate) const PATCH_READ_BYTES: u64 = 32 << 20;
+const PATCH_READ_BYTES: u64 = 32 << 20;
 
 /// The read budget of one patch: [`PATCH_READ_BYTES`], or `max_file_bytes` when larger.
 fn read_budget(max_file_bytes: u64) -> u64 {
@@ -558,8 +559,9 @@ fn read_budget(max_file_bytes: u64) -> u64 {
 /// their size when known (`None`: a file grew past the budget while it was read).
 fn over_budget(total: Option<u64>, budget: u64, files: usize) -> String {
     let held = total.map_or_else(|| format!("more than {budget}"), |n| n.to_string());
+    let floor = PATCH_READ_BYTES >> 20;
     format!(
-        "The {files} files this patch changes hold {held} bytes together, more than apply_patch reads for one patch ({budget} bytes, 32 MiB or `max_patch_file_bytes` if larger), so none was read; split the change into several smaller patches, each touching fewer or smaller files."
+        "The {files} files this patch changes hold {held} bytes together, more than apply_patch reads for one patch ({budget} bytes, {floor} MiB or `max_patch_file_bytes` if larger), so none was read; split the change into several smaller patches, each touching fewer or smaller files."
     )
 }
 
