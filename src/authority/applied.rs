@@ -7,6 +7,10 @@
 
 use crate::project::ProjectPath;
 
+/// A file's bytes and permission bits before metron's first write in the session, or
+/// `None` when it did not exist.
+pub(crate) type Original = Option<(Vec<u8>, u32)>;
+
 /// One file of an applied patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AppliedFile {
@@ -39,10 +43,11 @@ pub(crate) struct AppliedPatch {
 pub(crate) struct AppliedPatches {
     /// Patches not undone, oldest first.
     live: Vec<AppliedPatch>,
-    /// Each file metron has written in this session, with its bytes before metron's first
-    /// write (`None`: it did not exist), in order of first write. An undo does not remove
-    /// a file from here: `/diff` then shows what is left of the session's changes.
-    originals: Vec<(ProjectPath, Option<Vec<u8>>)>,
+    /// Each file metron has written in this session, with its bytes and permission bits
+    /// before metron's first write (`None`: it did not exist), in order of first write.
+    /// An undo does not remove a file from here: `/diff` then shows what is left of the
+    /// session's changes (and the mode of a file it shows deleted).
+    originals: Vec<(ProjectPath, Original)>,
 }
 
 impl AppliedPatches {
@@ -50,8 +55,8 @@ impl AppliedPatches {
     pub(crate) fn push(&mut self, patch: AppliedPatch) {
         for file in &patch.files {
             if !self.originals.iter().any(|(path, _)| *path == file.path) {
-                let before = file.before.as_ref().map(|(bytes, _)| bytes.clone());
-                self.originals.push((file.path.clone(), before));
+                self.originals
+                    .push((file.path.clone(), file.before.clone()));
             }
         }
         self.live.push(patch);
@@ -76,8 +81,9 @@ impl AppliedPatches {
         self.live.pop()
     }
 
-    /// Every file written in this session with its content before the first write.
-    pub(crate) fn originals(&self) -> &[(ProjectPath, Option<Vec<u8>>)] {
+    /// Every file written in this session with its content and permission bits before the
+    /// first write.
+    pub(crate) fn originals(&self) -> &[(ProjectPath, Original)] {
         &self.originals
     }
 }

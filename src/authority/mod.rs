@@ -247,8 +247,9 @@ impl Authority {
         self.state().applied.pop()
     }
 
-    /// Every file written in this session, with its content before metron's first write.
-    pub(crate) fn originals(&self) -> Vec<(ProjectPath, Option<Vec<u8>>)> {
+    /// Every file written in this session, with its content and permission bits before
+    /// metron's first write.
+    pub(crate) fn originals(&self) -> Vec<(ProjectPath, applied::Original)> {
         self.state().applied.originals().to_vec()
     }
 

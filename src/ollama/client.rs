@@ -3,7 +3,9 @@
 //! The watchdog (`timeout_seconds`) bounds *silence*, not total time: it restarts with
 //! every chunk, so a slow reply that keeps producing is never cut while a hung server is
 //! abandoned. Cancelling is dropping the future: the connection closes and Ollama stops
-//! generating.
+//! generating. Every response body but the chat stream (which the stream parser bounds)
+//! is read through one function that stops at a bound of its kind (see `body`), so a
+//! server that never stops sending cannot exhaust memory.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +15,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::OllamaError;
+use super::body::{BodyKind, Capped};
 use super::error::error_text;
 use super::stream::{Delta, MAX_LINE_BYTES, Reply, StreamParser};
 use super::tls::{self, CERT_FILE_VAR, Trust};
@@ -138,12 +141,15 @@ impl Client {
         }
         if !status.is_success() {
             let text = self
-                .within_idle(response.text(), "before answering")
+                .within_idle(
+                    self.read_body(response, BodyKind::ErrorStatus),
+                    "before answering",
+                )
                 .await?
                 .unwrap_or_default();
             return Err(OllamaError::from_status(
                 status.as_u16(),
-                &text,
+                &String::from_utf8_lossy(&text),
                 request.model,
                 &self.base_url,
             ));
@@ -274,20 +280,64 @@ impl Client {
             if status.is_redirection() {
                 return Err(self.redirect_error(&response));
             }
-            let text = response.text().await.map_err(|_| OllamaError::Truncated)?;
             if !status.is_success() {
+                let text = self
+                    .read_body(response, BodyKind::ErrorStatus)
+                    .await
+                    .unwrap_or_default();
                 return Err(OllamaError::from_status(
                     status.as_u16(),
-                    &text,
+                    &String::from_utf8_lossy(&text),
                     model,
                     &self.base_url,
                 ));
             }
-            serde_json::from_str(&text).map_err(|_| OllamaError::Protocol(error_text(&text)))
+            let bytes = self.read_body(response, BodyKind::Json).await?;
+            serde_json::from_slice(&bytes)
+                .map_err(|_| OllamaError::Protocol(error_text(&String::from_utf8_lossy(&bytes))))
         };
         tokio::time::timeout(limit, work)
             .await
             .map_err(|_| timed_out())?
+    }
+
+    /// The body of `response`, read chunk by chunk and never past `kind`'s bound (see
+    /// [`BodyKind`]), so an endless body costs no more memory than the bound. Every
+    /// response except the chat stream is read through here. Past the bound an error
+    /// status keeps its start (the message), and a JSON answer is [`OllamaError::TooLarge`];
+    /// a body cut off by the network keeps what arrived of an error status's, and is
+    /// [`OllamaError::Truncated`] for a JSON answer.
+    async fn read_body(
+        &self,
+        response: reqwest::Response,
+        kind: BodyKind,
+    ) -> Result<Vec<u8>, OllamaError> {
+        let limit = kind.limit();
+        let too_large = |response: &reqwest::Response| OllamaError::TooLarge {
+            url: self.base_url.clone(),
+            path: response.url().path().to_owned(),
+            limit,
+        };
+        // A JSON answer that says up front it is too long is refused without reading it.
+        let declared = response.content_length();
+        if kind == BodyKind::Json && declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large(&response));
+        }
+        let refused = too_large(&response);
+        let mut body = Capped::new(limit);
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(chunk) if body.push(&chunk) => {}
+                Ok(_) => break,
+                Err(_) if kind == BodyKind::ErrorStatus => break,
+                Err(_) => return Err(OllamaError::Truncated),
+            }
+        }
+        match kind {
+            BodyKind::Json if body.is_over() => Err(refused),
+            _ => Ok(body.into_bytes()),
+        }
     }
 
     async fn within_idle<T>(

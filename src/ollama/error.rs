@@ -127,6 +127,20 @@ pub enum OllamaError {
         /// "before answering" or "in the middle of the reply".
         phase: &'static str,
     },
+    /// A JSON answer longer than metron reads (see `body::JSON_BODY_BYTES`): a broken
+    /// server, or something that is not Ollama, sending without end.
+    #[error(
+        "the server at {url} sent more than {} for {path}, far more than Ollama sends, so metron stopped reading; check that `endpoint` (or OLLAMA_HOST) points at an Ollama server, and check that server's log",
+        super::body::human(*.limit)
+    )]
+    TooLarge {
+        /// The server.
+        url: String,
+        /// The endpoint that was asked (`/api/tags`).
+        path: String,
+        /// The bound it passed, in bytes.
+        limit: usize,
+    },
     /// A line that is not Ollama's protocol.
     #[error(
         "Ollama sent something that is not its chat protocol: {0}; check that `endpoint` (or OLLAMA_HOST) points at an Ollama server, and run `metron --doctor`"

@@ -5,6 +5,7 @@
 //! silently runs at the server's default window. See `ollama-api.md` in the project's
 //! reference notes for the versions and faults this code tolerates.
 
+mod body;
 mod client;
 mod error;
 mod stream;

@@ -112,6 +112,10 @@ pub enum Reply {
     /// A redirect: this status (301, 302, 307, 308) with a `Location` header naming the
     /// second URL, and a short plain-text body, as a hostile or misconfigured proxy sends.
     Redirect(u16, String),
+    /// This status with a body that never ends: the given text, then `x` in 64 KiB chunks
+    /// until the client hangs up or the server is dropped, as a broken or hostile server
+    /// sends (a client reading the body whole runs out of memory).
+    Endless(u16, String),
 }
 
 /// One step of a [`Reply::Stream`] body.
@@ -1374,6 +1378,7 @@ fn serve_reply(conn: &mut Conn<'_>, reply: Reply, model: &str, close: bool) -> i
             serve_reply(conn, *inner, model, close)
         }
         Reply::Stream(chunks) => stream(conn, chunks, model, close),
+        Reply::Endless(status, start) => endless(conn, status, &start),
     }
 }
 
@@ -1700,4 +1705,21 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let m = (if mp < 10 { mp + 3 } else { mp - 9 }) as u32;
     let y = yoe + era * 400 + i64::from(m <= 2);
     (y, m, d)
+}
+
+/// Writes `status` and a chunked body that starts with `start` and never ends, until a
+/// write fails (the client hung up) or the server stops. The connection is closed after.
+fn endless(conn: &mut Conn<'_>, status: u16, start: &str) -> io::Result<After> {
+    let head = conn.head(status, JSON, None, true, &[]);
+    conn.writer.write_all(head.as_bytes())?;
+    if !start.is_empty() {
+        write_chunk(&mut conn.writer, start.as_bytes())?;
+    }
+    let filler = vec![b'x'; 64 << 10];
+    while !conn.shared.stopping() {
+        if write_chunk(&mut conn.writer, &filler).is_err() {
+            break;
+        }
+    }
+    Ok(After::Close)
 }

@@ -5,8 +5,9 @@
 //! 1. [`parse`] reads the diff the way models write it; a mode other than 100644 or
 //!    100755 is refused there;
 //! 2. every path is checked against the boundary before a byte is read (absolute, `..`,
-//!    `.git/`, through a symlink, binary patches), and no target larger than
-//!    `max_patch_file_bytes` is read;
+//!    `.git/`, through a symlink, binary patches), no target larger than
+//!    `max_patch_file_bytes` is read, and none at all when the targets' sizes add up to
+//!    more than the patch's read budget ([`PATCH_READ_BYTES`]);
 //! 3. [`repair`] places each hunk against the file as it is now, repairing only what is
 //!    unambiguous, and writes a canonical git patch;
 //! 4. [`memory`] has libgit2 apply that patch to an in-memory tree: every post-image exists
@@ -343,6 +344,26 @@ pub(crate) fn prepare_within(
         checked.push((old, new));
     }
 
+    // Sizes next: nothing is read unless the files the patch reads fit its budget.
+    let budget = read_budget(max_file_bytes);
+    let sizes: Vec<(&ProjectPath, u64)> = checked
+        .iter()
+        .filter_map(|(old, _)| old.as_ref())
+        .map(|path| {
+            let size = project.symlink_metadata(path).map_or(0, |meta| meta.len());
+            (path, size)
+        })
+        .collect();
+    let total = sizes
+        .iter()
+        .fold(0u64, |sum, (_, size)| sum.saturating_add(*size));
+    if total > budget {
+        return Err(refuse(over_budget(Some(total), budget, sizes.len())));
+    }
+
+    // What is left of the budget as the files are read: a file that grew since its size
+    // was taken is read no further than that.
+    let mut left = budget;
     let mut pre: Vec<(ProjectPath, Vec<u8>, u32)> = Vec::new();
     // The permission bits each written path gets (see `write_mode`).
     let mut modes: Vec<(ProjectPath, WriteMode)> = Vec::new();
@@ -353,8 +374,19 @@ pub(crate) fn prepare_within(
     let mut line_counts = Vec::new();
     for (file, (old, new)) in files.iter().zip(&checked) {
         let current = match old {
-            Some(path) => read_current(project, path, max_file_bytes)
-                .map_err(|e| refuse(too_large_or(e, max_file_bytes)))?,
+            Some(path) => {
+                let limit = max_file_bytes.min(left);
+                let current = read_current(project, path, limit).map_err(|e| match e {
+                    BoundaryError::TooLarge { .. } if limit < max_file_bytes => {
+                        refuse(over_budget(None, budget, sizes.len()))
+                    }
+                    e => refuse(too_large_or(e, max_file_bytes)),
+                })?;
+                if let Some((bytes, _)) = &current {
+                    left = left.saturating_sub(bytes.len() as u64);
+                }
+                current
+            }
             None => None,
         };
         if let (Some(new), true) = (new, old.as_ref() != new.as_ref()) {
@@ -510,6 +542,29 @@ fn read_current(
     }
 }
 
+/// The most bytes one patch reads from the files it changes, summed over them (unless
+/// `max_patch_file_bytes` is larger: one file at that cap always fits). Every file read
+/// is held several times while a patch is prepared (the bytes, libgit2's blob, the
+/// post-image), so without it a patch over many files each just under the per-file cap
+/// (measured: 20 files of 15 MiB) took memory by the gigabyte before the question was
+/// even asked. Real patches read kilobytes; 32 MiB is two files at the default cap.
+const PATCH_READ_BYTES: u64 = 32 << 20;
+
+/// The read budget of one patch: [`PATCH_READ_BYTES`], or `max_file_bytes` when larger.
+fn read_budget(max_file_bytes: u64) -> u64 {
+    PATCH_READ_BYTES.max(max_file_bytes)
+}
+
+/// The refusal of a patch whose files add up to more than its read budget: `total` is
+/// their size when known (`None`: a file grew past the budget while it was read).
+fn over_budget(total: Option<u64>, budget: u64, files: usize) -> String {
+    let held = total.map_or_else(|| format!("more than {budget}"), |n| n.to_string());
+    let floor = PATCH_READ_BYTES >> 20;
+    format!(
+        "The {files} files this patch changes hold {held} bytes together, more than apply_patch reads for one patch ({budget} bytes, {floor} MiB or `max_patch_file_bytes` if larger), so none was read; split the change into several smaller patches, each touching fewer or smaller files."
+    )
+}
+
 /// The text of a read error for the model; a file over the cap names the setting.
 fn too_large_or(error: BoundaryError, max_file_bytes: u64) -> String {
     match error {
@@ -578,5 +633,35 @@ fn summary_line(
         (Some(old), Some(new)) if old != new => format!("R {old} -> {new} (+{added} -{removed})"),
         (_, Some(path)) => format!("M {path} (+{added} -{removed})"),
         (None, None) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_read_budget_is_32_mib_or_the_per_file_cap_when_larger() {
+        let default = crate::config::Config::default().max_patch_file_bytes;
+        assert_eq!(read_budget(default), 32 << 20);
+        assert_eq!(read_budget(1), 32 << 20);
+        assert_eq!(read_budget(64 << 20), 64 << 20);
+        assert_eq!(read_budget(u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn the_budget_refusal_names_the_sizes_and_the_next_step() {
+        let text = over_budget(Some((32 << 20) + 1), 32 << 20, 3);
+        assert!(
+            text.starts_with("The 3 files this patch changes hold 33554433 bytes together"),
+            "{text}"
+        );
+        assert!(text.contains("(33554432 bytes, 32 MiB"), "{text}");
+        assert!(text.contains("split the change into several smaller patches"));
+        let text = over_budget(None, 32 << 20, 2);
+        assert!(
+            text.contains("hold more than 33554432 bytes together"),
+            "{text}"
+        );
     }
 }

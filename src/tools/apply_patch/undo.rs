@@ -90,7 +90,8 @@ pub(crate) fn undo_newest(env: &ToolEnv, authority: &Authority) -> Result<Undone
 /// This session's writes as one unified diff: each file from its content before metron's
 /// first write to its content now. Empty when nothing differs. A file that cannot be read
 /// now (grown past the size cap, replaced by a directory) gets a one-line note in the
-/// diff's place, and the other files are still shown.
+/// diff's place, and the other files are still shown. A created or deleted file gets git's
+/// headers for one (see [`with_git_headers`]).
 pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     for (path, original) in authority.originals() {
@@ -101,24 +102,87 @@ pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u
                 continue;
             }
         };
-        if now == original {
+        let before = original.as_ref().map(|(bytes, _)| bytes.as_slice());
+        if now.as_deref() == before {
             continue;
         }
         let name = Path::new(path.as_str());
         let mut options = git2::DiffOptions::new();
         options.old_prefix("a/").new_prefix("b/");
         let patch = git2::Patch::from_buffers(
-            original.as_deref().unwrap_or_default(),
-            original.as_ref().map(|_| name),
+            before.unwrap_or_default(),
+            before.map(|_| name),
             now.as_deref().unwrap_or_default(),
             now.as_ref().map(|_| name),
             Some(&mut options),
         )
         .and_then(|mut patch| patch.to_buf())
         .map_err(|e| format!("cannot diff `{path}`: {}", e.message()))?;
-        out.extend_from_slice(&patch);
+        let existence = match (&original, &now) {
+            (None, Some(_)) => {
+                // The mode the file has now: 100755 when the patch made it executable.
+                let bits = env.project.file_mode(&path).ok().flatten().unwrap_or(0o644);
+                Existence::Created(FileMode::of_bits(bits))
+            }
+            (Some((_, bits)), None) => Existence::Deleted(FileMode::of_bits(*bits)),
+            _ => Existence::Kept,
+        };
+        out.extend_from_slice(&with_git_headers(&patch, existence));
     }
     Ok(out)
+}
+
+/// Whether a file `/diff` shows existed before the session and exists now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Existence {
+    /// It did not exist before metron's first write; it has this mode now.
+    Created(FileMode),
+    /// It existed, with this mode, and does not now.
+    Deleted(FileMode),
+    /// It existed before and does now.
+    Kept,
+}
+
+/// libgit2's patch for one file, with git's headers when the file was created or deleted.
+/// `Patch::from_buffers` names a missing side like an existing one (`--- a/n.txt` for a
+/// new file), which tells the person the file existed; git writes `new file mode 100644`
+/// and `--- /dev/null` (`deleted file mode` and `+++ /dev/null` for a deletion), and so
+/// does `/diff`. Only the lines before the first hunk are looked at; libgit2 quotes a path
+/// holding a newline, so a header line never starts inside a path.
+fn with_git_headers(patch: &[u8], existence: Existence) -> Vec<u8> {
+    let (created, mode) = match existence {
+        Existence::Kept => return patch.to_vec(),
+        Existence::Created(mode) => (true, mode),
+        Existence::Deleted(mode) => (false, mode),
+    };
+    let word = if created { "new" } else { "deleted" };
+    let mut out = Vec::with_capacity(patch.len() + 64);
+    let mut in_header = true;
+    for line in patch.split_inclusive(|&b| b == b'\n') {
+        if in_header {
+            if line.starts_with(b"@@") {
+                in_header = false;
+            } else if line.starts_with(b"diff --git ") {
+                out.extend_from_slice(line);
+                out.extend_from_slice(format!("{word} file mode {mode}\n").as_bytes());
+                continue;
+            } else if line.starts_with(b"index ")
+                || line.starts_with(b"new file mode ")
+                || line.starts_with(b"deleted file mode ")
+            {
+                // The index line names blob ids no repository holds; git's would differ.
+                continue;
+            } else if line.starts_with(b"--- ") && created {
+                out.extend_from_slice(b"--- /dev/null\n");
+                continue;
+            } else if line.starts_with(b"+++ ") && !created {
+                out.extend_from_slice(b"+++ /dev/null\n");
+                continue;
+            }
+        }
+        out.extend_from_slice(line);
+    }
+    out
 }
 
 /// A file's content now, for `/diff`: bounded like apply_patch's reads, so a file that
@@ -126,4 +190,80 @@ pub(crate) fn session_diff(env: &ToolEnv, authority: &Authority) -> Result<Vec<u
 fn read_for_diff(env: &ToolEnv, path: &ProjectPath) -> Result<Option<Vec<u8>>, String> {
     Store::read(&*env.project, path, env.limits.max_patch_file_bytes)
         .map_err(|e| format!("not diffed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// libgit2's patch between two optional contents of `n.txt`, as `session_diff` makes it.
+    fn patch(before: Option<&[u8]>, after: Option<&[u8]>) -> Vec<u8> {
+        let name = Path::new("n.txt");
+        let mut options = git2::DiffOptions::new();
+        options.old_prefix("a/").new_prefix("b/");
+        let patch = git2::Patch::from_buffers(
+            before.unwrap_or_default(),
+            before.map(|_| name),
+            after.unwrap_or_default(),
+            after.map(|_| name),
+            Some(&mut options),
+        )
+        .and_then(|mut p| p.to_buf())
+        .expect("diff");
+        patch.to_vec()
+    }
+
+    fn text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).expect("utf-8")
+    }
+
+    #[test]
+    fn a_created_file_is_shown_from_dev_null_with_its_mode() {
+        let raw = patch(None, Some(b"one\ntwo\n"));
+        let shown = text(with_git_headers(
+            &raw,
+            Existence::Created(FileMode::Regular),
+        ));
+        assert_eq!(
+            shown,
+            "diff --git a/n.txt b/n.txt\nnew file mode 100644\n--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
+        );
+        let shown = text(with_git_headers(
+            &raw,
+            Existence::Created(FileMode::Executable),
+        ));
+        assert!(
+            shown.contains("\nnew file mode 100755\n--- /dev/null\n"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_deleted_file_is_shown_to_dev_null_with_its_mode() {
+        let raw = patch(Some(b"one\n"), None);
+        let shown = text(with_git_headers(
+            &raw,
+            Existence::Deleted(FileMode::Executable),
+        ));
+        assert_eq!(
+            shown,
+            "diff --git a/n.txt b/n.txt\ndeleted file mode 100755\n--- a/n.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
+        );
+    }
+
+    #[test]
+    fn a_kept_file_and_hunk_lines_that_look_like_headers_are_left_alone() {
+        let raw = patch(Some(b"--- a\n+++ b\n"), Some(b"index x\n"));
+        assert_eq!(with_git_headers(&raw, Existence::Kept), raw);
+        let raw = patch(None, Some(b"--- a\ndiff --git x\nindex y\n"));
+        let shown = text(with_git_headers(
+            &raw,
+            Existence::Created(FileMode::Regular),
+        ));
+        assert!(
+            shown.ends_with("@@ -0,0 +1,3 @@\n+--- a\n+diff --git x\n+index y\n"),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("new file mode").count(), 1, "{shown}");
+    }
 }

@@ -3,7 +3,7 @@
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
 //! [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
-//! [`config_trust`], [`terminal`] and [`network`]. This module holds the fixture, the
+//! [`config_trust`], [`terminal`], [`network`] and [`resources`]. This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
@@ -256,6 +256,8 @@ enum Want {
     Private(Vec<u8>),
     /// A directory only its owner may enter (mode 700).
     PrivateDir,
+    /// Nothing at all (a file the case lets the model delete).
+    Absent,
 }
 
 impl Want {
@@ -264,6 +266,9 @@ impl Want {
     }
 
     fn allows(&self, node: Option<&Node>) -> bool {
+        if let Want::Absent = self {
+            return node.is_none();
+        }
         if let Want::PrivateDir = self {
             return matches!(node, Some(Node::Dir { mode }) if mode & 0o777 == 0o700);
         }
@@ -274,7 +279,7 @@ impl Want {
             Want::Bytes(want) => bytes == want,
             Want::OneOf(wants) => wants.contains(bytes),
             Want::Private(want) => bytes == want && mode & 0o777 == 0o600,
-            Want::PrivateDir => false,
+            Want::PrivateDir | Want::Absent => false,
         }
     }
 }
@@ -424,6 +429,7 @@ fn want_shown(want: &Want) -> String {
         Want::OneOf(v) => format!("one of {} whole contents", v.len()),
         Want::Private(b) => format!("a private file (600) of {} bytes", b.len()),
         Want::PrivateDir => "a private directory (700)".to_owned(),
+        Want::Absent => "nothing".to_owned(),
     }
 }
 
@@ -777,6 +783,7 @@ mod calls;
 mod commands;
 mod config_trust;
 mod network;
+mod resources;
 mod sandbox;
 mod terminal;
 mod walking;
@@ -795,6 +802,7 @@ fn cases() -> Vec<&'static Case> {
         config_trust::CASES,
         terminal::CASES,
         network::CASES,
+        resources::CASES,
     ]
     .into_iter()
     .flatten()
