@@ -27,7 +27,7 @@ use crate::config::{
     Source,
 };
 use crate::disclosure::{self, Route};
-use crate::display::terminal_safe;
+use crate::display::one_line_safe;
 use crate::frontend::Exit;
 use crate::frontend::models::installed_as;
 use crate::ollama::wire::{ChatRequest, ModelDetails};
@@ -395,7 +395,9 @@ fn endpoint_check(
     policy: RemoteEndpoint,
     policy_source: &Source,
 ) -> Check {
-    let base = endpoint.strip_suffix("/api/chat").unwrap_or(endpoint);
+    // Never the password of `http://user:password@host`: a doctor's report gets pasted.
+    let shown = config::shown_endpoint(endpoint);
+    let base = shown.strip_suffix("/api/chat").unwrap_or(&shown);
     let policy_text = format!(
         "`remote_endpoint` is {} ({})",
         policy.as_str(),
@@ -475,10 +477,8 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
     let deadline = Deadline::new();
     let mut checks = Vec::new();
     let endpoint_source = loaded.source(crate::config::Key::endpoint);
-    let base = config
-        .endpoint
-        .strip_suffix("/api/chat")
-        .unwrap_or(&config.endpoint);
+    let shown = config::shown_endpoint(&config.endpoint);
+    let base = shown.strip_suffix("/api/chat").unwrap_or(&shown);
 
     let client = match Client::new(&config.endpoint, PROBE_LIMIT) {
         Ok(client) => client,
@@ -966,20 +966,12 @@ pub(crate) fn summary(checks: &[Check]) -> String {
 }
 
 /// `text` on one row, made visible by the same rule as every other view
-/// ([`terminal_safe`]: controls, C1 included, bidirectional-format characters), so a
-/// server's version string, a file name or a model name from an untrusted `.metron.json`
-/// cannot drive the terminal or reorder the line; a tab becomes a space and a newline an
-/// escape, so a row stays one row.
+/// ([`one_line_safe`]: controls, C1 included, bidirectional-format characters; a tab becomes
+/// a space and a newline an escape), so a server's version string, a file name or a model
+/// name from an untrusted `.metron.json` cannot drive the terminal, reorder the line, or
+/// start a row of its own.
 fn visible(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push(' '),
-            '\n' => out.push_str("\\u{a}"),
-            c => out.push_str(&terminal_safe(c.encode_utf8(&mut [0; 4]))),
-        }
-    }
-    out
+    one_line_safe(text)
 }
 
 #[cfg(test)]

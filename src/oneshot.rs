@@ -85,7 +85,7 @@ fn session_start(session: &Session) -> Event {
     let agent = &session.agent;
     Event::SessionStart {
         model: loaded.config.model.clone(),
-        endpoint: loaded.config.endpoint.clone(),
+        endpoint: crate::config::shown_endpoint(&loaded.config.endpoint),
         endpoint_local: is_local(&loaded.config.endpoint),
         config_file: loaded.files.last().map(|f| f.path.display().to_string()),
         config_files: loaded

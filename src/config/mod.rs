@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub(crate) use endpoint::host_and_port;
+pub(crate) use endpoint::{Credentials, host_and_port, shown as shown_endpoint, split_credentials};
 pub use endpoint::{is_local, normalize_endpoint};
 pub use settings::{Config, KEYS, RemoteEndpoint, SandboxMode};
 pub(crate) use settings::{Key, Rule};

@@ -88,9 +88,14 @@ fn has_tag(model: &str) -> bool {
         .is_some_and(|last| last.contains(':'))
 }
 
-/// The base URL of a chat endpoint (`http://host:port`), as messages name the server.
-pub(crate) fn server_url(endpoint: &str) -> &str {
-    endpoint.strip_suffix("/api/chat").unwrap_or(endpoint)
+/// The base URL of a chat endpoint (`http://host:port`), as messages name the server:
+/// without the password of `http://user:password@host` (see `config::shown_endpoint`).
+pub(crate) fn server_url(endpoint: &str) -> String {
+    let shown = crate::config::shown_endpoint(endpoint);
+    match shown.strip_suffix("/api/chat") {
+        Some(base) => base.to_owned(),
+        None => shown,
+    }
 }
 
 #[cfg(test)]
@@ -118,5 +123,9 @@ mod tests {
             "http://127.0.0.1:11434"
         );
         assert_eq!(server_url("http://h:1"), "http://h:1");
+        assert_eq!(
+            server_url("http://me:hunter2@h:1/api/chat"),
+            "http://me:***@h:1"
+        );
     }
 }
