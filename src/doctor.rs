@@ -565,6 +565,9 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
         }
     };
     checks.push(tool_support_check(model, &details));
+    if let Some(host) = &details.remote_host {
+        checks.push(cloud_model_check(model, host, config.remote_endpoint));
+    }
 
     // What the loaded copy runs with is a detail; it never fails the doctor.
     let loaded_context = match deadline.next() {
@@ -579,6 +582,35 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
         loaded_context,
     ));
     checks
+}
+
+/// A cloud model (the server marks it with `remote_host`): every request goes on to that
+/// host, as with a remote endpoint; a failure when `remote_endpoint` refuses it, since no
+/// session would start.
+fn cloud_model_check(model: &str, remote_host: &str, policy: RemoteEndpoint) -> Check {
+    let host = match disclosure::ModelPlace::from_remote_host(Some(remote_host)) {
+        disclosure::ModelPlace::Remote { host } => host,
+        _ => remote_host.to_owned(),
+    };
+    let measured = format!(
+        "{model} is a cloud model: the server passes every request on to {host}, so every tool result, code slices included, is sent there"
+    );
+    match policy {
+        RemoteEndpoint::Warn => Check::warn(
+            "cloud model",
+            format!("{measured}; `remote_endpoint` is warn, so each session says so on stderr"),
+            format!(
+                "use it only if you trust {host}; otherwise choose a model installed here (--model NAME or OLLAMA_MODEL), or set `remote_endpoint` to \"refuse\""
+            ),
+        ),
+        RemoteEndpoint::Refuse => Check::fail(
+            "cloud model",
+            format!("{measured}, and `remote_endpoint` is refuse: metron will not start a session"),
+            format!(
+                "choose a model installed on this machine (--model NAME or OLLAMA_MODEL), or set `remote_endpoint` to \"warn\" in your own config if you trust {host}"
+            ),
+        ),
+    }
 }
 
 /// The row standing for the checks that could not run.
@@ -1099,6 +1131,7 @@ mod tests {
             capabilities: capabilities.map(names),
             context_length: None,
             template: template.to_owned(),
+            remote_host: None,
         };
         let yes = tool_support_check("m", &details(Some(&["completion", "tools"]), ""));
         assert_eq!(yes.status, Status::Ok);

@@ -351,7 +351,22 @@ fn names_with(models: &[Installed], tools: ToolSupport) -> Vec<&str> {
 /// Model names for one line of text: each escaped (a name from `/api/tags` or a
 /// `.metron.json` may hold a newline), joined with commas.
 fn joined(names: &[&str]) -> String {
-    names.iter().map(|name| shown(name)).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|name| shown(name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// ` (cloud: runs at HOST)` for a model the server passes on to another host, so the list
+/// never offers one without saying where the code would go; empty otherwise.
+fn cloud_note(models: &[Installed], name: &str) -> String {
+    match models.iter().find(|m| m.name == name).map(|m| &m.place) {
+        Some(crate::disclosure::ModelPlace::Remote { host }) => {
+            format!(" (cloud: runs at {}, not on this machine)", shown(host))
+        }
+        _ => String::new(),
+    }
 }
 
 /// What can be chosen instead: `installed models with tool support: a, b`, or that there
@@ -418,10 +433,11 @@ pub(crate) fn model_list_text(
     } else {
         let _ = writeln!(text, "models with tool support at {server}:");
         for name in &usable {
+            let cloud = cloud_note(models, name);
             if Some(*name) == resolved {
-                let _ = writeln!(text, "* {} (current, {chosen})", shown(name));
+                let _ = writeln!(text, "* {} (current, {chosen}){cloud}", shown(name));
             } else {
-                let _ = writeln!(text, "  {}", shown(name));
+                let _ = writeln!(text, "  {}{cloud}", shown(name));
             }
         }
     }
@@ -435,11 +451,7 @@ pub(crate) fn model_list_text(
     }
     let without = names_with(models, ToolSupport::No);
     if !without.is_empty() {
-        let _ = writeln!(
-            text,
-            "installed without tool support: {}",
-            joined(&without)
-        );
+        let _ = writeln!(text, "installed without tool support: {}", joined(&without));
     }
     let unknown = names_with(models, ToolSupport::Unknown);
     if !unknown.is_empty() {
@@ -714,6 +726,7 @@ mod tests {
             .map(|&(name, tools)| Installed {
                 name: name.to_owned(),
                 tools,
+                place: crate::disclosure::ModelPlace::Server,
             })
             .collect()
     }

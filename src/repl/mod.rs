@@ -163,8 +163,17 @@ fn print_banner(session: &Session) {
     let project = session.agent.toolbox().project();
     let root = project.root();
     // The model may come from a repository's own `.metron.json`: shown, never obeyed.
+    // A project's choice that replaced the user's own model says so here too.
+    let replaced = match &config.replaced_model {
+        Some(users) => format!(", instead of your {}", one_line_safe(users)),
+        None => String::new(),
+    };
+    let cloud = match &session.model_host {
+        Some(host) => format!(", a cloud model run at {}", one_line_safe(host)),
+        None => String::new(),
+    };
     println!(
-        "=== metron (model: {}, {}) ===",
+        "=== metron (model: {}, {}{replaced}{cloud}) ===",
         one_line_safe(&config.config.model),
         commands::chosen_by(config.source(crate::config::Key::model), root)
     );
@@ -257,6 +266,26 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
     match commands::model_choice(wanted, &current, &server, &installed) {
         Ok(name) if name == current => println!("already using {}", one_line_safe(&name)),
         Ok(name) => {
+            // A cloud model is a remote endpoint of its own: refused or announced before
+            // the next request carries the conversation (and the code in it) there.
+            let place = installed
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| m.place.clone())
+                .unwrap_or(crate::disclosure::ModelPlace::Unknown {
+                    reason: "not described by the server".to_owned(),
+                });
+            match crate::disclosure::model_check(&session.loaded, &name, &place) {
+                Err(refusal) => {
+                    eprintln!(
+                        "metron: {refusal}; the model stays {}",
+                        one_line_safe(&current)
+                    );
+                    return;
+                }
+                Ok(Some(host)) => eprintln!("{}", crate::disclosure::model_notice(&name, &host)),
+                Ok(None) => {}
+            }
             println!(
                 "model: {} (was {}); the conversation is kept",
                 one_line_safe(&name),
