@@ -55,7 +55,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "SSL_CERT_FILE",
-        meaning: "A PEM file of extra CA certificates for an https endpoint (a private CA), added to the built-in roots.",
+        meaning: "A PEM file of extra CA certificates for an https endpoint (a private CA), added to the built-in roots; an absolute path (a relative one is refused). SSL_CERT_DIR is never read.",
         listed: Listed::Short("a PEM file of extra CA certificates for an https endpoint"),
     },
     Variable {

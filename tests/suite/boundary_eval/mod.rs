@@ -3,7 +3,8 @@
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
 //! [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
-//! [`config_trust`], [`terminal`] and [`network`]. This module holds the fixture, the
+//! [`config_trust`], [`terminal`], [`network`] and [`endpoint`] (which server and model
+//! the code goes to). This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
@@ -729,6 +730,7 @@ macro_rules! cases {
 mod calls;
 mod commands;
 mod config_trust;
+mod endpoint;
 mod network;
 mod sandbox;
 mod terminal;
@@ -748,6 +750,7 @@ fn cases() -> Vec<&'static Case> {
         config_trust::CASES,
         terminal::CASES,
         network::CASES,
+        endpoint::CASES,
     ]
     .into_iter()
     .flatten()
