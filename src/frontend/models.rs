@@ -86,7 +86,7 @@ fn unknown(reason: &str) -> ModelPlace {
 /// How long the start of a session waits for the server to say where the model runs.
 /// A local server answers `/api/show` in milliseconds; one that takes longer than this
 /// leaves the place unknown (see `disclosure::model_check`).
-pub(crate) const PLACE_LIMIT: Duration = Duration::from_secs(5);
+pub(crate) const PLACE_LIMIT: Duration = Duration::from_secs(3);
 
 /// Where the server at `endpoint` says `model` runs (`/api/show`, within `limit`), asked
 /// before a session's first chat request so that a cloud model is known before any code
