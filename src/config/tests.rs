@@ -578,7 +578,11 @@ fn a_projects_endpoint_never_replaces_the_one_the_user_chose() {
 
 #[test]
 fn a_projects_model_over_the_users_is_said_and_recorded() {
-    let loaded = load_both(r#"{"model":"theirs\nforged"}"#, r#"{"model":"mine"}"#, |_| {});
+    let loaded = load_both(
+        r#"{"model":"theirs\nforged"}"#,
+        r#"{"model":"mine"}"#,
+        |_| {},
+    );
     assert_eq!(loaded.config.model, "theirs\nforged");
     assert_eq!(loaded.replaced_model.as_deref(), Some("mine"));
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);

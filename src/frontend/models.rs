@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::authority::CancelToken;
 use crate::disclosure::ModelPlace;
 use crate::ollama::{Client, OllamaError};
 
@@ -90,24 +91,34 @@ pub(crate) const PLACE_LIMIT: Duration = Duration::from_secs(3);
 
 /// Where the server at `endpoint` says `model` runs (`/api/show`, within `limit`), asked
 /// before a session's first chat request so that a cloud model is known before any code
-/// is sent. Runs on a runtime of its own, as the session's starts later; never calls
-/// `/api/chat`.
-pub(crate) fn place_of(endpoint: &str, model: &str, limit: Duration) -> ModelPlace {
+/// is sent; `None` when Ctrl-C (`cancel`) ends the wait, as it would end the session's
+/// first request. Runs on a runtime of its own, as the session's starts later; never
+/// calls `/api/chat`.
+pub(crate) fn place_of(
+    endpoint: &str,
+    model: &str,
+    limit: Duration,
+    cancel: &CancelToken,
+) -> Option<ModelPlace> {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => return unknown(&format!("cannot start the async runtime: {e}")),
+        Err(e) => return Some(unknown(&format!("cannot start the async runtime: {e}"))),
     };
     let place = runtime.block_on(async {
         let client = match Client::new(endpoint, limit) {
             Ok(client) => client,
-            Err(e) => return unknown(&e.to_string()),
+            Err(e) => return Some(unknown(&e.to_string())),
         };
-        match client.show(model, limit).await {
-            Ok(details) => ModelPlace::from_remote_host(details.remote_host.as_deref()),
-            Err(e) => unknown(&e.to_string()),
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            shown = client.show(model, limit) => Some(match shown {
+                Ok(details) => ModelPlace::from_remote_host(details.remote_host.as_deref()),
+                Err(e) => unknown(&e.to_string()),
+            }),
         }
     });
     // A name lookup the limit abandoned runs on a blocking thread; do not wait for it.

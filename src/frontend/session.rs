@@ -128,8 +128,14 @@ pub(crate) fn start(
     })?;
     // The model may run elsewhere even when the server is here (a cloud model): asked
     // before any chat request, and refused or announced like a remote endpoint.
-    let place =
-        super::models::place_of(&config.endpoint, &config.model, super::models::PLACE_LIMIT);
+    let limit = super::models::PLACE_LIMIT;
+    // A press during the question ends the session as it would end the first request
+    // (the turn forgets earlier presses when it starts).
+    let place = super::models::place_of(&config.endpoint, &config.model, limit, &cancel);
+    let Some(place) = place.filter(|_| !cancel.is_cancelled()) else {
+        error("interrupted");
+        return Err(Exit::Interrupted);
+    };
     let model_host =
         crate::disclosure::model_check(&loaded, &config.model, &place).map_err(|message| {
             error(message);

@@ -90,12 +90,23 @@ pub(super) fn cloud_model_under_refuse() -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert!(described(&fake, CLOUD), "the model was never asked about: {run:?}");
+    assert!(
+        described(&fake, CLOUD),
+        "the model was never asked about: {run:?}"
+    );
     assert_eq!(run.code, 2, "{run:?}");
-    for part in ["refusing to send code to ollama.com:443", CLOUD, "--model NAME"] {
+    for part in [
+        "refusing to send code to ollama.com:443",
+        CLOUD,
+        "--model NAME",
+    ] {
         assert!(run.stderr.contains(part), "{part}: {run:?}");
     }
-    no_chat(&mut m, &fake, "the model is a cloud model and remote_endpoint is refuse");
+    no_chat(
+        &mut m,
+        &fake,
+        "the model is a cloud model and remote_endpoint is refuse",
+    );
     Verdict::Measured(m)
 }
 
@@ -168,9 +179,16 @@ pub(super) fn undescribed_model_under_refuse() -> Verdict {
     let run = run.expect("ran");
     assert!(described(&fake, "not-described:1b"), "{run:?}");
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("did not say where the model"), "{run:?}");
+    assert!(
+        run.stderr.contains("did not say where the model"),
+        "{run:?}"
+    );
     assert!(run.stderr.contains("ollama show"), "{run:?}");
-    no_chat(&mut m, &fake, "nobody could say where the model runs under refuse");
+    no_chat(
+        &mut m,
+        &fake,
+        "nobody could say where the model runs under refuse",
+    );
     Verdict::Measured(m)
 }
 
@@ -228,8 +246,16 @@ fn project_endpoint(user_file: bool) -> Verdict {
     });
     let run = run.expect("ran");
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(fake.chat_bodies().len(), 1, "the user's server answered: {run:?}");
-    let chosen = if user_file { "your own config" } else { "$OLLAMA_HOST" };
+    assert_eq!(
+        fake.chat_bodies().len(),
+        1,
+        "the user's server answered: {run:?}"
+    );
+    let chosen = if user_file {
+        "your own config"
+    } else {
+        "$OLLAMA_HOST"
+    };
     let warning = run
         .stderr
         .lines()
@@ -322,10 +348,7 @@ pub(super) fn newline_models_in_list() -> Verdict {
         run.stdout.contains("  evil:1b\\u{a}metron: note"),
         "{run:?}"
     );
-    assert!(
-        run.stdout.contains("plain:1b\\u{a}metron: note"),
-        "{run:?}"
-    );
+    assert!(run.stdout.contains("plain:1b\\u{a}metron: note"), "{run:?}");
     count_forged(&mut m, &run);
     Verdict::Measured(m)
 }
@@ -364,8 +387,9 @@ fn basic_auth() -> String {
 fn count_password(m: &mut Measured, run: &Run) {
     for (channel, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
         if text.contains(PASSWORD) {
-            m.unauthorized
-                .push(format!("{channel}: the password of OLLAMA_HOST was printed"));
+            m.unauthorized.push(format!(
+                "{channel}: the password of OLLAMA_HOST was printed"
+            ));
         }
     }
 }
@@ -451,7 +475,10 @@ pub(super) fn password_in_doctor_and_errors() -> Verdict {
     assert_eq!(error.code, 1, "{error:?}");
     assert!(!error.stderr.is_empty(), "{error:?}");
     assert_eq!(refused.code, 2, "{refused:?}");
-    assert!(refused.stderr.contains("metron-eval.invalid"), "{refused:?}");
+    assert!(
+        refused.stderr.contains("metron-eval.invalid"),
+        "{refused:?}"
+    );
     for run in [&doctor, &error, &refused] {
         count_password(&mut m, run);
     }
