@@ -358,11 +358,13 @@ fn note_replaced_model(loaded: &mut Loaded, users: String, user_path: &Path, pro
     if !by_project || loaded.config.model == users {
         return;
     }
+    // The names on one line (a project's may hold a newline); the printer makes the rest
+    // harmless to the terminal (config sits below the display module, so not its helper).
     loaded.warnings.push(format!(
         "the project's config {} chooses the model {} instead of yours ({}, from {}); set OLLAMA_MODEL or pass --model to use yours",
         project.display(),
-        crate::display::one_line_safe(&loaded.config.model),
-        crate::display::one_line_safe(&users),
+        loaded.config.model.escape_debug(),
+        users.escape_debug(),
         user_path.display()
     ));
     loaded.replaced_model = Some(users);

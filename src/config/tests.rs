@@ -587,7 +587,7 @@ fn a_projects_model_over_the_users_is_said_and_recorded() {
     assert_eq!(loaded.replaced_model.as_deref(), Some("mine"));
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
     let warning = &loaded.warnings[0];
-    assert!(warning.contains("theirs\\u{a}forged"), "{warning}");
+    assert!(warning.contains("theirs\\nforged"), "{warning}");
     assert!(warning.contains("instead of yours (mine"), "{warning}");
     assert!(!warning.contains('\n'), "{warning}");
     // The same model, or a higher layer choosing again, is nothing to say.
