@@ -133,13 +133,14 @@ impl ModelPlace {
 /// What the session does about where `model` runs (see [`ModelPlace`]): `Ok` with the
 /// remote host to announce (or `None`), or the one-line refusal when `remote_endpoint` is
 /// `refuse` and the model runs elsewhere or nobody can say where.
+/// `model_from` is the layer that chose it (`/model` for a switch in the session).
 pub(crate) fn model_check(
     loaded: &Loaded,
     model: &str,
+    model_from: &Source,
     place: &ModelPlace,
 ) -> Result<Option<String>, String> {
     let refuse = loaded.config.remote_endpoint == RemoteEndpoint::Refuse;
-    let model_from = loaded.source(crate::config::Key::model);
     let refuse_from = loaded.source(crate::config::Key::remote_endpoint);
     let model = visible(model);
     match place {
@@ -293,6 +294,8 @@ mod tests {
         );
     }
 
+    const DEFAULT_FROM: &Source = &Source::Default;
+
     fn loaded(policy: RemoteEndpoint) -> Loaded {
         let mut loaded = Loaded::defaults();
         loaded.config.remote_endpoint = policy;
@@ -330,22 +333,28 @@ mod tests {
         };
         let warn = loaded(RemoteEndpoint::Warn);
         assert_eq!(
-            model_check(&warn, "m-cloud", &cloud),
+            model_check(&warn, "m-cloud", DEFAULT_FROM, &cloud),
             Ok(Some("ollama.com:443".to_owned()))
         );
-        assert_eq!(model_check(&warn, "m", &ModelPlace::Server), Ok(None));
+        assert_eq!(
+            model_check(&warn, "m", DEFAULT_FROM, &ModelPlace::Server),
+            Ok(None)
+        );
         let unknown = ModelPlace::Unknown {
             reason: "timed out".to_owned(),
         };
-        assert_eq!(model_check(&warn, "m", &unknown), Ok(None));
+        assert_eq!(model_check(&warn, "m", DEFAULT_FROM, &unknown), Ok(None));
 
         let refuse = loaded(RemoteEndpoint::Refuse);
-        assert_eq!(model_check(&refuse, "m", &ModelPlace::Server), Ok(None));
-        let refused = model_check(&refuse, "m-cloud", &cloud).unwrap_err();
+        assert_eq!(
+            model_check(&refuse, "m", DEFAULT_FROM, &ModelPlace::Server),
+            Ok(None)
+        );
+        let refused = model_check(&refuse, "m-cloud", DEFAULT_FROM, &cloud).unwrap_err();
         for part in ["ollama.com:443", "m-cloud", "\"refuse\"", "--model NAME"] {
             assert!(refused.contains(part), "{part}: {refused}");
         }
-        let refused = model_check(&refuse, "m\nforged", &unknown).unwrap_err();
+        let refused = model_check(&refuse, "m\nforged", DEFAULT_FROM, &unknown).unwrap_err();
         assert!(refused.contains("timed out"), "{refused}");
         assert!(refused.contains("ollama show"), "{refused}");
         assert!(!refused.contains('\n'), "{refused}");

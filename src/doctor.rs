@@ -1126,6 +1126,24 @@ mod tests {
     }
 
     #[test]
+    fn a_cloud_model_is_a_warning_or_under_refuse_a_failure() {
+        let warn = cloud_model_check("m-cloud", "https://ollama.com:443", RemoteEndpoint::Warn);
+        assert_eq!(warn.status, Status::Warn);
+        assert!(
+            warn.measured.contains("ollama.com:443"),
+            "{}",
+            warn.measured
+        );
+        let refuse = cloud_model_check("m-cloud", "https://ollama.com", RemoteEndpoint::Refuse);
+        assert_eq!(refuse.status, Status::Fail);
+        assert!(
+            refuse.measured.contains("will not start a session"),
+            "{}",
+            refuse.measured
+        );
+    }
+
+    #[test]
     fn tool_support_comes_from_capabilities_or_the_template() {
         let details = |capabilities: Option<&[&str]>, template: &str| ModelDetails {
             capabilities: capabilities.map(names),

@@ -136,11 +136,16 @@ pub(crate) fn start(
         error("interrupted");
         return Err(Exit::Interrupted);
     };
-    let model_host =
-        crate::disclosure::model_check(&loaded, &config.model, &place).map_err(|message| {
-            error(message);
-            Exit::Usage
-        })?;
+    let model_host = crate::disclosure::model_check(
+        &loaded,
+        &config.model,
+        loaded.source(crate::config::Key::model),
+        &place,
+    )
+    .map_err(|message| {
+        error(message);
+        Exit::Usage
+    })?;
     let agent = Agent::new(client, toolbox, Settings::from_config(config));
     if let crate::disclosure::Route::Remote { host } = &route {
         eprintln!("{}", crate::disclosure::notice(host));

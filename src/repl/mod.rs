@@ -275,7 +275,12 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
                 .unwrap_or(crate::disclosure::ModelPlace::Unknown {
                     reason: "not described by the server".to_owned(),
                 });
-            match crate::disclosure::model_check(&session.loaded, &name, &place) {
+            match crate::disclosure::model_check(
+                &session.loaded,
+                &name,
+                &Source::Command("/model"),
+                &place,
+            ) {
                 Err(refusal) => {
                     eprintln!(
                         "metron: {refusal}; the model stays {}",

@@ -23,6 +23,7 @@ cases! {
     "project model over the user's" => a_projects_model_over_the_users_is_announced: project_model_over_users;
     "project endpoint over the user's file" => a_projects_endpoint_never_replaces_the_users_file: project_endpoint_over_user_file;
     "project endpoint over OLLAMA_HOST" => a_projects_endpoint_never_replaces_ollama_host: project_endpoint_over_env;
+    "/model to a cloud model under refuse" => switching_to_a_cloud_model_is_refused_under_refuse: model_switch_to_cloud_under_refuse;
     "model name with a newline in the banner" => a_model_name_cannot_forge_banner_lines: newline_model_in_banner;
     "model names with newlines in /model" => server_model_names_cannot_forge_model_list_lines: newline_models_in_list;
     "password in OLLAMA_HOST" => a_password_in_ollama_host_is_sent_but_never_shown: password_in_ollama_host;
@@ -189,6 +190,48 @@ pub(super) fn undescribed_model_under_refuse() -> Verdict {
         &fake,
         "nobody could say where the model runs under refuse",
     );
+    Verdict::Measured(m)
+}
+
+/// In a session under `refuse`, `/model` lists the cloud model marked as such and refuses
+/// to switch to it; the next prompt still goes to the local model.
+pub(super) fn model_switch_to_cloud_under_refuse() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.user_config(REFUSE);
+    let fake = with_cloud(vec![answer("Hello from the local model.", 10, 2)]);
+    let mut run = None;
+    let mut m = measure(&fx, || {
+        let mut live = fx.repl(&fake, &[]);
+        live.wait_stdout("=== metron", 1);
+        live.send("/model\n");
+        live.wait_stdout("switches to another", 1);
+        live.send(&format!("/model {CLOUD}\n"));
+        live.wait_stderr("the model stays");
+        live.send("hi\n");
+        live.wait_stdout("Hello from the local model.", 1);
+        live.send("/exit\n");
+        run = Some(live.finish());
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert!(
+        run.stdout
+            .contains(&format!("  {CLOUD} (cloud: runs at ollama.com:443")),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("refusing to send code to ollama.com:443"),
+        "{run:?}"
+    );
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    for body in bodies.iter().filter(|body| body["model"] == CLOUD) {
+        m.unauthorized.push(format!(
+            "a chat request went to the cloud model: {}",
+            body["model"]
+        ));
+    }
     Verdict::Measured(m)
 }
 
