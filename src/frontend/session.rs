@@ -126,6 +126,10 @@ pub(crate) fn start(
         }
         Exit::Usage
     })?;
+    // Before any request, the question below included.
+    if let crate::disclosure::Route::Remote { host } = &route {
+        eprintln!("{}", crate::disclosure::notice(host));
+    }
     // The model may run elsewhere even when the server is here (a cloud model): asked
     // before any chat request, and refused or announced like a remote endpoint.
     let limit = super::models::PLACE_LIMIT;
@@ -147,9 +151,6 @@ pub(crate) fn start(
         Exit::Usage
     })?;
     let agent = Agent::new(client, toolbox, Settings::from_config(config));
-    if let crate::disclosure::Route::Remote { host } = &route {
-        eprintln!("{}", crate::disclosure::notice(host));
-    }
     if let Some(host) = &model_host {
         eprintln!("{}", crate::disclosure::model_notice(&config.model, host));
     }
