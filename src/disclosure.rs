@@ -11,6 +11,16 @@
 //! (the check never resolves names), and an SSH tunnel to a remote server on a local port
 //! looks local (nothing here can see through it).
 //!
+//! The model can leave this machine too: Ollama 0.12 and later proxy a cloud model
+//! (`qwen3-coder:480b-cloud`) to ollama.com, and mark it with `remote_host` in `/api/show`.
+//! Such a model is a remote endpoint of its own ([`model_check`]): announced, refused under
+//! `refuse`, and recorded in `session_start`. The server's mark decides, not the name: a
+//! `-cloud` suffix on a model the server does not mark is a local model (Ollama only proxies
+//! what it marks), and a marked model is remote whatever it is called. When the server
+//! cannot say (`/api/show` fails or does not answer in time), the place is unknown, which
+//! is not local: under `refuse` the session does not start; under `warn` it goes on
+//! (the chat request will meet the same server, and a cloud model is always described).
+//!
 //! Everything here is pure: it decides and words, and the session prints.
 
 use crate::config::{self, Config, Loaded, RemoteEndpoint, Source};
@@ -90,6 +100,74 @@ fn refusal(host: &str, sources: Option<(&Source, &Source)>) -> String {
     )
 }
 
+/// Where the server says a model runs, from its `/api/show` answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ModelPlace {
+    /// On the server itself (no `remote_host` in its description).
+    Server,
+    /// Proxied to another host (the `remote_host` the server reports: ollama.com for a
+    /// cloud model), which receives everything the chat request carries.
+    Remote {
+        /// `host:port` of that host, as the server names it, without credentials.
+        host: String,
+    },
+    /// The server did not say (it failed to answer, or not in time): why.
+    Unknown {
+        /// The failure, for the refusal's message.
+        reason: String,
+    },
+}
+
+impl ModelPlace {
+    /// The place a `remote_host` value (or its absence) names.
+    pub(crate) fn from_remote_host(remote_host: Option<&str>) -> ModelPlace {
+        match remote_host.map(str::trim).filter(|h| !h.is_empty()) {
+            None => ModelPlace::Server,
+            Some(host) => ModelPlace::Remote {
+                host: config::host_and_port(host).unwrap_or_else(|| fallback_host(host)),
+            },
+        }
+    }
+}
+
+/// What the session does about where `model` runs (see [`ModelPlace`]): `Ok` with the
+/// remote host to announce (or `None`), or the one-line refusal when `remote_endpoint` is
+/// `refuse` and the model runs elsewhere or nobody can say where.
+/// `model_from` is the layer that chose it (`/model` for a switch in the session).
+pub(crate) fn model_check(
+    loaded: &Loaded,
+    model: &str,
+    model_from: &Source,
+    place: &ModelPlace,
+) -> Result<Option<String>, String> {
+    let refuse = loaded.config.remote_endpoint == RemoteEndpoint::Refuse;
+    let refuse_from = loaded.source(crate::config::Key::remote_endpoint);
+    let model = visible(model);
+    match place {
+        ModelPlace::Server => Ok(None),
+        ModelPlace::Remote { host } if refuse => Err(format!(
+            "refusing to send code to {host}: the model {model} (from {model_from}) is a cloud model that the Ollama server passes on to {host}, which is not this machine, and `remote_endpoint` is \"refuse\" (from {refuse_from}); choose a model installed on this machine (`ollama list`; --model NAME or OLLAMA_MODEL override a project's choice), or set `remote_endpoint` to \"warn\" in your own config (~/.metron/config.json) if you trust {host}",
+            host = visible(host)
+        )),
+        ModelPlace::Remote { host } => Ok(Some(host.clone())),
+        ModelPlace::Unknown { reason } if refuse => Err(format!(
+            "refusing to start: the Ollama server did not say where the model {model} (from {model_from}) runs ({reason}), and `remote_endpoint` is \"refuse\" (from {refuse_from}), so a cloud model cannot be ruled out; check that Ollama is running and that `ollama show {model}` works, then start metron again",
+            reason = visible(reason)
+        )),
+        ModelPlace::Unknown { .. } => Ok(None),
+    }
+}
+
+/// The one line printed on stderr before the first request when the model runs at `host`,
+/// another machine, though the endpoint may be this one. No colour, no newline at the end.
+pub(crate) fn model_notice(model: &str, host: &str) -> String {
+    format!(
+        "metron: note: the model {} is a cloud model: the Ollama server passes every request on to {}, so code the tools read (file slices, search results, command output) will be sent there, which is not this machine",
+        visible(model),
+        visible(host)
+    )
+}
+
 /// The one line printed on stderr before the first request of a session whose endpoint is
 /// `host`, another machine. No colour, no newline at the end.
 pub(crate) fn notice(host: &str) -> String {
@@ -99,19 +177,10 @@ pub(crate) fn notice(host: &str) -> String {
     )
 }
 
-/// `text` with control characters escaped, so a configured host name cannot drive the
-/// terminal or break the one line into several.
+/// `text` on one line and harmless to a terminal, so a configured host or model name (or
+/// one the server reports) cannot drive the terminal or break the one line into several.
 fn visible(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect()
+    crate::display::one_line_safe(text)
 }
 
 #[cfg(test)]
@@ -201,6 +270,7 @@ mod tests {
                 .collect(),
             warnings: Vec::new(),
             disabled_by: Default::default(),
+            replaced_model: None,
         };
         assert_eq!(
             check_loaded(&loaded),
@@ -224,6 +294,79 @@ mod tests {
         );
     }
 
+    const DEFAULT_FROM: &Source = &Source::Default;
+
+    fn loaded(policy: RemoteEndpoint) -> Loaded {
+        let mut loaded = Loaded::defaults();
+        loaded.config.remote_endpoint = policy;
+        loaded
+    }
+
+    #[test]
+    fn the_server_mark_decides_where_a_model_runs() {
+        assert_eq!(ModelPlace::from_remote_host(None), ModelPlace::Server);
+        assert_eq!(ModelPlace::from_remote_host(Some(" ")), ModelPlace::Server);
+        assert_eq!(
+            ModelPlace::from_remote_host(Some("https://ollama.com:443")),
+            ModelPlace::Remote {
+                host: "ollama.com:443".to_owned()
+            }
+        );
+        assert_eq!(
+            ModelPlace::from_remote_host(Some("https://me:pw@ollama.com")),
+            ModelPlace::Remote {
+                host: "ollama.com:443".to_owned()
+            }
+        );
+        assert_eq!(
+            ModelPlace::from_remote_host(Some("not a url")),
+            ModelPlace::Remote {
+                host: "not a url".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn a_cloud_model_is_announced_or_refused_like_a_remote_endpoint() {
+        let cloud = ModelPlace::Remote {
+            host: "ollama.com:443".to_owned(),
+        };
+        let warn = loaded(RemoteEndpoint::Warn);
+        assert_eq!(
+            model_check(&warn, "m-cloud", DEFAULT_FROM, &cloud),
+            Ok(Some("ollama.com:443".to_owned()))
+        );
+        assert_eq!(
+            model_check(&warn, "m", DEFAULT_FROM, &ModelPlace::Server),
+            Ok(None)
+        );
+        let unknown = ModelPlace::Unknown {
+            reason: "timed out".to_owned(),
+        };
+        assert_eq!(model_check(&warn, "m", DEFAULT_FROM, &unknown), Ok(None));
+
+        let refuse = loaded(RemoteEndpoint::Refuse);
+        assert_eq!(
+            model_check(&refuse, "m", DEFAULT_FROM, &ModelPlace::Server),
+            Ok(None)
+        );
+        let refused = model_check(&refuse, "m-cloud", DEFAULT_FROM, &cloud).unwrap_err();
+        for part in ["ollama.com:443", "m-cloud", "\"refuse\"", "--model NAME"] {
+            assert!(refused.contains(part), "{part}: {refused}");
+        }
+        let refused = model_check(&refuse, "m\nforged", DEFAULT_FROM, &unknown).unwrap_err();
+        assert!(refused.contains("timed out"), "{refused}");
+        assert!(refused.contains("ollama show"), "{refused}");
+        assert!(!refused.contains('\n'), "{refused}");
+
+        let notice = model_notice("m\nx", "ollama.com:443");
+        assert!(
+            notice.starts_with("metron: note: the model m\\u{a}x"),
+            "{notice}"
+        );
+        assert!(notice.contains("ollama.com:443"), "{notice}");
+    }
+
     #[test]
     fn the_notice_is_one_plain_line() {
         let line = notice("gpu-box:11434");
@@ -236,6 +379,9 @@ mod tests {
             !hostile.contains('\n') && !hostile.contains('\x1b'),
             "{hostile:?}"
         );
-        assert!(hostile.contains("evil\\n\\u{1b}[2Jhost:1"), "{hostile:?}");
+        assert!(
+            hostile.contains("evil\\u{a}\\u{1b}[2Jhost:1"),
+            "{hostile:?}"
+        );
     }
 }

@@ -399,7 +399,7 @@ impl Spinner {
             "\r\x1b[2K{} {what} {} · {}s",
             FRAMES[self.frame],
             // The model may be named by a repository's `.metron.json`.
-            terminal_safe(&self.model),
+            one_line_safe(&self.model),
             waited.as_secs()
         );
         let _ = err.flush();
@@ -579,6 +579,23 @@ pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// `text` kept on one line and made harmless the same way: [`terminal_safe`], and a newline
+/// shown as `\u{a}`, a tab as a space. For names that are printed inside a line of metron's
+/// own (a model name from a repository's `.metron.json` or from the server's `/api/tags`,
+/// a server's version string): a newline in one would otherwise start a line that looks
+/// like metron wrote it.
+pub(crate) fn one_line_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(' '),
+            '\n' => out.push_str("\\u{a}"),
+            c => out.push_str(&terminal_safe(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    out
 }
 
 /// Bytes that may not be UTF-8 (a diff's context lines are the file's bytes) made

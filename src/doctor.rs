@@ -27,7 +27,7 @@ use crate::config::{
     Source,
 };
 use crate::disclosure::{self, Route};
-use crate::display::terminal_safe;
+use crate::display::one_line_safe;
 use crate::frontend::Exit;
 use crate::frontend::models::installed_as;
 use crate::ollama::wire::{ChatRequest, ModelDetails};
@@ -395,7 +395,9 @@ fn endpoint_check(
     policy: RemoteEndpoint,
     policy_source: &Source,
 ) -> Check {
-    let base = endpoint.strip_suffix("/api/chat").unwrap_or(endpoint);
+    // Never the password of `http://user:password@host`: a doctor's report gets pasted.
+    let shown = config::shown_endpoint(endpoint);
+    let base = shown.strip_suffix("/api/chat").unwrap_or(&shown);
     let policy_text = format!(
         "`remote_endpoint` is {} ({})",
         policy.as_str(),
@@ -475,10 +477,8 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
     let deadline = Deadline::new();
     let mut checks = Vec::new();
     let endpoint_source = loaded.source(crate::config::Key::endpoint);
-    let base = config
-        .endpoint
-        .strip_suffix("/api/chat")
-        .unwrap_or(&config.endpoint);
+    let shown = config::shown_endpoint(&config.endpoint);
+    let base = shown.strip_suffix("/api/chat").unwrap_or(&shown);
 
     let client = match Client::new(&config.endpoint, PROBE_LIMIT) {
         Ok(client) => client,
@@ -565,6 +565,9 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
         }
     };
     checks.push(tool_support_check(model, &details));
+    if let Some(host) = &details.remote_host {
+        checks.push(cloud_model_check(model, host, config.remote_endpoint));
+    }
 
     // What the loaded copy runs with is a detail; it never fails the doctor.
     let loaded_context = match deadline.next() {
@@ -579,6 +582,35 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
         loaded_context,
     ));
     checks
+}
+
+/// A cloud model (the server marks it with `remote_host`): every request goes on to that
+/// host, as with a remote endpoint; a failure when `remote_endpoint` refuses it, since no
+/// session would start.
+fn cloud_model_check(model: &str, remote_host: &str, policy: RemoteEndpoint) -> Check {
+    let host = match disclosure::ModelPlace::from_remote_host(Some(remote_host)) {
+        disclosure::ModelPlace::Remote { host } => host,
+        _ => remote_host.to_owned(),
+    };
+    let measured = format!(
+        "{model} is a cloud model: the server passes every request on to {host}, so every tool result, code slices included, is sent there"
+    );
+    match policy {
+        RemoteEndpoint::Warn => Check::warn(
+            "cloud model",
+            format!("{measured}; `remote_endpoint` is warn, so each session says so on stderr"),
+            format!(
+                "use it only if you trust {host}; otherwise choose a model installed here (--model NAME or OLLAMA_MODEL), or set `remote_endpoint` to \"refuse\""
+            ),
+        ),
+        RemoteEndpoint::Refuse => Check::fail(
+            "cloud model",
+            format!("{measured}, and `remote_endpoint` is refuse: metron will not start a session"),
+            format!(
+                "choose a model installed on this machine (--model NAME or OLLAMA_MODEL), or set `remote_endpoint` to \"warn\" in your own config if you trust {host}"
+            ),
+        ),
+    }
 }
 
 /// The row standing for the checks that could not run.
@@ -966,20 +998,12 @@ pub(crate) fn summary(checks: &[Check]) -> String {
 }
 
 /// `text` on one row, made visible by the same rule as every other view
-/// ([`terminal_safe`]: controls, C1 included, bidirectional-format characters), so a
-/// server's version string, a file name or a model name from an untrusted `.metron.json`
-/// cannot drive the terminal or reorder the line; a tab becomes a space and a newline an
-/// escape, so a row stays one row.
+/// ([`one_line_safe`]: controls, C1 included, bidirectional-format characters; a tab becomes
+/// a space and a newline an escape), so a server's version string, a file name or a model
+/// name from an untrusted `.metron.json` cannot drive the terminal, reorder the line, or
+/// start a row of its own.
 fn visible(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push(' '),
-            '\n' => out.push_str("\\u{a}"),
-            c => out.push_str(&terminal_safe(c.encode_utf8(&mut [0; 4]))),
-        }
-    }
-    out
+    one_line_safe(text)
 }
 
 #[cfg(test)]
@@ -1102,11 +1126,30 @@ mod tests {
     }
 
     #[test]
+    fn a_cloud_model_is_a_warning_or_under_refuse_a_failure() {
+        let warn = cloud_model_check("m-cloud", "https://ollama.com:443", RemoteEndpoint::Warn);
+        assert_eq!(warn.status, Status::Warn);
+        assert!(
+            warn.measured.contains("ollama.com:443"),
+            "{}",
+            warn.measured
+        );
+        let refuse = cloud_model_check("m-cloud", "https://ollama.com", RemoteEndpoint::Refuse);
+        assert_eq!(refuse.status, Status::Fail);
+        assert!(
+            refuse.measured.contains("will not start a session"),
+            "{}",
+            refuse.measured
+        );
+    }
+
+    #[test]
     fn tool_support_comes_from_capabilities_or_the_template() {
         let details = |capabilities: Option<&[&str]>, template: &str| ModelDetails {
             capabilities: capabilities.map(names),
             context_length: None,
             template: template.to_owned(),
+            remote_host: None,
         };
         let yes = tool_support_check("m", &details(Some(&["completion", "tools"]), ""));
         assert_eq!(yes.status, Status::Ok);

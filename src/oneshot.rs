@@ -85,8 +85,10 @@ fn session_start(session: &Session) -> Event {
     let agent = &session.agent;
     Event::SessionStart {
         model: loaded.config.model.clone(),
-        endpoint: loaded.config.endpoint.clone(),
-        endpoint_local: is_local(&loaded.config.endpoint),
+        endpoint: crate::config::shown_endpoint(&loaded.config.endpoint),
+        endpoint_local: is_local(&loaded.config.endpoint) && session.model_host.is_none(),
+        model_remote_host: session.model_host.clone(),
+        model_replaced: loaded.replaced_model.clone(),
         config_file: loaded.files.last().map(|f| f.path.display().to_string()),
         config_files: loaded
             .files

@@ -65,8 +65,15 @@ pub enum Event {
         model: String,
         /// The chat endpoint.
         endpoint: String,
-        /// Whether the endpoint is on this machine.
+        /// Whether the code stays on this machine: the endpoint is here and the model is
+        /// not a cloud model the server passes on to another host.
         endpoint_local: bool,
+        /// The host a cloud model runs at (the server's `remote_host`), when it is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model_remote_host: Option<String>,
+        /// The model the user's own config chose, when the project's config replaced it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model_replaced: Option<String>,
         /// The highest config file read, if any (the project's when both were read); kept
         /// for readers of the one-file event, `config_files` names them all.
         config_file: Option<String>,

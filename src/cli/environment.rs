@@ -55,7 +55,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "SSL_CERT_FILE",
-        meaning: "A PEM file of extra CA certificates for an https endpoint (a private CA), added to the built-in roots.",
+        meaning: "A PEM file of extra CA certificates for an https endpoint (a private CA), added to the built-in roots; an absolute path (a relative one is refused). SSL_CERT_DIR is never read.",
         listed: Listed::Short("a PEM file of extra CA certificates for an https endpoint"),
     },
     Variable {
@@ -103,7 +103,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
     (
         "<project>/.metron.json",
-        "The project's configuration, read as well and overriding the user's file key by key. It ships with the repository, so it cannot grant authority: it may lower budgets and choose the model, but its auto_approve_patches, allowed_commands, allowed_project_programs, command_env_passthrough and command sandbox keys are dropped with a warning (METRON_ALLOW_PROJECT_COMMANDS lets allowed_commands through), and its endpoint must name this machine.",
+        "The project's configuration, read as well and overriding the user's file key by key. It ships with the repository, so it cannot grant authority: it may lower budgets and choose the model, but its auto_approve_patches, allowed_commands, allowed_project_programs, command_env_passthrough and command sandbox keys are dropped with a warning (METRON_ALLOW_PROJECT_COMMANDS lets allowed_commands through), and its endpoint must name this machine and is ignored when your own file or OLLAMA_HOST sets one.",
     ),
     (
         "~/.metron/input_history",

@@ -33,6 +33,13 @@ pub fn normalize_endpoint(raw: &str) -> Result<String, String> {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
+    // `user:password@host:port`: the credentials are split off first, or their `:` would
+    // make the whole authority look like a bare IPv6 address. They stay in the URL (the
+    // client sends them as HTTP Basic auth to this host only); [`shown`] hides them.
+    let (userinfo, authority) = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => (format!("{userinfo}@"), host),
+        None => (String::new(), authority),
+    };
     let (host, port) = split_host_port(authority)?;
     let host = match host.as_str() {
         "" | "0.0.0.0" => "127.0.0.1".to_owned(),
@@ -48,7 +55,92 @@ pub fn normalize_endpoint(raw: &str) -> Result<String, String> {
         let base = path.strip_suffix("/api").unwrap_or(path);
         format!("{base}{CHAT_PATH}")
     };
-    Ok(format!("{scheme}://{host}:{port}{path}"))
+    Ok(format!("{scheme}://{userinfo}{host}:{port}{path}"))
+}
+
+/// `endpoint` as it may be printed (notices, errors, `--doctor`, `/config`, `session_start`):
+/// a password written into it (`http://me:secret@host`) becomes `***`, so it never reaches
+/// a terminal, a log or a CI transcript. The user name stays: it says which account is used.
+pub(crate) fn shown(endpoint: &str) -> String {
+    let (scheme, rest) = match endpoint.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), endpoint),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
+            let hidden = if userinfo.contains(':') { ":***" } else { "" };
+            format!("{scheme}{user}{hidden}@{host}{tail}")
+        }
+        None => endpoint.to_owned(),
+    }
+}
+
+/// The credentials written into an endpoint's URL, decoded, and the URL without them: the
+/// client sends them itself as HTTP Basic auth, so no URL it keeps (and no error naming
+/// one) holds the password. `None` for the credentials when there are none.
+pub(crate) fn split_credentials(endpoint: &str) -> (String, Option<Credentials>) {
+    let Ok(mut url) = reqwest::Url::parse(endpoint) else {
+        return (endpoint.to_owned(), None);
+    };
+    if url.username().is_empty() && url.password().is_none() {
+        return (endpoint.to_owned(), None);
+    }
+    let decode = |text: &str| percent_decode(text);
+    let credentials = Credentials {
+        user: decode(url.username()),
+        password: url.password().map(decode),
+    };
+    // Cannot fail on a URL with a host, which every normalised http(s) endpoint has.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    (url.to_string(), Some(credentials))
+}
+
+/// A user name and password for HTTP Basic auth, from the endpoint's URL.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Credentials {
+    /// The user name (may be empty: `http://:token@host`).
+    pub(crate) user: String,
+    /// The password, when the URL has one.
+    pub(crate) password: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    /// Never the password: a `{:?}` in a log must not leak it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// `%XX` escapes decoded (as URLs write reserved characters of a user name or password);
+/// anything that is not a valid escape, or not UTF-8 afterwards, is kept as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 /// Splits `host[:port]`, accepting bracketed and bare IPv6 addresses.
@@ -178,6 +270,50 @@ mod tests {
             normalize_endpoint("HTTPS://gpu-box.example").as_deref(),
             Ok("https://gpu-box.example:443/api/chat")
         );
+    }
+
+    #[test]
+    fn credentials_are_userinfo_not_an_ipv6_address() {
+        let endpoint = normalize_endpoint("http://me:hunter2@gpu-box:8080").expect("usable");
+        assert_eq!(endpoint, "http://me:hunter2@gpu-box:8080/api/chat");
+        assert_eq!(host_and_port(&endpoint).as_deref(), Some("gpu-box:8080"));
+        assert_eq!(
+            normalize_endpoint("me:pw@localhost").as_deref(),
+            Ok("http://me:pw@localhost:11434/api/chat")
+        );
+        assert_eq!(
+            normalize_endpoint("http://tok@[::1]:9").as_deref(),
+            Ok("http://tok@[::1]:9/api/chat")
+        );
+        assert!(is_local("http://me:pw@localhost:11434/api/chat"));
+    }
+
+    #[test]
+    fn shown_hides_the_password_and_keeps_the_rest() {
+        assert_eq!(
+            shown("http://me:hunter2@gpu-box:8080/api/chat"),
+            "http://me:***@gpu-box:8080/api/chat"
+        );
+        assert_eq!(shown("http://tok@h:1/api/chat"), "http://tok@h:1/api/chat");
+        assert_eq!(shown("http://h:1/api/chat"), "http://h:1/api/chat");
+        assert_eq!(shown("a:b@c:d@h:1/x"), "a:***@h:1/x");
+        assert!(!shown("http://u:p@ss@h:1/").contains("p@ss"));
+    }
+
+    #[test]
+    fn credentials_leave_the_url_decoded() {
+        let (url, credentials) = split_credentials("http://me:p%40ss%3Aw@h:1/api/chat");
+        assert_eq!(url, "http://h:1/api/chat");
+        let credentials = credentials.expect("credentials");
+        assert_eq!(credentials.user, "me");
+        assert_eq!(credentials.password.as_deref(), Some("p@ss:w"));
+        assert!(!format!("{credentials:?}").contains("p@ss"));
+        assert_eq!(
+            split_credentials("http://h:1/api/chat"),
+            ("http://h:1/api/chat".to_owned(), None)
+        );
+        assert_eq!(percent_decode("a%2"), "a%2");
+        assert_eq!(percent_decode("%zz%41"), "%zzA");
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! the settings table. Its privileged keys (`auto_approve_patches`, `allowed_commands`,
 //! `command_env_passthrough`, the sandbox's) are dropped with a warning (commands may be
 //! let through with `METRON_ALLOW_PROJECT_COMMANDS`), and its `endpoint` is accepted only
-//! when it names this machine. Nor may it loosen a limit the user's own file sets
+//! when it names this machine and neither the user's file nor `$OLLAMA_HOST` chose one. Nor may it loosen a limit the user's own file sets
 //! ([`keep_user_limits`]): a budget only goes down, `remote_endpoint: "refuse"` and
 //! `save_input_history: false` hold, and `disabled_tools` is the user's list plus the
 //! project's. Loading does I/O only to read the two files: the environment is passed in
@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub(crate) use endpoint::host_and_port;
+pub(crate) use endpoint::{Credentials, host_and_port, shown as shown_endpoint, split_credentials};
 pub use endpoint::{is_local, normalize_endpoint};
 pub use settings::{Config, KEYS, RemoteEndpoint, SandboxMode};
 pub(crate) use settings::{Key, Rule};
@@ -254,6 +254,11 @@ pub(crate) struct Loaded {
     /// For each name in `disabled_tools`, the layer that listed it first: the list is
     /// merged across the files, and a typo must be blamed on the file that holds it.
     pub(crate) disabled_by: BTreeMap<String, Source>,
+    /// The model the user's own file chose, when the project's file replaced it (and no
+    /// higher layer chose again): said at start, in the banner and in `session_start`, so
+    /// a repository never swaps the model (and with it, perhaps, the server that reads
+    /// the code) in silence.
+    pub(crate) replaced_model: Option<String>,
 }
 
 impl Loaded {
@@ -269,6 +274,7 @@ impl Loaded {
                 .collect(),
             warnings: Vec::new(),
             disabled_by: BTreeMap::new(),
+            replaced_model: None,
         }
     }
 
@@ -323,17 +329,45 @@ pub(crate) fn load(
         apply_layer(&mut loaded, project_root, file, env)?;
         warn_if_inside_project(&mut loaded, file, project_root);
     }
+    let mut users_model = None;
     if let Some(file) = project_layer(project_root, user.as_ref()) {
         // What the user's file (and the defaults) said, before the project's file is laid
         // on top: the limits the project may tighten but not loosen.
         let users = loaded.clone();
         apply_layer(&mut loaded, project_root, &file, env)?;
         keep_user_limits(&mut loaded, &users, &file);
+        if let Source::File(path) = users.source(Key::model) {
+            users_model = Some((users.config.model.clone(), path.clone(), file.path));
+        }
     }
     apply_env(&mut loaded, env)?;
     apply_flags(&mut loaded, flags)?;
     validate(&loaded)?;
+    if let Some((model, user_path, project_path)) = users_model {
+        note_replaced_model(&mut loaded, model, &user_path, &project_path);
+    }
     Ok(loaded)
+}
+
+/// When the project's file chose the model over the one the user's own file names (and
+/// no higher layer chose again), records it and says so. A project may choose the model
+/// (it is a preference), but the person must know it did: a cloud model, for one, sends
+/// the code to another host.
+fn note_replaced_model(loaded: &mut Loaded, users: String, user_path: &Path, project: &Path) {
+    let by_project = *loaded.source(Key::model) == Source::File(project.to_owned());
+    if !by_project || loaded.config.model == users {
+        return;
+    }
+    // The names on one line (a project's may hold a newline); the printer makes the rest
+    // harmless to the terminal (config sits below the display module, so not its helper).
+    loaded.warnings.push(format!(
+        "the project's config {} chooses the model {} instead of yours ({}, from {}); set OLLAMA_MODEL or pass --model to use yours",
+        project.display(),
+        loaded.config.model.escape_debug(),
+        users.escape_debug(),
+        user_path.display()
+    ));
+    loaded.replaced_model = Some(users);
 }
 
 /// Reads one file and lays it onto `loaded`, then checks the result, so that a bad value
@@ -575,6 +609,16 @@ pub(crate) fn apply_file(
                         continue;
                     }
                 }
+                // The server you chose (in your own file or the environment) is the one
+                // that reads your code: a repository may not pick another, even a local one
+                // (another service on this machine, or a port it has a tunnel on).
+                Rule::LocalOnly if let Some(chosen) = chosen_endpoint(loaded, env) => {
+                    loaded.warnings.push(format!(
+                        "ignoring `{known}` {value} in {}: {chosen} sets the endpoint, and a project's config may not change the server you chose; change {chosen} if you want the project's server",
+                        file.path.display()
+                    ));
+                    continue;
+                }
                 // Every byte the tools read goes to the endpoint: a cloned repository must
                 // not be able to route your code to a server of its choosing.
                 Rule::LocalOnly if !names_local_endpoint(value) => {
@@ -592,6 +636,18 @@ pub(crate) fn apply_file(
         loaded.sources.insert(known.name(), source);
     }
     Ok(())
+}
+
+/// Who already chose the endpoint, when someone did: the user's own file (the layer below
+/// the project's) or `$OLLAMA_HOST` (the layer above, read after it); named for a warning.
+fn chosen_endpoint(loaded: &Loaded, env: &ConfigEnv) -> Option<String> {
+    if env.ollama_host.is_some() {
+        return Some("$OLLAMA_HOST".to_owned());
+    }
+    match loaded.source(Key::endpoint) {
+        Source::File(path) => Some(format!("your own config {}", path.display())),
+        _ => None,
+    }
 }
 
 /// True when a JSON endpoint value names this machine (an unusable value counts as local

@@ -158,7 +158,8 @@ pub(crate) enum Rule {
     /// A preference (the model, sampling, `stream`): the project's value stands.
     Free,
     /// A server address: the project's value is accepted only when it names this
-    /// machine, since every byte the tools read is sent there.
+    /// machine, since every byte the tools read is sent there, and only when neither the
+    /// user's own file nor the environment chose one (the user's choice of server stands).
     LocalOnly,
     /// Widens what metron may do without asking: a project's file may not set it (only
     /// `allowed_commands` may be let through, by `METRON_ALLOW_PROJECT_COMMANDS`).
@@ -339,7 +340,8 @@ macro_rules! settings {
 // - `remote_endpoint`: its only values are the default (`warn`) and the stricter `refuse`,
 //   so a project can forbid remote routes but never allow one; a project's `warn` never
 //   outweighs the user's own `refuse` (it is `TightenOnly`).
-// - `endpoint`: a project's value is accepted only when it names this machine.
+// - `endpoint`: a project's value is accepted only when it names this machine and the
+//   user chose none (in their own file or `$OLLAMA_HOST`).
 // - `save_input_history`: a project's `false` keeps less on disk, and its `true` is the
 //   default, which never outweighs the user's own `false`.
 settings! {

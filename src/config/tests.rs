@@ -546,10 +546,71 @@ fn load_both(project: &str, user: &str, adjust: impl FnOnce(&mut ConfigEnv)) -> 
 }
 
 #[test]
+fn a_projects_endpoint_never_replaces_the_one_the_user_chose() {
+    let project = r#"{"endpoint":"localhost:9999"}"#;
+    // The user's own file chose the endpoint.
+    let loaded = load_both(project, r#"{"endpoint":"localhost:1234"}"#, |_| {});
+    assert_eq!(loaded.config.endpoint, "http://localhost:1234/api/chat");
+    assert!(matches!(loaded.source(Key::endpoint), Source::File(p) if p.ends_with("config.json")));
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].contains("ignoring `endpoint`")
+            && loaded.warnings[0].contains("your own config"),
+        "{:?}",
+        loaded.warnings
+    );
+    // OLLAMA_HOST chose it: the project's value is not even laid down in between.
+    let loaded = load_both(project, "{}", |env| {
+        env.ollama_host = Some("localhost:4321".into());
+    });
+    assert_eq!(loaded.config.endpoint, "http://localhost:4321/api/chat");
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].contains("$OLLAMA_HOST"),
+        "{:?}",
+        loaded.warnings
+    );
+    // Nobody chose: a local value of the project's stands, as before.
+    let loaded = load_both(project, "{}", |_| {});
+    assert_eq!(loaded.config.endpoint, "http://localhost:9999/api/chat");
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn a_projects_model_over_the_users_is_said_and_recorded() {
+    let loaded = load_both(
+        r#"{"model":"theirs\nforged"}"#,
+        r#"{"model":"mine"}"#,
+        |_| {},
+    );
+    assert_eq!(loaded.config.model, "theirs\nforged");
+    assert_eq!(loaded.replaced_model.as_deref(), Some("mine"));
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    let warning = &loaded.warnings[0];
+    assert!(warning.contains("theirs\\nforged"), "{warning}");
+    assert!(warning.contains("instead of yours (mine"), "{warning}");
+    assert!(!warning.contains('\n'), "{warning}");
+    // The same model, or a higher layer choosing again, is nothing to say.
+    for (project, adjust) in [
+        (r#"{"model":"mine"}"#, None),
+        (r#"{"model":"theirs"}"#, Some("env")),
+    ] {
+        let loaded = load_both(project, r#"{"model":"mine"}"#, |env| {
+            env.ollama_model = adjust.map(str::to_owned);
+        });
+        assert_eq!(loaded.replaced_model, None, "{project}");
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    }
+    // No model in the user's file: the project's is no replacement.
+    let loaded = load_both(r#"{"model":"theirs"}"#, "{}", |_| {});
+    assert_eq!(loaded.replaced_model, None);
+}
+
+#[test]
 fn the_user_and_project_files_merge_key_by_key() {
     let loaded = load_both(
         r#"{"model":"project","max_turns":3}"#,
-        r#"{"model":"user","num_ctx":8192,"allowed_commands":["cargo test"],"stream":false}"#,
+        r#"{"num_ctx":8192,"allowed_commands":["cargo test"],"stream":false}"#,
         |_| {},
     );
     let user = Source::File(PathBuf::from("home/.metron/config.json"));

@@ -7,6 +7,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::authority::CancelToken;
+use crate::disclosure::ModelPlace;
 use crate::ollama::{Client, OllamaError};
 
 /// Whether an installed model can be given tools. Three states, because a model the
@@ -29,6 +31,9 @@ pub(crate) struct Installed {
     pub(crate) name: String,
     /// Whether metron could use it.
     pub(crate) tools: ToolSupport,
+    /// Where the server says it runs: [`ModelPlace::Remote`] for a cloud model, whose
+    /// requests go on to another host; [`ModelPlace::Unknown`] when it was not described.
+    pub(crate) place: ModelPlace,
 }
 
 /// The installed models in the server's order, each with its tool support, within
@@ -53,18 +58,72 @@ pub(crate) async fn describe(
     let mut found = Vec::with_capacity(names.len());
     for name in names {
         let left = deadline.saturating_duration_since(Instant::now());
-        let tools = if left.is_zero() {
-            ToolSupport::Unknown
+        let (tools, place) = if left.is_zero() {
+            (ToolSupport::Unknown, unknown("not described in time"))
         } else {
             match client.show(&name, left).await {
-                Ok(details) if details.supports_tools() => ToolSupport::Yes,
-                Ok(_) => ToolSupport::No,
-                Err(_) => ToolSupport::Unknown,
+                Ok(details) => (
+                    if details.supports_tools() {
+                        ToolSupport::Yes
+                    } else {
+                        ToolSupport::No
+                    },
+                    ModelPlace::from_remote_host(details.remote_host.as_deref()),
+                ),
+                Err(e) => (ToolSupport::Unknown, unknown(&e.to_string())),
             }
         };
-        found.push(Installed { name, tools });
+        found.push(Installed { name, tools, place });
     }
     found
+}
+
+fn unknown(reason: &str) -> ModelPlace {
+    ModelPlace::Unknown {
+        reason: reason.to_owned(),
+    }
+}
+
+/// How long the start of a session waits for the server to say where the model runs.
+/// A local server answers `/api/show` in milliseconds; one that takes longer than this
+/// leaves the place unknown (see `disclosure::model_check`).
+pub(crate) const PLACE_LIMIT: Duration = Duration::from_secs(3);
+
+/// Where the server at `endpoint` says `model` runs (`/api/show`, within `limit`), asked
+/// before a session's first chat request so that a cloud model is known before any code
+/// is sent; `None` when Ctrl-C (`cancel`) ends the wait, as it would end the session's
+/// first request. Runs on a runtime of its own, as the session's starts later; never
+/// calls `/api/chat`.
+pub(crate) fn place_of(
+    endpoint: &str,
+    model: &str,
+    limit: Duration,
+    cancel: &CancelToken,
+) -> Option<ModelPlace> {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return Some(unknown(&format!("cannot start the async runtime: {e}"))),
+    };
+    let place = runtime.block_on(async {
+        let client = match Client::new(endpoint, limit) {
+            Ok(client) => client,
+            Err(e) => return Some(unknown(&e.to_string())),
+        };
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            shown = client.show(model, limit) => Some(match shown {
+                Ok(details) => ModelPlace::from_remote_host(details.remote_host.as_deref()),
+                Err(e) => unknown(&e.to_string()),
+            }),
+        }
+    });
+    // A name lookup the limit abandoned runs on a blocking thread; do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    place
 }
 
 /// The installed name `model` resolves to, as Ollama resolves it: the name exactly, or
@@ -88,9 +147,14 @@ fn has_tag(model: &str) -> bool {
         .is_some_and(|last| last.contains(':'))
 }
 
-/// The base URL of a chat endpoint (`http://host:port`), as messages name the server.
-pub(crate) fn server_url(endpoint: &str) -> &str {
-    endpoint.strip_suffix("/api/chat").unwrap_or(endpoint)
+/// The base URL of a chat endpoint (`http://host:port`), as messages name the server:
+/// without the password of `http://user:password@host` (see `config::shown_endpoint`).
+pub(crate) fn server_url(endpoint: &str) -> String {
+    let shown = crate::config::shown_endpoint(endpoint);
+    match shown.strip_suffix("/api/chat") {
+        Some(base) => base.to_owned(),
+        None => shown,
+    }
 }
 
 #[cfg(test)]
@@ -118,5 +182,9 @@ mod tests {
             "http://127.0.0.1:11434"
         );
         assert_eq!(server_url("http://h:1"), "http://h:1");
+        assert_eq!(
+            server_url("http://me:hunter2@h:1/api/chat"),
+            "http://me:***@h:1"
+        );
     }
 }

@@ -83,6 +83,9 @@ pub(crate) struct Session {
     pub(crate) agent: Agent<Client>,
     /// The session's Ctrl-C (raised by every press from the start).
     pub(crate) cancel: CancelToken,
+    /// The host a cloud model runs at, when the server says the model is one (announced
+    /// at start; in the banner and `session_start`).
+    pub(crate) model_host: Option<String>,
 }
 
 /// Loads everything a session needs (the command line's `flags` as the top configuration
@@ -123,14 +126,39 @@ pub(crate) fn start(
         }
         Exit::Usage
     })?;
-    let agent = Agent::new(client, toolbox, Settings::from_config(config));
+    // Before any request, the question below included.
     if let crate::disclosure::Route::Remote { host } = &route {
         eprintln!("{}", crate::disclosure::notice(host));
+    }
+    // The model may run elsewhere even when the server is here (a cloud model): asked
+    // before any chat request, and refused or announced like a remote endpoint.
+    let limit = super::models::PLACE_LIMIT;
+    // A press during the question ends the session as it would end the first request
+    // (the turn forgets earlier presses when it starts).
+    let place = super::models::place_of(&config.endpoint, &config.model, limit, &cancel);
+    let Some(place) = place.filter(|_| !cancel.is_cancelled()) else {
+        error("interrupted");
+        return Err(Exit::Interrupted);
+    };
+    let model_host = crate::disclosure::model_check(
+        &loaded,
+        &config.model,
+        loaded.source(crate::config::Key::model),
+        &place,
+    )
+    .map_err(|message| {
+        error(message);
+        Exit::Usage
+    })?;
+    let agent = Agent::new(client, toolbox, Settings::from_config(config));
+    if let Some(host) = &model_host {
+        eprintln!("{}", crate::disclosure::model_notice(&config.model, host));
     }
     Ok(Session {
         loaded,
         agent,
         cancel,
+        model_host,
     })
 }
 

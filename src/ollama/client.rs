@@ -51,8 +51,13 @@ pub struct Client {
     http: reqwest::Client,
     /// What an https endpoint's certificate is checked against; `None` for http.
     trust: Option<Trust>,
+    /// The chat URL without credentials (errors name it and [`Client::base_url`]).
     chat_url: String,
     base_url: String,
+    /// The credentials written into the endpoint's URL, sent as HTTP Basic auth on every
+    /// request of this client, which only ever talks to that one host (redirects are
+    /// never followed, so they cannot carry the password elsewhere).
+    credentials: Option<crate::config::Credentials>,
     idle: Duration,
     replies: AtomicU64,
 }
@@ -91,9 +96,11 @@ impl Client {
         let trust = https.then_some(trust);
         let builder = builder.use_preconfigured_tls(config);
         let http = builder.build().map_err(|e| OllamaError::BadEndpoint {
-            url: endpoint.to_owned(),
+            url: crate::config::shown_endpoint(endpoint),
             reason: e.to_string(),
         })?;
+        let (endpoint, credentials) = crate::config::split_credentials(endpoint);
+        let endpoint = endpoint.as_str();
         let base_url = endpoint
             .strip_suffix("/api/chat")
             .unwrap_or(endpoint)
@@ -103,6 +110,7 @@ impl Client {
             trust,
             chat_url: endpoint.to_owned(),
             base_url,
+            credentials,
             idle,
             replies: AtomicU64::new(0),
         })
@@ -128,8 +136,7 @@ impl Client {
         let mut parser = StreamParser::new(format!("call_m{seq}"))
             .with_limits(MAX_LINE_BYTES, reply_limit(request.options.num_predict));
         let send = self
-            .http
-            .post(&self.chat_url)
+            .authorized(self.http.post(&self.chat_url))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body)
             .send();
@@ -251,8 +258,7 @@ impl Client {
     ) -> Result<ModelDetails, OllamaError> {
         let url = format!("{}/api/show", self.base_url);
         let send = self
-            .http
-            .post(&url)
+            .authorized(self.http.post(&url))
             .json(&serde_json::json!({ "model": model }))
             .send();
         let body = self.read_json(send, limit, model).await?;
@@ -261,7 +267,18 @@ impl Client {
 
     async fn get_json(&self, path: &str, limit: Duration) -> Result<Value, OllamaError> {
         let url = format!("{}{path}", self.base_url);
-        self.read_json(self.http.get(&url).send(), limit, "").await
+        let send = self.authorized(self.http.get(&url)).send();
+        self.read_json(send, limit, "").await
+    }
+
+    /// `request` with the endpoint's credentials, when its URL has some.
+    fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.credentials {
+            Some(credentials) => {
+                request.basic_auth(&credentials.user, credentials.password.as_deref())
+            }
+            None => request,
+        }
     }
 
     async fn read_json(

@@ -151,6 +151,10 @@ pub enum OllamaError {
 impl OllamaError {
     /// Reads an error response: the status and body text, as Ollama (or a proxy) sent them.
     pub(crate) fn from_status(status: u16, body: &str, model: &str, host: &str) -> OllamaError {
+        // The model name may come from a project's `.metron.json`: on one line in the
+        // message, so it cannot print lines of its own (the printer escapes the rest).
+        let model = model.escape_debug().to_string();
+        let model = model.as_str();
         let message = error_text(body);
         let lower = message.to_ascii_lowercase();
         if status == 404 && lower.contains("not found") && lower.contains("model") {
@@ -216,6 +220,9 @@ mod tests {
 
     #[test]
     fn statuses_map_to_actionable_errors() {
+        let forged =
+            OllamaError::from_status(404, r#"{"error":"model 'x' not found"}"#, "x\nforged", "h");
+        assert!(!forged.to_string().contains('\n'), "{forged}");
         let e = OllamaError::from_status(404, r#"{"error":"model 'x' not found"}"#, "x", "h");
         assert!(matches!(e, OllamaError::ModelNotFound { .. }), "{e:?}");
         assert!(e.to_string().contains("ollama pull x"));

@@ -2,10 +2,12 @@
 //! certificate that fails it.
 //!
 //! Trust is Mozilla's root set compiled into the binary (`webpki-roots`), plus the PEM
-//! bundle `SSL_CERT_FILE` names for a private CA. The operating system's store is never
-//! read: a `FROM scratch` container has none, and the macOS binaries are linked against
-//! empty Security.framework stubs. The crypto is rustls with the `ring` provider, passed
-//! explicitly (no process-wide default is installed).
+//! bundle `SSL_CERT_FILE` names for a private CA, by an absolute path only (a relative one
+//! would be read from the project, which a repository fills). `SSL_CERT_DIR` is never
+//! read, and neither is the operating system's store: a `FROM scratch` container has
+//! none, and the macOS binaries are linked against empty Security.framework stubs. The
+//! crypto is rustls with the `ring` provider, passed explicitly (no process-wide default is
+//! installed).
 //!
 //! Non-goals: client certificates, pinning, turning verification off. An https endpoint
 //! is no more "local" than an http one: locality is `config::is_local`'s job alone.
@@ -63,6 +65,7 @@ pub(crate) fn client_config(
         extra: None,
     };
     if let Some(file) = extra.filter(|file| !file.as_os_str().is_empty()) {
+        refuse_relative(file)?;
         let added = add_pem_file(&mut roots, file)?;
         trust.extra = Some((file.to_owned(), added));
     }
@@ -70,12 +73,26 @@ pub(crate) fn client_config(
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| OllamaError::BadEndpoint {
-            url: endpoint.to_owned(),
+            url: crate::config::shown_endpoint(endpoint),
             reason: format!("cannot set up TLS ({e}); please report this as a bug"),
         })?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok((config, trust))
+}
+
+/// Refuses a relative `SSL_CERT_FILE`. It would be looked up in the directory metron runs
+/// in, which is usually the project: a cloned repository could ship `ca.pem` there and have
+/// its own certificate authority trusted for the endpoint (and so read the code on the
+/// way). Only an absolute path names the same file wherever metron starts.
+fn refuse_relative(file: &Path) -> Result<(), OllamaError> {
+    if file.is_absolute() {
+        return Ok(());
+    }
+    Err(OllamaError::CertFile {
+        file: file.display().to_string(),
+        reason: "it is a relative path, which would be read from the directory metron runs in (often the project, whose files a repository chooses); give the file's absolute path".to_owned(),
+    })
 }
 
 /// Adds every certificate of the PEM file `file` to `roots`; how many it added.
@@ -184,6 +201,18 @@ mod tests {
     fn an_empty_cert_file_variable_means_unset() {
         let (_, trust) = client_config("https://x/", Some(Path::new(""))).expect("unset");
         assert_eq!(trust.extra, None);
+    }
+
+    #[test]
+    fn a_relative_cert_file_is_refused_before_it_is_read() {
+        for relative in ["ca.pem", "./ca.pem", "certs/../ca.pem"] {
+            let error = client_config("https://x/", Some(Path::new(relative)))
+                .expect_err("a relative path is refused");
+            let text = error.to_string();
+            assert!(text.contains("relative path"), "{text}");
+            assert!(text.contains(relative), "{text}");
+            assert!(text.contains("point SSL_CERT_FILE at"), "{text}");
+        }
     }
 
     #[test]

@@ -200,6 +200,9 @@ pub(crate) fn normalize_arguments(arguments: Value) -> Value {
     }
 }
 
+/// How a model the server marks with `remote_model` but no `remote_host` is described.
+pub(crate) const UNNAMED_REMOTE: &str = "a remote host the server does not name";
+
 /// What `/api/show` says about a model, reduced to what metron needs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ModelDetails {
@@ -209,6 +212,11 @@ pub(crate) struct ModelDetails {
     pub context_length: Option<u64>,
     /// The prompt template (used to guess tool support on old servers).
     pub template: String,
+    /// Where the server passes the model on to, for a cloud model (Ollama 0.12 and later
+    /// proxy those to ollama.com and say so in `remote_host`, with `remote_model`); `None`
+    /// for a model the server runs itself. A `remote_model` without a host is still
+    /// remote, and is described as such.
+    pub remote_host: Option<String>,
 }
 
 impl ModelDetails {
@@ -240,10 +248,22 @@ impl ModelDetails {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
+        let text = |key: &str| {
+            body.get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        let remote_host = match (text("remote_host"), text("remote_model")) {
+            (Some(host), _) => Some(host.to_owned()),
+            (None, Some(_)) => Some(UNNAMED_REMOTE.to_owned()),
+            (None, None) => None,
+        };
         ModelDetails {
             capabilities,
             context_length,
             template,
+            remote_host,
         }
     }
 }
@@ -299,5 +319,20 @@ mod tests {
         assert!(old.supports_tools());
         let no = ModelDetails::from_show(&json!({"capabilities": ["completion"]}));
         assert!(!no.supports_tools());
+        assert_eq!(no.remote_host, None);
+    }
+
+    #[test]
+    fn show_details_find_a_cloud_models_remote_host() {
+        let cloud = ModelDetails::from_show(&json!({
+            "capabilities": ["completion", "tools"],
+            "remote_model": "qwen3-coder:480b",
+            "remote_host": "https://ollama.com:443"
+        }));
+        assert_eq!(cloud.remote_host.as_deref(), Some("https://ollama.com:443"));
+        let unnamed = ModelDetails::from_show(&json!({"remote_model": "x"}));
+        assert_eq!(unnamed.remote_host.as_deref(), Some(UNNAMED_REMOTE));
+        let empty = ModelDetails::from_show(&json!({"remote_host": ""}));
+        assert_eq!(empty.remote_host, None);
     }
 }

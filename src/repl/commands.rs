@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::agent::{Agent, Model, prompt::approx_tokens};
 use crate::config::{ConfigTrust, KEYS, Loaded, Source, edit_distance};
+use crate::display::one_line_safe as shown;
 use crate::frontend::models::{Installed, ToolSupport, installed_as};
 use crate::tools::symbols::census::Census;
 
@@ -347,6 +348,27 @@ fn names_with(models: &[Installed], tools: ToolSupport) -> Vec<&str> {
         .collect()
 }
 
+/// Model names for one line of text: each escaped (a name from `/api/tags` or a
+/// `.metron.json` may hold a newline), joined with commas.
+fn joined(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| shown(name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// ` (cloud: runs at HOST)` for a model the server passes on to another host, so the list
+/// never offers one without saying where the code would go; empty otherwise.
+fn cloud_note(models: &[Installed], name: &str) -> String {
+    match models.iter().find(|m| m.name == name).map(|m| &m.place) {
+        Some(crate::disclosure::ModelPlace::Remote { host }) => {
+            format!(" (cloud: runs at {}, not on this machine)", shown(host))
+        }
+        _ => String::new(),
+    }
+}
+
 /// What can be chosen instead: `installed models with tool support: a, b`, or that there
 /// is none, plus any model the server did not describe in time.
 fn alternatives(models: &[Installed]) -> String {
@@ -354,14 +376,14 @@ fn alternatives(models: &[Installed]) -> String {
     let mut text = if usable.is_empty() {
         "no installed model supports tools".to_owned()
     } else {
-        format!("installed models with tool support: {}", usable.join(", "))
+        format!("installed models with tool support: {}", joined(&usable))
     };
     let unknown = names_with(models, ToolSupport::Unknown);
     if !unknown.is_empty() {
         let _ = write!(
             text,
             " (not described by the server in time: {})",
-            unknown.join(", ")
+            joined(&unknown)
         );
     }
     text
@@ -379,6 +401,7 @@ pub(crate) fn missing_model_text(
     server: &str,
     models: &[Installed],
 ) -> String {
+    let model = shown(model);
     let next = if names_with(models, ToolSupport::Yes).is_empty() {
         format!("Run `ollama pull {model}`, or {PULL_ONE}")
     } else {
@@ -410,10 +433,11 @@ pub(crate) fn model_list_text(
     } else {
         let _ = writeln!(text, "models with tool support at {server}:");
         for name in &usable {
+            let cloud = cloud_note(models, name);
             if Some(*name) == resolved {
-                let _ = writeln!(text, "* {name} (current, {chosen})");
+                let _ = writeln!(text, "* {} (current, {chosen}){cloud}", shown(name));
             } else {
-                let _ = writeln!(text, "  {name}");
+                let _ = writeln!(text, "  {}{cloud}", shown(name));
             }
         }
     }
@@ -423,22 +447,18 @@ pub(crate) fn model_list_text(
             None => "which is not installed",
             Some(_) => "which does not support tools",
         };
-        let _ = writeln!(text, "current: {current} ({chosen}), {why}");
+        let _ = writeln!(text, "current: {} ({chosen}), {why}", shown(current));
     }
     let without = names_with(models, ToolSupport::No);
     if !without.is_empty() {
-        let _ = writeln!(
-            text,
-            "installed without tool support: {}",
-            without.join(", ")
-        );
+        let _ = writeln!(text, "installed without tool support: {}", joined(&without));
     }
     let unknown = names_with(models, ToolSupport::Unknown);
     if !unknown.is_empty() {
         let _ = writeln!(
             text,
             "not described by the server in time: {}",
-            unknown.join(", ")
+            joined(&unknown)
         );
     }
     if !usable.is_empty() {
@@ -458,17 +478,19 @@ pub(crate) fn model_choice(
 ) -> Result<String, String> {
     let found = installed_as(wanted, models.iter().map(|m| m.name.as_str()))
         .and_then(|name| models.iter().find(|m| m.name == name));
-    let stays = format!("the model stays {current}");
+    let stays = format!("the model stays {}", shown(current));
     match found {
         Some(model) if model.tools == ToolSupport::Yes => Ok(model.name.clone()),
         Some(model) if model.tools == ToolSupport::No => Err(format!(
             "{} is installed but does not support tools, so it could never see your code; {stays}; {}. Choose one with /model NAME",
-            model.name,
+            shown(&model.name),
             alternatives(models)
         )),
         Some(model) => Err(format!(
             "the server did not say in time whether {} supports tools; {stays}. Try /model {} again, or check `ollama show {}`",
-            model.name, model.name, model.name
+            shown(&model.name),
+            shown(&model.name),
+            shown(&model.name)
         )),
         None => {
             let next = if names_with(models, ToolSupport::Yes).is_empty() {
@@ -491,11 +513,18 @@ pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String
     let _ = writeln!(text, "config files: {}", files_text(loaded, root));
     let width = KEYS.iter().map(|k| k.len()).max().unwrap_or(0);
     for key in KEYS {
-        let value = loaded
-            .config
-            .get_json(key)
-            .map(|v| v.to_string())
-            .unwrap_or_default();
+        let value = match *key {
+            // Never the password of `http://user:password@host`.
+            "endpoint" => {
+                serde_json::Value::from(crate::config::shown_endpoint(&loaded.config.endpoint))
+                    .to_string()
+            }
+            _ => loaded
+                .config
+                .get_json(key)
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+        };
         let _ = writeln!(
             text,
             "{key:<width$}  {value}  ({})",
@@ -697,6 +726,7 @@ mod tests {
             .map(|&(name, tools)| Installed {
                 name: name.to_owned(),
                 tools,
+                place: crate::disclosure::ModelPlace::Server,
             })
             .collect()
     }

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use crate::authority::CancelToken;
 use crate::authority::approval::{Approver, Decision, Request, decision_for, may_add_reason};
 use crate::config::{self, ConfigEnv, Flags, Source};
-use crate::display::{Display, Stream, colour_for, footer, terminal_safe};
+use crate::display::{Display, Stream, colour_for, footer, one_line_safe, terminal_safe};
 use crate::frontend::ask::{self, show_request};
 use crate::frontend::models::{self, installed_as, server_url};
 use crate::frontend::session::{self, Ending, Mode, Session};
@@ -122,7 +122,7 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
                         biased;
                         () = cancel.cancelled() => eprintln!(
                             "[interrupted: /model was cancelled; the model stays {}]",
-                            terminal_safe(&session.loaded.config.model)
+                            one_line_safe(&session.loaded.config.model)
                         ),
                         () = choose_model(&mut session, name.as_deref()) => {}
                     }
@@ -163,9 +163,18 @@ fn print_banner(session: &Session) {
     let project = session.agent.toolbox().project();
     let root = project.root();
     // The model may come from a repository's own `.metron.json`: shown, never obeyed.
+    // A project's choice that replaced the user's own model says so here too.
+    let replaced = match &config.replaced_model {
+        Some(users) => format!(", instead of your {}", one_line_safe(users)),
+        None => String::new(),
+    };
+    let cloud = match &session.model_host {
+        Some(host) => format!(", a cloud model run at {}", one_line_safe(host)),
+        None => String::new(),
+    };
     println!(
-        "=== metron (model: {}, {}) ===",
-        terminal_safe(&config.config.model),
+        "=== metron (model: {}, {}{replaced}{cloud}) ===",
+        one_line_safe(&config.config.model),
         commands::chosen_by(config.source(crate::config::Key::model), root)
     );
     println!("Context-disciplined terminal coder. /help for commands, /exit to quit.");
@@ -217,7 +226,7 @@ async fn check_model(session: &Session) {
     let notice = commands::missing_model_text(
         &config.model,
         &commands::chosen_by(session.loaded.source(crate::config::Key::model), root),
-        server_url(&config.endpoint),
+        &server_url(&config.endpoint),
         &installed,
     );
     // Model names come from the server: shown, never obeyed.
@@ -229,7 +238,7 @@ async fn check_model(session: &Session) {
 /// asked, never `/api/chat`, so a wrong name costs no inference.
 async fn choose_model(session: &mut Session, wanted: Option<&str>) {
     let config = &session.loaded.config;
-    let server = server_url(&config.endpoint).to_owned();
+    let server = server_url(&config.endpoint);
     let current = config.model.clone();
     let surveyed = match Client::new(&config.endpoint, MODEL_LIMIT) {
         Ok(client) => models::survey(&client, MODEL_LIMIT).await,
@@ -239,7 +248,9 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
         Ok(installed) => installed,
         Err(e) => {
             eprintln!(
-                "cannot list the models installed at {server}, so the model stays {current}: {e}"
+                "cannot list the models installed at {server}, so the model stays {}: {}",
+                one_line_safe(&current),
+                terminal_safe(&e.to_string())
             );
             return;
         }
@@ -253,11 +264,37 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
         return;
     };
     match commands::model_choice(wanted, &current, &server, &installed) {
-        Ok(name) if name == current => println!("already using {}", terminal_safe(&name)),
+        Ok(name) if name == current => println!("already using {}", one_line_safe(&name)),
         Ok(name) => {
+            // A cloud model is a remote endpoint of its own: refused or announced before
+            // the next request carries the conversation (and the code in it) there.
+            let place = installed
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| m.place.clone())
+                .unwrap_or(crate::disclosure::ModelPlace::Unknown {
+                    reason: "not described by the server".to_owned(),
+                });
+            match crate::disclosure::model_check(
+                &session.loaded,
+                &name,
+                &Source::Command("/model"),
+                &place,
+            ) {
+                Err(refusal) => {
+                    eprintln!(
+                        "metron: {refusal}; the model stays {}",
+                        one_line_safe(&current)
+                    );
+                    return;
+                }
+                Ok(Some(host)) => eprintln!("{}", crate::disclosure::model_notice(&name, &host)),
+                Ok(None) => {}
+            }
             println!(
-                "model: {} (was {current}); the conversation is kept",
-                terminal_safe(&name)
+                "model: {} (was {}); the conversation is kept",
+                one_line_safe(&name),
+                one_line_safe(&current)
             );
             session.agent.set_model(name.clone());
             session.loaded.config.model = name;

@@ -342,6 +342,24 @@ impl FakeBuilder {
         self
     }
 
+    /// A cloud model as Ollama 0.12 and later describe one: it supports tools, and both its
+    /// `/api/tags` entry and its `/api/show` answer carry `remote_model` and `remote_host`
+    /// (`https://ollama.com:443` for Ollama's own cloud): the real server passes its chat
+    /// requests on to that host. This fake answers them itself, from the script.
+    pub fn cloud_model(mut self, name: &str, remote_host: &str) -> Self {
+        let remote_model = name.strip_suffix("-cloud").unwrap_or(name);
+        let mut show = show_body(name, TOOLS_TEMPLATE, 262_144);
+        show["capabilities"] = json!(["completion", "tools"]);
+        show["remote_model"] = json!(remote_model);
+        show["remote_host"] = json!(remote_host);
+        let mut spec = ModelSpec::new(name, show);
+        spec.tags_entry["remote_model"] = json!(remote_model);
+        spec.tags_entry["remote_host"] = json!(remote_host);
+        spec.tags_entry["size"] = json!(384);
+        self.models.push(spec);
+        self
+    }
+
     /// A model whose `/api/show` answer is exactly `show`, for odd or missing fields
     /// (no `model_info`, another architecture, a context length of the wrong type...).
     pub fn model_with_show(mut self, name: &str, show: Value) -> Self {

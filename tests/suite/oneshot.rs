@@ -338,8 +338,9 @@ fn ctrl_c_while_the_model_hangs_exits_130() {
     let p = TestProject::git();
     let fake = FakeOllama::start(vec![Reply::Stream(vec![text("partial"), Chunk::Hang])]);
     let mut live = Live::metron(p.root(), &["-p", "take your time"], &fake);
+    // The chat request itself (the session asks `/api/show` where the model runs first).
     assert!(
-        fake.wait_for_requests(1, PATIENCE),
+        fake.wait_for_chats(1, PATIENCE),
         "the request never came: {}",
         live.stderr()
     );

@@ -205,9 +205,21 @@ fn the_banner_names_both_config_files_when_both_exist() {
         "{} (yours), .metron.json (the project's, on top)",
         path.display()
     );
+    // The project's model replaced the user's own: the banner says so, naming both, and
+    // so does a warning at start.
     assert_eq!(
         run.stdout,
-        banner(p.root(), "project:1b", "from .metron.json", &files),
+        banner(
+            p.root(),
+            "project:1b",
+            "from .metron.json, instead of your mine:7b",
+            &files
+        ),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("chooses the model project:1b instead of yours (mine:7b"),
         "{run:?}"
     );
 }

@@ -3,7 +3,8 @@
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
 //! [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
-//! [`config_trust`], [`terminal`], [`network`] and [`resources`]. This module holds the fixture, the
+//! [`config_trust`], [`terminal`], [`network`], [`endpoint`] (which server and model
+//! the code goes to) and [`resources`]. This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
@@ -782,6 +783,7 @@ macro_rules! cases {
 mod calls;
 mod commands;
 mod config_trust;
+mod endpoint;
 mod network;
 mod resources;
 mod sandbox;
@@ -802,6 +804,7 @@ fn cases() -> Vec<&'static Case> {
         config_trust::CASES,
         terminal::CASES,
         network::CASES,
+        endpoint::CASES,
         resources::CASES,
     ]
     .into_iter()
