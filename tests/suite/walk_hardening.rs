@@ -248,8 +248,9 @@ fn ignore_files_that_are_symlinks_or_oversized_are_not_read() {
     ] {
         let text = call(tool, args).expect(tool);
         assert!(
-            text.contains("[skipped sub/: `sub/.gitignore` is a symlink;")
-                && text.contains("[skipped big/: `big/.ignore` is larger than 1 MiB;"),
+            text.contains(
+                "[skipped sub/: `sub/.gitignore` is a symlink that leads outside the project;"
+            ) && text.contains("[skipped big/: `big/.ignore` is larger than 1 MiB;"),
             "{tool}:\n{text}"
         );
         assert!(

@@ -2,7 +2,7 @@
 //! Ollama server, with a model (and a repository) that tries every way past the boundary,
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
-//! [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
+//! [`outside`] (where metron runs), [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
 //! [`config_trust`], [`terminal`] and [`network`]. This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
@@ -730,6 +730,7 @@ mod calls;
 mod commands;
 mod config_trust;
 mod network;
+mod outside;
 mod sandbox;
 mod terminal;
 mod walking;
@@ -743,6 +744,7 @@ fn cases() -> Vec<&'static Case> {
         writes::CASES,
         calls::CASES,
         walking::CASES,
+        outside::CASES,
         commands::CASES,
         sandbox::CASES,
         config_trust::CASES,
