@@ -1269,6 +1269,48 @@ mod tests {
     }
 
     #[test]
+    fn home_and_the_file_system_root_are_too_wide_to_be_a_project() {
+        let (dir, p) = project();
+        assert_eq!(p.too_wide(Some(dir.path())), Some(WideRoot::Home));
+        assert_eq!(
+            p.too_wide(Some(&dir.path().join("."))),
+            Some(WideRoot::Home)
+        );
+        assert_eq!(p.too_wide(Some(&dir.path().join("elsewhere"))), None);
+        assert_eq!(p.too_wide(None), None);
+        let top = Project::open(Path::new("/"), false).expect("open /");
+        assert_eq!(top.too_wide(None), Some(WideRoot::FileSystem));
+        assert!(
+            WideRoot::Home
+                .message(dir.path())
+                .contains("cd into the project's own directory")
+        );
+    }
+
+    #[test]
+    fn protected_places_beneath_the_root_are_refused_in_any_case() {
+        let (dir, mut p) = project();
+        p.protect_secret(&dir.path().join("me/.ssh"));
+        p.protect_secret(Path::new("/elsewhere/.aws"));
+        for inside in [
+            "me/.ssh",
+            "me/.ssh/id_ed25519",
+            "me/.SSH/id_rsa",
+            "./me/.ssh/x",
+        ] {
+            assert!(p.is_protected_secret(Path::new(inside)), "{inside}");
+        }
+        for outside in ["me/.sshx/id", "me", "other/.ssh/id", ".aws/credentials"] {
+            assert!(!p.is_protected_secret(Path::new(outside)), "{outside}");
+        }
+        let path = p.resolve("me/.ssh/id_ed25519").expect("resolves");
+        assert!(matches!(
+            p.refuse_secret(&path),
+            Err(BoundaryError::Protected(_))
+        ));
+    }
+
+    #[test]
     fn git_dir_is_recognised_in_any_case_and_the_refusal_names_it() {
         let (_dir, p) = project();
         for raw in [

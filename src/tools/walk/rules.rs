@@ -261,10 +261,10 @@ pub(crate) fn global(home: Option<&Path>, xdg: Option<&Path>) -> Option<Arc<Giti
         home.map(|h| h.join(".gitconfig")),
     ];
     for config in configs.into_iter().flatten() {
-        if let Some(text) = read_outside(&config) {
-            if let Some(path) = excludes_file(&String::from_utf8_lossy(&text), home) {
-                excludes = Some(path);
-            }
+        if let Some(text) = read_outside(&config)
+            && let Some(path) = excludes_file(&String::from_utf8_lossy(&text), home)
+        {
+            excludes = Some(path);
         }
     }
     let path = excludes.unwrap_or_else(|| xdg.join("git/ignore"));
