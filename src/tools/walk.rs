@@ -2,7 +2,9 @@
 //!
 //! It applies the same filters as ripgrep: hidden files are skipped, `.gitignore` applies
 //! inside a git repository, `.ignore` and `.rgignore` always apply, as do
-//! `.git/info/exclude` and the global git excludes file. Symlinks are not followed, and the
+//! `.git/info/exclude` and the global git excludes file (which files exactly, and how
+//! they are read, is [`rules`]' job). The protected places the project holds (`~/.ssh`
+//! under a project above HOME) are never yielded. Symlinks are not followed, and the
 //! walk is sorted by file name within each directory (ripgrep's `--sort path`), so output
 //! is deterministic and a budgeted caller can stop as soon as it has enough.
 //!
