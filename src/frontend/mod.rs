@@ -55,7 +55,12 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         error(format!("cannot open the project at {}: {e}", cwd.display()));
         Exit::Failure
     })?;
-    let loaded = config::load(project.root(), &ConfigEnv::from_process(), flags)
+    let env = ConfigEnv::from_process();
+    if let Some(wide) = project.too_wide(env.home.as_deref()) {
+        error(wide.message(project.root()));
+        return Err(Exit::Usage);
+    }
+    let loaded = config::load(project.root(), &env, flags)
         .and_then(|loaded| {
             config::check_tool_names(&loaded, &crate::tools::names())?;
             Ok(loaded)
@@ -80,6 +85,20 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         && let Some(inside) = config::inside_project(&dir, project.root())
     {
         project.protect_config(inside);
+    }
+    // The places the sandbox keeps commands from reading are kept from the read tools
+    // too, where the project holds them (a project above HOME).
+    let limits = crate::tools::CommandLimits::from_config(&loaded.config);
+    let metron_config: Vec<_> = env
+        .metron_config
+        .iter()
+        .cloned()
+        .chain(config::user_dir(&env))
+        .collect();
+    for place in
+        crate::sandbox::protected_places(&limits.sandbox, env.home.as_deref(), &metron_config)
+    {
+        project.protect_secret(&place);
     }
     Ok((project, loaded))
 }

@@ -12,6 +12,11 @@
 //!    outside, or one swapped in after step 1, fails the open itself; there is no window
 //!    between a check and the use.
 //!
+//! The root is never the user's home directory or `/` ([`Project::too_wide`]; the front
+//! ends refuse to start there), and the places the sandbox keeps from commands (`~/.ssh`,
+//! ...) are refused to the read tools when the root holds them
+//! ([`Project::protect_secret`]).
+//!
 //! Refusals are [`BoundaryError`]s whose text is written for the model: it names the path
 //! and the rule, so the model can correct itself.
 //!
@@ -247,6 +252,13 @@ pub enum BoundaryError {
         "refused: `{0}` is metron's trusted configuration for this session; a patch may not change what metron is allowed to do, so ask the person to edit it themselves"
     )]
     ActiveConfig(String),
+    /// A credential store or metron's own configuration (`~/.ssh`, `~/.aws`, ...) that
+    /// lies inside the project because the project holds the user's home: the sandbox
+    /// denies commands these, so the read tools refuse them too.
+    #[error(
+        "refused: `{0}` is a protected place (credentials or metron's configuration); metron's tools do not read it. If the person needs it, they can look at it themselves"
+    )]
+    Protected(String),
     /// A path that passes through a symlink, refused for writes.
     #[error(
         "refused: `{path}` goes through the symlink `{link}`; apply_patch only writes real paths inside the project"
@@ -325,6 +337,29 @@ pub(crate) struct Resolved {
     pub(crate) in_git_dir: bool,
 }
 
+/// A root metron will not take as a project ([`Project::too_wide`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WideRoot {
+    /// `/`.
+    FileSystem,
+    /// The user's home directory.
+    Home,
+}
+
+impl WideRoot {
+    /// The refusal, with what to do instead.
+    pub(crate) fn message(self, root: &Path) -> String {
+        let what = match self {
+            WideRoot::FileSystem => "the root of the file system",
+            WideRoot::Home => "your home directory",
+        };
+        format!(
+            "refused to use {} as the project: it is {what}, and everything in it (SSH keys, credentials) would be in the model's reach; cd into the project's own directory (a git work tree, or a directory holding only the project) and run metron there",
+            root.display()
+        )
+    }
+}
+
 /// The project: its root on disk, and a capability to open things beneath it.
 #[derive(Debug)]
 pub struct Project {
@@ -344,6 +379,11 @@ pub struct Project {
     /// Writing either would let a patch grant itself authority (`allowed_commands`), so
     /// every write refuses them and anything beneath them.
     protected_config: Vec<String>,
+    /// Credentials and metron's own configuration inside the root (relative to it): the
+    /// places the sandbox denies commands (`sandbox::protected_places`) that lie beneath
+    /// the root, when it holds the user's home (`/home` as a project). The read tools
+    /// refuse them and the walk leaves them out, so reading is no way around the sandbox.
+    protected_secrets: Vec<String>,
 }
 
 impl Project {
@@ -379,7 +419,75 @@ impl Project {
             git_dir,
             separate_git_dir,
             protected_config: Vec::new(),
+            protected_secrets: Vec::new(),
         })
+    }
+
+    /// A second handle on the same project (the root directory's descriptor duplicated),
+    /// for a walk's filter, which outlives the call that set it up.
+    pub(crate) fn try_clone(&self) -> io::Result<Project> {
+        Ok(Project {
+            root: self.root.clone(),
+            canonical_root: self.canonical_root.clone(),
+            dir: self.dir.try_clone()?,
+            is_git: self.is_git,
+            git_dir: self.git_dir,
+            separate_git_dir: self.separate_git_dir.clone(),
+            protected_config: self.protected_config.clone(),
+            protected_secrets: self.protected_secrets.clone(),
+        })
+    }
+
+    /// Why this root is too wide to be a project, if it is: the file system's root, or
+    /// `home` (the user's home directory), compared as real paths. Either holds the
+    /// user's keys and credentials (`~/.ssh`), which the read tools would then reach; a
+    /// home that is a git work tree (a dotfiles repository) is refused all the same.
+    pub(crate) fn too_wide(&self, home: Option<&Path>) -> Option<WideRoot> {
+        if self.canonical_root.parent().is_none() {
+            return Some(WideRoot::FileSystem);
+        }
+        let home = home.and_then(|home| home.canonicalize().ok())?;
+        (home == self.canonical_root).then_some(WideRoot::Home)
+    }
+
+    /// Marks a protected place (an absolute path the sandbox denies commands) for the read
+    /// tools, when it lies beneath the root; one elsewhere is out of their reach anyway.
+    /// Both the path as given and its real path (symlinks resolved) are compared with the
+    /// root as given and the real root, so a symlinked HOME or root changes nothing.
+    pub(crate) fn protect_secret(&mut self, place: &Path) {
+        let real = place.canonicalize().ok();
+        for place in std::iter::once(place).chain(real.as_deref()) {
+            for root in [&self.root, &self.canonical_root] {
+                if let Ok(inside) = place.strip_prefix(root)
+                    && let Some(inside) = inside.to_str()
+                    && !inside.is_empty()
+                    && !self.protected_secrets.iter().any(|p| p == inside)
+                {
+                    self.protected_secrets.push(inside.to_owned());
+                }
+            }
+        }
+    }
+
+    /// True when `relative` (a path beneath the root) is a protected place or lies beneath
+    /// one (see [`Project::protect_secret`]); compared in any letter case, as macOS folds
+    /// case.
+    pub(crate) fn is_protected_secret(&self, relative: &Path) -> bool {
+        let Some(text) = relative.to_str() else {
+            return false;
+        };
+        let text = text.strip_prefix("./").unwrap_or(text);
+        self.protected_secrets
+            .iter()
+            .any(|secret| is_under(text, secret))
+    }
+
+    /// Refuses a read of a protected place ([`Project::protect_secret`]).
+    pub(crate) fn refuse_secret(&self, path: &ProjectPath) -> Result<(), BoundaryError> {
+        if self.is_protected_secret(path.as_path()) {
+            return Err(BoundaryError::Protected(path.to_string()));
+        }
+        Ok(())
     }
 
     /// Marks `relative` (a path beneath the root, see `config::inside_project`) as
@@ -1163,6 +1271,48 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let project = Project::open(dir.path(), false).expect("open");
         (dir, project)
+    }
+
+    #[test]
+    fn home_and_the_file_system_root_are_too_wide_to_be_a_project() {
+        let (dir, p) = project();
+        assert_eq!(p.too_wide(Some(dir.path())), Some(WideRoot::Home));
+        assert_eq!(
+            p.too_wide(Some(&dir.path().join("."))),
+            Some(WideRoot::Home)
+        );
+        assert_eq!(p.too_wide(Some(&dir.path().join("elsewhere"))), None);
+        assert_eq!(p.too_wide(None), None);
+        let top = Project::open(Path::new("/"), false).expect("open /");
+        assert_eq!(top.too_wide(None), Some(WideRoot::FileSystem));
+        assert!(
+            WideRoot::Home
+                .message(dir.path())
+                .contains("cd into the project's own directory")
+        );
+    }
+
+    #[test]
+    fn protected_places_beneath_the_root_are_refused_in_any_case() {
+        let (dir, mut p) = project();
+        p.protect_secret(&dir.path().join("me/.ssh"));
+        p.protect_secret(Path::new("/elsewhere/.aws"));
+        for inside in [
+            "me/.ssh",
+            "me/.ssh/id_ed25519",
+            "me/.SSH/id_rsa",
+            "./me/.ssh/x",
+        ] {
+            assert!(p.is_protected_secret(Path::new(inside)), "{inside}");
+        }
+        for outside in ["me/.sshx/id", "me", "other/.ssh/id", ".aws/credentials"] {
+            assert!(!p.is_protected_secret(Path::new(outside)), "{outside}");
+        }
+        let path = p.resolve("me/.ssh/id_ed25519").expect("resolves");
+        assert!(matches!(
+            p.refuse_secret(&path),
+            Err(BoundaryError::Protected(_))
+        ));
     }
 
     #[test]

@@ -33,7 +33,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::Path;
 
-pub(crate) use policy::{Places, Policy};
+pub(crate) use policy::{Places, Policy, protected_places};
 pub use policy::{SandboxMode, SandboxSettings, Summary};
 pub(crate) use temp::SessionTemp;
 

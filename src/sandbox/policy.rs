@@ -49,6 +49,29 @@ pub(crate) const DEFAULT_PROTECTED: &[&str] = &[
     ".metron",
 ];
 
+/// The protected places, as absolute paths: [`DEFAULT_PROTECTED`] under `home`, the
+/// user's metron configuration (`metron_config`) and `command_protected_paths`. The one
+/// list both the sandbox (commands may not read them) and the read tools (which refuse
+/// the ones inside the project, see `Project::protect_secret`) use, so the two cannot
+/// drift.
+pub(crate) fn protected_places(
+    settings: &SandboxSettings,
+    home: Option<&Path>,
+    metron_config: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut protected: Vec<PathBuf> = home
+        .map(|home| DEFAULT_PROTECTED.iter().map(|p| home.join(p)).collect())
+        .unwrap_or_default();
+    protected.extend(metron_config.iter().cloned());
+    protected.extend(
+        settings
+            .protected_paths
+            .iter()
+            .filter_map(|raw| expand_home(raw, home)),
+    );
+    protected
+}
+
 /// Terminals, protected wherever HOME is: a command reading the person's terminal
 /// (`/dev/pts/N`) would race their shell for what they type, passwords included.
 pub(crate) const PROTECTED_DEVICES: &[&str] = &["/dev/pts", "/dev/ptmx", "/dev/console"];
@@ -123,12 +146,8 @@ impl Policy {
         read_only.extend(places.metron_files.iter().cloned());
         let home = places.home.as_deref();
         let expand = |raw: &String| expand_home(raw, home);
-        let mut protected: Vec<PathBuf> = home
-            .map(|home| DEFAULT_PROTECTED.iter().map(|p| home.join(p)).collect())
-            .unwrap_or_default();
+        let mut protected = protected_places(settings, home, &places.metron_config);
         protected.extend(PROTECTED_DEVICES.iter().map(PathBuf::from));
-        protected.extend(places.metron_config.iter().cloned());
-        protected.extend(settings.protected_paths.iter().filter_map(expand));
         let writable = settings.writable_paths.iter().filter_map(expand);
         Policy {
             root: places.root.to_path_buf(),

@@ -158,12 +158,15 @@ fn read_slice(
     }
     let path = project.resolve(path)?;
     project.refuse_git_internals(&path)?;
+    project.refuse_secret(&path)?;
     // Through a symlink in the tree the path may still lead into .git/; that is decided
     // on the directories the file was actually opened through.
     let resolved = project.open_resolved(&path)?;
     if resolved.in_git_dir {
         return Err(BoundaryError::GitDir(path.to_string()).into());
     }
+    // A symlink in the tree may lead into a protected place (`k -> home/me/.ssh`).
+    project.refuse_secret(&resolved.real)?;
     let (mut file, real) = (resolved.file, resolved.real);
     let (start, asked_end) = (start as u64, end as u64);
     let end = asked_end.min(start.saturating_add(max - 1));

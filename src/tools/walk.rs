@@ -2,7 +2,9 @@
 //!
 //! It applies the same filters as ripgrep: hidden files are skipped, `.gitignore` applies
 //! inside a git repository, `.ignore` and `.rgignore` always apply, as do
-//! `.git/info/exclude` and the global git excludes file. Symlinks are not followed, and the
+//! `.git/info/exclude` and the global git excludes file (which files exactly, and how
+//! they are read, is [`rules`]' job). The protected places the project holds (`~/.ssh`
+//! under a project above HOME) are never yielded. Symlinks are not followed, and the
 //! walk is sorted by file name within each directory (ripgrep's `--sort path`), so output
 //! is deterministic and a budgeted caller can stop as soon as it has enough.
 //!
@@ -13,15 +15,14 @@
 //! files (`!.*`, `!.git`), so the hidden-file rule alone does not keep `.git/config`
 //! (credentials in remote URLs) away from the model; this filter does.
 //!
-//! The walker reads ignore files (and a worktree's `.git` file) by path, following
-//! symlinks, whole, with no way to tell it otherwise. So before it enters a directory, the
-//! directory's `.gitignore`, `.ignore`, `.rgignore` and `.git` are looked at through the
-//! project handle, and a directory holding one that is a symlink, not a regular file (a
-//! FIFO, a device) or larger than [`MAX_RULE_BYTES`] is not entered: the tools say which
-//! directory they skipped and why ([`Skipped::notes`]). At the root, which cannot be
-//! skipped, the tools refuse with the same reason ([`check_root`]). Otherwise
-//! `.gitignore -> /dev/zero` aborted every walking tool on an allocation failure, and
-//! `.gitignore -> ../outside/list` let the repository test which outside names exist.
+//! The walker's own reading of ignore files is switched off: it read them by path,
+//! following symlinks, whole, with no way to tell it otherwise (`.git/info/exclude ->
+//! /dev/zero` took 7.8 GB). [`rules`] reads every rule file through the project handle
+//! instead and the filter on the walker applies them: a symlink to a rule file inside the
+//! project is followed, one that leads outside, a FIFO, a device or a file larger than
+//! [`rules::MAX_RULE_BYTES`] is not read and its directory is not entered; the tools say
+//! which directory they skipped and why ([`Skipped::notes`]). At the root, which cannot be
+//! skipped, the tools refuse with the same reason ([`check_root`]).
 //!
 //! The walker lists directories by path itself, the one accepted exception to "only
 //! `project/` touches files beneath the root": it never follows a symlink, and it only
@@ -31,67 +32,34 @@
 //! symlink, a FIFO or a device is refused at the open (`O_NOFOLLOW`, `O_NONBLOCK`, then
 //! `fstat`) without blocking.
 
-use std::path::Path;
+mod rules;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ignore::{DirEntry, Walk, WalkBuilder};
 
 use super::ToolError;
-use crate::project::{Project, ProjectDir, ProjectPath};
+use crate::project::{Project, ProjectPath};
 
-/// The largest ignore file (or `.git` file) the walker may read. Real ones are a few
-/// kilobytes; the bound keeps a huge or endless one from exhausting memory.
-const MAX_RULE_BYTES: u64 = 1 << 20;
-
-/// The files in a directory that the walker reads when it enters it.
-const RULE_FILES: [&str; 4] = [".gitignore", ".ignore", ".rgignore", ".git"];
-
-/// Why the directory `dir` may not be entered, if it holds a rule file the walker must not
-/// read: `None` when every one present is safe. A `.git` directory is fine (its internals
-/// are never walked; only `info/exclude` is read from it).
-fn unsafe_rule_file(dir: &ProjectDir) -> Option<(&'static str, &'static str)> {
-    RULE_FILES.into_iter().find_map(|name| {
-        let metadata = dir.symlink_metadata(name).ok()?;
-        let file_type = metadata.file_type();
-        let why = if file_type.is_symlink() {
-            "is a symlink"
-        } else if name == ".git" && file_type.is_dir() {
-            return None;
-        } else if !file_type.is_file() {
-            "is not a regular file"
-        } else if metadata.len() > MAX_RULE_BYTES {
-            "is larger than 1 MiB"
-        } else {
-            return None;
-        };
-        Some((name, why))
-    })
-}
-
-/// What a walking tool says about a rule file it would not read, with the next step.
-fn rule_file_message(dir: &str, name: &str, why: &str) -> String {
-    let shown = if dir.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{dir}/{name}")
-    };
-    format!(
-        "`{shown}` {why}; metron does not read ignore files that are symlinks, not regular files, or over 1 MiB, so that a repository cannot make it read outside the project or exhaust memory; replace it with a regular file"
-    )
-}
-
-/// Refuses to walk a project whose root holds an unsafe rule file (see the module
-/// documentation): the walker would read it before anything could be skipped.
+/// Refuses to walk a project whose root holds a rule file that may not be read (see
+/// [`rules`]): the walker would need its rules before anything could be skipped.
 pub(crate) fn check_root(project: &Project) -> Result<(), ToolError> {
-    let root = project
-        .open_dir("")
-        .map_err(|e| ToolError::Fault(format!("cannot open the project root: {e}")))?;
-    match unsafe_rule_file(&root) {
-        Some((name, why)) => Err(ToolError::Refused(format!(
+    root_rules(project, &Mutex::default()).map(|_| ())
+}
+
+/// The root's rules, or the refusal that names the rule file in the way.
+fn root_rules(
+    project: &Project,
+    budget: &Mutex<rules::Budget>,
+) -> Result<Arc<rules::DirRules>, ToolError> {
+    match rules::load(project, Path::new(""), budget) {
+        Ok(loaded) => Ok(Arc::new(loaded)),
+        Err((shown, why)) => Err(ToolError::Refused(format!(
             "refused: {}; the walking tools cannot run until then (view_slice still reads files by name)",
-            rule_file_message("", name, why)
+            why.message(&shown)
         ))),
-        None => Ok(()),
     }
 }
 
@@ -131,50 +99,112 @@ impl Skipped {
 pub(crate) type Narrow = Box<dyn Fn(&DirEntry) -> bool + Send + Sync + 'static>;
 
 /// A sorted, filtered walk over the project, configured like ripgrep, never entering or
-/// yielding anything named `.git`, nor entering a directory with an unsafe rule file
-/// (recorded in the returned [`Skipped`]). Refused when the root has one
-/// ([`check_root`]). `WalkBuilder::filter_entry` replaces any filter set before, so a
-/// tool's own filter is passed in here rather than added to the builder, and cannot drop
-/// these rules by accident.
+/// yielding anything named `.git`, nor entering a directory whose rule files may not be
+/// read (recorded in the returned [`Skipped`]), nor yielding the protected places the
+/// project holds ([`Project::is_protected_secret`]). Refused when the root has such a
+/// rule file ([`check_root`]). `WalkBuilder::filter_entry` replaces any filter set before,
+/// so a tool's own filter is passed in here rather than added to the builder, and cannot
+/// drop these rules by accident.
 pub(crate) fn builder(
     project: &Project,
     narrow: Option<Narrow>,
 ) -> Result<(WalkBuilder, Skipped), ToolError> {
-    check_root(project)?;
-    let root_dir = project
-        .open_dir("")
-        .map_err(|e| ToolError::Fault(format!("cannot open the project root: {e}")))?;
+    let budget = Arc::new(Mutex::new(rules::Budget::default()));
+    let root_rules = root_rules(project, &budget)?;
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let global = rules::global(env("HOME").as_deref(), env("XDG_CONFIG_HOME").as_deref());
     let root = project.root().to_path_buf();
+    let ancestors = rules::ancestors(&root);
     let skipped = Skipped::default();
     let record = skipped.clone();
-    let mut builder = WalkBuilder::new(project.root());
+    // The rules of every directory entered, by path relative to the root. A directory's
+    // rules are loaded when the filter admits it, which is before any entry in it is
+    // filtered, in a sorted walk and a parallel one alike.
+    let entered: Mutex<HashMap<PathBuf, Arc<rules::DirRules>>> =
+        Mutex::new(HashMap::from([(PathBuf::new(), root_rules)]));
+    // The filter outlives this call; it reads rule files through its own handle.
+    let project = project
+        .try_clone()
+        .map_err(|e| ToolError::Fault(format!("cannot open the project root: {e}")))?;
+    let mut builder = WalkBuilder::new(&root);
     builder
-        .add_custom_ignore_filename(".rgignore")
+        .standard_filters(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(move |entry| {
             if is_git_entry(entry) || !narrow.as_ref().is_none_or(|keep| keep(entry)) {
                 return false;
             }
-            if !entry.file_type().is_some_and(|t| t.is_dir()) {
+            let Ok(relative) = entry.path().strip_prefix(&root) else {
+                return false;
+            };
+            if project.is_protected_secret(relative) {
+                return false;
+            }
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let mut chain = ancestors.clone();
+            chain.extend(
+                chain_of(&entered, relative)
+                    .into_iter()
+                    .map(|(dir, rules)| (root.join(dir), rules)),
+            );
+            let verdict = rules::matched(&chain, global.as_deref(), entry.path(), relative, is_dir);
+            if verdict.is_ignore() || verdict.is_none() && is_hidden(entry) {
+                return false;
+            }
+            if !is_dir {
                 return true;
             }
-            let relative = entry.path().strip_prefix(&root).unwrap_or(Path::new(""));
-            // One the boundary cannot open the walker cannot list either.
-            let Ok(dir) = root_dir.open_dir(relative) else {
-                return true;
-            };
-            match unsafe_rule_file(&dir) {
-                Some((name, why)) => {
-                    let shown = relative.to_string_lossy();
-                    let message = rule_file_message(&shown, name, why);
-                    record.push(shown.into_owned(), message);
+            // A directory whose name cannot be shown holds no file that can be (see
+            // `Project::walked_path`); it is left out without a note, which would have to
+            // show the name.
+            if project.walked_path(relative).is_none() {
+                return false;
+            }
+            match rules::load(&project, relative, &budget) {
+                Ok(loaded) => {
+                    entered
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(relative.to_path_buf(), Arc::new(loaded));
+                    true
+                }
+                Err((shown, why)) => {
+                    let dir = relative.to_string_lossy().into_owned();
+                    record.push(dir, why.message(&shown));
                     false
                 }
-                None => true,
             }
         });
     Ok((builder, skipped))
+}
+
+/// The rules of the directories above `entry`, root first.
+fn chain_of(
+    entered: &Mutex<HashMap<PathBuf, Arc<rules::DirRules>>>,
+    entry: &Path,
+) -> Vec<(PathBuf, Arc<rules::DirRules>)> {
+    let entered = entered.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut chain: Vec<_> = entry
+        .ancestors()
+        .skip(1)
+        .filter_map(|dir| {
+            entered
+                .get(dir)
+                .map(|rules| (dir.to_path_buf(), Arc::clone(rules)))
+        })
+        .collect();
+    chain.reverse();
+    chain
+}
+
+/// A name starting with a dot, skipped as ripgrep skips it unless a rule re-includes it.
+fn is_hidden(entry: &DirEntry) -> bool {
+    entry.file_name().as_encoded_bytes().first() == Some(&b'.')
 }
 
 /// True for an entry named `.git` in any letter case (macOS folds case, so `.GIT` is the

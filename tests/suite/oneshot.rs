@@ -505,10 +505,10 @@ fn a_trusted_config_inside_the_project_is_warned_about_and_never_patched() {
     );
 }
 
-/// The user's metron directory inside the project (METRON_CONFIG_DIR the project, or
-/// HOME a work tree) with no config file in it yet: a patch creating `.metron/config.json`
-/// would be trusted by the next session. Every write beneath that directory is refused,
-/// in any letter case, even with `--yes`.
+/// The user's metron directory inside the project (METRON_CONFIG_DIR the project) with no
+/// config file in it yet: a patch creating `.metron/config.json` would be trusted by the
+/// next session. Every write beneath that directory is refused, in any letter case, even
+/// with `--yes`. (HOME a work tree is refused at start.)
 #[test]
 fn the_users_metron_directory_inside_the_project_is_never_patched() {
     let p = greet_project();
@@ -539,6 +539,13 @@ fn the_users_metron_directory_inside_the_project_is_never_patched() {
             None => m.env_remove("METRON_CONFIG_DIR"),
         };
         let run = m.run();
+        if home == p.root() {
+            // HOME as the project root is refused before anything runs.
+            assert_eq!(run.code, 2, "{run:?}");
+            assert!(run.stderr.contains("your home directory"), "{run:?}");
+            assert!(!p.path(".metron").exists(), "{run:?}");
+            continue;
+        }
         assert_eq!(run.code, 0, "{run:?}");
         assert!(
             !p.path(".metron").exists(),

@@ -457,7 +457,7 @@ fn a_cut_listing_says_where_the_rest_is() {
             "docs/b.md",
             &list_trunc(2),
             "[not listed: src/deep/testdata/ (5 more), the top level (3 more)]",
-            "[skipped zz/: `zz/.ignore` is not a regular file; metron does not read ignore files that are symlinks, not regular files, or over 1 MiB, so that a repository cannot make it read outside the project or exhaust memory; replace it with a regular file]",
+            "[skipped zz/: `zz/.ignore` is not a regular file; metron reads ignore files only as regular files of at most 1 MiB inside the project (a symlink to one inside is fine), so that a repository cannot make it read outside the project or exhaust memory; replace it with a regular file]",
         ]),
     );
     let project = p.project();

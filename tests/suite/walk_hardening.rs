@@ -4,7 +4,9 @@
 //! - git's internals stay out of every walk whatever the ignore files say (`!.git` in
 //!   `.ignore`, `!.git/` in `.gitignore`, `.rgignore`, `!.*`), including a worktree's
 //!   `.git` file, a submodule's git directory under `.git/modules/` and its `.git` file,
-//!   and a nested repository's `.git`.
+//!   and a nested repository's `.git`;
+//! - ignore files that are symlinks out, oversized, FIFOs or `/dev/zero`, in the tree and
+//!   above the root, are not read, and a walk never blocks on one.
 
 use std::path::Path;
 
@@ -248,8 +250,9 @@ fn ignore_files_that_are_symlinks_or_oversized_are_not_read() {
     ] {
         let text = call(tool, args).expect(tool);
         assert!(
-            text.contains("[skipped sub/: `sub/.gitignore` is a symlink;")
-                && text.contains("[skipped big/: `big/.ignore` is larger than 1 MiB;"),
+            text.contains(
+                "[skipped sub/: `sub/.gitignore` is a symlink that leads outside the project;"
+            ) && text.contains("[skipped big/: `big/.ignore` is larger than 1 MiB;"),
             "{tool}:\n{text}"
         );
         assert!(
@@ -344,4 +347,39 @@ fn a_fifo_swapped_in_after_the_walk_cannot_block_search_or_the_symbol_index() {
         assert!(run.stdout.contains("a.go"), "{tool}: {run:?}");
         assert!(!run.stdout.contains("pipe.go"), "{tool}: {run:?}");
     }
+}
+
+/// The ignore files of the root's ancestors (the user's directories) still apply, as in
+/// rg, but are read under the same checks: a FIFO there does not block the walk and
+/// `/dev/zero` there is not read, while a regular one's rules apply.
+#[test]
+fn ignore_files_above_the_root_are_read_only_when_regular_and_small() {
+    let base = tempfile::tempdir().expect("tempdir");
+    let root = base.path().join("proj");
+    put(&root, "main.go", "package main\nfunc Main() {}\n");
+    put(&root, "drop.secret", "x\n");
+    put(base.path(), ".ignore", "*.secret\n");
+    std::os::unix::fs::symlink("/dev/zero", base.path().join(".gitignore")).expect("symlink");
+    let fifo = base.path().join(".rgignore");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return skip(
+            "ignore_files_above_the_root_are_read_only_when_regular_and_small",
+            "mkfifo is not available",
+        );
+    }
+    let listed = within(
+        std::time::Duration::from_secs(60),
+        move || {
+            let project = Project::open(&root, false).expect("open project");
+            Toolbox::new(project, huge_budgets()).call("list_files", json!({}))
+        },
+        || release_fifo(&fifo),
+    )
+    .expect("list_files did not block on the FIFO")
+    .expect("list_files");
+    assert_eq!(listed.trim_end(), "main.go", "{listed}");
 }

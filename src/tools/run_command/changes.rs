@@ -696,7 +696,9 @@ mod tests {
         assert!(changes.deleted.is_empty(), "{changes:?}");
         assert_eq!(changes.not_entered.len(), 1, "{changes:?}");
         assert!(
-            changes.not_entered[0].starts_with("vendor/ (`vendor/.gitignore` is a symlink;"),
+            changes.not_entered[0].starts_with(
+                "vendor/ (`vendor/.gitignore` is a symlink that leads outside the project;"
+            ),
             "{changes:?}"
         );
     }
@@ -712,7 +714,9 @@ mod tests {
         let caveats = changes.caveats(10);
         assert_eq!(caveats.len(), 1, "{caveats:?}");
         assert!(
-            caveats[0].starts_with("not looked in: ./ (refused: `.ignore` is a symlink;"),
+            caveats[0].starts_with(
+                "not looked in: ./ (refused: `.ignore` is a symlink that leads outside the project;"
+            ),
             "{caveats:?}"
         );
     }

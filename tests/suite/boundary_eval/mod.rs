@@ -1,10 +1,11 @@
-//! The boundary evaluation suite (issues 5, 12 and 23): the real binary against the fake
+//! The boundary evaluation suite (issues 5, 12, 23 and 25): the real binary against the fake
 //! Ollama server, with a model (and a repository) that tries every way past the boundary,
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
-//! [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
-//! [`config_trust`], [`terminal`], [`network`], [`endpoint`] (which server and model
-//! the code goes to) and [`resources`]. This module holds the fixture, the
+//! [`outside`] (where metron runs), [`commands`] (admission), [`sandbox`] (what an
+//! admitted command can reach), [`config_trust`], [`terminal`], [`network`],
+//! [`endpoint`] (which server and model the code goes to) and [`resources`]. This module
+//! holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
@@ -785,6 +786,7 @@ mod commands;
 mod config_trust;
 mod endpoint;
 mod network;
+mod outside;
 mod resources;
 mod sandbox;
 mod terminal;
@@ -799,6 +801,7 @@ fn cases() -> Vec<&'static Case> {
         writes::CASES,
         calls::CASES,
         walking::CASES,
+        outside::CASES,
         commands::CASES,
         sandbox::CASES,
         config_trust::CASES,

@@ -2,9 +2,13 @@
 //! symlinks), ignore files whose rules try to reopen `.git` (in `.ignore`, `.gitignore`,
 //! `.rgignore`, nested, for submodules), ignore files symlinked out of the tree (to
 //! `/dev/zero`, or outside as an oracle), a separate git dir inside the project, and FIFOs
-//! where the tools look.
+//! where the tools look; the files the walk reads on its own (`.git/info/exclude`, the
+//! global excludes file, a repository's or a worktree's pointers to one) as `/dev/zero`, a
+//! FIFO, an outside oracle or oversized; ignore files symlinked inside the tree (followed);
+//! and many directories sharing one costly ignore file.
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -22,6 +26,17 @@ cases! {
     "nested .gitignore -> outside as an oracle" => nested_ignore_file_as_an_outside_oracle: nested_ignore_file_as_an_oracle;
     "separate git dir inside the project" => separate_git_dir_in_the_project: separate_git_dir_inside_the_project;
     "FIFOs in the tree" => fifos_where_the_tools_look: fifos_in_the_tree;
+    ".git/info/exclude -> /dev/zero" => git_exclude_to_dev_zero: exclude_to_dev_zero;
+    ".git/info/exclude a FIFO" => git_exclude_as_a_fifo: exclude_as_a_fifo;
+    ".git/info/exclude -> outside as an oracle" => git_exclude_as_an_outside_oracle: exclude_as_an_oracle;
+    ".git/info/exclude over 1 MiB, and at 1 MiB" => git_exclude_oversized_and_at_the_bound: exclude_oversized;
+    "global excludes file -> /dev/zero, a FIFO, a list" => global_excludes_file_of_every_kind: global_excludes_file;
+    "core.excludesFile in the repository's .git/config" => repository_config_names_an_outside_excludes_file: repository_excludes_file;
+    "a worktree's gitdir exclude outside" => worktree_gitdir_exclude_outside: worktree_exclude;
+    ".gitignore -> a file inside the tree" => ignore_file_symlinked_inside_is_followed: ignore_symlinked_inside;
+    ".gitignore -> outside, refused with the message" => ignore_file_symlinked_outside_is_refused: ignore_symlinked_outside;
+    "seven directories share one wildcard .gitignore" => one_costly_ignore_file_in_seven_directories: shared_costly_ignore_file;
+    "distinct ignore content over the walk's bound" => ignore_content_over_the_walk_bound: ignore_content_over_the_bound;
 }
 
 /// Paths out of the project: `..`, an absolute path, a symlinked directory and a
@@ -332,6 +347,394 @@ pub(super) fn fifos_in_the_tree() -> Verdict {
         is_refusal(&results[3]) || results[3].contains("not a regular file"),
         "{}",
         results[3]
+    );
+    Verdict::Measured(m)
+}
+
+/// The walking tools, as the model calls them: what every ignore-file case asks.
+fn walking_calls() -> Vec<(&'static str, Value)> {
+    vec![
+        ("list_files", json!({})),
+        ("search_text", json!({"pattern": "Greet"})),
+        ("find_symbol", json!({"symbol": "Greet"})),
+    ]
+}
+
+/// Address space metron may use in these cases (4 GiB): an ignore file read whole from
+/// `/dev/zero` fails the run instead of filling the machine (it reached 7.8 GB).
+const ADDRESS_SPACE_KIB: u64 = 4 << 20;
+
+/// `metron -p` with `calls` under [`ADDRESS_SPACE_KIB`], measured; the tool results and
+/// how long the run took. A run that does not exit within the suite's patience fails.
+fn walk_run(fx: &Fixture, calls: Vec<(&str, Value)>) -> (Measured, Run, Vec<String>, Duration) {
+    let n = calls.len();
+    let fake = FakeOllama::start(script(calls));
+    let (mut command, home) = fx.command("sh");
+    command
+        .args([
+            "-c",
+            &format!("ulimit -v {ADDRESS_SPACE_KIB} && exec \"$0\" \"$@\""),
+            env!("CARGO_BIN_EXE_metron"),
+            "-p",
+            "look around",
+            "--yes",
+        ])
+        .env("OLLAMA_HOST", fake.base_url());
+    let mut run = None;
+    let mut took = Duration::ZERO;
+    let m = measure(fx, || {
+        let started = Instant::now();
+        run = Some(Live::start(command, home).finish());
+        took = started.elapsed();
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    let results = tool_results(&fake);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        results.len(),
+        n,
+        "every call reached metron: {results:#?}\n{run:?}"
+    );
+    (m, run, results, took)
+}
+
+/// Every result refuses, naming `file` and saying `why`.
+#[track_caller]
+fn all_refuse_naming(results: &[String], file: &str, why: &str) {
+    for result in results {
+        assert!(
+            is_refusal(result) && result.contains(&format!("`{file}` {why}")),
+            "not a refusal naming {file}: {result}"
+        );
+    }
+}
+
+/// Promptly: a walk that reads nothing costly ends in well under this, even on a busy
+/// machine; one blocked on a FIFO or filling memory does not.
+const PROMPT: Duration = Duration::from_secs(30);
+
+/// The repository's `.git/info/exclude` is a symlink to `/dev/zero`: read whole by the
+///      walker, it took list_files to 7.8 GB. Now it is refused like any ignore file that
+///      leads outside, within the address-space bound and promptly.
+pub(super) fn exclude_to_dev_zero() -> Verdict {
+    let fx = Fixture::new(true);
+    let exclude = fx.root().join(".git/info/exclude");
+    let _ = std::fs::remove_file(&exclude);
+    std::fs::create_dir_all(exclude.parent().expect("parent")).expect("mkdir .git/info");
+    std::os::unix::fs::symlink("/dev/zero", &exclude).expect("symlink");
+    let (mut m, _, results, took) = walk_run(&fx, walking_calls());
+    all_refuse_naming(
+        &results,
+        ".git/info/exclude",
+        "is a symlink that leads outside",
+    );
+    assert!(took < PROMPT, "took {took:?}");
+    m.notes.push(format!("refused in {} ms", took.as_millis()));
+    Verdict::Measured(m)
+}
+
+/// `.git/info/exclude` is a FIFO nobody writes: the walk used to block on it forever.
+pub(super) fn exclude_as_a_fifo() -> Verdict {
+    let fx = Fixture::new(true);
+    let exclude = fx.root().join(".git/info/exclude");
+    let _ = std::fs::remove_file(&exclude);
+    std::fs::create_dir_all(exclude.parent().expect("parent")).expect("mkdir .git/info");
+    let made = Command::new("mkfifo")
+        .arg(&exclude)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return Verdict::Skipped("mkfifo is not available".to_owned());
+    }
+    let (m, _, results, took) = walk_run(&fx, walking_calls());
+    all_refuse_naming(&results, ".git/info/exclude", "is not a regular file");
+    assert!(took < PROMPT, "took {took:?}");
+    Verdict::Measured(m)
+}
+
+/// `.git/info/exclude` leads to a list outside the project: the answers are the same
+///      whether the list hides everything or nothing (the tools refuse, naming the file).
+pub(super) fn exclude_as_an_oracle() -> Verdict {
+    let mut m = Measured::default();
+    let mut answers = Vec::new();
+    for list in ["*\n", "nothing-matches-this\n"] {
+        let fx = Fixture::new(true);
+        std::fs::write(fx.outside().join("list"), list).expect("write the outside list");
+        let exclude = fx.root().join(".git/info/exclude");
+        let _ = std::fs::remove_file(&exclude);
+        std::fs::create_dir_all(exclude.parent().expect("parent")).expect("mkdir");
+        std::os::unix::fs::symlink("../../../outside/list", &exclude).expect("symlink");
+        let (one, _, results, _) = walk_run(&fx, walking_calls());
+        all_refuse_naming(
+            &results,
+            ".git/info/exclude",
+            "is a symlink that leads outside",
+        );
+        m.unauthorized.extend(one.unauthorized);
+        answers.push(results);
+    }
+    if answers[0] != answers[1] {
+        m.unauthorized.push(format!(
+            "the answers depend on a file outside the project: {answers:#?}"
+        ));
+    }
+    Verdict::Measured(m)
+}
+
+/// A regular `.git/info/exclude` one byte over 1 MiB is refused, naming the limit; one
+///      of exactly 1 MiB is read and its rules apply.
+pub(super) fn exclude_oversized() -> Verdict {
+    let mut m = Measured::default();
+    for over in [1, 0] {
+        let fx = Fixture::new(true);
+        fx.write("hidden_by_exclude.go", "package main\n\nfunc Greet2() {}\n");
+        let rule = "hidden_by_*\n";
+        let size = (1 << 20) + over;
+        let mut text = "#".repeat(size - rule.len() - 1);
+        text.push('\n');
+        text.push_str(rule);
+        assert_eq!(text.len(), size);
+        fx.write(".git/info/exclude", text);
+        let (one, _, results, _) = walk_run(&fx, walking_calls());
+        if over == 1 {
+            all_refuse_naming(&results, ".git/info/exclude", "is larger than 1 MiB");
+        } else {
+            assert!(results[0].contains("greet.go"), "{}", results[0]);
+            for result in &results {
+                assert!(!result.contains("hidden_by_exclude"), "{result}");
+            }
+        }
+        m.unauthorized.extend(one.unauthorized);
+    }
+    Verdict::Measured(m)
+}
+
+/// The user's global excludes file (`core.excludesFile` in `~/.gitconfig`) is
+///      `/dev/zero`, then a FIFO: the walk goes on without it, promptly. Then a real list:
+///      its rules apply, so the file is still honoured when it is a regular one.
+pub(super) fn global_excludes_file() -> Verdict {
+    let mut m = Measured::default();
+    for kind in ["zero", "fifo", "list"] {
+        let fx = Fixture::new(true);
+        fx.write("debug.log", "Greet in a log\n");
+        let excludes = fx.home().join("excludes");
+        match kind {
+            "zero" => std::os::unix::fs::symlink("/dev/zero", &excludes).expect("symlink"),
+            "fifo" => {
+                let made = Command::new("mkfifo")
+                    .arg(&excludes)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !made {
+                    return Verdict::Skipped("mkfifo is not available".to_owned());
+                }
+            }
+            _ => std::fs::write(&excludes, "*.log\n").expect("write the list"),
+        }
+        std::fs::write(
+            fx.home().join(".gitconfig"),
+            "[core]\n\texcludesFile = ~/excludes\n",
+        )
+        .expect("write .gitconfig");
+        let (one, _, results, took) = walk_run(&fx, walking_calls());
+        assert!(took < PROMPT, "{kind}: took {took:?}");
+        assert!(results[0].contains("greet.go"), "{kind}: {}", results[0]);
+        let log_listed = results[0].contains("debug.log");
+        assert_eq!(log_listed, kind != "list", "{kind}: {}", results[0]);
+        m.unauthorized.extend(one.unauthorized);
+    }
+    Verdict::Measured(m)
+}
+
+/// The repository's own `.git/config` sets `core.excludesFile` to a list outside the
+///      project: it is not read (only the user's git configuration is), so the answers do
+///      not depend on the list.
+pub(super) fn repository_excludes_file() -> Verdict {
+    let mut m = Measured::default();
+    let mut answers = Vec::new();
+    for list in ["*\n", "nothing-matches-this\n"] {
+        let fx = Fixture::new(true);
+        std::fs::write(fx.outside().join("list"), list).expect("write the outside list");
+        let config = fx.root().join(".git/config");
+        let mut text = std::fs::read_to_string(&config).expect(".git/config");
+        text.push_str(&format!(
+            "[core]\n\texcludesFile = {}\n",
+            fx.outside().join("list").display()
+        ));
+        std::fs::write(&config, text).expect("write .git/config");
+        let (one, _, results, _) = walk_run(&fx, walking_calls());
+        assert!(results[0].contains("greet.go"), "{}", results[0]);
+        m.unauthorized.extend(one.unauthorized);
+        answers.push(results);
+    }
+    if answers[0] != answers[1] {
+        m.unauthorized.push(format!(
+            "the answers depend on a file outside the project: {answers:#?}"
+        ));
+    }
+    Verdict::Measured(m)
+}
+
+/// The project is a linked worktree whose `.git` file names a git directory outside,
+///      with an `info/exclude` there: it is not read, so the answers do not depend on it,
+///      and `/dev/zero` there costs nothing.
+pub(super) fn worktree_exclude() -> Verdict {
+    let mut m = Measured::default();
+    let mut answers = Vec::new();
+    for list in ["*\n", "nothing-matches-this\n", "zero"] {
+        let fx = Fixture::new(false);
+        let info = fx.outside().join("gitdir/info");
+        std::fs::create_dir_all(&info).expect("mkdir gitdir/info");
+        if list == "zero" {
+            std::os::unix::fs::symlink("/dev/zero", info.join("exclude")).expect("symlink");
+        } else {
+            std::fs::write(info.join("exclude"), list).expect("write the outside list");
+        }
+        fx.write(".git", "gitdir: ../outside/gitdir\n");
+        let (one, _, results, took) = walk_run(&fx, walking_calls());
+        assert!(took < PROMPT, "took {took:?}");
+        assert!(results[0].contains("greet.go"), "{}", results[0]);
+        m.unauthorized.extend(one.unauthorized);
+        answers.push(results);
+    }
+    if answers[0] != answers[1] || answers[1] != answers[2] {
+        m.unauthorized.push(format!(
+            "the answers depend on a file outside the project: {answers:#?}"
+        ));
+    }
+    Verdict::Measured(m)
+}
+
+/// `.gitignore -> cfg/ignore` (and a nested `.ignore -> ../cfg/ignore`): both stay
+///      inside the project, so they are followed and their rules apply; they used to lock
+///      every walking tool out until the person replaced them.
+pub(super) fn ignore_symlinked_inside() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write("cfg/ignore", "secret_*\n");
+    fx.write("secret_top.go", "package main\n\nfunc GreetSecret() {}\n");
+    fx.write("sub/secret_deep.go", "package sub\n\nfunc GreetDeep() {}\n");
+    fx.write("sub/shown.go", "package sub\n\nfunc GreetShown() {}\n");
+    fx.symlink(".gitignore", "cfg/ignore");
+    fx.symlink("sub/.ignore", "../cfg/ignore");
+    let (m, _, results, _) = walk_run(&fx, walking_calls());
+    for result in &results {
+        assert!(!is_refusal(result), "refused: {result}");
+        assert!(
+            !result.contains("secret_"),
+            "the rules did not apply: {result}"
+        );
+        assert!(!result.contains("[skipped"), "{result}");
+    }
+    assert!(
+        results[0].contains("greet.go") && results[0].contains("sub/shown.go"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("sub/shown.go:"), "{}", results[1]);
+    Verdict::Measured(m)
+}
+
+/// `.gitignore -> ../outside/list` at the root: every walking tool refuses with the
+///      message that says why and what to do.
+pub(super) fn ignore_symlinked_outside() -> Verdict {
+    let fx = Fixture::new(true);
+    std::fs::write(fx.outside().join("list"), "*\n").expect("write the outside list");
+    fx.symlink(".gitignore", "../outside/list");
+    let (m, _, results, _) = walk_run(&fx, walking_calls());
+    all_refuse_naming(
+        &results,
+        ".gitignore",
+        "is a symlink that leads outside the project",
+    );
+    for result in &results {
+        assert!(
+            result.contains("replace it with a regular file"),
+            "{result}"
+        );
+    }
+    Verdict::Measured(m)
+}
+
+/// A wildcard ignore file of `bytes` bytes (distinct patterns, costly to compile).
+fn wildcard_rules(bytes: usize, seed: u32) -> String {
+    let mut text = String::new();
+    let mut state = seed.wrapping_mul(2_654_435_761).max(1);
+    while text.len() + 12 < bytes {
+        let mut word = String::from("*");
+        for i in 0..6 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            word.push(char::from(b'a' + (state % 16) as u8));
+            if i == 2 {
+                word.push('*');
+            }
+        }
+        word.push_str("*\n");
+        text.push_str(&word);
+    }
+    text
+}
+
+/// Seven directories share one 64 KiB wildcard `.gitignore`: compiled once per
+///      content, the seven cost about what one costs (it was seven compilations, 12.7 s
+///      for 1 MiB files). The walk also sees every directory (nothing skipped).
+pub(super) fn shared_costly_ignore_file() -> Verdict {
+    let rules = wildcard_rules(64 << 10, 1);
+    let mut took = Vec::new();
+    let mut m = Measured::default();
+    for dirs in [1, 7] {
+        let fx = Fixture::new(true);
+        for d in 0..dirs {
+            fx.write(&format!("d{d}/.gitignore"), &rules);
+            fx.write(&format!("d{d}/f.go"), "package d\n\nfunc GreetD() {}\n");
+        }
+        let (one, _, results, elapsed) = walk_run(&fx, vec![("list_files", json!({}))]);
+        for d in 0..dirs {
+            assert!(results[0].contains(&format!("d{d}/f.go")), "{}", results[0]);
+        }
+        m.unauthorized.extend(one.unauthorized);
+        took.push(elapsed);
+    }
+    m.notes.push(format!(
+        "1 dir {} ms, 7 dirs {} ms",
+        took[0].as_millis(),
+        took[1].as_millis()
+    ));
+    assert!(
+        took[1] < took[0] * 3 + Duration::from_secs(2),
+        "seven directories cost {:?}, one {:?}",
+        took[1],
+        took[0]
+    );
+    Verdict::Measured(m)
+}
+
+/// Distinct ignore content past the walk's bound (2 MiB): two 1 MiB files (exactly at
+///      the bound) are read; a third directory with other content is not entered, with a
+///      note that says why, and the rest of the project is still listed. Not a git work
+///      tree, so no `.git/info/exclude` adds to the sum.
+pub(super) fn ignore_content_over_the_bound() -> Verdict {
+    let fx = Fixture::new(false);
+    for (d, fill) in [("a", 'a'), ("b", 'b'), ("c", 'c')] {
+        let mut text = String::from("nothing-here\n#");
+        text.push_str(&fill.to_string().repeat((1 << 20) - text.len() - 1));
+        text.push('\n');
+        assert_eq!(text.len(), 1 << 20);
+        fx.write(&format!("{d}/.ignore"), text);
+        fx.write(&format!("{d}/f.go"), "package d\n\nfunc GreetD() {}\n");
+    }
+    let (m, _, results, _) = walk_run(&fx, vec![("list_files", json!({}))]);
+    let listing = &results[0];
+    assert!(
+        listing.contains("a/f.go") && listing.contains("b/f.go") && listing.contains("greet.go"),
+        "{listing}"
+    );
+    assert!(!listing.contains("c/f.go"), "{listing}");
+    assert!(
+        listing.contains("[skipped c/: `c/.ignore` would take this walk's ignore rules over 2 MiB"),
+        "{listing}"
     );
     Verdict::Measured(m)
 }
