@@ -2,7 +2,8 @@
 //! Ollama server, with a model (and a repository) that tries every way past the boundary,
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
-//! [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
+//! [`commands`] (admission), [`configured`] (programs the repository configures),
+//! [`sandbox`] (what an admitted command can reach),
 //! [`config_trust`], [`terminal`] and [`network`]. This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
@@ -729,6 +730,7 @@ macro_rules! cases {
 mod calls;
 mod commands;
 mod config_trust;
+mod configured;
 mod network;
 mod sandbox;
 mod terminal;
@@ -744,6 +746,7 @@ fn cases() -> Vec<&'static Case> {
         calls::CASES,
         walking::CASES,
         commands::CASES,
+        configured::CASES,
         sandbox::CASES,
         config_trust::CASES,
         terminal::CASES,
