@@ -317,7 +317,10 @@ pub(super) fn git_core_ssh_command() -> Verdict {
 pub(super) fn git_core_hooks_path() -> Verdict {
     let fx = Fixture::new(true);
     planted(&fx, "pre-commit");
-    append(&fx.root().join(".git/config"), "[core]\n\thooksPath = tools\n");
+    append(
+        &fx.root().join(".git/config"),
+        "[core]\n\thooksPath = tools\n",
+    );
     refused_with_warning(
         &fx,
         r#"{"allowed_commands": ["git commit"]}"#,
@@ -410,13 +413,21 @@ pub(super) fn git_separate_git_dir() -> Verdict {
     let meta = fx.base().join("meta.git");
     git(
         &fx.root(),
-        &["init", "-q", "--separate-git-dir", &meta.display().to_string()],
+        &[
+            "init",
+            "-q",
+            "--separate-git-dir",
+            &meta.display().to_string(),
+        ],
     );
     git(&fx.root(), &["add", "greet.go"]);
     git(&fx.root(), &["commit", "-qm", "greet"]);
     fx.write("greet.go", GREET_HOLA);
     let evil = planted(&fx, "fsmonitor");
-    append(&meta.join("config"), &format!("[core]\n\tfsmonitor = {evil}\n"));
+    append(
+        &meta.join("config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
     git_under_yes(
         &fx,
         "git status",
@@ -468,9 +479,7 @@ fn cargo_alias(line: &str, what: &str) -> Verdict {
         r#"{"allowed_commands": ["cargo fmt"]}"#,
         &["cargo"],
         "cargo fmt",
-        &[&format!(
-            "configures cargo: .cargo/config.toml line {what}"
-        )],
+        &[&format!("configures cargo: .cargo/config.toml line {what}")],
     )
 }
 
@@ -499,7 +508,10 @@ pub(super) fn cargo_alias_headers() -> Verdict {
 
 /// `"\u0061lias".fmt = "run"`: the key spelled with an escape, decoded as TOML does.
 pub(super) fn cargo_alias_escaped() -> Verdict {
-    cargo_alias("\"\\u0061lias\".\"fm\\u0074\" = \"run\"", "1 sets `[alias]`")
+    cargo_alias(
+        "\"\\u0061lias\".\"fm\\u0074\" = \"run\"",
+        "1 sets `[alias]`",
+    )
 }
 
 /// A Makefile written as `text` for an allowed `make all`.

@@ -116,8 +116,18 @@ const RULES: &[Rule] = &[
     rule("alias", Sub::No, "*", Reset::WarnOnly),
     rule("include", Sub::No, "path", Reset::WarnOnly),
     rule("includeif", Sub::Any, "path", Reset::WarnOnly),
-    rule("remote", Sub::Any, "uploadpack", Reset::To("git-upload-pack")),
-    rule("remote", Sub::Any, "receivepack", Reset::To("git-receive-pack")),
+    rule(
+        "remote",
+        Sub::Any,
+        "uploadpack",
+        Reset::To("git-upload-pack"),
+    ),
+    rule(
+        "remote",
+        Sub::Any,
+        "receivepack",
+        Reset::To("git-receive-pack"),
+    ),
     rule("remote", Sub::Any, "vcs", Reset::WarnOnly),
     rule("protocol", Sub::No, "allow", Reset::WarnOnly),
     rule("protocol", Sub::Any, "allow", Reset::WarnOnly),
@@ -178,7 +188,9 @@ pub(super) fn entries(text: &str) -> Vec<Entry> {
             c if c.is_ascii_alphabetic() => {
                 let line = reader.line;
                 let mut name = String::from(c.to_ascii_lowercase());
-                while let Some(c) = reader.chars.next_if(|c| c.is_ascii_alphanumeric() || *c == '-')
+                while let Some(c) = reader
+                    .chars
+                    .next_if(|c| c.is_ascii_alphanumeric() || *c == '-')
                 {
                     name.push(c.to_ascii_lowercase());
                 }

@@ -270,18 +270,29 @@ mod tests {
                 names(line)
             );
         }
-        assert!(
-            names("{a: 1, yarnPath: x}").contains(&KeyText::Name("yarnPath".to_owned()))
-        );
+        assert!(names("{a: 1, yarnPath: x}").contains(&KeyText::Name("yarnPath".to_owned())));
         assert!(names("# yarnPath: x").is_empty());
-        assert!(names("x: \"yarnPath: y\"").iter().all(|k| *k == KeyText::Name("x".to_owned())));
+        assert!(
+            names("x: \"yarnPath: y\"")
+                .iter()
+                .all(|k| *k == KeyText::Name("x".to_owned()))
+        );
     }
 
     #[test]
     fn properties_keys_are_unescaped_and_joined() {
-        assert_eq!(properties("org.gradle.java.home=/x"), name("org.gradle.java.home"));
-        assert_eq!(properties("org.gradle.java.home : /x"), name("org.gradle.java.home"));
-        assert_eq!(properties("org.gradle.java.home /x"), name("org.gradle.java.home"));
+        assert_eq!(
+            properties("org.gradle.java.home=/x"),
+            name("org.gradle.java.home")
+        );
+        assert_eq!(
+            properties("org.gradle.java.home : /x"),
+            name("org.gradle.java.home")
+        );
+        assert_eq!(
+            properties("org.gradle.java.home /x"),
+            name("org.gradle.java.home")
+        );
         assert_eq!(
             properties("org.gradle.java\\u002ehome=/x"),
             name("org.gradle.java.home")

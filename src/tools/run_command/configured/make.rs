@@ -189,7 +189,11 @@ mod tests {
         }
         assert_eq!(sets("$(eval SHELL := x)"), Some(Sets::Eval));
         assert_eq!(sets("x: ; $(eval $(V))"), Some(Sets::Eval));
-        for line in ["include other.mk", "-include $(wildcard *.mk)", "sinclude l.mk"] {
+        for line in [
+            "include other.mk",
+            "-include $(wildcard *.mk)",
+            "sinclude l.mk",
+        ] {
             assert!(matches!(sets(line), Some(Sets::Include(_))), "{line}");
         }
         for line in [

@@ -226,7 +226,10 @@ const FAMILIES: &[Family] = &[
             path: "gradle.properties",
             syntax: Syntax::Properties,
             // The JVM Gradle runs on, and the JDKs its toolchains may pick.
-            keys: &["org.gradle.java.home", "org.gradle.java.installations.paths"],
+            keys: &[
+                "org.gradle.java.home",
+                "org.gradle.java.installations.paths",
+            ],
             tables: &[],
         }],
     },
@@ -476,9 +479,8 @@ fn line_sets(line: &str, file: &ConfigFile) -> Option<String> {
         Syntax::Toml => toml_sets(line, file),
         Syntax::Toolchain => toml_sets(line, file).or_else(|| {
             let trimmed = line.trim();
-            let bare_path = !trimmed.starts_with(['[', '#'])
-                && !trimmed.contains('=')
-                && trimmed.contains('/');
+            let bare_path =
+                !trimmed.starts_with(['[', '#']) && !trimmed.contains('=') && trimmed.contains('/');
             bare_path.then(|| "a toolchain by path".to_owned())
         }),
         Syntax::Ini => lines::ini(line).and_then(|k| listed(&k, true)),
@@ -494,9 +496,9 @@ fn line_sets(line: &str, file: &ConfigFile) -> Option<String> {
             make::Sets::Include(directive) => Some(format!(
                 "`{directive}` of another makefile, which may set SHELL, so metron did not check it"
             )),
-            make::Sets::Eval => Some(
-                "an `eval`, which may set SHELL, so metron did not check it".to_owned(),
-            ),
+            make::Sets::Eval => {
+                Some("an `eval`, which may set SHELL, so metron did not check it".to_owned())
+            }
         },
     }
 }
@@ -510,7 +512,9 @@ fn toml_sets(line: &str, file: &ConfigFile) -> Option<String> {
             match segment {
                 toml::Segment::Name(name) => names.push(name.as_str()),
                 toml::Segment::Unreadable => {
-                    return Some("a key spelled with an escape, which metron cannot check".to_owned());
+                    return Some(
+                        "a key spelled with an escape, which metron cannot check".to_owned(),
+                    );
                 }
             }
         }

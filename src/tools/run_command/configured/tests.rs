@@ -195,7 +195,10 @@ fn git_config_outside_the_project_is_read_capped_and_never_blocks() {
     let big = dir.path().join("big");
     std::fs::write(&big, vec![b'x'; 11]).expect("write");
     assert!(read_outside(&big, 10).is_err_and(|e| e.contains("larger than 10")));
-    assert_eq!(read_outside(&big, 11).ok().flatten().map(|b| b.len()), Some(11));
+    assert_eq!(
+        read_outside(&big, 11).ok().flatten().map(|b| b.len()),
+        Some(11)
+    );
     assert_eq!(read_outside(&dir.path().join("none"), 10), Ok(None));
     assert!(read_outside(dir.path(), 10).is_err());
     let fifo = dir.path().join("fifo");

@@ -220,10 +220,7 @@ mod tests {
             ]
         );
         // Keys inside strings are text, not keys.
-        assert_eq!(
-            names("x = \"{ runner = 1 }\""),
-            vec![vec!["x".to_owned()]]
-        );
+        assert_eq!(names("x = \"{ runner = 1 }\""), vec![vec!["x".to_owned()]]);
         assert_eq!(names("\"a.b\" = 1"), vec![vec!["a.b".to_owned()]]);
         assert_eq!(names("\"runn\\q\" = 1"), vec![vec!["?".to_owned()]]);
         assert!(names("# alias.fmt = 1").is_empty());
