@@ -19,6 +19,7 @@
 //! and `#`/`;` start a comment outside quotes. Where this reader is more lenient than git
 //! (`[ core ]`, which git rejects) it can only add a warning.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// A key in git's config, as git names it: section and key lowercased, the subsection
@@ -343,7 +344,7 @@ pub(super) fn config_places(root: &Path) -> Result<Vec<ConfigPlace>, String> {
     let (git_dir, shown) = if meta.is_dir() {
         (dot_git, ".git".to_owned())
     } else {
-        let bytes = super::read_outside(&dot_git, 4096)
+        let bytes = read_outside(&dot_git, 4096)
             .map_err(|e| format!(".git is a file that metron could not read ({e})"))?
             .unwrap_or_default();
         let text = String::from_utf8_lossy(&bytes);
@@ -367,7 +368,7 @@ pub(super) fn config_places(root: &Path) -> Result<Vec<ConfigPlace>, String> {
             shown: format!("{shown}/config.worktree"),
         },
     ];
-    let commondir = super::read_outside(&git_dir.join("commondir"), 4096)
+    let commondir = read_outside(&git_dir.join("commondir"), 4096)
         .ok()
         .flatten();
     if let Some(bytes) = commondir {
@@ -380,6 +381,36 @@ pub(super) fn config_places(root: &Path) -> Result<Vec<ConfigPlace>, String> {
         });
     }
     Ok(places)
+}
+
+/// A file outside the project boundary (git's directory), at most `cap` bytes: `None`
+/// when it does not exist, an error (in words) when it is not a regular file, cannot be
+/// read or is larger. Opened non-blocking, so a FIFO does not hang the question.
+pub(super) fn read_outside(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot be read ({e})")),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file".to_owned());
+    }
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!("is larger than {cap} bytes"));
+    }
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]

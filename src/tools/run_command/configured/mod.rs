@@ -26,7 +26,6 @@
 //! repository's.
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::Path;
 
 use crate::project::{BoundaryError, Project};
@@ -335,7 +334,7 @@ fn check_git(root: &Path) -> Configured {
         }
     };
     for place in places {
-        let bytes = match read_outside(&place.path, MAX_CONFIG_BYTES) {
+        let bytes = match git::read_outside(&place.path, MAX_CONFIG_BYTES) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => continue,
             Err(e) => {
@@ -384,36 +383,6 @@ fn check_git(root: &Path) -> Configured {
         }
     }
     out
-}
-
-/// A file outside the project boundary (git's directory), at most `cap` bytes: `None`
-/// when it does not exist, an error (in words) when it is not a regular file, cannot be
-/// read or is larger. Opened non-blocking, so a FIFO does not hang the question.
-fn read_outside(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot be read ({e})")),
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot be read ({e})"))?;
-    if !meta.is_file() {
-        return Err("is not a regular file".to_owned());
-    }
-    let mut bytes = Vec::new();
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot be read ({e})"))?;
-    if bytes.len() as u64 > cap {
-        return Err(format!("is larger than {cap} bytes"));
-    }
-    Ok(Some(bytes))
 }
 
 /// What `file` in `project` sets, if anything worth a warning.

@@ -194,13 +194,13 @@ fn git_config_outside_the_project_is_read_capped_and_never_blocks() {
     let dir = tempfile::tempdir().expect("temp dir");
     let big = dir.path().join("big");
     std::fs::write(&big, vec![b'x'; 11]).expect("write");
-    assert!(read_outside(&big, 10).is_err_and(|e| e.contains("larger than 10")));
+    assert!(git::read_outside(&big, 10).is_err_and(|e| e.contains("larger than 10")));
     assert_eq!(
-        read_outside(&big, 11).ok().flatten().map(|b| b.len()),
+        git::read_outside(&big, 11).ok().flatten().map(|b| b.len()),
         Some(11)
     );
-    assert_eq!(read_outside(&dir.path().join("none"), 10), Ok(None));
-    assert!(read_outside(dir.path(), 10).is_err());
+    assert_eq!(git::read_outside(&dir.path().join("none"), 10), Ok(None));
+    assert!(git::read_outside(dir.path(), 10).is_err());
     let fifo = dir.path().join("fifo");
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -210,7 +210,7 @@ fn git_config_outside_the_project_is_read_capped_and_never_blocks() {
         0,
     )
     .expect("mkfifo");
-    assert!(read_outside(&fifo, 10).is_err_and(|e| e.contains("not a regular file")));
+    assert!(git::read_outside(&fifo, 10).is_err_and(|e| e.contains("not a regular file")));
 }
 
 #[test]
