@@ -144,6 +144,11 @@ const RULES: &[Rule] = &[
     rule("sendemail", Sub::No, "tocmd", Reset::WarnOnly),
     rule("sendemail", Sub::No, "cccmd", Reset::WarnOnly),
     rule("hook", Sub::Any, "command", Reset::WarnOnly),
+    // Git LFS, started as a filter, reads these from the repository's git config (not
+    // from `.lfsconfig`, where it takes only a list of safe keys).
+    rule("lfs", Sub::Any, "path", Reset::WarnOnly),
+    rule("lfs", Sub::Any, "clean", Reset::WarnOnly),
+    rule("lfs", Sub::Any, "smudge", Reset::WarnOnly),
 ];
 
 /// How `key` is handled, when it is one of [`RULES`]' keys.
@@ -470,6 +475,11 @@ mod tests {
             ("[alias]\nst = !sh", Some(Reset::WarnOnly)),
             ("[includeIf \"gitdir:/\"]\npath = x", Some(Reset::WarnOnly)),
             ("[pager]\nstatus = x", Some(Reset::ByEnvironment)),
+            (
+                "[lfs \"customtransfer.t\"]\npath = x",
+                Some(Reset::WarnOnly),
+            ),
+            ("[lfs \"https://example.invalid/\"]\naccess = basic", None),
             ("[core]\nbare = false", None),
             ("[diff]\ncommand = x", None),
             ("[filter]\nclean = x", None),

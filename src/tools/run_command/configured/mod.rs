@@ -411,9 +411,11 @@ fn finding(project: &Project, file: &ConfigFile) -> Option<String> {
         }
     };
     let text = String::from_utf8_lossy(&bytes);
+    // A byte-order mark is not part of the first key.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let logical = match file.syntax {
-        Syntax::Make => make::logical_lines(&text),
-        Syntax::Properties => lines::properties_lines(&text),
+        Syntax::Make => make::logical_lines(text),
+        Syntax::Properties => lines::properties_lines(text),
         _ => text
             .lines()
             .enumerate()

@@ -219,3 +219,74 @@ fn excerpts_are_clipped_on_characters() {
     let long = "é".repeat(100);
     assert_eq!(excerpt(&long), format!("{}...", "é".repeat(80)));
 }
+
+#[test]
+fn files_are_found_through_the_project_with_a_byte_order_mark_skipped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join(".cargo")).expect("mkdir");
+    std::fs::write(
+        dir.path().join(".cargo/config.toml"),
+        "\u{feff}alias.fmt = \"run\"\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("GNUmakefile"), "all: SHELL \\\n = ./sh\n").expect("write");
+    let project = Project::open(dir.path(), false).expect("open");
+    let cargo = check(&project, "/usr/bin/cargo");
+    assert_eq!(cargo.warnings.len(), 1, "{:?}", cargo.warnings);
+    assert!(
+        cargo.warnings[0].contains(".cargo/config.toml line 1 sets `[alias]`"),
+        "{:?}",
+        cargo.warnings
+    );
+    let make = check(&project, "make");
+    assert!(
+        make.warnings
+            .iter()
+            .any(|w| w.contains("GNUmakefile line 1 sets `SHELL`")),
+        "{:?}",
+        make.warnings
+    );
+    assert!(check(&project, "ls").warnings.is_empty());
+}
+
+#[test]
+fn git_config_is_found_in_the_git_directory_and_reset() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join(".git")).expect("mkdir");
+    std::fs::write(
+        dir.path().join(".git/config"),
+        "[core]\n\tbare = false\n\tfsmonitor = ./x\n[alias]\n\tst = !sh\n",
+    )
+    .expect("write");
+    let found = check_git(dir.path());
+    assert_eq!(found.warnings.len(), 2, "{:?}", found.warnings);
+    assert!(
+        found.warnings[0].contains(".git/config line 3 sets `core.fsmonitor`; metron resets it")
+    );
+    assert!(found.warnings[1].contains("line 5 sets `alias.st`; approving runs"));
+    assert_eq!(
+        found.resets,
+        [("core.fsmonitor".to_owned(), "false".to_owned())]
+    );
+    // At most MAX_GIT_FINDINGS keys are named; the rest are counted.
+    let aliases: String = (0..MAX_GIT_FINDINGS + 2)
+        .map(|i| format!("\ta{i} = !sh\n"))
+        .collect();
+    std::fs::write(
+        dir.path().join(".git/config"),
+        format!("[alias]\n{aliases}"),
+    )
+    .expect("write");
+    let many = check_git(dir.path()).warnings;
+    assert_eq!(many.len(), MAX_GIT_FINDINGS + 1, "{many:?}");
+    assert!(
+        many[MAX_GIT_FINDINGS].contains("sets 2 more such keys"),
+        "{many:?}"
+    );
+    // A `.git` file naming a directory that is not there: nothing to read, no warning.
+    let other = tempfile::tempdir().expect("temp dir");
+    std::fs::write(other.path().join(".git"), "gitdir: nowhere\n").expect("write");
+    assert!(check_git(other.path()).warnings.is_empty());
+    std::fs::write(other.path().join(".git"), "nothing\n").expect("write");
+    assert!(check_git(other.path()).warnings[0].contains("without a `gitdir:` line"));
+}
