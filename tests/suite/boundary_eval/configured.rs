@@ -22,7 +22,7 @@ cases! {
     "git: a filter driver's clean under git diff" => git_filter_clean_is_reset_for_the_run: git_filter_driver;
     "git: core.sshCommand under git ls-remote" => git_ssh_command_is_reset_for_the_run: git_core_ssh_command;
     "git: core.hooksPath" => git_hooks_path_is_warned: git_core_hooks_path;
-    "git: gpg.program with commit.gpgsign" => git_gpg_program_is_warned: git_gpg_program;
+    "git: gpg.program with commit.gpgsign under git log --show-signature" => git_gpg_program_is_reset_for_the_run: git_gpg_program;
     "git: core.pager" => git_core_pager_is_warned: git_core_pager;
     "git: an alias that runs a shell" => git_shell_alias_is_warned: git_shell_alias;
     "git: spellings of the section and key" => git_spellings_are_warned: git_spellings;
@@ -330,21 +330,57 @@ pub(super) fn git_core_hooks_path() -> Verdict {
     )
 }
 
-/// `.git/config` turns on commit signing with the repository's `gpg.program`.
+/// `.git/config` turns on commit signing and names the repository's `gpg.program`;
+///      HEAD is a signed commit, so an allowed `git log --show-signature` under `--yes`
+///      would run it to verify the signature, and runs git's own `gpg` instead.
 pub(super) fn git_gpg_program() -> Verdict {
     let fx = Fixture::new(true);
+    signed_head(&fx.root());
     let evil = planted(&fx, "gpg");
     append(
         &fx.root().join(".git/config"),
         &format!("[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = {evil}\n"),
     );
-    refused_with_warning(
+    git_under_yes(
         &fx,
-        r#"{"allowed_commands": ["git log"]}"#,
-        &[],
-        "git log --show-signature",
-        &["sets `gpg.program`; metron resets it for this run (`gpg.program=gpg`"],
+        "git log",
+        "git log --show-signature -1",
+        "sets `gpg.program`; metron resets it for this run (`gpg.program=gpg`",
     )
+}
+
+/// Makes HEAD of the repository at `dir` a commit of greet.go carrying a (bogus) PGP
+/// signature, which `git log --show-signature` hands to `gpg.program` to verify.
+fn signed_head(dir: &Path) {
+    use std::io::Write;
+    git(dir, &["add", "greet.go"]);
+    let output = |args: &[&str], input: Option<&str>| {
+        let mut child = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("git");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(input.unwrap_or_default().as_bytes())
+            .expect("write to git");
+        drop(stdin);
+        let out = child.wait_with_output().expect("git");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let tree = output(&["write-tree"], None);
+    let commit = format!(
+        "tree {tree}\nauthor t <t@example.invalid> 0 +0000\ncommitter t <t@example.invalid> 0 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n c2lnbmVk\n -----END PGP SIGNATURE-----\n\ngreet\n"
+    );
+    let id = output(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        Some(&commit),
+    );
+    git(dir, &["update-ref", "HEAD", &id]);
 }
 
 /// `.git/config` sets `core.pager` (a pager only starts on a terminal, and metron
