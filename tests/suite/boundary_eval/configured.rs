@@ -4,7 +4,8 @@
 //! (nobody to ask): the call is refused, and the warning must reach stderr. The git cases
 //! that git itself can exercise run the real `git` under `--yes` with a repository config
 //! whose program would leave a file in the project: the warning is on stderr, git ran,
-//! and the file is not there, because metron reset the key for the run.
+//! and the file is not there, because metron reset the key for the run; one case shows
+//! the reset reaching the git that an allowed `go list` starts itself.
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -28,6 +29,7 @@ cases! {
     "git: spellings of the section and key" => git_spellings_are_warned: git_spellings;
     "git: a separate git dir (.git is a file)" => git_separate_dir_config_is_reset: git_separate_git_dir;
     "git: a linked worktree's common config" => git_worktree_common_config_is_reset: git_linked_worktree;
+    "git: core.fsmonitor under go list (go runs git status)" => git_fsmonitor_is_reset_for_go_too: go_runs_git;
     "cargo: alias . fmt" => cargo_alias_with_spaced_dots: cargo_alias_spaced_dots;
     "cargo: \"alias\".fmt" => cargo_alias_with_a_quoted_segment: cargo_alias_double_quoted;
     "cargo: 'alias'.fmt" => cargo_alias_with_a_literal_segment: cargo_alias_single_quoted;
@@ -500,6 +502,70 @@ pub(super) fn git_linked_worktree() -> Verdict {
         "git status --short",
         "main/.git/worktrees/proj/../../config line",
     )
+}
+
+/// `.git/config` sets `core.fsmonitor`, and an allowed `go list` under `--yes` runs
+///      `git status` itself to stamp the module's version: the reset reaches that git.
+pub(super) fn go_runs_git() -> Verdict {
+    if std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        return Verdict::Skipped("`go` is not installed".to_owned());
+    }
+    let fx = Fixture::new(true);
+    fx.write("go.mod", "module example.invalid/greet\n\ngo 1.19\n");
+    fx.write("cmd/hello/main.go", "package main\n\nfunc main() {}\n");
+    git(&fx.root(), &["add", "."]);
+    git(&fx.root(), &["commit", "-qm", "greet"]);
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    // go needs a build cache it can write: one outside the measured tree, granted by the
+    // user's own config.
+    let cache = tempfile::Builder::new()
+        .prefix("metron-gocache-")
+        .tempdir()
+        .expect("temp dir");
+    fx.user_config(
+        &json!({
+            "allowed_commands": ["go list"],
+            "command_env_passthrough": ["GOCACHE"],
+            "command_writable_paths": [cache.path()],
+        })
+        .to_string(),
+    );
+    let fake = FakeOllama::start(script(vec![(
+        "run_command",
+        json!({ "command": "go list ./cmd/hello" }),
+    )]));
+    let mut run = None;
+    let m = measure(&fx, || {
+        run = Some(
+            metron(&fx.root())
+                .env("HOME", fx.home())
+                .env("METRON_CONFIG_DIR", fx.home())
+                .env("OLLAMA_HOST", fake.base_url())
+                .env("GOCACHE", cache.path())
+                .args(["-p", "list the package", "--yes"])
+                .run(),
+        );
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 1, "{results:#?}\n{run:?}");
+    assert!(
+        results[0].contains("exit status 0"),
+        "go list did not run: {}\n{run:?}",
+        results[0]
+    );
+    let mut m = m;
+    m.notes.push(first_line(&results[0]));
+    Verdict::Measured(m)
 }
 
 // ---------------------------------------------------------------------------------------

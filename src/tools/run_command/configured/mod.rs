@@ -293,10 +293,16 @@ impl Configured {
 /// What `program` (a name or a path; its last component decides the family) reads in
 /// `project` that can make it run a program the repository chose. The warning texts are
 /// plain: the front end escapes them for the terminal.
+///
+/// git's resets apply to every command, not only to `git`: other programs run git in the
+/// project too (`go build` and `go list` run `git status` to stamp the version, and so
+/// do Python build backends such as setuptools-scm), and the environment reaches those
+/// gits. Only a `git` command is warned about them.
 pub(crate) fn check(project: &Project, program: &str) -> Configured {
     let name = program.rsplit('/').next().unwrap_or(program);
+    let git = check_git(project.canonical_root());
     if name == "git" {
-        return check_git(project.canonical_root());
+        return git;
     }
     let warnings = FAMILIES
         .iter()
@@ -316,7 +322,7 @@ pub(crate) fn check(project: &Project, program: &str) -> Configured {
         .collect();
     Configured {
         warnings,
-        resets: Vec::new(),
+        resets: git.resets,
     }
 }
 

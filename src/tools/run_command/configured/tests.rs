@@ -268,6 +268,11 @@ fn git_config_is_found_in_the_git_directory_and_reset() {
         found.resets,
         [("core.fsmonitor".to_owned(), "false".to_owned())]
     );
+    // Another program gets the resets (it may run git) but not the warnings.
+    let project = Project::open(dir.path(), true).expect("open");
+    let go = check(&project, "go");
+    assert!(go.warnings.is_empty(), "{:?}", go.warnings);
+    assert_eq!(go.resets, found.resets);
     // At most MAX_GIT_FINDINGS keys are named; the rest are counted.
     let aliases: String = (0..MAX_GIT_FINDINGS + 2)
         .map(|i| format!("\ta{i} = !sh\n"))
