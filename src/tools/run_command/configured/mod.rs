@@ -88,8 +88,8 @@ enum Syntax {
 /// `[doc] browser`), pull in another file (`include`), or pass flags that can pick one
 /// (`rustflags`, `rustdocflags`: `-Clinker=./ld`, `-Clink-arg=-B./tools`). The flags warn
 /// whenever they are set, not only when a value looks like a linker: a value can be split
-/// across lines and tokens (`"-C",` then `"linker=./ld"`) or spelled with escapes, which a
-/// line scan cannot see through.
+/// across lines and tokens (`"-C",` then `"linker=./ld"`) or spelled with escapes, and
+/// only keys are read here, not values.
 const CARGO_KEYS: &[&str] = &[
     "rustflags",
     "rustdocflags",
@@ -279,13 +279,20 @@ impl Configured {
                 None => env.push((name, value.into())),
             }
         };
+        // Saturating: the count comes from the user's environment, whatever it says.
         for (i, (key, value)) in self.resets.iter().enumerate() {
-            set(format!("GIT_CONFIG_KEY_{}", existing + i), key);
-            set(format!("GIT_CONFIG_VALUE_{}", existing + i), value);
+            set(
+                format!("GIT_CONFIG_KEY_{}", existing.saturating_add(i)),
+                key,
+            );
+            set(
+                format!("GIT_CONFIG_VALUE_{}", existing.saturating_add(i)),
+                value,
+            );
         }
         set(
             "GIT_CONFIG_COUNT".to_owned(),
-            &(existing + self.resets.len()).to_string(),
+            &existing.saturating_add(self.resets.len()).to_string(),
         );
     }
 }

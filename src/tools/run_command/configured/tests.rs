@@ -168,6 +168,30 @@ proptest! {
     }
 }
 
+proptest! {
+    /// The files are the repository's: no content makes a reader panic.
+    #[test]
+    fn no_content_makes_a_reader_panic(text in "(?s)[\\PC\\s\"'\\\\=:.\\[\\]{},#$()-]{0,80}") {
+        for syntax in [
+            Syntax::Toml,
+            Syntax::Toolchain,
+            Syntax::Ini,
+            Syntax::Make,
+            Syntax::Spaced,
+            Syntax::Yaml,
+            Syntax::Properties,
+        ] {
+            let f = file(syntax, &["SHELL", "runner", "yarnPath", "org.gradle.java.home"]);
+            for line in text.lines() {
+                let _ = line_sets(line, &f);
+            }
+        }
+        let _ = make::logical_lines(&text);
+        let _ = lines::properties_lines(&text);
+        let _ = git::entries(&text);
+    }
+}
+
 #[test]
 fn git_resets_go_after_the_users_own() {
     let configured = Configured {
@@ -184,6 +208,9 @@ fn git_resets_go_after_the_users_own() {
     assert_eq!(get("GIT_CONFIG_COUNT").as_deref(), Some("2"));
     assert_eq!(get("GIT_CONFIG_KEY_1").as_deref(), Some("core.fsmonitor"));
     assert_eq!(get("GIT_CONFIG_VALUE_1").as_deref(), Some("false"));
+    let mut huge: Vec<(OsString, OsString)> =
+        vec![("GIT_CONFIG_COUNT".into(), usize::MAX.to_string().into())];
+    configured.apply(&mut huge);
     let mut empty = Vec::new();
     Configured::default().apply(&mut empty);
     assert!(empty.is_empty());
