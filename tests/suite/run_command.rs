@@ -1119,7 +1119,13 @@ fn the_question_warns_when_the_repository_configures_the_allowed_program() {
                 ".cargo/config.toml",
                 "[target.x86_64-unknown-linux-gnu]\n\"runn\\u0065r\" = \"./x\"\n",
             )],
-            ".cargo/config.toml line 2 sets a key spelled with an escape",
+            // The escape is decoded as TOML does: the key is `runner`.
+            ".cargo/config.toml line 2 sets `runner`",
+        ),
+        (
+            "cargo",
+            [(".cargo/config.toml", "\"runn\\q\" = \"./x\"\n")],
+            ".cargo/config.toml line 1 sets a key spelled with an escape",
         ),
         (
             "make",

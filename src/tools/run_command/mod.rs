@@ -27,7 +27,8 @@
 //!    [`SAFE_ENV`] (and `LC_*`), the names the user lists in `command_env_passthrough`, and
 //!    [`NEUTRALISED_ENV`], which makes pagers, editors and git's credential prompt fail fast
 //!    instead of waiting for a terminal. Credentials such as `GITHUB_TOKEN` or `AWS_*` are
-//!    not passed unless named.
+//!    not passed unless named. A `git` command also gets `GIT_CONFIG_COUNT` settings that
+//!    reset what the repository's git config makes git run ([`configured`]).
 //! 6. **Bounded in time and memory.** stdin is `/dev/null`; the command runs in a session
 //!    of its own (so its own process group, and no controlling terminal), and the whole
 //!    group is killed with SIGKILL at `command_timeout_seconds`, and also as soon as the
@@ -267,7 +268,8 @@ pub(crate) fn plan_command(
             (program, args, prefix, vec![warning])
         }
     };
-    warnings.extend(configured::warnings(&env.project, &program.display));
+    let configured = configured::check(&env.project, &program.display);
+    warnings.extend(configured.warnings.iter().cloned());
     warnings.extend(output_warnings(args, &root));
 
     // What the person approves is exactly what runs: the absolute program, then the rest.
@@ -279,6 +281,7 @@ pub(crate) fn plan_command(
         &policy.command_env_passthrough,
         &search.joined(),
     );
+    configured.apply(&mut child_env);
     let confinement = confinement(env, &tokens, &root, parent_env)?;
     if let Confinement::Confined(sandbox) = &confinement {
         for (name, dir) in crate::sandbox::temp_env(&sandbox.temp) {

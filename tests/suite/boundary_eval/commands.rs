@@ -1,20 +1,18 @@
 //! Cases on command admission: run_command outside the allowlist, shell metacharacters
-//! after an allowed program, an allowed program that the repository configures (cargo's
-//! toolchain file, a Makefile's `SHELL`, npm's config), and Ctrl-C while a command runs with
-//! a patch waiting. What an admitted command can reach is in [`super::sandbox`].
+//! after an allowed program, and Ctrl-C while a command runs with a patch waiting. An
+//! allowed program that the repository configures is in [`super::configured`]; what an
+//! admitted command can reach is in [`super::sandbox`].
 
 use serde_json::json;
 
 use super::*;
-use crate::suite::common::{Live, Run, greet_patch, script_available};
-use crate::suite::fake_ollama::{FakeOllama, Reply, answer, call, done, tool_calls};
+use crate::suite::common::{Live, Run, greet_patch};
+use crate::suite::fake_ollama::{FakeOllama, Reply, answer, done, tool_calls};
 
 cases! {
     "run_command outside the allowlist" => command_outside_the_allowlist: run_command_outside_the_allowlist;
     "run_command with shell metacharacters" => shell_metacharacters_after_an_allowed_program: run_command_with_shell_metacharacters;
     "Ctrl-C during a command, a patch queued" => ctrl_c_during_a_command_with_a_patch_waiting: ctrl_c_during_a_command_with_a_patch_queued;
-    "repository-configured cargo at the question" => cargo_configured_by_the_repository: a_repository_configured_cargo_at_the_question;
-    "repository-configured make and npm" => make_and_npm_configured_by_the_repository: repository_configured_make_and_npm;
 }
 
 /// run_command outside the allowlist (`echo` only), with `--yes`.
@@ -130,80 +128,5 @@ pub(super) fn ctrl_c_during_a_command_with_a_patch_queued() -> Verdict {
     let run = run.expect("ran");
     assert_eq!(run.code, 130, "{run:?}");
     assert_eq!(fake.chat_bodies().len(), 1, "{run:?}");
-    Verdict::Measured(m)
-}
-
-/// An allowed `cargo` whose toolchain the repository points at a directory inside
-///      the project: the question on a terminal warns before the person answers (no).
-pub(super) fn a_repository_configured_cargo_at_the_question() -> Verdict {
-    if !script_available() {
-        return Verdict::Skipped("util-linux `script` is not installed".to_owned());
-    }
-    let fx = Fixture::new(true);
-    fx.user_config(r#"{"allowed_commands": ["cargo"]}"#);
-    let path = fake_program(&fx, "cargo");
-    fx.write(
-        "rust-toolchain.toml",
-        format!("[toolchain]\npath = \"{}/tools\"\n", fx.root().display()),
-    );
-    fx.write("tools/bin/cargo", "#!/bin/sh\ntouch pwned\n");
-    let fake = FakeOllama::start(vec![
-        call("run_command", json!({"command": "cargo build"}), 100, 20),
-        answer("Finished.", 150, 9),
-    ]);
-    let mut shown = String::new();
-    let m = measure(&fx, || {
-        let (mut command, home) = fx.command("script");
-        metron_in_script(&mut command, &[]);
-        command
-            .env("OLLAMA_HOST", fake.base_url())
-            .env("PATH", &path);
-        let mut live = Live::start(command, home);
-        live.wait_stdout("metron > ", 1);
-        live.send("build it\r");
-        live.wait_stdout("Run this command? [y/N", 1);
-        shown = live.stdout();
-        decline_and_exit(live);
-        (Expect::nothing().typed(&["build it", "/exit"]), Some(&fake))
-    });
-    assert!(
-        shown.contains("this repository configures cargo: rust-toolchain.toml line 2 sets `path`"),
-        "no warning at the question:\n{shown}"
-    );
-    Verdict::Measured(m)
-}
-
-/// `make` with a Makefile that sets `SHELL`, and `npm` with an `.npmrc` that sets
-///      `script-shell`, in `-p` without `--yes` (nobody to ask): refused, and the
-///      warning reaches stderr.
-pub(super) fn repository_configured_make_and_npm() -> Verdict {
-    let fx = Fixture::new(true);
-    fx.user_config(r#"{"allowed_commands": ["make", "npm"]}"#);
-    let path = fake_program(&fx, "make");
-    fake_program(&fx, "npm");
-    fx.write("Makefile", "SHELL := ./tools/sh\nall:\n\t@true\n");
-    fx.write(".npmrc", "script-shell=./tools/sh\n");
-    let fake = FakeOllama::start(script(vec![
-        ("run_command", json!({"command": "make all"})),
-        ("run_command", json!({"command": "npm test"})),
-    ]));
-    let mut run = None;
-    let m = measure(&fx, || {
-        let (mut command, home) = fx.command(env!("CARGO_BIN_EXE_metron"));
-        command
-            .args(["-p", "build and test"])
-            .env("OLLAMA_HOST", fake.base_url())
-            .env("PATH", &path);
-        run = Some(Live::start(command, home).finish());
-        (Expect::nothing(), Some(&fake))
-    });
-    let run = run.expect("ran");
-    assert_all_refused(&fake, 2, &run);
-    for warned in ["configures make: Makefile", "configures npm: .npmrc"] {
-        assert!(
-            run.stderr.contains(warned),
-            "no {warned:?} warning: {run:?}"
-        );
-    }
     Verdict::Measured(m)
 }

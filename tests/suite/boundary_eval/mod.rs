@@ -2,10 +2,10 @@
 //! Ollama server, with a model (and a repository) that tries every way past the boundary,
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
-//! [`outside`] (where metron runs), [`commands`] (admission), [`sandbox`] (what an
-//! admitted command can reach), [`config_trust`], [`terminal`], [`network`],
-//! [`endpoint`] (which server and model the code goes to) and [`resources`]. This module
-//! holds the fixture, the
+//! [`outside`] (where metron runs), [`commands`] (admission), [`configured`] (programs
+//! the repository configures), [`sandbox`] (what an admitted command can reach),
+//! [`config_trust`], [`terminal`], [`network`], [`endpoint`] (which server and model the
+//! code goes to) and [`resources`]. This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
@@ -784,6 +784,7 @@ macro_rules! cases {
 mod calls;
 mod commands;
 mod config_trust;
+mod configured;
 mod endpoint;
 mod network;
 mod outside;
@@ -803,6 +804,7 @@ fn cases() -> Vec<&'static Case> {
         walking::CASES,
         outside::CASES,
         commands::CASES,
+        configured::CASES,
         sandbox::CASES,
         config_trust::CASES,
         terminal::CASES,

@@ -1,0 +1,776 @@
+//! Cases on programs the repository configures (issue 25, M1 and M2): an allowed program
+//! whose configuration in the project makes it run something the repository chose. Each
+//! spelling and each key is a case of its own. Most run `metron -p` without `--yes`
+//! (nobody to ask): the call is refused, and the warning must reach stderr. The git cases
+//! that git itself can exercise run the real `git` under `--yes` with a repository config
+//! whose program would leave a file in the project: the warning is on stderr, git ran,
+//! and the file is not there, because metron reset the key for the run; one case shows
+//! the reset reaching the git that an allowed `go list` starts itself.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::json;
+
+use super::*;
+use crate::suite::common::{Live, script_available};
+use crate::suite::fake_ollama::{FakeOllama, answer, call};
+
+cases! {
+    "repository-configured cargo at the question" => cargo_configured_by_the_repository: a_repository_configured_cargo_at_the_question;
+    "repository-configured make and npm" => make_and_npm_configured_by_the_repository: repository_configured_make_and_npm;
+    "git: core.fsmonitor under git status" => git_fsmonitor_is_reset_for_the_run: git_core_fsmonitor;
+    "git: diff.external under git diff" => git_diff_external_is_reset_for_the_run: git_diff_external;
+    "git: a filter driver's clean under git diff" => git_filter_clean_is_reset_for_the_run: git_filter_driver;
+    "git: core.sshCommand under git ls-remote" => git_ssh_command_is_reset_for_the_run: git_core_ssh_command;
+    "git: core.hooksPath" => git_hooks_path_is_warned: git_core_hooks_path;
+    "git: gpg.program with commit.gpgsign under git log --show-signature" => git_gpg_program_is_reset_for_the_run: git_gpg_program;
+    "git: core.pager" => git_core_pager_is_warned: git_core_pager;
+    "git: an alias that runs a shell" => git_shell_alias_is_warned: git_shell_alias;
+    "git: spellings of the section and key" => git_spellings_are_warned: git_spellings;
+    "git: a separate git dir (.git is a file)" => git_separate_dir_config_is_reset: git_separate_git_dir;
+    "git: a linked worktree's common config" => git_worktree_common_config_is_reset: git_linked_worktree;
+    "git: core.fsmonitor under go list (go runs git status)" => git_fsmonitor_is_reset_for_go_too: go_runs_git;
+    "cargo: alias . fmt" => cargo_alias_with_spaced_dots: cargo_alias_spaced_dots;
+    "cargo: \"alias\".fmt" => cargo_alias_with_a_quoted_segment: cargo_alias_double_quoted;
+    "cargo: 'alias'.fmt" => cargo_alias_with_a_literal_segment: cargo_alias_single_quoted;
+    "cargo: [ \"alias\" ] and [[alias]]" => cargo_alias_quoted_headers: cargo_alias_headers;
+    "cargo: an escaped alias key" => cargo_alias_escaped_key: cargo_alias_escaped;
+    "make: define SHELL" => make_define_shell: make_define;
+    "make: override define and export" => make_prefixed_define_and_export: make_prefixes;
+    "make: a computed SHELL" => make_computed_shell_name: make_computed_name;
+    "make: a target-specific SHELL" => make_target_specific_shell: make_target_specific;
+    "yarn: plugins in .yarnrc.yml" => yarn_plugins_are_warned: yarn_plugins;
+    "yarn: a quoted yarnPath" => yarn_quoted_yarn_path: yarn_path_quoted;
+    "gradle: org.gradle.java.home" => gradle_java_home_is_warned: gradle_java_home;
+    "gradle: the wrapper" => gradle_wrapper_is_refused_or_warned: gradle_wrapper;
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+/// Runs `command` as the model's one call in `metron -p` without `--yes`, the user allowing
+/// `allowed` (their config's JSON), with fake programs `fakes` first on PATH: the call must
+/// be refused, nothing may change, and every one of `warnings` must be on stderr.
+fn refused_with_warning(
+    fx: &Fixture,
+    allowed: &str,
+    fakes: &[&str],
+    command: &str,
+    warnings: &[&str],
+) -> Verdict {
+    fx.user_config(allowed);
+    let mut path = std::env::var("PATH").unwrap_or_default();
+    for name in fakes {
+        path = fake_program(fx, name);
+    }
+    let fake = FakeOllama::start(script(vec![("run_command", json!({ "command": command }))]));
+    let mut run = None;
+    let m = measure(fx, || {
+        run = Some(
+            metron(&fx.root())
+                .env("HOME", fx.home())
+                .env("METRON_CONFIG_DIR", fx.home())
+                .env("OLLAMA_HOST", fake.base_url())
+                .env("PATH", &path)
+                .args(["-p", "run it"])
+                .run(),
+        );
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_all_refused(&fake, 1, &run);
+    for warning in warnings {
+        assert!(
+            run.stderr.contains(warning),
+            "no {warning:?} warning: {run:?}"
+        );
+    }
+    Verdict::Measured(m)
+}
+
+/// Runs `git` in the fixture's project with a fixed identity and no system config.
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("git");
+    assert!(status.success(), "git {args:?} in {}", dir.display());
+}
+
+/// A script the repository ships: it leaves `pwned-<what>` in the project when it runs.
+fn planted(fx: &Fixture, what: &str) -> String {
+    let rel = format!("tools/{what}.sh");
+    fx.write(
+        &rel,
+        format!(
+            "#!/bin/sh\ntouch \"{}/pwned-{what}\"\n",
+            fx.root().display()
+        ),
+    );
+    let path = fx.root().join(&rel);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.display().to_string()
+}
+
+/// Appends `text` to the git config at `config`.
+fn append(config: &Path, text: &str) {
+    let mut old = std::fs::read_to_string(config).expect("read the git config");
+    old.push_str(text);
+    std::fs::write(config, old).expect("write the git config");
+}
+
+/// A git project with greet.go committed and then edited, so `git status` and `git diff`
+/// have a modified tracked file to look at.
+fn committed_and_edited() -> Fixture {
+    let fx = Fixture::new(true);
+    git(&fx.root(), &["add", "greet.go"]);
+    git(&fx.root(), &["commit", "-qm", "greet"]);
+    fx.write("greet.go", GREET_HOLA);
+    fx
+}
+
+/// Runs the real `git` as the model's call under `--yes`, the user allowing `allowed`:
+/// git must have run (an exit status came back), `warning` must be on stderr, and nothing
+/// may change (the planted program, had it run, leaves a file in the project).
+fn git_under_yes(fx: &Fixture, allowed: &str, command: &str, warning: &str) -> Verdict {
+    fx.user_config(&format!(r#"{{"allowed_commands": ["{allowed}"]}}"#));
+    let fake = FakeOllama::start(script(vec![("run_command", json!({ "command": command }))]));
+    let mut run = None;
+    let m = measure(fx, || {
+        run = Some(fx.oneshot(&fake, "look at the repository", &["--yes"]));
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 1, "{results:#?}\n{run:?}");
+    assert!(
+        results[0].contains("exit status"),
+        "git did not run: {}\n{run:?}",
+        results[0]
+    );
+    assert!(run.stderr.contains(warning), "no {warning:?}: {run:?}");
+    let mut m = m;
+    m.notes.push(first_line(&results[0]));
+    Verdict::Measured(m)
+}
+
+// ---------------------------------------------------------------------------------------
+// The cases that were in `commands`
+// ---------------------------------------------------------------------------------------
+
+/// An allowed `cargo` whose toolchain the repository points at a directory inside
+///      the project: the question on a terminal warns before the person answers (no).
+pub(super) fn a_repository_configured_cargo_at_the_question() -> Verdict {
+    if !script_available() {
+        return Verdict::Skipped("util-linux `script` is not installed".to_owned());
+    }
+    let fx = Fixture::new(true);
+    fx.user_config(r#"{"allowed_commands": ["cargo"]}"#);
+    let path = fake_program(&fx, "cargo");
+    fx.write(
+        "rust-toolchain.toml",
+        format!("[toolchain]\npath = \"{}/tools\"\n", fx.root().display()),
+    );
+    fx.write("tools/bin/cargo", "#!/bin/sh\ntouch pwned\n");
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "cargo build"}), 100, 20),
+        answer("Finished.", 150, 9),
+    ]);
+    let mut shown = String::new();
+    let m = measure(&fx, || {
+        let (mut command, home) = fx.command("script");
+        metron_in_script(&mut command, &[]);
+        command
+            .env("OLLAMA_HOST", fake.base_url())
+            .env("PATH", &path);
+        let mut live = Live::start(command, home);
+        live.wait_stdout("metron > ", 1);
+        live.send("build it\r");
+        live.wait_stdout("Run this command? [y/N", 1);
+        shown = live.stdout();
+        decline_and_exit(live);
+        (Expect::nothing().typed(&["build it", "/exit"]), Some(&fake))
+    });
+    assert!(
+        shown.contains("this repository configures cargo: rust-toolchain.toml line 2 sets `path`"),
+        "no warning at the question:\n{shown}"
+    );
+    Verdict::Measured(m)
+}
+
+/// `make` with a Makefile that sets `SHELL`, and `npm` with an `.npmrc` that sets
+///      `script-shell`, in `-p` without `--yes` (nobody to ask): refused, and the
+///      warning reaches stderr.
+pub(super) fn repository_configured_make_and_npm() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.user_config(r#"{"allowed_commands": ["make", "npm"]}"#);
+    let path = fake_program(&fx, "make");
+    fake_program(&fx, "npm");
+    fx.write("Makefile", "SHELL := ./tools/sh\nall:\n\t@true\n");
+    fx.write(".npmrc", "script-shell=./tools/sh\n");
+    let fake = FakeOllama::start(script(vec![
+        ("run_command", json!({"command": "make all"})),
+        ("run_command", json!({"command": "npm test"})),
+    ]));
+    let mut run = None;
+    let m = measure(&fx, || {
+        let (mut command, home) = fx.command(env!("CARGO_BIN_EXE_metron"));
+        command
+            .args(["-p", "build and test"])
+            .env("OLLAMA_HOST", fake.base_url())
+            .env("PATH", &path);
+        run = Some(Live::start(command, home).finish());
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert_all_refused(&fake, 2, &run);
+    for warned in ["configures make: Makefile", "configures npm: .npmrc"] {
+        assert!(
+            run.stderr.contains(warned),
+            "no {warned:?} warning: {run:?}"
+        );
+    }
+    Verdict::Measured(m)
+}
+
+// ---------------------------------------------------------------------------------------
+// M1: git's own configuration
+// ---------------------------------------------------------------------------------------
+
+/// `.git/config` sets `core.fsmonitor` to a script in the repository; an allowed
+///      `git status` under `--yes` runs without it.
+pub(super) fn git_core_fsmonitor() -> Verdict {
+    let fx = committed_and_edited();
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        "sets `core.fsmonitor`; metron resets it for this run",
+    )
+}
+
+/// `.git/config` sets `diff.external`; an allowed `git diff` under `--yes` fails
+///      instead of running it.
+pub(super) fn git_diff_external() -> Verdict {
+    let fx = committed_and_edited();
+    let evil = planted(&fx, "external");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[diff]\n\texternal = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git diff",
+        "git diff",
+        "sets `diff.external`; metron resets it for this run",
+    )
+}
+
+/// `.gitattributes` selects a filter driver whose `clean` command `.git/config`
+///      names; `git diff` reads the edited file through it, without it.
+pub(super) fn git_filter_driver() -> Verdict {
+    let fx = committed_and_edited();
+    let evil = planted(&fx, "clean");
+    fx.write(".gitattributes", "*.go filter=tidy\n");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[filter \"tidy\"]\n\tclean = {evil}\n\tsmudge = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git diff",
+        "git diff",
+        "sets `filter.tidy.clean`; metron resets it for this run",
+    )
+}
+
+/// `.git/config` sets `core.sshCommand`; an allowed `git ls-remote` of an ssh URL
+///      under `--yes` starts plain `ssh` (and fails without a network), not the script.
+pub(super) fn git_core_ssh_command() -> Verdict {
+    let fx = Fixture::new(true);
+    let evil = planted(&fx, "ssh");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[core]\n\tsshCommand = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git ls-remote",
+        "git ls-remote ssh://example.invalid/greet.git",
+        "sets `core.sshcommand`; metron resets it for this run",
+    )
+}
+
+/// `.git/config` points `core.hooksPath` at a directory of the repository's hooks.
+pub(super) fn git_core_hooks_path() -> Verdict {
+    let fx = Fixture::new(true);
+    planted(&fx, "pre-commit");
+    append(
+        &fx.root().join(".git/config"),
+        "[core]\n\thooksPath = tools\n",
+    );
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["git commit"]}"#,
+        &[],
+        "git commit -m x",
+        &["sets `core.hookspath`; metron resets it for this run (`core.hookspath=/dev/null`"],
+    )
+}
+
+/// `.git/config` turns on commit signing and names the repository's `gpg.program`;
+///      HEAD is a signed commit, so an allowed `git log --show-signature` under `--yes`
+///      would run it to verify the signature, and runs git's own `gpg` instead.
+pub(super) fn git_gpg_program() -> Verdict {
+    let fx = Fixture::new(true);
+    signed_head(&fx.root());
+    let evil = planted(&fx, "gpg");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git log",
+        "git log --show-signature -1",
+        "sets `gpg.program`; metron resets it for this run (`gpg.program=gpg`",
+    )
+}
+
+/// Makes HEAD of the repository at `dir` a commit of greet.go carrying a (bogus) PGP
+/// signature, which `git log --show-signature` hands to `gpg.program` to verify.
+fn signed_head(dir: &Path) {
+    use std::io::Write;
+    git(dir, &["add", "greet.go"]);
+    let output = |args: &[&str], input: Option<&str>| {
+        let mut child = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("git");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(input.unwrap_or_default().as_bytes())
+            .expect("write to git");
+        drop(stdin);
+        let out = child.wait_with_output().expect("git");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let tree = output(&["write-tree"], None);
+    let commit = format!(
+        "tree {tree}\nauthor t <t@example.invalid> 0 +0000\ncommitter t <t@example.invalid> 0 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n c2lnbmVk\n -----END PGP SIGNATURE-----\n\ngreet\n"
+    );
+    let id = output(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        Some(&commit),
+    );
+    git(dir, &["update-ref", "HEAD", &id]);
+}
+
+/// `.git/config` sets `core.pager` (a pager only starts on a terminal, and metron
+///      sets GIT_PAGER=cat, which git prefers; the warning says so).
+pub(super) fn git_core_pager() -> Verdict {
+    let fx = Fixture::new(true);
+    let evil = planted(&fx, "pager");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[core]\n\tpager = {evil}\n"),
+    );
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["git log"]}"#,
+        &[],
+        "git log",
+        &["sets `core.pager`; commands run with GIT_PAGER=cat"],
+    )
+}
+
+/// `.git/config` defines an alias that runs a shell command.
+pub(super) fn git_shell_alias() -> Verdict {
+    let fx = Fixture::new(true);
+    let evil = planted(&fx, "alias");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[alias]\n\tst = !{evil}\n"),
+    );
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["git st"]}"#,
+        &[],
+        "git st",
+        &["sets `alias.st`; approving runs a program the repository chose"],
+    )
+}
+
+/// The same keys spelled as git also reads them: upper case, the old
+///      `[section.sub]` header, a key on the header's line, a continued value.
+pub(super) fn git_spellings() -> Verdict {
+    let fx = Fixture::new(true);
+    let evil = planted(&fx, "spelled");
+    append(
+        &fx.root().join(".git/config"),
+        &format!(
+            "[CORE] FsMonitor = {evil}\n[Diff]\n  EXTERNAL\t=\\\n {evil}\n[filter.Tidy]\n\tprocess = {evil} ; c\n"
+        ),
+    );
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["git status"]}"#,
+        &[],
+        "git status",
+        &[
+            "sets `core.fsmonitor`",
+            "sets `diff.external`",
+            "sets `filter.tidy.process`",
+        ],
+    )
+}
+
+/// `.git` is a file (`git init --separate-git-dir`) naming a git directory outside
+///      the project whose config sets `core.fsmonitor`: found there and reset.
+pub(super) fn git_separate_git_dir() -> Verdict {
+    let fx = Fixture::new(false);
+    let meta = fx.base().join("meta.git");
+    git(
+        &fx.root(),
+        &[
+            "init",
+            "-q",
+            "--separate-git-dir",
+            &meta.display().to_string(),
+        ],
+    );
+    git(&fx.root(), &["add", "greet.go"]);
+    git(&fx.root(), &["commit", "-qm", "greet"]);
+    fx.write("greet.go", GREET_HOLA);
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &meta.join("config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        "meta.git/config line",
+    )
+}
+
+/// The project is a linked worktree (`git worktree add`): its `.git` file names a
+///      directory whose `commondir` leads to the main repository, whose config sets
+///      `core.fsmonitor`: found there and reset.
+pub(super) fn git_linked_worktree() -> Verdict {
+    let fx = Fixture::new(false);
+    let main = fx.base().join("main");
+    std::fs::create_dir_all(&main).expect("mkdir main");
+    git(&main, &["init", "-q"]);
+    std::fs::write(main.join("greet.go"), GREET_GO).expect("write");
+    git(&main, &["add", "greet.go"]);
+    git(&main, &["commit", "-qm", "greet"]);
+    std::fs::remove_dir_all(fx.root()).expect("rm proj");
+    git(
+        &main,
+        &["worktree", "add", "-q", &fx.root().display().to_string()],
+    );
+    fx.write("greet.go", GREET_HOLA);
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &main.join(".git/config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        "main/.git/worktrees/proj/../../config line",
+    )
+}
+
+/// `.git/config` sets `core.fsmonitor`, and an allowed `go list` under `--yes` runs
+///      `git status` itself to stamp the module's version: the reset reaches that git.
+pub(super) fn go_runs_git() -> Verdict {
+    if std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        return Verdict::Skipped("`go` is not installed".to_owned());
+    }
+    let fx = Fixture::new(true);
+    fx.write("go.mod", "module example.invalid/greet\n\ngo 1.19\n");
+    fx.write("cmd/hello/main.go", "package main\n\nfunc main() {}\n");
+    git(&fx.root(), &["add", "."]);
+    git(&fx.root(), &["commit", "-qm", "greet"]);
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    // go needs a build cache it can write: one outside the measured tree, granted by the
+    // user's own config.
+    let cache = tempfile::Builder::new()
+        .prefix("metron-gocache-")
+        .tempdir()
+        .expect("temp dir");
+    fx.user_config(
+        &json!({
+            "allowed_commands": ["go list"],
+            "command_env_passthrough": ["GOCACHE"],
+            "command_writable_paths": [cache.path()],
+        })
+        .to_string(),
+    );
+    let fake = FakeOllama::start(script(vec![(
+        "run_command",
+        json!({ "command": "go list ./cmd/hello" }),
+    )]));
+    let mut run = None;
+    let m = measure(&fx, || {
+        run = Some(
+            metron(&fx.root())
+                .env("HOME", fx.home())
+                .env("METRON_CONFIG_DIR", fx.home())
+                .env("OLLAMA_HOST", fake.base_url())
+                .env("GOCACHE", cache.path())
+                .args(["-p", "list the package", "--yes"])
+                .run(),
+        );
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 1, "{results:#?}\n{run:?}");
+    assert!(
+        results[0].contains("exit status 0"),
+        "go list did not run: {}\n{run:?}",
+        results[0]
+    );
+    let mut m = m;
+    m.notes.push(first_line(&results[0]));
+    Verdict::Measured(m)
+}
+
+// ---------------------------------------------------------------------------------------
+// M2: spellings the scanner missed, and the families it lacked
+// ---------------------------------------------------------------------------------------
+
+/// A cargo alias key for `cargo fmt` written as `line` in `.cargo/config.toml`.
+fn cargo_alias(line: &str, what: &str) -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write(".cargo/config.toml", format!("{line}\n"));
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["cargo fmt"]}"#,
+        &["cargo"],
+        "cargo fmt",
+        &[&format!("configures cargo: .cargo/config.toml line {what}")],
+    )
+}
+
+/// `alias . fmt = "run"`: whitespace around the dot.
+pub(super) fn cargo_alias_spaced_dots() -> Verdict {
+    cargo_alias("alias . fmt = \"run\"", "1 sets `[alias]`")
+}
+
+/// `"alias".fmt = "run"`: a quoted first segment.
+pub(super) fn cargo_alias_double_quoted() -> Verdict {
+    cargo_alias("\"alias\".fmt = \"run\"", "1 sets `[alias]`")
+}
+
+/// `'alias'.fmt = "run"`: a literal-string first segment.
+pub(super) fn cargo_alias_single_quoted() -> Verdict {
+    cargo_alias("'alias'.fmt = \"run\"", "1 sets `[alias]`")
+}
+
+/// `[ "alias" ]` as a header, then `fmt = "run"`, and an array-of-tables header.
+pub(super) fn cargo_alias_headers() -> Verdict {
+    cargo_alias(
+        "[build]\njobs = 2\n[ \"alias\" ]\nfmt = \"run\"\n[[ 'alias' ]]",
+        "3 sets `[alias]`",
+    )
+}
+
+/// `"\u0061lias".fmt = "run"`: the key spelled with an escape, decoded as TOML does.
+pub(super) fn cargo_alias_escaped() -> Verdict {
+    cargo_alias(
+        "\"\\u0061lias\".\"fm\\u0074\" = \"run\"",
+        "1 sets `[alias]`",
+    )
+}
+
+/// A Makefile written as `text` for an allowed `make all`.
+fn makefile(text: &str, warning: &str) -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write("Makefile", text);
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["make all"]}"#,
+        &["make"],
+        "make all",
+        &[warning],
+    )
+}
+
+/// `define SHELL` ... `endef`.
+pub(super) fn make_define() -> Verdict {
+    makefile(
+        "define SHELL\n./tools/sh\nendef\nall:\n\t@true\n",
+        "configures make: Makefile line 1 sets `SHELL`",
+    )
+}
+
+/// `override define SHELL =` and `export SHELL := ...` after unrelated lines.
+pub(super) fn make_prefixes() -> Verdict {
+    makefile(
+        "CC = cc\noverride define SHELL =\n./tools/sh\nendef\nexport SHELL := ./tools/sh\nall:\n\t@true\n",
+        "configures make: Makefile line 2 sets `SHELL`",
+    )
+}
+
+/// `X := SH`, `Y := ELL`, `$(X)$(Y) := ./evilsh`: a name computed when make reads it.
+pub(super) fn make_computed_name() -> Verdict {
+    makefile(
+        "X := SH\nY := ELL\n$(X)$(Y) := ./evilsh\nall:\n\t@true\n",
+        "Makefile line 3 sets a variable whose name is computed",
+    )
+}
+
+/// `all: SHELL = ./tools/sh`, a target-specific assignment, continued over a
+///      backslash-newline.
+pub(super) fn make_target_specific() -> Verdict {
+    makefile(
+        "all: SHELL \\\n  = ./tools/sh\nall:\n\t@true\n",
+        "configures make: Makefile line 1 sets `SHELL`",
+    )
+}
+
+/// `.yarnrc.yml` with `plugins:` (code Yarn loads into itself).
+pub(super) fn yarn_plugins() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write(
+        ".yarnrc.yml",
+        "nodeLinker: node-modules\nplugins:\n  - path: .yarn/plugins/p.cjs\n",
+    );
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["yarn install"]}"#,
+        &["yarn"],
+        "yarn install",
+        &["configures npm: .yarnrc.yml line 2 sets `plugins`"],
+    )
+}
+
+/// `.yarnrc.yml` with `"yarnPath": ...`, the key quoted.
+pub(super) fn yarn_path_quoted() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write(".yarnrc.yml", "\"yarnPath\" : .yarn/releases/y.cjs\n");
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["yarn install"]}"#,
+        &["yarn"],
+        "yarn install",
+        &["configures npm: .yarnrc.yml line 1 sets `yarnPath`"],
+    )
+}
+
+/// `gradle.properties` points `org.gradle.java.home` at a JDK in the repository.
+pub(super) fn gradle_java_home() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write(
+        "gradle.properties",
+        "org.gradle.jvmargs=-Xmx2g\norg.gradle.java.home = tools/jdk\n",
+    );
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["gradle build"]}"#,
+        &["gradle"],
+        "gradle build",
+        &["configures gradle: gradle.properties line 2 sets `org.gradle.java.home`"],
+    )
+}
+
+/// `gradlew` is a program inside the project: allowed by name it is not found (PATH
+///      skips the project), `./gradlew` is refused unless the user lists it in
+///      `allowed_project_programs`, and then the question names the wrapper's
+///      `distributionUrl` and the project's JVM.
+pub(super) fn gradle_wrapper() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write("gradlew", "#!/bin/sh\ntouch pwned-gradlew\n");
+    std::fs::set_permissions(
+        fx.root().join("gradlew"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+    fx.write(
+        "gradle/wrapper/gradle-wrapper.properties",
+        "distributionUrl=https\\://example.invalid/gradle.zip\n",
+    );
+    fx.write("gradle.properties", "org.gradle.java.home=tools/jdk\n");
+    fx.user_config(r#"{"allowed_commands": ["gradlew build"]}"#);
+    let fake = FakeOllama::start(script(vec![
+        ("run_command", json!({"command": "gradlew build"})),
+        ("run_command", json!({"command": "./gradlew build"})),
+    ]));
+    // The project's root is even first on PATH: it is skipped.
+    let path = format!(
+        "{}:{}",
+        fx.root().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut run = None;
+    let m = measure(&fx, || {
+        run = Some(
+            metron(&fx.root())
+                .env("HOME", fx.home())
+                .env("METRON_CONFIG_DIR", fx.home())
+                .env("OLLAMA_HOST", fake.base_url())
+                .env("PATH", &path)
+                .args(["-p", "build it", "--yes"])
+                .run(),
+        );
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    let results = tool_results(&fake);
+    assert_eq!(results.len(), 2, "{results:#?}\n{run:?}");
+    assert!(
+        results[0].contains("`gradlew` was found only inside the project"),
+        "{}",
+        results[0]
+    );
+    assert!(is_refusal(&results[1]), "{}", results[1]);
+    let mut m = m;
+    m.notes.extend(results.iter().map(|r| first_line(r)));
+    let listed = refused_with_warning(
+        &fx,
+        r#"{"allowed_project_programs": ["./gradlew build"]}"#,
+        &[],
+        "./gradlew build",
+        &[
+            "configures the Gradle wrapper: gradle/wrapper/gradle-wrapper.properties line 1 sets `distributionUrl`",
+            "configures gradle: gradle.properties line 1 sets `org.gradle.java.home`",
+        ],
+    );
+    if let Verdict::Measured(more) = listed {
+        m.unauthorized.extend(more.unauthorized);
+    }
+    Verdict::Measured(m)
+}
