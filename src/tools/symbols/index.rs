@@ -14,10 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::budget::{Budget, Halt, LOOKUP_TIME};
 use super::cache::{FileEntry, Found, Query, Visit, Worker};
 use super::lang::Lang;
 use super::tree::{self, Snapshot};
-use super::{Lookup, SymbolError, parse_query};
+use super::{Halted, Lookup, SymbolError, parse_query};
+use crate::authority::CancelToken;
 use crate::project::{Project, ProjectPath};
 use crate::tools::ordered;
 
@@ -151,13 +153,36 @@ impl SymbolIndex {
             .map(|(lookup, _)| lookup)
     }
 
+    /// [`SymbolIndex::lookup`] for a session: it stops when `cancel` is raised (Ctrl-C),
+    /// as it does when [`LOOKUP_TIME`] runs out, and says so in the answer.
+    pub(crate) fn lookup_until(
+        &self,
+        name: &str,
+        limit: usize,
+        cancel: &CancelToken,
+    ) -> Result<Lookup, SymbolError> {
+        self.lookup_within(name, limit, &|| cancel.is_cancelled())
+            .map(|(lookup, _)| lookup)
+    }
+
     /// [`SymbolIndex::lookup`], also saying how much work it took.
     pub fn lookup_with_stats(
         &self,
         name: &str,
         limit: usize,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
+        self.lookup_within(name, limit, &|| false)
+    }
+
+    /// A lookup that parses for at most [`LOOKUP_TIME`] and stops when `stop` says so.
+    fn lookup_within(
+        &self,
+        name: &str,
+        limit: usize,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
+        let budget = Budget::until(Instant::now() + LOOKUP_TIME, stop);
         let project = &*self.shared.project;
         let mut state = self.shared.lock();
         let walk_again = refresh(&mut state, project);
@@ -168,11 +193,12 @@ impl SymbolIndex {
         if state.workers.len() < threads {
             state.workers.resize_with(threads, Worker::default);
         }
-        let (found, unreadable, visited) = visit_in_order(
+        let (found, unreadable, visited, halt) = visit_in_order(
             &mut state.files,
             &query,
             limit,
             &mut state.workers[..threads],
+            &budget,
         )?;
 
         let mut stats = LookupStats {
@@ -189,6 +215,7 @@ impl SymbolIndex {
         let Found {
             matched: mut definitions,
             elsewhere,
+            cut,
         } = found;
         definitions.sort();
         let truncated = definitions.len() > limit;
@@ -207,6 +234,11 @@ impl SymbolIndex {
                 .collect(),
             elsewhere,
             unreadable,
+            cut,
+            halted: halt.map(|why| Halted {
+                why,
+                unvisited: state.files.len().saturating_sub(visited),
+            }),
         };
         Ok((lookup, stats))
     }
@@ -444,12 +476,14 @@ impl Shared {
             if state.workers.len() < threads {
                 state.workers.resize_with(threads, Worker::default);
             }
+            let pause = || self.warm_should_pause();
+            let time = Budget::until(started + WARM_MAX_TIME, &pause);
             let (done, finished) = warm_in_order(
                 &mut state.files[next..],
                 &query,
                 &mut state.workers[..threads],
                 &budget,
-                || self.warm_should_pause() || started.elapsed() > WARM_MAX_TIME,
+                &time,
             )?;
             next += done;
             for worker in &mut state.workers[..threads] {
@@ -538,17 +572,21 @@ struct ChunkResult {
     found: Found,
     unreadable: usize,
     visited: usize,
+    /// The budget stopped the chunk before its end.
+    halted: Option<Halt>,
 }
 
 /// Visits `files` in order on one thread per worker and returns the definitions of the
 /// settled prefix (more than `limit` of them only when the rest could not matter), the
-/// number of unreadable files in it, and the number of files visited in it.
+/// number of unreadable files in it, the number of files visited in it, and why the
+/// budget stopped it, if it did (then the prefix ends with the chunk it stopped in).
 fn visit_in_order(
     files: &mut [FileEntry],
     query: &Query<'_>,
     limit: usize,
     workers: &mut [Worker],
-) -> Result<(Found, usize, usize), SymbolError> {
+    budget: &Budget<'_>,
+) -> Result<(Found, usize, usize, Option<Halt>), SymbolError> {
     let mut found = 0;
     let chunks = ordered::map(
         files.chunks_mut(CHUNK_FILES),
@@ -558,40 +596,51 @@ fn visit_in_order(
             let mut result = ChunkResult::default();
             worker.forget_dir();
             for entry in chunk.iter_mut() {
-                result.visited += 1;
-                match entry.visit(query, worker, &mut result.found)? {
+                if let Some(why) = budget.check() {
+                    result.halted = Some(why);
+                    break;
+                }
+                match entry.visit(query, worker, &mut result.found, budget)? {
                     Visit::Checked | Visit::Gone => {}
                     Visit::Unreadable => result.unreadable += 1,
+                    Visit::Halted => {
+                        result.halted = Some(budget.check().unwrap_or(Halt::OutOfTime));
+                        break;
+                    }
                 }
+                result.visited += 1;
             }
             Ok(result)
         },
         |result| {
             found += result.found.matched.len();
-            found > limit
+            found > limit || result.halted.is_some()
         },
     )?;
     let mut found = Found::default();
-    let (mut unreadable, mut visited) = (0, 0);
+    let (mut unreadable, mut visited, mut halt) = (0, 0, None);
     for result in chunks {
         found.matched.extend(result.found.matched);
         found.elsewhere += result.found.elsewhere;
+        found.cut.extend(result.found.cut);
         unreadable += result.unreadable;
         visited += result.visited;
+        halt = halt.or(result.halted);
     }
-    Ok((found, unreadable, visited))
+    Ok((found, unreadable, visited, halt))
 }
 
-/// Visits `files` in order for a warm-up on one thread per worker, until `pause` says to
-/// give the lock up or the parse `budget` (bytes) runs out. Returns how many files from
-/// the start were done (a later call starts there; files done beyond it cost one `stat`
-/// when visited again) and whether that is all of them.
+/// Visits `files` in order for a warm-up on one thread per worker, until `time` says to
+/// give the lock up (a lookup waits, the index is gone, the warm-up's time is up: a file
+/// being parsed is then given up halfway) or the parse `budget` (bytes) runs out.
+/// Returns how many files from the start were done (a later call starts there; files
+/// done beyond it cost one `stat` when visited again) and whether that is all of them.
 fn warm_in_order(
     files: &mut [FileEntry],
     query: &Query<'_>,
     workers: &mut [Worker],
     budget: &AtomicUsize,
-    pause: impl Fn() -> bool + Sync,
+    time: &Budget<'_>,
 ) -> Result<(usize, bool), SymbolError> {
     let total = files.len();
     let chunks = ordered::map(
@@ -603,12 +652,16 @@ fn warm_in_order(
             let mut interrupted = false;
             worker.forget_dir();
             for entry in chunk.iter_mut() {
-                if stop.requested() || pause() || budget.load(Ordering::Relaxed) == 0 {
+                if stop.requested() || time.check().is_some() || budget.load(Ordering::Relaxed) == 0
+                {
                     interrupted = true;
                     break;
                 }
                 let before = worker.parsed_bytes;
-                entry.visit(query, worker, &mut result.found)?;
+                if entry.visit(query, worker, &mut result.found, time)? == Visit::Halted {
+                    interrupted = true;
+                    break;
+                }
                 let parsed = worker.parsed_bytes - before;
                 // Saturating: the last file may overdraw the budget by its own size.
                 let _ = budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {

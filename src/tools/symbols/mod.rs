@@ -32,6 +32,7 @@
 //! modification time could change again without its stamp changing on a coarse clock,
 //! so its content hash is checked too. Nothing is written anywhere.
 
+mod budget;
 mod cache;
 pub(crate) mod census;
 pub(crate) mod extract;
@@ -44,6 +45,9 @@ mod tree;
 
 use std::cmp::Ordering;
 
+pub(crate) use budget::LOOKUP_TIME;
+pub use budget::Halt;
+pub use extract::Cut;
 pub use index::{LookupStats, SymbolIndex, WarmStats};
 
 use crate::tools::ToolError;
@@ -101,6 +105,20 @@ pub struct Lookup {
     pub elsewhere: usize,
     /// Files that were listed but could not be read (permissions, a symlink swapped in).
     pub unreadable: usize,
+    /// Files that mention the name but are indexed only in part (a bound of
+    /// [`extract`] cut them), with why: a definition there may be missing.
+    pub cut: Vec<(String, Cut)>,
+    /// Set when the lookup stopped before visiting every file it needed.
+    pub halted: Option<Halted>,
+}
+
+/// Why and where a lookup stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Halted {
+    /// Ctrl-C, or the time budget.
+    pub why: Halt,
+    /// Files in a supported language the lookup did not get to.
+    pub unvisited: usize,
 }
 
 /// Why a lookup failed.
