@@ -66,7 +66,10 @@ impl<'a> Budget<'a> {
         if self.stop.is_some_and(|stop| stop()) {
             return Some(Halt::Stopped);
         }
-        if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+        if self
+            .deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
             return Some(Halt::OutOfTime);
         }
         None

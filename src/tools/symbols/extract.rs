@@ -46,13 +46,14 @@ const KINDS_AT_ITEM_LINE: &[&str] = &["implementation"];
 /// definition beneath it; 40,000 nested `mod a {` once took 71 s and 3 GB. One level of
 /// source nesting is two or three syntax levels (`mod_item`, `declaration_list`), so
 /// this is about a hundred nested modules, namespaces or classes, far more than code
-/// people write (the deepest in the measured corpora is under 40 syntax levels).
-/// A file with anything deeper is marked [`Cut::Depth`], and a lookup that visits it
+/// people write. A file with any syntax deeper (a definition or not: the check is one
+/// walk down, not a second query) is marked [`Cut::Depth`], and a lookup that visits it
 /// says so.
 pub(crate) const MAX_DEPTH: u32 = 256;
 
-/// The most definitions kept from one file: twice the largest generated table in the
-/// measured corpora. What follows is not indexed ([`Cut::Definitions`]).
+/// The most definitions kept from one file (16 bytes each, plus their names): twice the
+/// 50,000-key object literal the linear-time tests extract. What follows is not indexed
+/// ([`Cut::Definitions`]).
 pub(crate) const MAX_DEFINITIONS: usize = 100_000;
 
 /// The longest scope path kept, in bytes. With [`MAX_DEPTH`] it bounds the work per
@@ -60,7 +61,8 @@ pub(crate) const MAX_DEFINITIONS: usize = 100_000;
 pub(crate) const MAX_SCOPE_BYTES: usize = 4096;
 
 /// The most bytes of names and distinct scope paths kept from one file (twice the
-/// largest file indexed). Past it, definitions are not indexed ([`Cut::Text`]).
+/// largest file indexed, [`super::cache::MAX_FILE_BYTES`]). Past it, definitions are not
+/// indexed ([`Cut::Text`]).
 pub(crate) const MAX_TEXT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Query matches read before giving up on a file: every definition is one match or a
@@ -297,10 +299,12 @@ impl Extractor {
         // files of a fresh process), the parse above ran beside it instead of after it.
         let query = lang.definitions()?;
 
-        let depth = query.max_start_depth.map_or(MAX_DEPTH, |d| d.min(MAX_DEPTH));
+        let depth = query
+            .max_start_depth
+            .map_or(MAX_DEPTH, |d| d.min(MAX_DEPTH));
         self.cursor.set_max_start_depth(Some(depth));
-        let mut cut = (depth == MAX_DEPTH && deeper_than(tree.root_node(), MAX_DEPTH))
-            .then_some(Cut::Depth);
+        let mut cut =
+            (depth == MAX_DEPTH && deeper_than(tree.root_node(), MAX_DEPTH)).then_some(Cut::Depth);
         let mut candidates = Vec::new();
         let mut tick = budget.ticker();
         let mut progress = |_: &tree_sitter::QueryCursorState| {
@@ -1245,6 +1249,128 @@ mod tests {
         assert_eq!(found[20_001], "T [struct] :20003");
         assert_eq!(found[20_002], "F [member] T:20004");
         assert!(took.as_secs_f64() < LINEAR_BOUND_SECONDS, "{took:?}");
+    }
+
+    fn extracted(lang: Lang, source: &str) -> FileDefs {
+        match Extractor::new().extract(lang, source.as_bytes()) {
+            Ok(defs) => defs,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// `depth` nested `mod a {` around `struct target;`.
+    fn nested_mods(depth: usize) -> String {
+        format!(
+            "{}struct target;\n{}",
+            "mod a {\n".repeat(depth),
+            "}\n".repeat(depth)
+        )
+    }
+
+    /// A struct inside 127 modules starts 255 syntax levels deep (each module is a
+    /// `mod_item` and a `declaration_list`; its name is one level below), and is found
+    /// with its whole scope; one more module puts it past [`MAX_DEPTH`]: it is left out,
+    /// and the file says it is cut.
+    #[test]
+    fn definitions_are_kept_down_to_the_depth_bound_and_the_file_says_when_cut() {
+        let at_bound = extracted(lang_of::rust(), &nested_mods(127));
+        let target: Vec<Def<'_>> = at_bound.named("target").collect();
+        assert_eq!(target.len(), 1, "{:?}", at_bound.cut());
+        assert_eq!(target[0].scope, vec!["a"; 127].join("::"));
+        assert_eq!(at_bound.cut(), None);
+
+        let past = extracted(lang_of::rust(), &nested_mods(128));
+        assert_eq!(past.named("target").count(), 0);
+        assert_eq!(past.cut(), Some(Cut::Depth));
+        // The outer modules are still there.
+        assert_eq!(past.named("a").count(), 128);
+    }
+
+    /// 40,000 nested modules (the shape that once took 71 s and 3 GB) take well under
+    /// the linear bound and keep the outer definitions.
+    #[test]
+    fn forty_thousand_nested_modules_are_cut_quickly() {
+        let (took, found) = timed(
+            "rust, 40000 nested modules",
+            lang_of::rust(),
+            &nested_mods(40_000),
+        );
+        assert_eq!(found.len(), 128, "{:?}", &found[..3]);
+        assert!(took.as_secs_f64() < LINEAR_BOUND_SECONDS, "{took:?}");
+    }
+
+    /// A scope path of exactly [`MAX_SCOPE_BYTES`] is kept; one byte more leaves the
+    /// definitions under it out, and says so.
+    #[test]
+    fn scope_paths_are_kept_up_to_their_bound() {
+        let module = |len: usize| format!("mod {} {{\n    fn inner() {{}}\n}}\n", "m".repeat(len));
+        let kept = extracted(lang_of::rust(), &module(MAX_SCOPE_BYTES));
+        assert_eq!(kept.named("inner").count(), 1);
+        assert_eq!(kept.cut(), None);
+        let cut = extracted(lang_of::rust(), &module(MAX_SCOPE_BYTES + 1));
+        assert_eq!(cut.named("inner").count(), 0);
+        assert_eq!(cut.cut(), Some(Cut::Text));
+    }
+
+    /// Distinct long scope paths stop being stored at [`MAX_TEXT_BYTES`].
+    #[test]
+    fn names_and_scopes_stop_at_their_byte_bound() {
+        let outer = "o".repeat(MAX_SCOPE_BYTES - 16);
+        let inner = MAX_TEXT_BYTES / MAX_SCOPE_BYTES + 64;
+        let mut source = format!("mod {outer} {{\n");
+        for i in 0..inner {
+            source.push_str(&format!("mod m{i} {{ fn f() {{}} }}\n"));
+        }
+        source.push_str("}\n");
+        let defs = extracted(lang_of::rust(), &source);
+        assert_eq!(defs.cut(), Some(Cut::Text));
+        let kept = defs.named("f").count();
+        assert!(kept > inner / 2 && kept < inner, "{kept} of {inner}");
+        assert!(defs.heap_bytes() <= MAX_TEXT_BYTES + 64 * MAX_DEFINITIONS);
+    }
+
+    /// A file with [`MAX_DEFINITIONS`] definitions keeps them all; one more is left out
+    /// and the file says it is cut.
+    #[test]
+    fn definitions_per_file_are_kept_up_to_their_bound() {
+        let consts = |n: usize| {
+            let mut go = String::from("package p\n\n");
+            for i in 0..n {
+                go.push_str(&format!("const C{i} = {i}\n"));
+            }
+            go
+        };
+        // The package is a definition too.
+        let at_bound = extracted(lang_of::go(), &consts(MAX_DEFINITIONS - 1));
+        assert_eq!(at_bound.iter().count(), MAX_DEFINITIONS);
+        assert_eq!(at_bound.cut(), None);
+        let past = extracted(lang_of::go(), &consts(MAX_DEFINITIONS));
+        assert_eq!(past.iter().count(), MAX_DEFINITIONS);
+        assert_eq!(past.cut(), Some(Cut::Definitions));
+        let last = format!("C{}", MAX_DEFINITIONS - 1);
+        assert_eq!(
+            past.named(&last).count(),
+            0,
+            "the one past the bound is left out"
+        );
+    }
+
+    /// A budget that says stop halts the extraction: nothing is returned, so nothing
+    /// half-parsed is kept.
+    #[test]
+    fn a_halted_extraction_returns_nothing() {
+        let stop = || true;
+        let budget = Budget::until(std::time::Instant::now(), &stop);
+        let source = nested_mods(20_000);
+        let result = Extractor::new().extract_within(lang_of::rust(), source.as_bytes(), &budget);
+        assert!(matches!(result, Ok(None)), "{result:?}");
+        // A later, unhurried extraction of the same parser set still works.
+        let mut extractor = Extractor::new();
+        let _ = extractor.extract_within(lang_of::rust(), source.as_bytes(), &budget);
+        let defs = extractor
+            .extract(lang_of::rust(), b"fn after() {}\n")
+            .expect("extract");
+        assert_eq!(defs.named("after").count(), 1);
     }
 
     #[cfg(feature = "lang-javascript")]

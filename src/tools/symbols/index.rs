@@ -161,7 +161,7 @@ impl SymbolIndex {
         limit: usize,
         cancel: &CancelToken,
     ) -> Result<Lookup, SymbolError> {
-        self.lookup_within(name, limit, &|| cancel.is_cancelled())
+        self.lookup_within(name, limit, &|| cancel.is_cancelled(), LOOKUP_TIME)
             .map(|(lookup, _)| lookup)
     }
 
@@ -171,18 +171,19 @@ impl SymbolIndex {
         name: &str,
         limit: usize,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
-        self.lookup_within(name, limit, &|| false)
+        self.lookup_within(name, limit, &|| false, LOOKUP_TIME)
     }
 
-    /// A lookup that parses for at most [`LOOKUP_TIME`] and stops when `stop` says so.
+    /// A lookup that parses for at most `time` and stops when `stop` says so.
     fn lookup_within(
         &self,
         name: &str,
         limit: usize,
         stop: &(dyn Fn() -> bool + Sync),
+        time: Duration,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
-        let budget = Budget::until(Instant::now() + LOOKUP_TIME, stop);
+        let budget = Budget::until(Instant::now() + time, stop);
         let project = &*self.shared.project;
         let mut state = self.shared.lock();
         let walk_again = refresh(&mut state, project);
@@ -760,6 +761,86 @@ mod tests {
         assert!(again.warm().is_none(), "one is running");
         drop(first.map(std::thread::JoinHandle::join));
         assert!(SymbolIndex::for_availability_only(project).warm().is_none());
+    }
+
+    fn deep_project(files: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let depth = 20_000;
+        let deep = format!(
+            "{}fn target() {{}}\n{}",
+            "mod a {\n".repeat(depth),
+            "}\n".repeat(depth)
+        );
+        for i in 0..files {
+            std::fs::write(dir.path().join(format!("d{i}.rs")), &deep).expect("write");
+        }
+        std::fs::write(dir.path().join("z.rs"), "fn target() {}\n").expect("write");
+        dir
+    }
+
+    /// A stop request (Ctrl-C) ends a lookup before its first parse, and the answer
+    /// says so and how many files it did not get to; nothing half-parsed is kept.
+    #[test]
+    fn a_stopped_lookup_says_so() {
+        use super::super::{Halt, Halted};
+        let dir = deep_project(2);
+        let index = SymbolIndex::new(open(&dir));
+        let (lookup, stats) = index
+            .lookup_within("target", 10, &|| true, super::LOOKUP_TIME)
+            .expect("lookup");
+        assert_eq!(
+            lookup.halted,
+            Some(Halted {
+                why: Halt::Stopped,
+                unvisited: 3
+            })
+        );
+        assert!(lookup.definitions.is_empty());
+        assert_eq!((stats.parses, index.parsed_files()), (0, 0));
+    }
+
+    /// A lookup out of time answers with what it has and says so; asked again with
+    /// time, it finds everything, the deep files marked cut.
+    #[test]
+    fn a_lookup_out_of_time_says_so_and_a_later_one_goes_on() {
+        use super::super::{Cut, Halt};
+        let dir = deep_project(2);
+        let index = SymbolIndex::new(open(&dir));
+        let (lookup, _) = index
+            .lookup_within("target", 10, &|| false, std::time::Duration::ZERO)
+            .expect("lookup");
+        assert_eq!(lookup.halted.map(|h| h.why), Some(Halt::OutOfTime));
+        let lookup = index.lookup("target", 10).expect("lookup");
+        assert_eq!(lookup.halted, None);
+        let found: Vec<&str> = lookup.definitions.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(found, ["z.rs"]);
+        assert_eq!(
+            lookup.cut,
+            [
+                ("d0.rs".to_owned(), Cut::Depth),
+                ("d1.rs".to_owned(), Cut::Depth)
+            ]
+        );
+    }
+
+    /// The warm-up gets through pathologically nested files within its bounds.
+    #[test]
+    fn the_warm_up_gets_through_deep_files() {
+        let dir = deep_project(3);
+        let index = SymbolIndex::new(open(&dir));
+        let started = std::time::Instant::now();
+        let stats = index
+            .warm()
+            .expect("a warm-up starts")
+            .join()
+            .expect("warm-up thread");
+        assert!(stats.complete, "{stats:?}");
+        assert_eq!(index.parsed_files(), 4);
+        assert!(
+            started.elapsed() < super::WARM_MAX_TIME,
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     /// Dropping the index stops its warm-up at the next file.

@@ -45,8 +45,8 @@ mod tree;
 
 use std::cmp::Ordering;
 
-pub(crate) use budget::LOOKUP_TIME;
 pub use budget::Halt;
+pub(crate) use budget::LOOKUP_TIME;
 pub use extract::Cut;
 pub use index::{LookupStats, SymbolIndex, WarmStats};
 
