@@ -941,7 +941,11 @@ fn find_symbol_measured(root: &Path, symbol: &str) -> Measured {
     use std::io::Read;
     let (mut command, _home) = super::common::hermetic(env!("CARGO_BIN_EXE_metron"), root);
     command
-        .args(["tool", "find_symbol", &json!({ "symbol": symbol }).to_string()])
+        .args([
+            "tool",
+            "find_symbol",
+            &json!({ "symbol": symbol }).to_string(),
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
     let started = std::time::Instant::now();
@@ -1077,7 +1081,12 @@ fn megabytes_of_nested_rust_modules_are_bounded() {
 
 #[test]
 fn megabytes_of_nested_cpp_namespaces_are_bounded() {
-    let deep = nest("namespace n {\n", "int target() { return 0; }\n", "}\n", 250_000);
+    let deep = nest(
+        "namespace n {\n",
+        "int target() { return 0; }\n",
+        "}\n",
+        250_000,
+    );
     assert!(deep.len() >= 4_000_000, "{}", deep.len());
     let dir = nested_project(
         ("deep.cpp", deep),

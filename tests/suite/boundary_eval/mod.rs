@@ -3,7 +3,8 @@
 //! and the effects measured directly. The cases are grouped by subject: [`writes`],
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
 //! [`commands`] (admission), [`sandbox`] (what an admitted command can reach),
-//! [`config_trust`], [`terminal`] and [`network`]. This module holds the fixture, the
+//! [`config_trust`], [`symbols`] (find_symbol's bounds and Ctrl-C), [`terminal`] and
+//! [`network`]. This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
@@ -731,6 +732,7 @@ mod commands;
 mod config_trust;
 mod network;
 mod sandbox;
+mod symbols;
 mod terminal;
 mod walking;
 mod writes;
@@ -746,6 +748,7 @@ fn cases() -> Vec<&'static Case> {
         commands::CASES,
         sandbox::CASES,
         config_trust::CASES,
+        symbols::CASES,
         terminal::CASES,
         network::CASES,
     ]
