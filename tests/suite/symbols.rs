@@ -937,6 +937,9 @@ struct Measured {
 }
 
 /// Runs `metron tool find_symbol {"symbol": symbol}` in `root` and measures it.
+// The child is reaped by `wait4`, which also reports its own peak RSS; `Child::wait`
+// cannot.
+#[allow(clippy::zombie_processes)]
 fn find_symbol_measured(root: &Path, symbol: &str) -> Measured {
     use std::io::Read;
     let (mut command, _home) = super::common::hermetic(env!("CARGO_BIN_EXE_metron"), root);

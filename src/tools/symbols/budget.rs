@@ -80,7 +80,7 @@ impl<'a> Budget<'a> {
         let mut calls = 0u32;
         move || {
             calls = calls.wrapping_add(1);
-            calls % CLOCK_EVERY == 0 && self.check().is_some()
+            calls.is_multiple_of(CLOCK_EVERY) && self.check().is_some()
         }
     }
 }

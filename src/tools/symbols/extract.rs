@@ -322,7 +322,7 @@ impl Extractor {
             let mut read = 0usize;
             while let Some(found) = matches.next() {
                 read += 1;
-                if read % CHECK_EVERY == 0 && budget.check().is_some() {
+                if read.is_multiple_of(CHECK_EVERY) && budget.check().is_some() {
                     return Ok(None);
                 }
                 if let Some(candidate) = candidate(part, found) {
@@ -794,9 +794,7 @@ impl<'t, 's, 'q> ScopeWalk<'t, 's, 'q> {
             let fits = match &level.part {
                 Part::Nothing => true,
                 Part::Path(segments) => segments.iter().all(|segment| push(segment)),
-                Part::Named(named) => {
-                    scope_text(self.source, *named, name).is_none_or(|text| push(text))
-                }
+                Part::Named(named) => scope_text(self.source, *named, name).is_none_or(&mut push),
             };
             if !fits {
                 return false;
