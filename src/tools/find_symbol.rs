@@ -154,10 +154,8 @@ fn incomplete(lookup: &Lookup, query: &SymbolQuery) -> String {
     if let Some(more) = lookup.cut.len().checked_sub(CUT_FILES_NAMED)
         && more > 0
     {
-        out.push_str(&format!(
-            "[{} more indexed only in part]\n",
-            super::count(more, "file", "files")
-        ));
+        let files = if more == 1 { "file" } else { "files" };
+        out.push_str(&format!("[{more} more {files} indexed only in part]\n"));
     }
     if let Some(halted) = lookup.halted {
         let files = super::count(halted.unvisited, "file", "files");
@@ -303,6 +301,55 @@ mod tests {
         assert_eq!(
             format(&elsewhere, &query("Other::Greet"), 2, 200),
             "No definition of `Greet` found in scope `Other`; `Greet` alone has 2 definitions: ask for `Greet`.\n"
+        );
+    }
+
+    /// A cut file and an early stop are said, never a plain miss: the model is told
+    /// where a definition may be missing and what to do.
+    #[test]
+    fn cut_files_and_early_stops_are_said() {
+        use crate::tools::symbols::Halted;
+        let cut = Lookup {
+            definitions: vec![def("a.go", 3)],
+            files: 9,
+            cut: (0..7)
+                .map(|i| (format!("deep{i}.go"), Cut::Depth))
+                .collect(),
+            ..Lookup::default()
+        };
+        let text = format(&cut, &query("Greet"), 10, 500);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1 + CUT_FILES_NAMED + 1, "{text}");
+        assert_eq!(
+            lines[1],
+            "[deep0.go is indexed only in part (definitions nested more than 256 syntax levels deep are not indexed); a definition of `Greet` there may be missing: search_text finds every mention]"
+        );
+        assert_eq!(lines[6], "[2 more files indexed only in part]");
+
+        let stopped = Lookup {
+            files: 9,
+            halted: Some(Halted {
+                why: Halt::Stopped,
+                unvisited: 4,
+            }),
+            ..Lookup::default()
+        };
+        assert_eq!(
+            format(&stopped, &query("Greet"), 10, 500),
+            "No definition of `Greet` found in the files searched.\n\
+             [interrupted by Ctrl-C: 4 files not searched; definitions there are not listed]\n"
+        );
+        let out_of_time = Lookup {
+            halted: Some(Halted {
+                why: Halt::OutOfTime,
+                unvisited: 1,
+            }),
+            ..stopped
+        };
+        assert!(
+            format(&out_of_time, &query("Greet"), 10, 500).contains(
+                "[the lookup ran out of its 20 s budget: 1 file not searched, definitions there are not listed; ask again to go on"
+            )
         );
     }
 
