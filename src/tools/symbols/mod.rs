@@ -26,6 +26,12 @@
 //!    reads and summarises every file, then parses them in path order, giving way to any
 //!    lookup, so the model's first find_symbol call finds most of the work done.
 //!
+//! A repository decides how much work a file takes, so the work is bounded ([`extract`]:
+//! how deep a definition may start, how many definitions and how much scope text a file
+//! keeps; `budget.rs`: how long a lookup parses, and Ctrl-C), and a lookup says when a
+//! bound cut a file that mentions the name, or stopped it early: it never misses
+//! silently.
+//!
 //! Freshness is checked on every lookup and never traded for speed (`cache.rs`): new and
 //! removed files are found through directory stamps (or a new walk), every visited file
 //! is `stat`ed, and a file whose stamp changed is read again. A file indexed within two seconds of its
