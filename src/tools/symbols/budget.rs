@@ -9,8 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-/// The longest one lookup parses before it answers with what it has and says what it did
-/// not get to. Far above a cold lookup on the largest corpus measured (seconds); a file
+/// The longest one lookup of the model's parses before it answers with what it has and
+/// says what it did not get to. Far above a cold lookup on the largest corpus measured (seconds); a file
 /// that needs more is pathological, and the model is better told than kept waiting.
 pub(crate) const LOOKUP_TIME: Duration = Duration::from_secs(20);
 
@@ -43,8 +43,8 @@ impl std::fmt::Debug for Budget<'_> {
 }
 
 impl<'a> Budget<'a> {
-    /// No deadline and nothing to stop it: tests and benchmarks of the extraction itself.
-    #[cfg(any(test, feature = "testing"))]
+    /// No deadline and nothing to stop it: lookups for benchmarks and tests, which parse
+    /// whole trees on purpose.
     pub(crate) fn unlimited() -> Budget<'static> {
         Budget {
             deadline: None,

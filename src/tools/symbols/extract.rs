@@ -307,8 +307,12 @@ impl Extractor {
             (depth == MAX_DEPTH && deeper_than(tree.root_node(), MAX_DEPTH)).then_some(Cut::Depth);
         let mut candidates = Vec::new();
         let mut tick = budget.ticker();
+        // Remembered, not asked again afterwards: a stop that has since been lifted (a
+        // warm-up's waiting lookup) must not let a cut-short match list pass as whole.
+        let mut halted = false;
         let mut progress = |_: &tree_sitter::QueryCursorState| {
             if tick() {
+                halted = true;
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -335,7 +339,7 @@ impl Extractor {
             }
         }
         // The cursor's callback ends the matches as if there were no more.
-        if budget.check().is_some() {
+        if halted {
             return Ok(None);
         }
         let Some(mut defs) = collect(source, tree.root_node(), query, candidates, budget) else {

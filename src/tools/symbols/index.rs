@@ -161,29 +161,31 @@ impl SymbolIndex {
         limit: usize,
         cancel: &CancelToken,
     ) -> Result<Lookup, SymbolError> {
-        self.lookup_within(name, limit, &|| cancel.is_cancelled(), LOOKUP_TIME)
+        let stop = || cancel.is_cancelled();
+        let budget = Budget::until(Instant::now() + LOOKUP_TIME, &stop);
+        self.lookup_within(name, limit, &budget)
             .map(|(lookup, _)| lookup)
     }
 
-    /// [`SymbolIndex::lookup`], also saying how much work it took.
+    /// [`SymbolIndex::lookup`], also saying how much work it took. Neither has a time
+    /// budget: benchmarks and the differential tests parse whole trees through them.
+    /// The model's lookups go through [`SymbolIndex::lookup_until`].
     pub fn lookup_with_stats(
         &self,
         name: &str,
         limit: usize,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
-        self.lookup_within(name, limit, &|| false, LOOKUP_TIME)
+        self.lookup_within(name, limit, &Budget::unlimited())
     }
 
-    /// A lookup that parses for at most `time` and stops when `stop` says so.
+    /// A lookup that parses only within `budget`.
     fn lookup_within(
         &self,
         name: &str,
         limit: usize,
-        stop: &(dyn Fn() -> bool + Sync),
-        time: Duration,
+        budget: &Budget<'_>,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
-        let budget = Budget::until(Instant::now() + time, stop);
         let project = &*self.shared.project;
         let mut state = self.shared.lock();
         let walk_again = refresh(&mut state, project);
@@ -199,7 +201,7 @@ impl SymbolIndex {
             &query,
             limit,
             &mut state.workers[..threads],
-            &budget,
+            budget,
         )?;
 
         let mut stats = LookupStats {
@@ -682,6 +684,9 @@ fn warm_in_order(
 mod tests {
     use std::sync::Arc;
 
+    use std::time::Instant;
+
+    use super::super::budget::Budget;
     use super::SymbolIndex;
     use crate::project::Project;
 
@@ -785,9 +790,9 @@ mod tests {
         use super::super::{Halt, Halted};
         let dir = deep_project(2);
         let index = SymbolIndex::new(open(&dir));
-        let (lookup, stats) = index
-            .lookup_within("target", 10, &|| true, super::LOOKUP_TIME)
-            .expect("lookup");
+        let stop = || true;
+        let budget = Budget::until(Instant::now() + super::LOOKUP_TIME, &stop);
+        let (lookup, stats) = index.lookup_within("target", 10, &budget).expect("lookup");
         assert_eq!(
             lookup.halted,
             Some(Halted {
@@ -806,9 +811,9 @@ mod tests {
         use super::super::{Cut, Halt};
         let dir = deep_project(2);
         let index = SymbolIndex::new(open(&dir));
-        let (lookup, _) = index
-            .lookup_within("target", 10, &|| false, std::time::Duration::ZERO)
-            .expect("lookup");
+        let go_on = || false;
+        let budget = Budget::until(Instant::now(), &go_on);
+        let (lookup, _) = index.lookup_within("target", 10, &budget).expect("lookup");
         assert_eq!(lookup.halted.map(|h| h.why), Some(Halt::OutOfTime));
         let lookup = index.lookup("target", 10).expect("lookup");
         assert_eq!(lookup.halted, None);
