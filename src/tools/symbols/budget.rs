@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 /// that needs more is pathological, and the model is better told than kept waiting.
 pub(crate) const LOOKUP_TIME: Duration = Duration::from_secs(20);
 
-/// How often (in calls) the progress callbacks read the clock: tree-sitter calls them
-/// every few hundred bytes of work, and a clock read costs more than the rest.
+/// How often (in calls) the progress callbacks read the clock: tree-sitter calls the
+/// parser's every 100 parse operations and the query cursor's after a bounded amount of
+/// matching work, and a clock read costs more than the rest of a call.
 const CLOCK_EVERY: u32 = 64;
 
 /// Why parsing stopped before the end.

@@ -19,7 +19,7 @@ cases! {
 }
 
 /// How soon after Ctrl-C the session must be back: a lookup checks its stop flag
-/// between files and tree-sitter calls back every few hundred bytes of parsing.
+/// between files, and tree-sitter calls back every 100 parse operations.
 const PROMPTLY: Duration = Duration::from_secs(5);
 
 /// `levels` nested Rust modules around `fn target() {}`.
