@@ -7,13 +7,18 @@
 //! exist. A miss says so plainly and names the languages covered, so the model knows to
 //! fall back to search_text for anything else; a qualified miss points at the bare name.
 //!
+//! A lookup never misses silently: a file that mentions the name but that the index's
+//! bounds cut (nesting too deep, too many definitions: [`Cut`]) is named in the answer,
+//! and so is a lookup that stopped early, on Ctrl-C or when its time budget ran out,
+//! with how many files it did not get to.
+//!
 //! The tool is offered only when the project holds a file in a supported language: in a
 //! project of other languages every call would be a wasted round trip.
 
 use serde::Deserialize;
 
 use super::symbols::lang::names;
-use super::symbols::{Lookup, SymbolQuery, parse_query};
+use super::symbols::{Cut, Halt, Lookup, SymbolQuery, parse_query};
 use super::text::clip_line;
 use super::{
     Access, Account, ReadTool, Reads, ToolContext, ToolEnv, ToolError, ToolResult, ToolSpec, arg,
@@ -58,22 +63,28 @@ impl ReadTool for FindSymbol {
     type Args = Args;
 
     fn run(&self, context: &ToolContext<'_>, args: Args) -> Result<ToolResult, ToolError> {
-        find_symbol(context.env, &args.symbol)
+        find_symbol(context.env, &args.symbol, context.cancel_token())
     }
 }
 
-/// Looks up the definitions of `symbol` and formats them for the model.
-fn find_symbol(env: &ToolEnv, symbol: &str) -> Result<ToolResult, ToolError> {
+/// Looks up the definitions of `symbol`, stopping on Ctrl-C, and formats them for the
+/// model.
+fn find_symbol(
+    env: &ToolEnv,
+    symbol: &str,
+    cancel: &crate::authority::CancelToken,
+) -> Result<ToolResult, ToolError> {
     let limit = env.budgets.list_max_entries;
     // The walker would read an unsafe ignore file at the root before skipping anything.
     super::walk::check_root(&env.project)?;
-    let lookup = env.symbols.lookup(symbol, limit)?;
+    let lookup = env.symbols.lookup_until(symbol, limit, cancel)?;
     let query = parse_query(symbol)?;
     let text = format(&lookup, &query, limit, env.budgets.max_line_chars);
     let account = Account::Definitions {
         found: lookup.definitions.len(),
         first: (lookup.definitions.first()).map(|def| format!("{}:{}", def.path, def.line)),
-        truncated: lookup.truncated,
+        // A cut file or an early stop leaves the list short too.
+        truncated: lookup.truncated || !lookup.cut.is_empty() || lookup.halted.is_some(),
     };
     Ok(ToolResult::new(text, account))
 }
@@ -82,8 +93,16 @@ fn find_symbol(env: &ToolEnv, symbol: &str) -> Result<ToolResult, ToolError> {
 fn format(lookup: &Lookup, query: &SymbolQuery, limit: usize, max_line_chars: usize) -> String {
     let mut out = String::new();
     if lookup.definitions.is_empty() && !lookup.truncated {
-        out.push_str(&miss(lookup, query));
-        out.push('\n');
+        if lookup.halted.is_some() {
+            // Not "no definition": the notes below say what was not searched.
+            out.push_str(&format!(
+                "No definition of `{}` found in the files searched.\n",
+                query.name
+            ));
+        } else {
+            out.push_str(&miss(lookup, query));
+            out.push('\n');
+        }
     }
     for def in &lookup.definitions {
         let scope = if def.scope.is_empty() {
@@ -113,6 +132,42 @@ fn format(lookup: &Lookup, query: &SymbolQuery, limit: usize, max_line_chars: us
             "[{} {files} could not be read]\n",
             lookup.unreadable
         ));
+    }
+    out.push_str(&incomplete(lookup, query));
+    out
+}
+
+/// The most cut files named one by one; more are counted.
+const CUT_FILES_NAMED: usize = 5;
+
+/// The notes saying where the answer may be short: files the index holds only in part,
+/// and a lookup that stopped early. Empty when the answer is whole.
+fn incomplete(lookup: &Lookup, query: &SymbolQuery) -> String {
+    let mut out = String::new();
+    let name = &query.name;
+    for (path, why) in lookup.cut.iter().take(CUT_FILES_NAMED) {
+        out.push_str(&format!(
+            "[{path} is indexed only in part ({}); a definition of `{name}` there may be missing: search_text finds every mention]\n",
+            Cut::describe(*why)
+        ));
+    }
+    if let Some(more) = lookup.cut.len().checked_sub(CUT_FILES_NAMED)
+        && more > 0
+    {
+        let files = if more == 1 { "file" } else { "files" };
+        out.push_str(&format!("[{more} more {files} indexed only in part]\n"));
+    }
+    if let Some(halted) = lookup.halted {
+        let files = super::count(halted.unvisited, "file", "files");
+        out.push_str(&match halted.why {
+            Halt::Stopped => format!(
+                "[interrupted by Ctrl-C: {files} not searched; definitions there are not listed]\n"
+            ),
+            Halt::OutOfTime => format!(
+                "[the lookup ran out of its {} s budget: {files} not searched, definitions there are not listed; ask again to go on (what was parsed is kept), or use search_text]\n",
+                super::symbols::LOOKUP_TIME.as_secs()
+            ),
+        });
     }
     out
 }
@@ -246,6 +301,55 @@ mod tests {
         assert_eq!(
             format(&elsewhere, &query("Other::Greet"), 2, 200),
             "No definition of `Greet` found in scope `Other`; `Greet` alone has 2 definitions: ask for `Greet`.\n"
+        );
+    }
+
+    /// A cut file and an early stop are said, never a plain miss: the model is told
+    /// where a definition may be missing and what to do.
+    #[test]
+    fn cut_files_and_early_stops_are_said() {
+        use crate::tools::symbols::Halted;
+        let cut = Lookup {
+            definitions: vec![def("a.go", 3)],
+            files: 9,
+            cut: (0..7)
+                .map(|i| (format!("deep{i}.go"), Cut::Depth))
+                .collect(),
+            ..Lookup::default()
+        };
+        let text = format(&cut, &query("Greet"), 10, 500);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1 + CUT_FILES_NAMED + 1, "{text}");
+        assert_eq!(
+            lines[1],
+            "[deep0.go is indexed only in part (definitions nested more than 256 syntax levels deep are not indexed); a definition of `Greet` there may be missing: search_text finds every mention]"
+        );
+        assert_eq!(lines[6], "[2 more files indexed only in part]");
+
+        let stopped = Lookup {
+            files: 9,
+            halted: Some(Halted {
+                why: Halt::Stopped,
+                unvisited: 4,
+            }),
+            ..Lookup::default()
+        };
+        assert_eq!(
+            format(&stopped, &query("Greet"), 10, 500),
+            "No definition of `Greet` found in the files searched.\n\
+             [interrupted by Ctrl-C: 4 files not searched; definitions there are not listed]\n"
+        );
+        let out_of_time = Lookup {
+            halted: Some(Halted {
+                why: Halt::OutOfTime,
+                unvisited: 1,
+            }),
+            ..stopped
+        };
+        assert!(
+            format(&out_of_time, &query("Greet"), 10, 500).contains(
+                "[the lookup ran out of its 20 s budget: 1 file not searched, definitions there are not listed; ask again to go on"
+            )
         );
     }
 

@@ -920,3 +920,181 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
         "{run:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Pathological nesting (issue 25, M6): each shape that once took a minute or more and
+// gigabytes, through `metron tool find_symbol`, with the process's time and peak RSS.
+// ---------------------------------------------------------------------------------------
+
+/// What one `metron tool find_symbol` run printed, how long it took, and its peak
+/// resident set (from `wait4`, so the number is this process's alone).
+#[derive(Debug)]
+struct Measured {
+    stdout: String,
+    code: i32,
+    took: std::time::Duration,
+    peak_mib: i64,
+}
+
+/// Runs `metron tool find_symbol {"symbol": symbol}` in `root` and measures it.
+// The child is reaped by `wait4`, which also reports its own peak RSS; `Child::wait`
+// cannot.
+#[allow(clippy::zombie_processes)]
+fn find_symbol_measured(root: &Path, symbol: &str) -> Measured {
+    use std::io::Read;
+    let (mut command, _home) = super::common::hermetic(env!("CARGO_BIN_EXE_metron"), root);
+    command
+        .args([
+            "tool",
+            "find_symbol",
+            &json!({ "symbol": symbol }).to_string(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let started = std::time::Instant::now();
+    let mut child = command.spawn().expect("spawn metron");
+    let mut stdout = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        out.read_to_string(&mut stdout).expect("read stdout");
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on the child we spawned and have not reaped, with valid out-pointers.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(rc, pid, "wait4");
+    let took = started.elapsed();
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    // ru_maxrss is in KiB on Linux.
+    let peak_mib = i64::from(usage.ru_maxrss as i32) / 1024;
+    let measured = Measured {
+        stdout,
+        code,
+        took,
+        peak_mib,
+    };
+    eprintln!(
+        "find_symbol {symbol}: {:.1} s, {} MiB",
+        measured.took.as_secs_f64(),
+        measured.peak_mib
+    );
+    measured
+}
+
+/// A project holding `deep` (a pathologically nested file) and `plain` (an ordinary
+/// one), both defining `target`.
+fn nested_project(deep: (&str, String), plain: (&str, &str)) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("metron-nested-")
+        .tempdir()
+        .expect("tempdir");
+    write(&dir.path().join(deep.0), &deep.1);
+    write(&dir.path().join(plain.0), plain.1);
+    dir
+}
+
+/// `depth` copies of `open` around `inner`, closed by `close`.
+fn nest(open: &str, inner: &str, close: &str, depth: usize) -> String {
+    let mut text = String::with_capacity(depth * (open.len() + close.len()) + inner.len());
+    for _ in 0..depth {
+        text.push_str(open);
+    }
+    text.push_str(inner);
+    for _ in 0..depth {
+        text.push_str(close);
+    }
+    text
+}
+
+/// The time a pathological shape may take through the real binary: far above the few
+/// seconds it takes now in a debug build (it took 22 s to over 300 s before the bounds),
+/// and above the lookup's own budget of 20 s, which would cut it short and say so.
+const NESTED_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Peak RSS for the shapes of a few hundred KB (829 MB to 3.2 GB before the bounds).
+const NESTED_SMALL_MIB: i64 = 256;
+
+/// Peak RSS for the shapes of several MB: tree-sitter's own tree of a 4 MB file of
+/// nesting is most of it.
+const NESTED_LARGE_MIB: i64 = 768;
+
+/// Checks that the run finished in time and memory, listed the ordinary file's
+/// definition, and named the deep file as cut (or, on a machine too loaded to parse it
+/// within the lookup's budget, said the lookup ran out): never a silent miss.
+fn assert_bounded(m: &Measured, deep: &str, plain: &str, max_mib: i64) {
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(m.took < NESTED_TIME_LIMIT, "{m:?}");
+    assert!(m.peak_mib < max_mib, "{m:?}");
+    assert!(m.stdout.contains(&format!("-> {plain}:")), "{m:?}");
+    let cut = format!("[{deep} is indexed only in part (definitions nested more than 256");
+    let out_of_time = "[the lookup ran out of its 20 s budget";
+    assert!(
+        m.stdout.contains(&cut) || m.stdout.contains(out_of_time),
+        "{m:?}"
+    );
+}
+
+#[test]
+fn forty_thousand_nested_rust_modules_are_bounded() {
+    let deep = nest("mod a {\n", "fn target() {}\n", "}\n", 40_000);
+    let dir = nested_project(("deep.rs", deep), ("plain.rs", "fn target() {}\n"));
+    let m = find_symbol_measured(dir.path(), "target");
+    assert_bounded(&m, "deep.rs", "plain.rs", NESTED_SMALL_MIB);
+}
+
+#[test]
+fn twenty_thousand_nested_java_classes_are_bounded() {
+    let mut deep = String::new();
+    for i in 0..20_000 {
+        deep.push_str(&format!("class C{i} {{\n"));
+    }
+    deep.push_str("void target() {}\n");
+    deep.push_str(&"}\n".repeat(20_000));
+    let dir = nested_project(
+        ("Deep.java", deep),
+        ("Plain.java", "class Plain {\n  void target() {}\n}\n"),
+    );
+    let m = find_symbol_measured(dir.path(), "target");
+    assert_bounded(&m, "Deep.java", "Plain.java", NESTED_SMALL_MIB);
+}
+
+#[test]
+fn nested_csharp_namespaces_of_280_kb_are_bounded() {
+    // 14 bytes of `namespace N {\n` and 2 of `}\n` per level: 280 KB of nesting.
+    let deep = nest("namespace N {\n", "class target {}\n", "}\n", 17_500);
+    assert!(deep.len() >= 280_000, "{}", deep.len());
+    let dir = nested_project(("Deep.cs", deep), ("Plain.cs", "class target {}\n"));
+    let m = find_symbol_measured(dir.path(), "target");
+    assert_bounded(&m, "Deep.cs", "Plain.cs", NESTED_SMALL_MIB);
+}
+
+#[test]
+fn megabytes_of_nested_rust_modules_are_bounded() {
+    let deep = nest("mod a {\n", "fn target() {}\n", "}\n", 400_000);
+    assert!(deep.len() >= 4_000_000, "{}", deep.len());
+    let dir = nested_project(("deep.rs", deep), ("plain.rs", "fn target() {}\n"));
+    let m = find_symbol_measured(dir.path(), "target");
+    assert_bounded(&m, "deep.rs", "plain.rs", NESTED_LARGE_MIB);
+}
+
+#[test]
+fn megabytes_of_nested_cpp_namespaces_are_bounded() {
+    let deep = nest(
+        "namespace n {\n",
+        "int target() { return 0; }\n",
+        "}\n",
+        250_000,
+    );
+    assert!(deep.len() >= 4_000_000, "{}", deep.len());
+    let dir = nested_project(
+        ("deep.cpp", deep),
+        ("plain.cpp", "int target() { return 0; }\n"),
+    );
+    let m = find_symbol_measured(dir.path(), "target");
+    assert_bounded(&m, "deep.cpp", "plain.cpp", NESTED_LARGE_MIB);
+}

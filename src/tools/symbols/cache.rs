@@ -19,7 +19,8 @@ use std::hash::Hasher;
 use std::io::Read;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::extract::{Extractor, FileDefs};
+use super::budget::Budget;
+use super::extract::{Cut, Extractor, FileDefs};
 use super::lang::Lang;
 use super::prefilter::{Key, Summary, may_define};
 use super::{Definition, SymbolError, SymbolQuery};
@@ -136,6 +137,9 @@ pub(crate) enum Visit {
     Gone,
     /// The file exists but could not be read.
     Unreadable,
+    /// The budget ran out (or a stop was asked for) while the file was parsed: nothing
+    /// of the parse is kept, and the caller stops visiting.
+    Halted,
 }
 
 /// Per-thread scratch space: a parser set and a read buffer.
@@ -260,6 +264,8 @@ pub(crate) struct Found {
     pub(crate) matched: Vec<Definition>,
     /// Definitions of the name outside it.
     pub(crate) elsewhere: usize,
+    /// Files that may hold the name but are indexed only in part, and why.
+    pub(crate) cut: Vec<(String, Cut)>,
 }
 
 impl FileEntry {
@@ -288,12 +294,13 @@ impl FileEntry {
     }
 
     /// Brings the entry up to date with the file on disk, then adds the file's
-    /// definitions of the query's name to `out`.
+    /// definitions of the query's name to `out`, parsing it within `budget`.
     pub(crate) fn visit(
         &mut self,
         query: &Query<'_>,
         worker: &mut Worker,
         out: &mut Found,
+        budget: &Budget<'_>,
     ) -> Result<Visit, SymbolError> {
         let stamp = match worker.stat(query.project, &self.path) {
             Ok(metadata) if metadata.is_file() => Stamp::of(&metadata),
@@ -378,7 +385,14 @@ impl FileEntry {
                 {
                     return Ok(Visit::Checked);
                 }
-                indexed.defs = Some(worker.extractor.extract(self.lang, &worker.buffer)?);
+                let Some(defs) =
+                    worker
+                        .extractor
+                        .extract_within(self.lang, &worker.buffer, budget)?
+                else {
+                    return Ok(Visit::Halted);
+                };
+                indexed.defs = Some(defs);
                 worker.parses += 1;
                 worker.parsed_bytes += worker.buffer.len();
             }
@@ -396,6 +410,9 @@ impl FileEntry {
     /// count of the rest.
     fn collect(&self, defs: &FileDefs, symbol: &SymbolQuery, out: &mut Found) {
         let spec = self.lang.spec();
+        if let Some(why) = defs.cut() {
+            out.cut.push((self.path.as_str().to_owned(), why));
+        }
         let file_scope = match spec.file_scope_kind {
             Some(kind) if !symbol.qualifier.is_empty() => defs.file_scope(kind),
             _ => None,
@@ -505,7 +522,10 @@ mod tests {
         let symbol = super::super::parse_query(name).expect("a name");
         let query = Query::new(project, &symbol);
         let mut out = Found::default();
-        assert_eq!(entry.visit(&query, worker, &mut out), Ok(Visit::Checked));
+        assert_eq!(
+            entry.visit(&query, worker, &mut out, &Budget::unlimited()),
+            Ok(Visit::Checked)
+        );
         out.matched.into_iter().map(|d| (d.line, d.kind)).collect()
     }
 
@@ -604,7 +624,12 @@ mod tests {
         let symbol = super::super::parse_query("a").expect("a name");
         let query = Query::new(&project, &symbol);
         let mut out = Found::default();
-        let result = entry.visit(&query, &mut Worker::default(), &mut out);
+        let result = entry.visit(
+            &query,
+            &mut Worker::default(),
+            &mut out,
+            &Budget::unlimited(),
+        );
         assert_eq!(result, Ok(Visit::Gone));
         assert!(out.matched.is_empty());
     }

@@ -29,15 +29,78 @@
 //! whose header spans several lines.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, Parser, QueryCursor, TreeCursor};
+use tree_sitter::{Node, ParseOptions, Parser, QueryCursor, QueryCursorOptions, TreeCursor};
 
 use super::SymbolError;
+use super::budget::Budget;
 use super::lang::{Definitions, KINDS, Lang, QueryPart, ScopeName};
 
 /// Kinds whose line is the line of the whole construct, not of its name.
 const KINDS_AT_ITEM_LINE: &[&str] = &["implementation"];
+
+/// How deep in the syntax tree a definition's pattern may start. A definition's scope
+/// path is read from the nodes above it, so every level of nesting costs every
+/// definition beneath it; 40,000 nested `mod a {` once took 71 s and 3 GB. One level of
+/// source nesting is two or three syntax levels (`mod_item`, `declaration_list`), so
+/// this is about a hundred nested modules, namespaces or classes, far more than code
+/// people write. A file with any syntax deeper (a definition or not: the check is one
+/// walk down, not a second query) is marked [`Cut::Depth`], and a lookup that visits it
+/// says so.
+pub(crate) const MAX_DEPTH: u32 = 256;
+
+/// The most definitions kept from one file (16 bytes each, plus their names): twice the
+/// 50,000-key object literal the linear-time tests extract. What follows is not indexed
+/// ([`Cut::Definitions`]).
+pub(crate) const MAX_DEFINITIONS: usize = 100_000;
+
+/// The longest scope path kept, in bytes. With [`MAX_DEPTH`] it bounds the work per
+/// definition; a definition under a longer one is not indexed ([`Cut::Text`]).
+pub(crate) const MAX_SCOPE_BYTES: usize = 4096;
+
+/// The most bytes of names and distinct scope paths kept from one file (twice the
+/// largest file indexed, [`super::cache::MAX_FILE_BYTES`]). Past it, definitions are not
+/// indexed ([`Cut::Text`]).
+pub(crate) const MAX_TEXT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Query matches read before giving up on a file: every definition is one match or a
+/// few (several patterns may capture one name).
+const MAX_CANDIDATES: usize = 4 * MAX_DEFINITIONS;
+
+/// How often (in definitions) the walk over a file's definitions asks its budget.
+const CHECK_EVERY: usize = 256;
+
+/// Why a file's definitions are only part of what it holds. A lookup that reads such a
+/// file says so, so a definition the bounds left out is never missed silently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// Something is nested deeper than [`MAX_DEPTH`].
+    Depth,
+    /// It holds more than [`MAX_DEFINITIONS`] definitions.
+    Definitions,
+    /// A scope path passed [`MAX_SCOPE_BYTES`], or names and scopes [`MAX_TEXT_BYTES`].
+    Text,
+}
+
+impl Cut {
+    /// What was left out, for the model.
+    pub(crate) fn describe(self) -> String {
+        match self {
+            Cut::Depth => format!(
+                "definitions nested more than {MAX_DEPTH} syntax levels deep are not indexed"
+            ),
+            Cut::Definitions => {
+                format!("only its first {MAX_DEFINITIONS} definitions are indexed")
+            }
+            Cut::Text => format!(
+                "definitions under a scope longer than {MAX_SCOPE_BYTES} bytes, or past {} MiB of names, are not indexed",
+                MAX_TEXT_BYTES >> 20
+            ),
+        }
+    }
+}
 
 /// The definitions of one file, compactly: all names and scope paths in one string, each
 /// distinct scope path stored once.
@@ -48,6 +111,8 @@ pub(crate) struct FileDefs {
     /// language's separator). [`RawDef::scope`] is an index into this plus one.
     scopes: Box<[(u32, u32)]>,
     defs: Box<[RawDef]>,
+    /// Why some of the file's definitions are not here, if any are not.
+    cut: Option<Cut>,
 }
 
 /// One definition inside [`FileDefs`]: 16 bytes.
@@ -101,6 +166,11 @@ impl FileDefs {
                 scope: scope.unwrap_or(""),
             }
         })
+    }
+
+    /// Why some of the file's definitions are missing (`None`: every one is here).
+    pub(crate) fn cut(&self) -> Option<Cut> {
+        self.cut
     }
 
     /// Heap bytes held: names and scope paths, their ranges, and 16 bytes per definition.
@@ -175,8 +245,22 @@ impl Extractor {
         }
     }
 
-    /// Parses `source` as `lang` and returns its definitions.
+    /// Parses `source` as `lang` and returns its definitions, however long that takes.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn extract(&mut self, lang: Lang, source: &[u8]) -> Result<FileDefs, SymbolError> {
+        self.extract_within(lang, source, &Budget::unlimited())
+            .map(Option::unwrap_or_default)
+    }
+
+    /// Parses `source` as `lang` and returns its definitions, or `None` when `budget`
+    /// halted it first (the parse, the query and the walk over the definitions each ask
+    /// it as they go).
+    pub(crate) fn extract_within(
+        &mut self,
+        lang: Lang,
+        source: &[u8],
+        budget: &Budget<'_>,
+    ) -> Result<Option<FileDefs>, SymbolError> {
         let parser = match self.parsers.entry(lang) {
             std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
             std::collections::hash_map::Entry::Vacant(slot) => {
@@ -190,25 +274,104 @@ impl Extractor {
                 slot.insert(parser)
             }
         };
-        // `parse` gives up only when cancelled or without a language; neither applies.
-        let Some(tree) = parser.parse(source, None) else {
-            return Ok(FileDefs::default());
+        let mut tick = budget.ticker();
+        let mut progress = |_: &tree_sitter::ParseState| {
+            if tick() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let len = source.len();
+        // `parse` gives up only when the budget halts it (or without a language, which
+        // cannot happen here).
+        let tree = parser.parse_with_options(
+            &mut |at, _| source.get(at..len).unwrap_or_default(),
+            None,
+            Some(ParseOptions::new().progress_callback(&mut progress)),
+        );
+        let Some(tree) = tree else {
+            // A halted parse leaves state behind that the next parse would resume.
+            parser.reset();
+            return Ok(None);
         };
         // Only now the query: while it is still compiling on its own thread (the first
         // files of a fresh process), the parse above ran beside it instead of after it.
         let query = lang.definitions()?;
 
-        self.cursor.set_max_start_depth(query.max_start_depth);
+        let depth = query
+            .max_start_depth
+            .map_or(MAX_DEPTH, |d| d.min(MAX_DEPTH));
+        self.cursor.set_max_start_depth(Some(depth));
+        let mut cut =
+            (depth == MAX_DEPTH && deeper_than(tree.root_node(), MAX_DEPTH)).then_some(Cut::Depth);
         let mut candidates = Vec::new();
-        for part in &query.parts {
-            let mut matches = self.cursor.matches(&part.query, tree.root_node(), source);
+        let mut tick = budget.ticker();
+        // Remembered, not asked again afterwards: a stop that has since been lifted (a
+        // warm-up's waiting lookup) must not let a cut-short match list pass as whole.
+        let mut halted = false;
+        let mut progress = |_: &tree_sitter::QueryCursorState| {
+            if tick() {
+                halted = true;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        'parts: for part in &query.parts {
+            let options = QueryCursorOptions::new().progress_callback(&mut progress);
+            let mut matches =
+                self.cursor
+                    .matches_with_options(&part.query, tree.root_node(), source, options);
+            let mut read = 0usize;
             while let Some(found) = matches.next() {
+                read += 1;
+                if read.is_multiple_of(CHECK_EVERY) && budget.check().is_some() {
+                    return Ok(None);
+                }
                 if let Some(candidate) = candidate(part, found) {
+                    if candidates.len() >= MAX_CANDIDATES {
+                        cut = Some(Cut::Definitions);
+                        break 'parts;
+                    }
                     candidates.push(candidate);
                 }
             }
         }
-        Ok(collect(source, tree.root_node(), query, candidates))
+        // The cursor's callback ends the matches as if there were no more.
+        if halted {
+            return Ok(None);
+        }
+        let Some(mut defs) = collect(source, tree.root_node(), query, candidates, budget) else {
+            return Ok(None);
+        };
+        defs.cut = defs.cut.or(cut);
+        Ok(Some(defs))
+    }
+}
+
+/// Whether any node lies more than `limit` levels below `root`: one walk that stops at
+/// the first such node, so a deeply nested file costs only the way down to it.
+fn deeper_than(root: Node<'_>, limit: u32) -> bool {
+    let mut cursor = root.walk();
+    let mut depth = 0u32;
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            if depth > limit {
+                return true;
+            }
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return false;
+            }
+            depth -= 1;
+        }
     }
 }
 
@@ -573,11 +736,12 @@ impl<'t, 's, 'q> ScopeWalk<'t, 's, 'q> {
     /// the scope nodes on the way down from the root, joined by the language's
     /// separator. A scope named by `name` itself (a function's own node, an impl block's
     /// self type) is the definition, not its scope ([`scope_text`]). Names must come in
-    /// order of start byte, then end byte; `name` must not be empty.
-    fn scope_path(&mut self, name: Node<'t>, out: &mut String) {
+    /// order of start byte, then end byte; `name` must not be empty. False (with `out`
+    /// cut short) when the path would pass [`MAX_SCOPE_BYTES`].
+    fn scope_path(&mut self, name: Node<'t>, out: &mut String) -> bool {
         out.clear();
         if !self.started {
-            return;
+            return true;
         }
         let (start, end) = (name.start_byte(), name.end_byte());
         // Back up to the innermost node on the way down that holds `name` (and is not it).
@@ -619,27 +783,28 @@ impl<'t, 's, 'q> ScopeWalk<'t, 's, 'q> {
             }
         }
         let separator = self.query.separator;
+        // Checked before each segment is copied: one huge name must not be copied for
+        // every definition beneath it.
+        let mut push = |text: &str| {
+            let sep = if out.is_empty() { "" } else { separator };
+            if out.len() + sep.len() + text.len() > MAX_SCOPE_BYTES {
+                return false;
+            }
+            out.push_str(sep);
+            out.push_str(text);
+            true
+        };
         for level in &self.levels {
-            match &level.part {
-                Part::Nothing => {}
-                Part::Path(segments) => {
-                    for segment in segments {
-                        if !out.is_empty() {
-                            out.push_str(separator);
-                        }
-                        out.push_str(segment);
-                    }
-                }
-                Part::Named(named) => {
-                    if let Some(text) = scope_text(self.source, *named, name) {
-                        if !out.is_empty() {
-                            out.push_str(separator);
-                        }
-                        out.push_str(text);
-                    }
-                }
+            let fits = match &level.part {
+                Part::Nothing => true,
+                Part::Path(segments) => segments.iter().all(|segment| push(segment)),
+                Part::Named(named) => scope_text(self.source, *named, name).is_none_or(&mut push),
+            };
+            if !fits {
+                return false;
             }
         }
+        true
     }
 
     /// What `node` adds to the scope paths of the definitions inside it, by the
@@ -673,16 +838,25 @@ fn collect<'t>(
     root: Node<'t>,
     query: &Definitions,
     mut candidates: Vec<Candidate<'t>>,
-) -> FileDefs {
+    budget: &Budget<'_>,
+) -> Option<FileDefs> {
     candidates.sort_unstable_by_key(|c| (c.range, c.suffix, c.pattern));
     candidates.dedup_by_key(|c| (c.range, c.suffix));
+    let mut cut = None;
     let mut names = String::new();
     let mut scopes: Vec<(u32, u32)> = Vec::new();
     let mut scope_ids: HashMap<String, u32> = HashMap::new();
     let mut scope = String::new();
     let mut walk = ScopeWalk::new(source, root, query);
-    let mut defs = Vec::with_capacity(candidates.len());
-    for candidate in candidates {
+    let mut defs = Vec::with_capacity(candidates.len().min(MAX_DEFINITIONS));
+    for (at, candidate) in candidates.into_iter().enumerate() {
+        if at % CHECK_EVERY == CHECK_EVERY - 1 && budget.check().is_some() {
+            return None;
+        }
+        if defs.len() >= MAX_DEFINITIONS {
+            cut = Some(Cut::Definitions);
+            break;
+        }
         let Some(text) = identifier(source, candidate.node) else {
             continue;
         };
@@ -701,8 +875,13 @@ fn collect<'t>(
                 .is_some_and(|parent| parent.kind().starts_with("preproc_"));
         if preprocessor {
             scope.clear();
-        } else {
-            walk.scope_path(candidate.node, &mut scope);
+        } else if !walk.scope_path(candidate.node, &mut scope) {
+            cut = cut.or(Some(Cut::Text));
+            continue;
+        }
+        if names.len() + scope.len() + text.len() + candidate.suffix.len() > MAX_TEXT_BYTES {
+            cut = cut.or(Some(Cut::Text));
+            break;
         }
         let scope_id = if scope.is_empty() {
             0
@@ -734,11 +913,12 @@ fn collect<'t>(
         });
     }
     names.shrink_to_fit();
-    FileDefs {
+    Some(FileDefs {
         names,
         scopes: scopes.into_boxed_slice(),
         defs: defs.into_boxed_slice(),
-    }
+        cut,
+    })
 }
 
 /// Appends `text` to `names` and returns its byte range; `None` once the string would
@@ -1071,6 +1251,128 @@ mod tests {
         assert_eq!(found[20_001], "T [struct] :20003");
         assert_eq!(found[20_002], "F [member] T:20004");
         assert!(took.as_secs_f64() < LINEAR_BOUND_SECONDS, "{took:?}");
+    }
+
+    fn extracted(lang: Lang, source: &str) -> FileDefs {
+        match Extractor::new().extract(lang, source.as_bytes()) {
+            Ok(defs) => defs,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// `depth` nested `mod a {` around `struct target;`.
+    fn nested_mods(depth: usize) -> String {
+        format!(
+            "{}struct target;\n{}",
+            "mod a {\n".repeat(depth),
+            "}\n".repeat(depth)
+        )
+    }
+
+    /// A struct inside 127 modules starts 255 syntax levels deep (each module is a
+    /// `mod_item` and a `declaration_list`; its name is one level below), and is found
+    /// with its whole scope; one more module puts it past [`MAX_DEPTH`]: it is left out,
+    /// and the file says it is cut.
+    #[test]
+    fn definitions_are_kept_down_to_the_depth_bound_and_the_file_says_when_cut() {
+        let at_bound = extracted(lang_of::rust(), &nested_mods(127));
+        let target: Vec<Def<'_>> = at_bound.named("target").collect();
+        assert_eq!(target.len(), 1, "{:?}", at_bound.cut());
+        assert_eq!(target[0].scope, vec!["a"; 127].join("::"));
+        assert_eq!(at_bound.cut(), None);
+
+        let past = extracted(lang_of::rust(), &nested_mods(128));
+        assert_eq!(past.named("target").count(), 0);
+        assert_eq!(past.cut(), Some(Cut::Depth));
+        // The outer modules are still there.
+        assert_eq!(past.named("a").count(), 128);
+    }
+
+    /// 40,000 nested modules (the shape that once took 71 s and 3 GB) take well under
+    /// the linear bound and keep the outer definitions.
+    #[test]
+    fn forty_thousand_nested_modules_are_cut_quickly() {
+        let (took, found) = timed(
+            "rust, 40000 nested modules",
+            lang_of::rust(),
+            &nested_mods(40_000),
+        );
+        assert_eq!(found.len(), 128, "{:?}", &found[..3]);
+        assert!(took.as_secs_f64() < LINEAR_BOUND_SECONDS, "{took:?}");
+    }
+
+    /// A scope path of exactly [`MAX_SCOPE_BYTES`] is kept; one byte more leaves the
+    /// definitions under it out, and says so.
+    #[test]
+    fn scope_paths_are_kept_up_to_their_bound() {
+        let module = |len: usize| format!("mod {} {{\n    fn inner() {{}}\n}}\n", "m".repeat(len));
+        let kept = extracted(lang_of::rust(), &module(MAX_SCOPE_BYTES));
+        assert_eq!(kept.named("inner").count(), 1);
+        assert_eq!(kept.cut(), None);
+        let cut = extracted(lang_of::rust(), &module(MAX_SCOPE_BYTES + 1));
+        assert_eq!(cut.named("inner").count(), 0);
+        assert_eq!(cut.cut(), Some(Cut::Text));
+    }
+
+    /// Distinct long scope paths stop being stored at [`MAX_TEXT_BYTES`].
+    #[test]
+    fn names_and_scopes_stop_at_their_byte_bound() {
+        let outer = "o".repeat(MAX_SCOPE_BYTES - 16);
+        let inner = MAX_TEXT_BYTES / MAX_SCOPE_BYTES + 64;
+        let mut source = format!("mod {outer} {{\n");
+        for i in 0..inner {
+            source.push_str(&format!("mod m{i} {{ fn f() {{}} }}\n"));
+        }
+        source.push_str("}\n");
+        let defs = extracted(lang_of::rust(), &source);
+        assert_eq!(defs.cut(), Some(Cut::Text));
+        let kept = defs.named("f").count();
+        assert!(kept > inner / 2 && kept < inner, "{kept} of {inner}");
+        assert!(defs.heap_bytes() <= MAX_TEXT_BYTES + 64 * MAX_DEFINITIONS);
+    }
+
+    /// A file with [`MAX_DEFINITIONS`] definitions keeps them all; one more is left out
+    /// and the file says it is cut.
+    #[test]
+    fn definitions_per_file_are_kept_up_to_their_bound() {
+        let consts = |n: usize| {
+            let mut go = String::from("package p\n\n");
+            for i in 0..n {
+                go.push_str(&format!("const C{i} = {i}\n"));
+            }
+            go
+        };
+        // The package is a definition too.
+        let at_bound = extracted(lang_of::go(), &consts(MAX_DEFINITIONS - 1));
+        assert_eq!(at_bound.iter().count(), MAX_DEFINITIONS);
+        assert_eq!(at_bound.cut(), None);
+        let past = extracted(lang_of::go(), &consts(MAX_DEFINITIONS));
+        assert_eq!(past.iter().count(), MAX_DEFINITIONS);
+        assert_eq!(past.cut(), Some(Cut::Definitions));
+        let last = format!("C{}", MAX_DEFINITIONS - 1);
+        assert_eq!(
+            past.named(&last).count(),
+            0,
+            "the one past the bound is left out"
+        );
+    }
+
+    /// A budget that says stop halts the extraction: nothing is returned, so nothing
+    /// half-parsed is kept.
+    #[test]
+    fn a_halted_extraction_returns_nothing() {
+        let stop = || true;
+        let budget = Budget::until(std::time::Instant::now(), &stop);
+        let source = nested_mods(20_000);
+        let result = Extractor::new().extract_within(lang_of::rust(), source.as_bytes(), &budget);
+        assert!(matches!(result, Ok(None)), "{result:?}");
+        // A later, unhurried extraction of the same parser set still works.
+        let mut extractor = Extractor::new();
+        let _ = extractor.extract_within(lang_of::rust(), source.as_bytes(), &budget);
+        let defs = extractor
+            .extract(lang_of::rust(), b"fn after() {}\n")
+            .expect("extract");
+        assert_eq!(defs.named("after").count(), 1);
     }
 
     #[cfg(feature = "lang-javascript")]

@@ -14,10 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::budget::{Budget, Halt, LOOKUP_TIME};
 use super::cache::{FileEntry, Found, Query, Visit, Worker};
 use super::lang::Lang;
 use super::tree::{self, Snapshot};
-use super::{Lookup, SymbolError, parse_query};
+use super::{Halted, Lookup, SymbolError, parse_query};
+use crate::authority::CancelToken;
 use crate::project::{Project, ProjectPath};
 use crate::tools::ordered;
 
@@ -151,11 +153,37 @@ impl SymbolIndex {
             .map(|(lookup, _)| lookup)
     }
 
-    /// [`SymbolIndex::lookup`], also saying how much work it took.
+    /// [`SymbolIndex::lookup`] for a session: it stops when `cancel` is raised (Ctrl-C),
+    /// as it does when [`LOOKUP_TIME`] runs out, and says so in the answer.
+    pub(crate) fn lookup_until(
+        &self,
+        name: &str,
+        limit: usize,
+        cancel: &CancelToken,
+    ) -> Result<Lookup, SymbolError> {
+        let stop = || cancel.is_cancelled();
+        let budget = Budget::until(Instant::now() + LOOKUP_TIME, &stop);
+        self.lookup_within(name, limit, &budget)
+            .map(|(lookup, _)| lookup)
+    }
+
+    /// [`SymbolIndex::lookup`], also saying how much work it took. Neither has a time
+    /// budget: benchmarks and the differential tests parse whole trees through them.
+    /// The model's lookups go through [`SymbolIndex::lookup_until`].
     pub fn lookup_with_stats(
         &self,
         name: &str,
         limit: usize,
+    ) -> Result<(Lookup, LookupStats), SymbolError> {
+        self.lookup_within(name, limit, &Budget::unlimited())
+    }
+
+    /// A lookup that parses only within `budget`.
+    fn lookup_within(
+        &self,
+        name: &str,
+        limit: usize,
+        budget: &Budget<'_>,
     ) -> Result<(Lookup, LookupStats), SymbolError> {
         let symbol = parse_query(name)?;
         let project = &*self.shared.project;
@@ -168,11 +196,12 @@ impl SymbolIndex {
         if state.workers.len() < threads {
             state.workers.resize_with(threads, Worker::default);
         }
-        let (found, unreadable, visited) = visit_in_order(
+        let (found, unreadable, visited, halt) = visit_in_order(
             &mut state.files,
             &query,
             limit,
             &mut state.workers[..threads],
+            budget,
         )?;
 
         let mut stats = LookupStats {
@@ -189,6 +218,7 @@ impl SymbolIndex {
         let Found {
             matched: mut definitions,
             elsewhere,
+            cut,
         } = found;
         definitions.sort();
         let truncated = definitions.len() > limit;
@@ -207,6 +237,11 @@ impl SymbolIndex {
                 .collect(),
             elsewhere,
             unreadable,
+            cut,
+            halted: halt.map(|why| Halted {
+                why,
+                unvisited: state.files.len().saturating_sub(visited),
+            }),
         };
         Ok((lookup, stats))
     }
@@ -444,12 +479,14 @@ impl Shared {
             if state.workers.len() < threads {
                 state.workers.resize_with(threads, Worker::default);
             }
+            let pause = || self.warm_should_pause();
+            let time = Budget::until(started + WARM_MAX_TIME, &pause);
             let (done, finished) = warm_in_order(
                 &mut state.files[next..],
                 &query,
                 &mut state.workers[..threads],
                 &budget,
-                || self.warm_should_pause() || started.elapsed() > WARM_MAX_TIME,
+                &time,
             )?;
             next += done;
             for worker in &mut state.workers[..threads] {
@@ -538,17 +575,21 @@ struct ChunkResult {
     found: Found,
     unreadable: usize,
     visited: usize,
+    /// The budget stopped the chunk before its end.
+    halted: Option<Halt>,
 }
 
 /// Visits `files` in order on one thread per worker and returns the definitions of the
 /// settled prefix (more than `limit` of them only when the rest could not matter), the
-/// number of unreadable files in it, and the number of files visited in it.
+/// number of unreadable files in it, the number of files visited in it, and why the
+/// budget stopped it, if it did (then the prefix ends with the chunk it stopped in).
 fn visit_in_order(
     files: &mut [FileEntry],
     query: &Query<'_>,
     limit: usize,
     workers: &mut [Worker],
-) -> Result<(Found, usize, usize), SymbolError> {
+    budget: &Budget<'_>,
+) -> Result<(Found, usize, usize, Option<Halt>), SymbolError> {
     let mut found = 0;
     let chunks = ordered::map(
         files.chunks_mut(CHUNK_FILES),
@@ -558,40 +599,51 @@ fn visit_in_order(
             let mut result = ChunkResult::default();
             worker.forget_dir();
             for entry in chunk.iter_mut() {
-                result.visited += 1;
-                match entry.visit(query, worker, &mut result.found)? {
+                if let Some(why) = budget.check() {
+                    result.halted = Some(why);
+                    break;
+                }
+                match entry.visit(query, worker, &mut result.found, budget)? {
                     Visit::Checked | Visit::Gone => {}
                     Visit::Unreadable => result.unreadable += 1,
+                    Visit::Halted => {
+                        result.halted = Some(budget.check().unwrap_or(Halt::OutOfTime));
+                        break;
+                    }
                 }
+                result.visited += 1;
             }
             Ok(result)
         },
         |result| {
             found += result.found.matched.len();
-            found > limit
+            found > limit || result.halted.is_some()
         },
     )?;
     let mut found = Found::default();
-    let (mut unreadable, mut visited) = (0, 0);
+    let (mut unreadable, mut visited, mut halt) = (0, 0, None);
     for result in chunks {
         found.matched.extend(result.found.matched);
         found.elsewhere += result.found.elsewhere;
+        found.cut.extend(result.found.cut);
         unreadable += result.unreadable;
         visited += result.visited;
+        halt = halt.or(result.halted);
     }
-    Ok((found, unreadable, visited))
+    Ok((found, unreadable, visited, halt))
 }
 
-/// Visits `files` in order for a warm-up on one thread per worker, until `pause` says to
-/// give the lock up or the parse `budget` (bytes) runs out. Returns how many files from
-/// the start were done (a later call starts there; files done beyond it cost one `stat`
-/// when visited again) and whether that is all of them.
+/// Visits `files` in order for a warm-up on one thread per worker, until `time` says to
+/// give the lock up (a lookup waits, the index is gone, the warm-up's time is up: a file
+/// being parsed is then given up halfway) or the parse `budget` (bytes) runs out.
+/// Returns how many files from the start were done (a later call starts there; files
+/// done beyond it cost one `stat` when visited again) and whether that is all of them.
 fn warm_in_order(
     files: &mut [FileEntry],
     query: &Query<'_>,
     workers: &mut [Worker],
     budget: &AtomicUsize,
-    pause: impl Fn() -> bool + Sync,
+    time: &Budget<'_>,
 ) -> Result<(usize, bool), SymbolError> {
     let total = files.len();
     let chunks = ordered::map(
@@ -603,12 +655,16 @@ fn warm_in_order(
             let mut interrupted = false;
             worker.forget_dir();
             for entry in chunk.iter_mut() {
-                if stop.requested() || pause() || budget.load(Ordering::Relaxed) == 0 {
+                if stop.requested() || time.check().is_some() || budget.load(Ordering::Relaxed) == 0
+                {
                     interrupted = true;
                     break;
                 }
                 let before = worker.parsed_bytes;
-                entry.visit(query, worker, &mut result.found)?;
+                if entry.visit(query, worker, &mut result.found, time)? == Visit::Halted {
+                    interrupted = true;
+                    break;
+                }
                 let parsed = worker.parsed_bytes - before;
                 // Saturating: the last file may overdraw the budget by its own size.
                 let _ = budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
@@ -628,6 +684,9 @@ fn warm_in_order(
 mod tests {
     use std::sync::Arc;
 
+    use std::time::Instant;
+
+    use super::super::budget::Budget;
     use super::SymbolIndex;
     use crate::project::Project;
 
@@ -707,6 +766,86 @@ mod tests {
         assert!(again.warm().is_none(), "one is running");
         drop(first.map(std::thread::JoinHandle::join));
         assert!(SymbolIndex::for_availability_only(project).warm().is_none());
+    }
+
+    fn deep_project(files: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let depth = 20_000;
+        let deep = format!(
+            "{}fn target() {{}}\n{}",
+            "mod a {\n".repeat(depth),
+            "}\n".repeat(depth)
+        );
+        for i in 0..files {
+            std::fs::write(dir.path().join(format!("d{i}.rs")), &deep).expect("write");
+        }
+        std::fs::write(dir.path().join("z.rs"), "fn target() {}\n").expect("write");
+        dir
+    }
+
+    /// A stop request (Ctrl-C) ends a lookup before its first parse, and the answer
+    /// says so and how many files it did not get to; nothing half-parsed is kept.
+    #[test]
+    fn a_stopped_lookup_says_so() {
+        use super::super::{Halt, Halted};
+        let dir = deep_project(2);
+        let index = SymbolIndex::new(open(&dir));
+        let stop = || true;
+        let budget = Budget::until(Instant::now() + super::LOOKUP_TIME, &stop);
+        let (lookup, stats) = index.lookup_within("target", 10, &budget).expect("lookup");
+        assert_eq!(
+            lookup.halted,
+            Some(Halted {
+                why: Halt::Stopped,
+                unvisited: 3
+            })
+        );
+        assert!(lookup.definitions.is_empty());
+        assert_eq!((stats.parses, index.parsed_files()), (0, 0));
+    }
+
+    /// A lookup out of time answers with what it has and says so; asked again with
+    /// time, it finds everything, the deep files marked cut.
+    #[test]
+    fn a_lookup_out_of_time_says_so_and_a_later_one_goes_on() {
+        use super::super::{Cut, Halt};
+        let dir = deep_project(2);
+        let index = SymbolIndex::new(open(&dir));
+        let go_on = || false;
+        let budget = Budget::until(Instant::now(), &go_on);
+        let (lookup, _) = index.lookup_within("target", 10, &budget).expect("lookup");
+        assert_eq!(lookup.halted.map(|h| h.why), Some(Halt::OutOfTime));
+        let lookup = index.lookup("target", 10).expect("lookup");
+        assert_eq!(lookup.halted, None);
+        let found: Vec<&str> = lookup.definitions.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(found, ["z.rs"]);
+        assert_eq!(
+            lookup.cut,
+            [
+                ("d0.rs".to_owned(), Cut::Depth),
+                ("d1.rs".to_owned(), Cut::Depth)
+            ]
+        );
+    }
+
+    /// The warm-up gets through pathologically nested files within its bounds.
+    #[test]
+    fn the_warm_up_gets_through_deep_files() {
+        let dir = deep_project(3);
+        let index = SymbolIndex::new(open(&dir));
+        let started = std::time::Instant::now();
+        let stats = index
+            .warm()
+            .expect("a warm-up starts")
+            .join()
+            .expect("warm-up thread");
+        assert!(stats.complete, "{stats:?}");
+        assert_eq!(index.parsed_files(), 4);
+        assert!(
+            started.elapsed() < super::WARM_MAX_TIME,
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     /// Dropping the index stops its warm-up at the next file.

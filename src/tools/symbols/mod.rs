@@ -26,12 +26,19 @@
 //!    reads and summarises every file, then parses them in path order, giving way to any
 //!    lookup, so the model's first find_symbol call finds most of the work done.
 //!
+//! A repository decides how much work a file takes, so the work is bounded ([`extract`]:
+//! how deep a definition may start, how many definitions and how much scope text a file
+//! keeps; `budget.rs`: how long a lookup parses, and Ctrl-C), and a lookup says when a
+//! bound cut a file that mentions the name, or stopped it early: it never misses
+//! silently.
+//!
 //! Freshness is checked on every lookup and never traded for speed (`cache.rs`): new and
 //! removed files are found through directory stamps (or a new walk), every visited file
 //! is `stat`ed, and a file whose stamp changed is read again. A file indexed within two seconds of its
 //! modification time could change again without its stamp changing on a coarse clock,
 //! so its content hash is checked too. Nothing is written anywhere.
 
+mod budget;
 mod cache;
 pub(crate) mod census;
 pub(crate) mod extract;
@@ -44,6 +51,9 @@ mod tree;
 
 use std::cmp::Ordering;
 
+pub use budget::Halt;
+pub(crate) use budget::LOOKUP_TIME;
+pub use extract::Cut;
 pub use index::{LookupStats, SymbolIndex, WarmStats};
 
 use crate::tools::ToolError;
@@ -101,6 +111,20 @@ pub struct Lookup {
     pub elsewhere: usize,
     /// Files that were listed but could not be read (permissions, a symlink swapped in).
     pub unreadable: usize,
+    /// Files that mention the name but are indexed only in part (a bound of
+    /// [`extract`] cut them), with why: a definition there may be missing.
+    pub cut: Vec<(String, Cut)>,
+    /// Set when the lookup stopped before visiting every file it needed.
+    pub halted: Option<Halted>,
+}
+
+/// Why and where a lookup stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Halted {
+    /// Ctrl-C, or the time budget.
+    pub why: Halt,
+    /// Files in a supported language the lookup did not get to.
+    pub unvisited: usize,
 }
 
 /// Why a lookup failed.

@@ -4,8 +4,9 @@
 //! [`calls`] (what the model can call), [`walking`] (what the read tools see),
 //! [`outside`] (where metron runs), [`commands`] (admission), [`configured`] (programs
 //! the repository configures), [`sandbox`] (what an admitted command can reach),
-//! [`config_trust`], [`terminal`], [`network`], [`endpoint`] (which server and model the
-//! code goes to) and [`resources`]. This module holds the fixture, the
+//! [`config_trust`], [`symbols`] (find_symbol's bounds and Ctrl-C), [`terminal`],
+//! [`network`], [`endpoint`] (which server and model the code goes to) and
+//! [`resources`]. This module holds the fixture, the
 //! measurement, and the record the tally is computed from.
 //!
 //! Each case builds `base/proj` (the project), `base/outside` (a directory next to it with a
@@ -790,6 +791,7 @@ mod network;
 mod outside;
 mod resources;
 mod sandbox;
+mod symbols;
 mod terminal;
 mod walking;
 mod writes;
@@ -807,6 +809,7 @@ fn cases() -> Vec<&'static Case> {
         configured::CASES,
         sandbox::CASES,
         config_trust::CASES,
+        symbols::CASES,
         terminal::CASES,
         network::CASES,
         endpoint::CASES,
