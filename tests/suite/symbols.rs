@@ -1098,3 +1098,35 @@ fn megabytes_of_nested_cpp_namespaces_are_bounded() {
     let m = find_symbol_measured(dir.path(), "target");
     assert_bounded(&m, "deep.cpp", "plain.cpp", NESTED_LARGE_MIB);
 }
+
+/// A source file one byte over the 8 MiB parse bound, defining the name: it is not
+/// parsed, and the answer says so instead of "no definition" (the bound is not a silent
+/// miss); one at exactly the bound is parsed and found.
+#[test]
+fn a_file_over_the_parse_bound_is_named_not_missed() {
+    const BOUND: usize = 8 * 1024 * 1024;
+    let sized = |bytes: usize| {
+        let head = "package big\n\nfunc Target() {}\n";
+        let mut text = String::with_capacity(bytes);
+        text.push_str(head);
+        while text.len() + 12 <= bytes {
+            text.push_str("// padding\n");
+        }
+        text.push_str(&"/".repeat(bytes - text.len() - 1));
+        text.push('\n');
+        assert_eq!(text.len(), bytes);
+        text
+    };
+    let dir = nested_project(("big.go", sized(BOUND + 1)), ("plain.go", "package big\n"));
+    let m = find_symbol_measured(dir.path(), "Target");
+    assert_eq!(m.code, 0, "{m:?}");
+    assert!(
+        m.stdout
+            .contains("[big.go is indexed only in part (it is larger than 8 MiB"),
+        "{m:?}"
+    );
+    write(&dir.path().join("big.go"), &sized(BOUND));
+    let m = find_symbol_measured(dir.path(), "Target");
+    assert!(m.stdout.contains("-> big.go:3"), "{m:?}");
+    assert!(!m.stdout.contains("indexed only in part"), "{m:?}");
+}

@@ -102,12 +102,13 @@ struct Indexed {
 impl Indexed {
     fn new(stamp: Stamp, bytes: &[u8], read_at: SystemTime) -> Indexed {
         if stamp.size > MAX_FILE_BYTES {
-            // Too big to index: an empty summary and no definitions, until it changes.
+            // Too big to index: every lookup visits it and says it was not parsed,
+            // until it changes (a silent empty summary would miss a definition there).
             return Indexed {
                 stamp,
                 racy_hash: None,
-                summary: Summary::build(b""),
-                defs: Some(FileDefs::default()),
+                summary: Summary::unknown(),
+                defs: Some(FileDefs::too_large()),
             };
         }
         Indexed {

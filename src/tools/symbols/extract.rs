@@ -82,6 +82,8 @@ pub enum Cut {
     Definitions,
     /// A scope path passed [`MAX_SCOPE_BYTES`], or names and scopes [`MAX_TEXT_BYTES`].
     Text,
+    /// The file is larger than [`super::cache::MAX_FILE_BYTES`] and is not parsed at all.
+    Size,
 }
 
 impl Cut {
@@ -94,6 +96,10 @@ impl Cut {
             Cut::Definitions => {
                 format!("only its first {MAX_DEFINITIONS} definitions are indexed")
             }
+            Cut::Size => format!(
+                "it is larger than {} MiB, and files that large are not parsed",
+                super::cache::MAX_FILE_BYTES / (1024 * 1024)
+            ),
             Cut::Text => format!(
                 "definitions under a scope longer than {MAX_SCOPE_BYTES} bytes, or past {} MiB of names, are not indexed",
                 MAX_TEXT_BYTES >> 20
@@ -113,6 +119,17 @@ pub(crate) struct FileDefs {
     defs: Box<[RawDef]>,
     /// Why some of the file's definitions are not here, if any are not.
     cut: Option<Cut>,
+}
+
+impl FileDefs {
+    /// No definitions, for a file too large to parse: a lookup that may find the name
+    /// there says the file was not searched, rather than nothing.
+    pub(crate) fn too_large() -> FileDefs {
+        FileDefs {
+            cut: Some(Cut::Size),
+            ..FileDefs::default()
+        }
+    }
 }
 
 /// One definition inside [`FileDefs`]: 16 bytes.

@@ -145,6 +145,14 @@ impl Summary {
         summary
     }
 
+    /// A summary that may contain every name: for a file whose bytes are not read (too
+    /// large), so that no lookup rules it out unseen.
+    pub(crate) fn unknown() -> Summary {
+        Summary {
+            words: vec![u64::MAX; MIN_WORDS].into_boxed_slice(),
+        }
+    }
+
     /// False only when the file certainly does not contain the name as a token. A name
     /// without a key may be anywhere.
     pub(crate) fn may_contain(&self, key: Option<Key>) -> bool {
