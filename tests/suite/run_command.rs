@@ -992,8 +992,14 @@ fn warnings_for(program: &str, command: &str, files: &[(&str, &str)]) -> Vec<Str
     let env = path_env(&format!("{}:{}", outside.str(), real_path()));
     let text = run(&tb, command, &env).expect("runs");
     assert!(text.contains("exit status 0\nfake"), "{text}");
+    // One question per attempt: `run` tries again (and so asks again) when the script was
+    // busy being written, which a loaded machine makes happen. Every question must carry
+    // the same warnings.
     let warned = approver.warned();
-    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        !warned.is_empty() && warned.windows(2).all(|pair| pair[0] == pair[1]),
+        "{warned:?}"
+    );
     warned[0].clone()
 }
 

@@ -927,7 +927,8 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
 // ---------------------------------------------------------------------------------------
 
 /// What one `metron tool find_symbol` run printed, how long it took, and its peak
-/// resident set (from `wait4`, so the number is this process's alone).
+/// resident set (sampled from /proc: see [`super::common::run_with_peak`]; 0 where there
+/// is no /proc).
 #[derive(Debug)]
 struct Measured {
     stdout: String,
@@ -937,46 +938,21 @@ struct Measured {
 }
 
 /// Runs `metron tool find_symbol {"symbol": symbol}` in `root` and measures it.
-// The child is reaped by `wait4`, which also reports its own peak RSS; `Child::wait`
-// cannot.
-#[allow(clippy::zombie_processes)]
 fn find_symbol_measured(root: &Path, symbol: &str) -> Measured {
-    use std::io::Read;
     let (mut command, _home) = super::common::hermetic(env!("CARGO_BIN_EXE_metron"), root);
-    command
-        .args([
-            "tool",
-            "find_symbol",
-            &json!({ "symbol": symbol }).to_string(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    let started = std::time::Instant::now();
-    let mut child = command.spawn().expect("spawn metron");
-    let mut stdout = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        out.read_to_string(&mut stdout).expect("read stdout");
-    }
-    let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on the child we spawned and have not reaped, with valid out-pointers.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(rc, pid, "wait4");
-    let took = started.elapsed();
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    // ru_maxrss is in KiB on Linux.
-    let peak_mib = i64::from(usage.ru_maxrss as i32) / 1024;
+    command.args([
+        "tool",
+        "find_symbol",
+        &json!({ "symbol": symbol }).to_string(),
+    ]);
+    let peak = super::common::run_with_peak_within(command, NESTED_TIME_LIMIT);
     let measured = Measured {
-        stdout,
-        code,
-        took,
-        peak_mib,
+        stdout: peak.run.stdout,
+        code: peak.run.code,
+        took: peak.took,
+        peak_mib: peak
+            .rss_kib
+            .map_or(0, |kib| i64::try_from(kib / 1024).unwrap_or(i64::MAX)),
     };
     eprintln!(
         "find_symbol {symbol}: {:.1} s, {} MiB",

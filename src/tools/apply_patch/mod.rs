@@ -354,6 +354,10 @@ pub(crate) fn prepare_within(
             (path, size)
         })
         .collect();
+    // One file over the per-file cap is the more useful refusal: it names the file.
+    if let Some((path, _)) = sizes.iter().find(|(_, size)| *size > max_file_bytes) {
+        return Err(refuse(over_file_cap(path, max_file_bytes)));
+    }
     let total = sizes
         .iter()
         .fold(0u64, |sum, (_, size)| sum.saturating_add(*size));
@@ -568,11 +572,16 @@ fn over_budget(total: Option<u64>, budget: u64, files: usize) -> String {
 /// The text of a read error for the model; a file over the cap names the setting.
 fn too_large_or(error: BoundaryError, max_file_bytes: u64) -> String {
     match error {
-        BoundaryError::TooLarge { path, .. } => format!(
-            "`{path}` is larger than {max_file_bytes} bytes, apply_patch's limit per file (`max_patch_file_bytes`), so it was not read; change it another way, or ask the person to raise `max_patch_file_bytes` in their config."
-        ),
+        BoundaryError::TooLarge { path, .. } => over_file_cap(&path, max_file_bytes),
         other => other.to_string(),
     }
+}
+
+/// The refusal of a file larger than `max_patch_file_bytes`.
+fn over_file_cap(path: &dyn std::fmt::Display, max_file_bytes: u64) -> String {
+    format!(
+        "`{path}` is larger than {max_file_bytes} bytes, apply_patch's limit per file (`max_patch_file_bytes`), so it was not read; change it another way, or ask the person to raise `max_patch_file_bytes` in their config."
+    )
 }
 
 /// The permission bits a written path gets: a modified or renamed file keeps its own

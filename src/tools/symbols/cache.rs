@@ -20,7 +20,7 @@ use std::io::Read;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::budget::Budget;
-use super::extract::{Cut, Extractor, FileDefs};
+use super::extract::{Cut, Extractor, FileDefs, MAX_FILE_BYTES};
 use super::lang::Lang;
 use super::prefilter::{Key, Summary, may_define};
 use super::{Definition, SymbolError, SymbolQuery};
@@ -29,10 +29,6 @@ use crate::project::{BoundaryError, Project, ProjectDir, ProjectPath};
 /// How close to its modification time a file must have been read for the stamp alone not
 /// to be trusted.
 pub(crate) const RACY_WINDOW: Duration = Duration::from_secs(2);
-
-/// Files larger than this are not indexed (they are generated tables, not code anyone
-/// navigates, and parsing one would take seconds).
-pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How many directories a worker keeps open for `stat`s.
 const OPEN_DIRS: usize = 4;

@@ -60,8 +60,12 @@ pub(crate) const MAX_DEFINITIONS: usize = 100_000;
 /// definition; a definition under a longer one is not indexed ([`Cut::Text`]).
 pub(crate) const MAX_SCOPE_BYTES: usize = 4096;
 
+/// Files larger than this are not parsed (they are generated tables, not code anyone
+/// navigates, and parsing one would take seconds); a lookup names them ([`Cut::Size`]).
+pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
 /// The most bytes of names and distinct scope paths kept from one file (twice the
-/// largest file indexed, [`super::cache::MAX_FILE_BYTES`]). Past it, definitions are not
+/// largest file indexed, [`MAX_FILE_BYTES`]). Past it, definitions are not
 /// indexed ([`Cut::Text`]).
 pub(crate) const MAX_TEXT_BYTES: usize = 16 * 1024 * 1024;
 
@@ -82,7 +86,7 @@ pub enum Cut {
     Definitions,
     /// A scope path passed [`MAX_SCOPE_BYTES`], or names and scopes [`MAX_TEXT_BYTES`].
     Text,
-    /// The file is larger than [`super::cache::MAX_FILE_BYTES`] and is not parsed at all.
+    /// The file is larger than [`MAX_FILE_BYTES`] and is not parsed at all.
     Size,
 }
 
@@ -98,7 +102,7 @@ impl Cut {
             }
             Cut::Size => format!(
                 "it is larger than {} MiB, and files that large are not parsed",
-                super::cache::MAX_FILE_BYTES / (1024 * 1024)
+                MAX_FILE_BYTES / (1024 * 1024)
             ),
             Cut::Text => format!(
                 "definitions under a scope longer than {MAX_SCOPE_BYTES} bytes, or past {} MiB of names, are not indexed",

@@ -1,7 +1,7 @@
 //! Cases on resource limits (issue 25): what a broken or hostile server sends, and what a
 //! patch makes metron read. Each server case answers one request with a body that never
 //! ends and measures metron's peak memory (its `VmHWM`, sampled until it exits; see
-//! [`run_with_peak`]) and how long it took: metron must stop
+//! [`crate::suite::common::run_with_peak`]) and how long it took: metron must stop
 //! reading at its bound, say what happened, and exit well within the probe's time. The
 //! patch cases put a patch's files exactly at its read budget (applied) and one byte over
 //! (refused before a byte is read). And what `/diff` says of a file the session created or
@@ -9,16 +9,15 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use super::*;
-use crate::suite::common::{PATIENCE, Run};
+use crate::suite::common::{Peak, run_with_peak};
 use crate::suite::fake_ollama::{FakeOllama, Reply, call};
 
 cases! {
@@ -43,71 +42,6 @@ const PEAK_RSS_KIB: u64 = 64 << 10;
 /// How long a run against an endless body may take: less than the doctor's 5 s per probe,
 /// so a run that only stopped at the time limit (having read all it could) fails.
 const QUICK: Duration = Duration::from_secs(4);
-
-/// A finished run with its peak resident memory (when it could be measured) and duration.
-struct Peak {
-    run: Run,
-    rss_kib: Option<u64>,
-    took: Duration,
-}
-
-/// The peak resident set of process `pid` so far (`VmHWM`), or `None` when it cannot be
-/// read (no /proc, or the process is gone).
-fn high_water_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Runs `command` (stdin empty) to its end, sampling its peak resident set (`VmHWM`, which
-/// only grows) every millisecond or so until it exits; kills it and fails if it outlives
-/// [`PATIENCE`]. The last sample is a lower bound of the true peak: a run that grows to
-/// gigabytes over seconds, as an unbounded read does, cannot slip between samples, while a
-/// bounded one stays bounded by construction. (`wait4`'s `ru_maxrss` cannot serve: Linux
-/// carries the spawning test process's own peak across `exec` into the child's, so it
-/// measures the test binary, whose memory depends on the other tests running beside it.)
-fn run_with_peak(mut command: Command) -> Peak {
-    let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn metron");
-    let read_all = |mut from: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = from.read_to_end(&mut bytes);
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
-    };
-    let stdout = read_all(Box::new(child.stdout.take().expect("stdout")));
-    let stderr = read_all(Box::new(child.stderr.take().expect("stderr")));
-    let deadline = started + PATIENCE;
-    let mut rss_kib = None;
-    let status = loop {
-        // Sampled before asking whether it exited, so the last sample is as late as any.
-        if let Some(now) = high_water_kib(child.id()) {
-            rss_kib = Some(rss_kib.map_or(now, |seen: u64| seen.max(now)));
-        }
-        if let Some(status) = child.try_wait().expect("poll metron") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("metron did not exit within {PATIENCE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    };
-    let took = started.elapsed();
-    let run = Run {
-        code: status.code().unwrap_or(-1),
-        stdout: stdout.join().expect("stdout reader"),
-        stderr: stderr.join().expect("stderr reader"),
-    };
-    Peak { run, rss_kib, took }
-}
 
 /// Fails unless the run stayed under [`PEAK_RSS_KIB`] (where /proc can tell) and
 /// [`QUICK`], and notes both.

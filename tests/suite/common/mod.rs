@@ -13,6 +13,8 @@
 //! - [`alloc_meter`]: counts heap bytes per thread, so a test can bound a tool's memory;
 //! - [`Live`] (in `live.rs`): a run the test talks to while it goes on, and [`hermetic`],
 //!   the same environment as [`metron`] for any program;
+//! - `peak.rs`: a run's peak memory ([`run_with_peak`]), sampled from /proc, which
+//!   `wait4` cannot give on Linux;
 //! - `terminal.rs`: metron on a pseudo-terminal ([`on_a_terminal`], [`script_available`]);
 //! - `greet.rs`: the Greet fixture ([`GREET_GO`], [`greet_project`], [`greet_patch`],
 //!   [`greet_session`]) and readers of the fake's requests ([`roles`], [`tool_messages`]).
@@ -30,10 +32,12 @@ use metron::tools::{Budgets, Toolbox};
 
 mod greet;
 mod live;
+mod peak;
 mod terminal;
 
 pub use greet::*;
 pub use live::*;
+pub use peak::*;
 pub use terminal::*;
 
 /// How long any wait in these tests may take before the test fails.
