@@ -19,6 +19,20 @@ pub fn normalize_endpoint(raw: &str) -> Result<String, String> {
         Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest, true),
         None => ("http".to_owned(), trimmed, false),
     };
+    // Ollama's endpoints take no query and no fragment. One there is most likely a token
+    // (`?token=...`): it would be shown wherever the endpoint is (`--doctor`,
+    // `session_start`), where only userinfo is masked, and it would end up before
+    // `/api/chat`. So it is refused, without repeating what follows the `?` or `#`.
+    if let Some(at) = rest.find(['?', '#']) {
+        let (kind, mark) = if rest[at..].starts_with('?') {
+            ("a query", '?')
+        } else {
+            ("a fragment", '#')
+        };
+        return Err(format!(
+            "has {kind} (`{mark}***`), which an Ollama endpoint never takes; remove everything from the `{mark}` on, and if the server needs a password or token, write it as user:password@host, which metron masks wherever it shows the endpoint"
+        ));
+    }
     let default_port = match (scheme.as_str(), explicit_scheme) {
         (_, false) => DEFAULT_PORT,
         ("http", true) => 80,
@@ -242,6 +256,21 @@ mod tests {
         assert!(normalize_endpoint("ftp://x").is_err());
         assert!(normalize_endpoint("host:99999").is_err());
         assert!(normalize_endpoint("[::1").is_err());
+    }
+
+    #[test]
+    fn a_query_or_fragment_is_refused_without_echoing_it() {
+        for raw in [
+            "http://127.0.0.1:8080/?token=S3CRETPW",
+            "http://127.0.0.1:8080?token=S3CRETPW",
+            "127.0.0.1:8080/api/chat?token=S3CRETPW",
+            "https://host/#S3CRETPW",
+            "host?S3CRETPW",
+        ] {
+            let error = normalize_endpoint(raw).expect_err(raw);
+            assert!(!error.contains("S3CRETPW"), "{raw}: {error}");
+            assert!(error.contains("user:password@host"), "{raw}: {error}");
+        }
     }
 
     #[test]

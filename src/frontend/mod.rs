@@ -44,6 +44,11 @@ pub(crate) fn error(message: impl std::fmt::Display) {
     );
 }
 
+/// The refusal when no home directory is known (HOME unset, empty or relative, and no
+/// entry in the password database): metron could neither tell whether it was started in
+/// the home directory nor protect the credentials there, so it does not start.
+const NO_HOME: &str = "cannot tell where your home directory is: HOME is unset, empty or not an absolute path, and the password database has no home for this user; without it metron cannot keep your keys and credentials out of the model's reach, so it did not start; set HOME to your home directory (export HOME=/home/you) and run metron again";
+
 /// Loads the project and configuration (with the command line's `flags` on top), printing
 /// warnings; `Err` carries the exit code.
 pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> {
@@ -56,7 +61,14 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         Exit::Failure
     })?;
     let env = ConfigEnv::from_process();
-    if let Some(wide) = project.too_wide(env.home.as_deref()) {
+    // HOME and the password database's home: an unset, empty or misleading HOME neither
+    // lets metron run in the home directory nor unprotects its credentials.
+    let homes = crate::project::user_homes(env.home.as_deref());
+    if homes.is_empty() {
+        error(NO_HOME);
+        return Err(Exit::Usage);
+    }
+    if let Some(wide) = project.too_wide(&homes) {
         error(wide.message(project.root()));
         return Err(Exit::Usage);
     }
@@ -96,7 +108,7 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         .chain(config::user_dir(&env))
         .collect();
     for place in
-        crate::sandbox::protected_places(&limits.sandbox, env.home.as_deref(), &metron_config)
+        crate::sandbox::protected_places(&limits.sandbox, &homes, &metron_config)
     {
         project.protect_secret(&place);
     }

@@ -1,7 +1,8 @@
 //! The HTTP client: one chat call at a time, streamed, with an idle watchdog.
 //!
 //! The watchdog (`timeout_seconds`) bounds *silence*, not total time: it restarts with
-//! every chunk, so a slow reply that keeps producing is never cut while a hung server is
+//! every chunk that adds text, reasoning or a call, so a slow reply that keeps producing
+//! is never cut while a hung server, or one streaming blank lines or empty chunks, is
 //! abandoned. Cancelling is dropping the future: the connection closes and Ollama stops
 //! generating. Every response body but the chat stream (which the stream parser bounds)
 //! is read through one function that stops at a bound of its kind (see `body`), so a
@@ -162,21 +163,35 @@ impl Client {
             ));
         }
         let mut stream = response.bytes_stream();
+        // The watchdog restarts on progress only (text, reasoning, a call): a server
+        // streaming blank lines or empty chunks forever is as silent as a hung one, and
+        // is cut after `timeout_seconds` the same way.
+        let mut progress_at = Instant::now();
+        let mut only_empty = false;
         loop {
-            let phase = if parser.has_output() {
-                "in the middle of the reply"
-            } else {
-                "before answering"
+            let phase = match (parser.has_output(), only_empty) {
+                (true, false) => "in the middle of the reply",
+                (true, true) => "in the middle of the reply (it sent only empty chunks)",
+                (false, false) => "before answering",
+                (false, true) => "before answering (it sent only empty chunks)",
             };
-            match self.within_idle(stream.next(), phase).await? {
+            let left = self.idle.saturating_sub(progress_at.elapsed());
+            match self.within(left, stream.next(), phase).await? {
                 None => break,
                 Some(Err(_)) => return Err(OllamaError::Truncated),
                 Some(Ok(bytes)) => {
                     let mut first = None;
+                    let before = parser.progress();
                     let done = parser.feed(&bytes, &mut |delta| {
                         first.get_or_insert_with(|| started.elapsed());
                         on_delta(delta);
                     })?;
+                    if parser.progress() == before {
+                        only_empty = true;
+                    } else {
+                        progress_at = Instant::now();
+                        only_empty = false;
+                    }
                     if let Some(at) = first {
                         parser.note_first_token(at);
                     }
@@ -362,7 +377,17 @@ impl Client {
         work: impl Future<Output = T>,
         phase: &'static str,
     ) -> Result<T, OllamaError> {
-        tokio::time::timeout(self.idle, work)
+        self.within(self.idle, work, phase).await
+    }
+
+    /// `work` within `limit` (what is left of the watchdog), or the watchdog's error.
+    async fn within<T>(
+        &self,
+        limit: Duration,
+        work: impl Future<Output = T>,
+        phase: &'static str,
+    ) -> Result<T, OllamaError> {
+        tokio::time::timeout(limit, work)
             .await
             .map_err(|_| OllamaError::IdleTimeout {
                 seconds: self.idle.as_secs(),

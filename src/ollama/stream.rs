@@ -153,6 +153,13 @@ impl StreamParser {
         self.reply.first_token.get_or_insert(at);
     }
 
+    /// How much the reply holds so far (bytes of text, reasoning and calls, plus the
+    /// calls): it grows with every chunk that adds something and with nothing else, so
+    /// the watchdog restarts on progress, never on a blank line or an empty chunk.
+    pub(crate) fn progress(&self) -> usize {
+        self.reply_bytes.saturating_add(self.reply.tool_calls.len())
+    }
+
     /// True once any text, reasoning or call has arrived.
     pub(crate) fn has_output(&self) -> bool {
         !self.reply.content.is_empty()
@@ -276,6 +283,31 @@ mod tests {
         }
         let result = parser.finish(&mut on);
         (result, printed)
+    }
+
+    #[test]
+    fn only_text_reasoning_or_a_call_is_progress() {
+        let mut parser = StreamParser::new("call_m1".into());
+        let mut on = |_: Delta<'_>| {};
+        let empty = b"{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":false}\n";
+        for nothing in [&b"\n"[..], b"\r\n", b"  \n", empty, b"{\"message\":{\"con"] {
+            parser.feed(nothing, &mut on).expect("fed");
+            assert_eq!(parser.progress(), 0, "{}", String::from_utf8_lossy(nothing));
+        }
+        parser.feed(b"tent\":\"a\"}}\n", &mut on).expect("fed");
+        assert_eq!(parser.progress(), 1);
+        parser
+            .feed(b"{\"message\":{\"thinking\":\"hm\"}}\n", &mut on)
+            .expect("fed");
+        assert_eq!(parser.progress(), 3);
+        let before = parser.progress();
+        parser
+            .feed(
+                b"{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"\",\"arguments\":{}}}]}}\n",
+                &mut on,
+            )
+            .expect("fed");
+        assert!(parser.progress() > before);
     }
 
     #[test]

@@ -37,7 +37,10 @@
 //! - run_command resolves the entries of PATH by path to refuse programs that live inside
 //!   the project.
 
+mod home;
 pub(crate) mod temp_files;
+
+pub(crate) use home::user_homes;
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -439,15 +442,19 @@ impl Project {
     }
 
     /// Why this root is too wide to be a project, if it is: the file system's root, or
-    /// `home` (the user's home directory), compared as real paths. Either holds the
-    /// user's keys and credentials (`~/.ssh`), which the read tools would then reach; a
-    /// home that is a git work tree (a dotfiles repository) is refused all the same.
-    pub(crate) fn too_wide(&self, home: Option<&Path>) -> Option<WideRoot> {
+    /// one of `homes` (the user's home directories, [`user_homes`]: HOME and the password
+    /// database's), compared as real paths. Either holds the user's keys and credentials
+    /// (`~/.ssh`), which the read tools would then reach; a home that is a git work tree
+    /// (a dotfiles repository) is refused all the same.
+    pub(crate) fn too_wide(&self, homes: &[PathBuf]) -> Option<WideRoot> {
         if self.canonical_root.parent().is_none() {
             return Some(WideRoot::FileSystem);
         }
-        let home = home.and_then(|home| home.canonicalize().ok())?;
-        (home == self.canonical_root).then_some(WideRoot::Home)
+        homes
+            .iter()
+            .filter_map(|home| home.canonicalize().ok())
+            .any(|home| home == self.canonical_root)
+            .then_some(WideRoot::Home)
     }
 
     /// Marks a protected place (an absolute path the sandbox denies commands) for the read
@@ -1276,15 +1283,15 @@ mod tests {
     #[test]
     fn home_and_the_file_system_root_are_too_wide_to_be_a_project() {
         let (dir, p) = project();
-        assert_eq!(p.too_wide(Some(dir.path())), Some(WideRoot::Home));
-        assert_eq!(
-            p.too_wide(Some(&dir.path().join("."))),
-            Some(WideRoot::Home)
-        );
-        assert_eq!(p.too_wide(Some(&dir.path().join("elsewhere"))), None);
-        assert_eq!(p.too_wide(None), None);
+        assert_eq!(p.too_wide(&[dir.path().into()]), Some(WideRoot::Home));
+        assert_eq!(p.too_wide(&[dir.path().join(".")]), Some(WideRoot::Home));
+        assert_eq!(p.too_wide(&[dir.path().join("elsewhere")]), None);
+        assert_eq!(p.too_wide(&[]), None);
+        // HOME elsewhere, the password database's home here: refused all the same.
+        let homes = [dir.path().join("elsewhere"), dir.path().into()];
+        assert_eq!(p.too_wide(&homes), Some(WideRoot::Home));
         let top = Project::open(Path::new("/"), false).expect("open /");
-        assert_eq!(top.too_wide(None), Some(WideRoot::FileSystem));
+        assert_eq!(top.too_wide(&[]), Some(WideRoot::FileSystem));
         assert!(
             WideRoot::Home
                 .message(dir.path())

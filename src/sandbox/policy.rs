@@ -49,26 +49,30 @@ pub(crate) const DEFAULT_PROTECTED: &[&str] = &[
     ".metron",
 ];
 
-/// The protected places, as absolute paths: [`DEFAULT_PROTECTED`] under `home`, the
-/// user's metron configuration (`metron_config`) and `command_protected_paths`. The one
-/// list both the sandbox (commands may not read them) and the read tools (which refuse
-/// the ones inside the project, see `Project::protect_secret`) use, so the two cannot
-/// drift.
+/// The protected places, as absolute paths: [`DEFAULT_PROTECTED`] under each of `homes`
+/// (`project::user_homes`: HOME and the password database's home, so `env -u HOME`
+/// protects `~/.npmrc` all the same), the user's metron configuration (`metron_config`)
+/// and `command_protected_paths` (a `~` one under each home). The one list both the
+/// sandbox (commands may not read them) and the read tools (which refuse the ones inside
+/// the project, see `Project::protect_secret`) use, so the two cannot drift.
 pub(crate) fn protected_places(
     settings: &SandboxSettings,
-    home: Option<&Path>,
+    homes: &[PathBuf],
     metron_config: &[PathBuf],
 ) -> Vec<PathBuf> {
-    let mut protected: Vec<PathBuf> = home
-        .map(|home| DEFAULT_PROTECTED.iter().map(|p| home.join(p)).collect())
-        .unwrap_or_default();
+    let mut protected: Vec<PathBuf> = homes
+        .iter()
+        .flat_map(|home| DEFAULT_PROTECTED.iter().map(move |p| home.join(p)))
+        .collect();
     protected.extend(metron_config.iter().cloned());
-    protected.extend(
-        settings
-            .protected_paths
-            .iter()
-            .filter_map(|raw| expand_home(raw, home)),
-    );
+    for raw in &settings.protected_paths {
+        if homes.is_empty() {
+            protected.extend(expand_home(raw, None));
+        }
+        for home in homes {
+            protected.extend(expand_home(raw, Some(home)));
+        }
+    }
     protected
 }
 
@@ -144,9 +148,12 @@ impl Policy {
             }
         }
         read_only.extend(places.metron_files.iter().cloned());
-        let home = places.home.as_deref();
+        // HOME as metron was started with, and the password database's home: the same
+        // homes the read tools protect (`frontend::startup`). A `~` grant means HOME.
+        let homes = crate::project::user_homes(places.home.as_deref());
+        let home = homes.first().map(PathBuf::as_path);
         let expand = |raw: &String| expand_home(raw, home);
-        let mut protected = protected_places(settings, home, &places.metron_config);
+        let mut protected = protected_places(settings, &homes, &places.metron_config);
         protected.extend(PROTECTED_DEVICES.iter().map(PathBuf::from));
         let writable = settings.writable_paths.iter().filter_map(expand);
         Policy {
@@ -383,6 +390,20 @@ mod tests {
             summary.to_string(),
             "writes the project (not .git; no new top-level entries) and a temp dir; no network"
         );
+    }
+
+    #[test]
+    fn every_home_keeps_its_credentials_protected() {
+        let mut settings = settings();
+        settings.protected_paths = vec!["~/.secrets".to_owned()];
+        let homes = [PathBuf::from("/tmp/other"), PathBuf::from("/home/me")];
+        let protected = protected_places(&settings, &homes, &[]);
+        for home in &homes {
+            assert!(protected.contains(&home.join(".npmrc")), "{protected:?}");
+            assert!(protected.contains(&home.join(".ssh")), "{protected:?}");
+            assert!(protected.contains(&home.join(".secrets")), "{protected:?}");
+        }
+        assert!(protected_places(&settings, &[], &[]).is_empty());
     }
 
     #[test]

@@ -28,6 +28,8 @@ cases! {
     "model names with newlines in /model" => server_model_names_cannot_forge_model_list_lines: newline_models_in_list;
     "password in OLLAMA_HOST" => a_password_in_ollama_host_is_sent_but_never_shown: password_in_ollama_host;
     "password in OLLAMA_HOST, doctor and errors" => a_password_in_ollama_host_stays_out_of_the_doctor_and_errors: password_in_doctor_and_errors;
+    "token in OLLAMA_HOST's query" => a_token_in_the_endpoints_query_is_refused_unshown: token_in_query;
+    "token in OLLAMA_HOST's fragment" => a_token_in_the_endpoints_fragment_is_refused_unshown: token_in_fragment;
     "relative SSL_CERT_FILE in the project" => a_relative_ssl_cert_file_is_refused: relative_ssl_cert_file;
     "relative SSL_CERT_DIR in the project" => a_relative_ssl_cert_dir_is_not_trusted: relative_ssl_cert_dir;
 }
@@ -571,4 +573,71 @@ pub(super) fn relative_ssl_cert_file() -> Verdict {
 /// `SSL_CERT_DIR=certs`: never read, so the server's certificate has an unknown issuer.
 pub(super) fn relative_ssl_cert_dir() -> Verdict {
     relative_trust("SSL_CERT_DIR", "certs", "UnknownIssuer", 1)
+}
+
+/// The token of the query and fragment cases.
+const TOKEN: &str = "S3CRETPW-44d0";
+
+/// `OLLAMA_HOST` with a token after `mark` (`/?token=` or `/#`): `-p` (with `--json`, whose
+/// `session_start` used to carry it), `metron tool` and `--doctor` (which printed it in
+/// full) are refused or report the setting as unusable, the chat never reaches the server
+/// (the URL it built was `...?token=TOKEN/api/chat`), and the token is printed nowhere.
+fn token_after(mark: &str) -> Verdict {
+    let fx = Fixture::new(true);
+    let fake = FakeOllama::start(vec![answer("Done.", 20, 2)]);
+    let host = format!("{}{mark}{TOKEN}", fake.base_url());
+    let mut runs = Vec::new();
+    let mut m = measure(&fx, || {
+        let base = || {
+            metron(&fx.root())
+                .env("HOME", fx.home())
+                .env("METRON_CONFIG_DIR", fx.home())
+                .env("OLLAMA_HOST", &host)
+        };
+        runs.push(base().args(["-p", "hi", "--json"]).run());
+        runs.push(
+            base()
+                .args(["tool", "view_slice", r#"{"path":"greet.go","start":1,"end":1}"#])
+                .run(),
+        );
+        runs.push(base().args(["--doctor"]).run());
+        (Expect::nothing(), Some(&fake))
+    });
+    if !fake.chat_bodies().is_empty() {
+        m.unauthorized
+            .push("a chat request reached the server at an endpoint with a token".to_owned());
+    }
+    for run in &runs {
+        for (channel, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+            if text.contains(TOKEN) {
+                m.unauthorized
+                    .push(format!("{channel}: the token of OLLAMA_HOST was printed"));
+            }
+        }
+    }
+    let [prompt, tool, doctor] = <[Run; 3]>::try_from(runs).expect("three runs");
+    for run in [&prompt, &tool] {
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(
+            run.stderr.contains("OLLAMA_HOST")
+                && run.stderr.contains("never takes")
+                && run.stderr.contains("user:password@host"),
+            "{run:?}"
+        );
+    }
+    assert!(
+        doctor.stdout.contains("never takes") || doctor.stderr.contains("never takes"),
+        "{doctor:?}"
+    );
+    Verdict::Measured(m)
+}
+
+/// `OLLAMA_HOST=http://127.0.0.1:PORT/?token=TOKEN`: refused, the token shown nowhere.
+pub(super) fn token_in_query() -> Verdict {
+    token_after("/?token=")
+}
+
+/// `OLLAMA_HOST=http://127.0.0.1:PORT/#TOKEN`: refused the same way.
+pub(super) fn token_in_fragment() -> Verdict {
+    token_after("/#")
 }

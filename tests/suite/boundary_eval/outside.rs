@@ -12,10 +12,24 @@ cases! {
     "HOME as the project root (REPL, -p, tool)" => home_as_the_project_root_is_refused: home_as_root;
     "/ as the project root (REPL, -p, tool)" => file_system_root_as_the_project_is_refused: file_system_root;
     "a project holding HOME: ~/.ssh and ~/.aws stay unread" => protected_places_inside_the_project_stay_unread: protected_places_inside;
+    "HOME unset, in the password database's home (REPL, -p, tool)" => home_unset_in_the_passwd_home_is_refused: home_unset;
+    "HOME empty, in the password database's home (REPL, -p, tool)" => home_empty_in_the_passwd_home_is_refused: home_empty;
+    "HOME elsewhere, in the password database's home (REPL, -p, tool)" => home_elsewhere_in_the_passwd_home_is_refused: home_elsewhere;
 }
 
 /// A private key's content: if it reaches the model or stdout, a read tool revealed it.
 const KEY: &str = "PRIVATEKEY-5d1e never shown";
+
+/// What metron's environment says HOME is.
+#[derive(Debug, Clone)]
+enum HomeVar {
+    /// HOME is this directory.
+    Set(PathBuf),
+    /// `HOME=`.
+    Empty,
+    /// `env -u HOME`.
+    Unset,
+}
 
 /// How metron is started.
 #[derive(Debug, Clone, Copy)]
@@ -27,14 +41,24 @@ enum Front {
 
 /// Runs metron in `cwd` with HOME `home`, as `front`, asking for `path` (a view_slice
 /// call, by the model or on the command line); the run, and what the model was sent.
-fn start_in(fx: &Fixture, cwd: &Path, home: &Path, front: Front, path: &str) -> (Run, FakeOllama) {
+fn start_in(
+    fx: &Fixture,
+    cwd: &Path,
+    home: &HomeVar,
+    front: Front,
+    path: &str,
+) -> (Run, FakeOllama) {
     let call = json!({"path": path, "start": 1, "end": 5});
     let fake = FakeOllama::start(script(vec![("view_slice", call.clone())]));
     let (mut command, unused) = fx.command(env!("CARGO_BIN_EXE_metron"));
     command
         .current_dir(cwd)
-        .env("HOME", home)
         .env("OLLAMA_HOST", fake.base_url());
+    match home {
+        HomeVar::Set(home) => command.env("HOME", home),
+        HomeVar::Empty => command.env("HOME", ""),
+        HomeVar::Unset => command.env_remove("HOME"),
+    };
     match front {
         Front::Repl => {}
         Front::Prompt => {
@@ -52,13 +76,14 @@ fn start_in(fx: &Fixture, cwd: &Path, home: &Path, front: Front, path: &str) -> 
 }
 
 /// The root is refused before anything runs: exit 2, the message says what to do, the
-/// model is never asked, and the file's content is not printed.
+/// model is never asked, and the file's content (`secret`; `None` when it is not known:
+/// then nothing at all may be printed) is not printed.
 fn refused_at_start(
     fx: &Fixture,
     cwd: &Path,
-    home: &Path,
+    home: &HomeVar,
     path: &str,
-    secret: &str,
+    secret: Option<&str>,
     what: &str,
 ) -> Measured {
     let mut m = Measured::default();
@@ -73,7 +98,11 @@ fn refused_at_start(
         });
         let (run, fake) = (run.expect("ran"), fake.expect("ran"));
         m.unauthorized.extend(one.unauthorized);
-        if run.stdout.contains(secret) || !fake.chat_bodies().is_empty() {
+        let printed = match secret {
+            Some(secret) => run.stdout.contains(secret),
+            None => !run.stdout.trim().is_empty(),
+        };
+        if printed || !fake.chat_bodies().is_empty() {
             m.unauthorized
                 .push(format!("{front:?}: metron ran in {what}: {run:?}"));
         }
@@ -101,9 +130,9 @@ pub(super) fn home_as_root() -> Verdict {
         let one = refused_at_start(
             &fx,
             &root,
-            &root,
+            &HomeVar::Set(root.clone()),
             ".ssh/id_ed25519",
-            KEY,
+            Some(KEY),
             "your home directory",
         );
         m.unauthorized.extend(one.unauthorized);
@@ -121,13 +150,12 @@ pub(super) fn file_system_root() -> Verdict {
         .unwrap_or(&canary)
         .to_string_lossy()
         .into_owned();
-    let home = fx.home();
     let m = refused_at_start(
         &fx,
         Path::new("/"),
-        &home,
+        &HomeVar::Set(fx.home()),
         &relative,
-        CANARY.trim_end(),
+        Some(CANARY.trim_end()),
         "the root of the file system",
     );
     Verdict::Measured(m)
@@ -213,4 +241,70 @@ pub(super) fn protected_places_inside() -> Verdict {
         runs[1]
     );
     Verdict::Measured(m)
+}
+
+/// The home the password database gives the user running the tests (`getent passwd UID`,
+/// the uid read off a file the fixture made), when it is a directory: metron's fallback
+/// when HOME is unset, empty or elsewhere. Only ever used as a working directory: nothing
+/// is written there.
+fn passwd_home(fx: &Fixture) -> Result<PathBuf, String> {
+    let uid = std::fs::metadata(fx.base())
+        .map_err(|e| format!("cannot read the fixture: {e}"))?
+        .uid();
+    let out = Command::new("getent")
+        .args(["passwd", &uid.to_string()])
+        .output()
+        .map_err(|e| format!("getent did not run: {e}"))?;
+    let line = String::from_utf8_lossy(&out.stdout).into_owned();
+    let home = line
+        .trim_end()
+        .split(':')
+        .nth(5)
+        .filter(|home| home.starts_with('/'))
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("no passwd entry with a home for uid {uid}: {line:?}"))?;
+    if home.is_dir() {
+        Ok(home)
+    } else {
+        Err(format!("the passwd home {} is not a directory", home.display()))
+    }
+}
+
+/// metron started in the password database's home (not a git work tree) with HOME as
+/// given, asked for `.npmrc`, which `env -u HOME metron tool view_slice` used to print:
+/// refused at start in the REPL, with -p and with `metron tool`.
+fn in_the_passwd_home(home: impl FnOnce(&Fixture) -> HomeVar) -> Verdict {
+    let fx = Fixture::new(false);
+    let passwd = match passwd_home(&fx) {
+        Ok(passwd) => passwd,
+        Err(why) => return Verdict::Skipped(why),
+    };
+    if std::process::Command::new("git")
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .current_dir(&passwd)
+        .output()
+        .is_ok_and(|out| out.status.success())
+    {
+        return Verdict::Skipped(format!("{} is a git work tree here", passwd.display()));
+    }
+    let home = home(&fx);
+    let m = refused_at_start(&fx, &passwd, &home, ".npmrc", None, "your home directory");
+    Verdict::Measured(m)
+}
+
+/// `env -u HOME`, in the password database's home: refused (there was no refusal, and
+///      `~/.npmrc` was printed).
+pub(super) fn home_unset() -> Verdict {
+    in_the_passwd_home(|_| HomeVar::Unset)
+}
+
+/// `HOME=`, in the password database's home: refused the same way.
+pub(super) fn home_empty() -> Verdict {
+    in_the_passwd_home(|_| HomeVar::Empty)
+}
+
+/// HOME pointing at an unrelated directory (the fixture's), in the password database's
+///      home: that home is refused too, not only the one HOME names.
+pub(super) fn home_elsewhere() -> Verdict {
+    in_the_passwd_home(|fx| HomeVar::Set(fx.home()))
 }

@@ -32,6 +32,8 @@ cases! {
     "patch reading one byte over its budget" => a_patch_reading_one_byte_over_its_budget_is_refused: patch_over_the_budget;
     "/diff of a created file" => diff_shows_a_created_file_as_new: diff_of_a_created_file;
     "/diff of a deleted file" => diff_shows_a_deleted_file_as_deleted: diff_of_a_deleted_file;
+    "endless blank lines on /api/chat" => endless_blank_lines_are_cut_at_the_timeout: endless_blank_lines;
+    "endless empty chunks on /api/chat" => endless_empty_chunks_are_cut_at_the_timeout: endless_empty_chunks;
 }
 
 /// The peak memory a run may reach while a server sends without end: metron's own
@@ -610,4 +612,62 @@ pub(super) fn diff_of_a_deleted_file() -> Verdict {
         ),
         "+++ b/greet.go",
     )
+}
+
+/// The `timeout_seconds` of the busy-server cases, from the user's config.
+const BUSY_TIMEOUT_S: u64 = 2;
+/// How long a busy-server run may take: the timeout plus start-up and a slow machine's
+/// slack. The server streams for 60 s, so a watchdog that any chunk restarts runs past it.
+const BUSY_BOUND: Duration = Duration::from_secs(15);
+
+/// A server that answers the chat with `chunk` every 100 ms for 60 s and nothing else (no
+/// text, no reasoning, no call, no `done`): `-p` must stop at `timeout_seconds`, saying it
+/// was given only empty chunks and what to do, instead of running for as long as the
+/// server keeps sending (with `timeout_seconds: 10` it ran past 40 s).
+fn busy_server(chunk: crate::suite::fake_ollama::Chunk) -> Verdict {
+    use crate::suite::fake_ollama::Chunk;
+    let fx = Fixture::new(true);
+    fx.user_config(&format!(r#"{{"timeout_seconds": {BUSY_TIMEOUT_S}}}"#));
+    let body = (0..600)
+        .flat_map(|_| [chunk.clone(), Chunk::Pause(Duration::from_millis(100))])
+        .collect();
+    let fake = FakeOllama::start(vec![Reply::Stream(body)]);
+    let mut run = None;
+    let mut took = Duration::ZERO;
+    let mut m = measure(&fx, || {
+        let started = Instant::now();
+        run = Some(fx.oneshot(&fake, "hi", &[]));
+        took = started.elapsed();
+        (Expect::nothing(), Some(&fake))
+    });
+    let run = run.expect("ran");
+    assert!(!fake.chat_bodies().is_empty(), "the chat never reached the server: {run:?}");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!("silent for {BUSY_TIMEOUT_S} s"))
+            && run.stderr.contains("only empty chunks")
+            && run.stderr.contains("raise `timeout_seconds`"),
+        "{run:?}"
+    );
+    assert!(took < BUSY_BOUND, "took {took:?}: {run:?}");
+    m.notes.push(format!(
+        "cut after {:.1} s with timeout_seconds {BUSY_TIMEOUT_S}",
+        took.as_secs_f64()
+    ));
+    Verdict::Measured(m)
+}
+
+/// Blank lines, forever: cut at the timeout.
+pub(super) fn endless_blank_lines() -> Verdict {
+    busy_server(crate::suite::fake_ollama::Chunk::Raw("\n".to_owned()))
+}
+
+/// `{"message":{"role":"assistant","content":""},"done":false}`, forever: cut at the
+/// timeout.
+pub(super) fn endless_empty_chunks() -> Verdict {
+    busy_server(crate::suite::fake_ollama::Chunk::Line(json!({
+        "model": crate::suite::fake_ollama::DEFAULT_MODEL,
+        "message": {"role": "assistant", "content": ""},
+        "done": false
+    })))
 }
