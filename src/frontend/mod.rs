@@ -107,9 +107,7 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         .cloned()
         .chain(config::user_dir(&env))
         .collect();
-    for place in
-        crate::sandbox::protected_places(&limits.sandbox, &homes, &metron_config)
-    {
+    for place in crate::sandbox::protected_places(&limits.sandbox, &homes, &metron_config) {
         project.protect_secret(&place);
     }
     Ok((project, loaded))

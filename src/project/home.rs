@@ -36,8 +36,7 @@ pub(crate) fn homes_from(env_home: Option<&Path>, passwd: Option<PathBuf>) -> Ve
 
 /// The same directory, as written or as real paths (a symlinked HOME is still the home).
 fn same_place(a: &Path, b: &Path) -> bool {
-    a == b
-        || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }
 
 /// The real user's home from the password database (`getpwuid_r`), which does not depend
@@ -57,9 +56,8 @@ fn passwd_home() -> Option<PathBuf> {
         let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
         let mut found: *mut libc::passwd = std::ptr::null_mut();
         // SAFETY: every pointer is valid for the call and the buffer's length is given.
-        let status = unsafe {
-            libc::getpwuid_r(uid, &mut entry, buffer.as_mut_ptr(), size, &mut found)
-        };
+        let status =
+            unsafe { libc::getpwuid_r(uid, &mut entry, buffer.as_mut_ptr(), size, &mut found) };
         if status == libc::ERANGE {
             size *= 2;
             continue;

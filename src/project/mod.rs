@@ -12,8 +12,8 @@
 //!    outside, or one swapped in after step 1, fails the open itself; there is no window
 //!    between a check and the use.
 //!
-//! The root is never the user's home directory or `/` ([`Project::too_wide`]; the front
-//! ends refuse to start there), and the places the sandbox keeps from commands (`~/.ssh`,
+//! The root is never the user's home directory (HOME or the password database's, see
+//! [`user_homes`]) or `/` ([`Project::too_wide`]; the front ends refuse to start there), and the places the sandbox keeps from commands (`~/.ssh`,
 //! ...) are refused to the read tools when the root holds them
 //! ([`Project::protect_secret`]).
 //!

@@ -597,7 +597,11 @@ fn token_after(mark: &str) -> Verdict {
         runs.push(base().args(["-p", "hi", "--json"]).run());
         runs.push(
             base()
-                .args(["tool", "view_slice", r#"{"path":"greet.go","start":1,"end":1}"#])
+                .args([
+                    "tool",
+                    "view_slice",
+                    r#"{"path":"greet.go","start":1,"end":1}"#,
+                ])
                 .run(),
         );
         runs.push(base().args(["--doctor"]).run());

@@ -51,9 +51,7 @@ fn start_in(
     let call = json!({"path": path, "start": 1, "end": 5});
     let fake = FakeOllama::start(script(vec![("view_slice", call.clone())]));
     let (mut command, unused) = fx.command(env!("CARGO_BIN_EXE_metron"));
-    command
-        .current_dir(cwd)
-        .env("OLLAMA_HOST", fake.base_url());
+    command.current_dir(cwd).env("OLLAMA_HOST", fake.base_url());
     match home {
         HomeVar::Set(home) => command.env("HOME", home),
         HomeVar::Empty => command.env("HOME", ""),
@@ -266,7 +264,10 @@ fn passwd_home(fx: &Fixture) -> Result<PathBuf, String> {
     if home.is_dir() {
         Ok(home)
     } else {
-        Err(format!("the passwd home {} is not a directory", home.display()))
+        Err(format!(
+            "the passwd home {} is not a directory",
+            home.display()
+        ))
     }
 }
 

@@ -641,10 +641,14 @@ fn busy_server(chunk: crate::suite::fake_ollama::Chunk) -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert!(!fake.chat_bodies().is_empty(), "the chat never reached the server: {run:?}");
+    assert!(
+        !fake.chat_bodies().is_empty(),
+        "the chat never reached the server: {run:?}"
+    );
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains(&format!("silent for {BUSY_TIMEOUT_S} s"))
+        run.stderr
+            .contains(&format!("silent for {BUSY_TIMEOUT_S} s"))
             && run.stderr.contains("only empty chunks")
             && run.stderr.contains("raise `timeout_seconds`"),
         "{run:?}"
