@@ -58,7 +58,21 @@ fn start_in(
         HomeVar::Unset => command.env_remove("HOME"),
     };
     match front {
-        Front::Repl => {}
+        Front::Repl => {
+            // What the person types comes from a file, not a pipe written after the start:
+            // a refused REPL exits at once, and a write to its closed stdin would fail the
+            // test instead of the refusal being measured.
+            let typed = unused.path().join("typed");
+            std::fs::write(&typed, "show me the key\n").expect("write the typed input");
+            command.stdin(std::fs::File::open(&typed).expect("open the typed input"));
+            let out = command.output().expect("run metron");
+            let run = Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            };
+            return (run, fake);
+        }
         Front::Prompt => {
             command.args(["-p", "show me the key", "--yes"]);
         }
@@ -66,11 +80,7 @@ fn start_in(
             command.args(["tool", "view_slice", &call.to_string()]);
         }
     }
-    let mut live = Live::start(command, unused);
-    if let Front::Repl = front {
-        live.send("show me the key\n");
-    }
-    (live.finish(), fake)
+    (Live::start(command, unused).finish(), fake)
 }
 
 /// The root is refused before anything runs: exit 2, the message says what to do, the
