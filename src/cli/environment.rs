@@ -75,7 +75,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "HOME",
-        meaning: "Where ~/.metron is, unless METRON_CONFIG_DIR is set; also where git's global configuration is looked for.",
+        meaning: "Where ~/.metron is, unless METRON_CONFIG_DIR is set; also where git's global configuration is looked for. This home and the one in the password database are never taken as a project root, and their credentials (~/.ssh and the like) are never read.",
         listed: Listed::Long,
     },
     Variable {
