@@ -73,12 +73,18 @@ pub(super) fn config_places(root: &Path) -> Places {
     scan.places
 }
 
-/// git's `is_git_directory`: `HEAD`, `objects/` and `refs/`. `HEAD`'s content is not
-/// checked (git also wants a valid ref there), which errs towards reading the config.
+/// git's `is_git_directory`: `HEAD` in the directory, `objects/` and `refs/` in its
+/// common directory (a linked worktree's git directory has only `HEAD` and a
+/// `commondir`). `HEAD`'s content is not checked (git also wants a valid ref there),
+/// which errs towards reading the config.
 pub(super) fn is_git_dir(dir: &Path) -> bool {
+    let common = match read_outside(&dir.join("commondir"), MAX_POINTER_BYTES) {
+        Ok(Some(bytes)) => dir.join(OsStr::from_bytes(trim_line_ends(&bytes))),
+        _ => dir.to_path_buf(),
+    };
     std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
-        && dir.join("objects").is_dir()
-        && dir.join("refs").is_dir()
+        && common.join("objects").is_dir()
+        && common.join("refs").is_dir()
 }
 
 /// The git directory a `.git` file names, read as git's `read_gitfile_gently` reads it;
