@@ -5,19 +5,21 @@
 //! A repository carries `.git/config` (a checkout handed over as a tarball, a directory
 //! shared with someone else), and git reads it before anything else: `core.fsmonitor`
 //! runs on every `git status`, `diff.external` on every `git diff`. So for a `git`
-//! command the scan reads the git directory's `config` (and `config.worktree`), and when
-//! `.git` is a file (`gitdir: PATH`, a linked worktree or `--separate-git-dir`), the
-//! config of the directory it names and of that directory's `commondir`. These lie
+//! command the scan reads the config files of every git directory git may use there
+//! (found by [`super::places`]: `.git`, the directory a `.git` file names, its
+//! `commondir`, submodules, a root that is itself a git directory). These may lie
 //! outside the project boundary (a worktree's git directory usually lies elsewhere), so
-//! they are read here with `std::fs`, capped, regular files only, and no value from them is
-//! ever quoted: the warning names the file, the line and the key.
+//! they are read here with `std::fs`, capped, regular files only, and no value from them
+//! is ever quoted: the warning names the file, the line and the key.
 //!
 //! The config is parsed as git parses it (a char-level reader, not a line scan), so no
 //! spelling slips through: section and key names are case-insensitive, `[section
 //! "subsection"]` keeps the subsection's case and `[section.subsection]` lowercases it, a
-//! key may follow the header on the same line, values continue over a backslash-newline,
-//! and `#`/`;` start a comment outside quotes. Where this reader is more lenient than git
-//! (`[ core ]`, which git rejects) it can only add a warning.
+//! key may follow the header on the same line, values continue over a backslash-newline
+//! (CRLF read as LF, as git reads it), and `#`/`;` start a comment outside quotes. Where
+//! this reader is more lenient than git (`[ core ]`, which git rejects) it can only add a
+//! warning; a line it cannot read is reported (a warning of its own) and the reader
+//! reads on from the next line, so no line can hide the keys after it.
 
 use std::io::Read;
 use std::path::Path;

@@ -21,9 +21,9 @@
 //! Makefile `include` or computed variable name, a git `include.path`. A file that cannot
 //! be read inside the project (a symlink leading out, a directory, an unreadable file) or
 //! that is larger than [`MAX_CONFIG_BYTES`] is itself a reason to warn, since the program
-//! may still read it. Only the project root is looked at (and, for git, the git directory
-//! it uses): the program runs there, and the directories above it are not the
-//! repository's.
+//! may still read it. Only the project root is looked at (and, for git, the git
+//! directories it uses, its submodules' included, see [`places`]): the program runs
+//! there, and the directories above it are not the repository's.
 
 use std::ffi::OsString;
 use std::path::Path;
