@@ -359,6 +359,33 @@ mod tests {
     }
 
     #[test]
+    fn a_commondir_keeps_a_trailing_space_as_git_does() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let common = dir.path().join("common ");
+        git_dir_at(&common);
+        let worktree = dir.path().join("wt");
+        std::fs::create_dir_all(&worktree).expect("mkdir");
+        std::fs::write(worktree.join("HEAD"), "ref: refs/heads/x\n").expect("write");
+        std::fs::write(worktree.join("commondir"), "../common \r\n").expect("write");
+        // Only HEAD here: objects/ and refs/ are the common directory's.
+        assert!(is_git_dir(&worktree));
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        let mut pointer = b"gitdir: ".to_vec();
+        pointer.extend_from_slice(worktree.as_os_str().as_bytes());
+        std::fs::write(project.join(".git"), pointer).expect("write");
+        let found = config_places(&project);
+        assert!(
+            found
+                .files
+                .iter()
+                .any(|p| p.path == worktree.join("../common ").join("config")),
+            "{:?}",
+            shown(&found)
+        );
+    }
+
+    #[test]
     fn a_gitfile_git_would_not_follow_is_reported() {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join(".git"), " gitdir: x\n").expect("write");
