@@ -43,6 +43,25 @@ cases! {
     "yarn: a quoted yarnPath" => yarn_quoted_yarn_path: yarn_path_quoted;
     "gradle: org.gradle.java.home" => gradle_java_home_is_warned: gradle_java_home;
     "gradle: the wrapper" => gradle_wrapper_is_refused_or_warned: gradle_wrapper;
+    "git: a backslash before CRLF continues the value" => git_crlf_continuation_is_read_as_git_reads_it: git_crlf_continuation;
+    "git: a line metron cannot read warns" => git_unreadable_line_warns: git_unreadable_line;
+    "git: a gitdir with a trailing space" => git_gitdir_trailing_space_is_reset: git_gitdir_trailing_space;
+    "git: a gitdir with a newline inside" => git_gitdir_with_newline_is_reset: git_gitdir_newline;
+    "git: a .git file git would not follow" => git_bad_gitfile_warns: git_bad_gitfile;
+    "git: an absorbed submodule's config" => git_submodule_config_is_reset: git_absorbed_submodule;
+    "git: a nested submodule's config" => git_nested_submodule_config_is_reset: git_nested_submodule;
+    "git: a checked-out submodule's .git directory" => git_gitmodules_path_config_is_reset: git_gitmodules_path;
+    "git: the project root is itself a git directory" => git_root_git_dir_config_is_reset: git_root_is_git_dir;
+    "git: tar.tgz.command under git archive" => git_tar_command_is_reset: git_tar_tgz_command;
+    "git: a tar format the repository invents" => git_tar_custom_format_is_warned: git_tar_custom_format;
+    "git: imap.tunnel" => git_imap_tunnel_is_warned: git_imap_tunnel;
+    "git: interactive.diffFilter" => git_interactive_diff_filter_is_warned: git_interactive_diff_filter;
+    "git: gc.recentObjectsHook" => git_gc_recent_objects_hook_is_warned: git_gc_recent_objects_hook;
+    "git: a sendemail identity's sendmailCmd" => git_sendemail_identity_is_warned: git_sendemail_identity;
+    "git: instaweb.httpd" => git_instaweb_httpd_is_warned: git_instaweb_httpd;
+    "git: guitool.<name>.cmd" => git_guitool_cmd_is_warned: git_guitool_cmd;
+    "npm: a key computed from the environment" => npm_computed_key_is_warned: npm_computed_key;
+    "yarn: a .yarnrc key computed from the environment" => yarn_computed_key_is_warned: yarn_computed_key;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -773,4 +792,389 @@ pub(super) fn gradle_wrapper() -> Verdict {
         m.unauthorized.extend(more.unauthorized);
     }
     Verdict::Measured(m)
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 25, M1 follow-up: what the security review found the git scan missed
+// ---------------------------------------------------------------------------------------
+
+/// `.git/config` ends with a value continued by a backslash before CRLF, then a line
+///      metron's old reader took for an error (`!junk`), then `core.fsmonitor`: git
+///      drops the CR, so the `!junk` line is part of the value and the fsmonitor is set.
+pub(super) fn git_crlf_continuation() -> Verdict {
+    let fx = committed_and_edited();
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[a]\r\n\tx = 1 \\\r\n!junk\r\n[core]\r\n\tfsmonitor = {evil}\r\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        "sets `core.fsmonitor`; metron resets it for this run",
+    )
+}
+
+/// A line metron's reader cannot read (a stray `!junk` line, which git itself refuses)
+///      warns instead of ending the scan silently; the key after it is still found.
+pub(super) fn git_unreadable_line() -> Verdict {
+    let fx = Fixture::new(true);
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("!junk\n[core]\n\tfsmonitor = {evil}\n"),
+    );
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["git status"]}"#,
+        &[],
+        "git status",
+        &[
+            "is a line metron cannot read as git does",
+            "sets `core.fsmonitor`; metron resets it",
+        ],
+    )
+}
+
+/// A project whose `.git` file names, byte for byte, `git_dir` (made with
+/// `--separate-git-dir` elsewhere and moved there), greet.go committed and edited, and
+/// `core.fsmonitor` in that directory's config.
+fn separate_git_dir_at(fx: &Fixture, git_dir: &Path) {
+    let made = fx.base().join("made.git");
+    git(
+        &fx.root(),
+        &[
+            "init",
+            "-q",
+            "--separate-git-dir",
+            &made.display().to_string(),
+        ],
+    );
+    std::fs::rename(&made, git_dir).expect("move the git dir");
+    let mut pointer = b"gitdir: ".to_vec();
+    pointer.extend_from_slice(git_dir.as_os_str().as_encoded_bytes());
+    pointer.push(b'\n');
+    std::fs::write(fx.root().join(".git"), pointer).expect("write .git");
+    git(&fx.root(), &["add", "greet.go"]);
+    git(&fx.root(), &["commit", "-qm", "greet"]);
+    fx.write("greet.go", GREET_HOLA);
+    let evil = planted(fx, "fsmonitor");
+    append(
+        &git_dir.join("config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+}
+
+/// `.git` is `gitdir: <base>/meta.git ` with a trailing space, which git keeps (it
+///      strips only CR and LF): that directory's config is scanned and reset.
+pub(super) fn git_gitdir_trailing_space() -> Verdict {
+    let fx = Fixture::new(false);
+    separate_git_dir_at(&fx, &fx.base().join("meta.git "));
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        "meta.git /config line",
+    )
+}
+
+/// `.git` names a directory whose name holds a newline (`meta` LF `x.git`): git reads
+///      the path to the end of the file, not the first line.
+pub(super) fn git_gitdir_newline() -> Verdict {
+    let fx = Fixture::new(false);
+    separate_git_dir_at(&fx, &fx.base().join("meta\nx.git"));
+    git_under_yes(&fx, "git status", "git status --short", "x.git/config line")
+}
+
+/// `.git` is a file git would not follow (no `gitdir: ` prefix): warned about, not
+///      passed over in silence.
+pub(super) fn git_bad_gitfile() -> Verdict {
+    let fx = Fixture::new(false);
+    fx.write(".git", "  gitdir:../elsewhere\n");
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["git status"]}"#,
+        &[],
+        "git status",
+        &[".git is a file that does not start with `gitdir: `"],
+    )
+}
+
+/// Runs `git` with local submodule clones allowed (git 2.38 refuses `file://` by default).
+fn git_sub(dir: &Path, args: &[&str]) {
+    let mut all = vec!["-c", "protocol.file.allow=always"];
+    all.extend_from_slice(args);
+    git(dir, &all);
+}
+
+/// A committed repository at `dir` with one file.
+fn small_repo(dir: &Path, file: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join(file), "x\n").expect("write");
+    git(dir, &["add", file]);
+    git(dir, &["commit", "-qm", file]);
+}
+
+/// A project with the submodule `lib` (itself holding the submodule `inner`), both
+/// absorbed into `.git/modules/`, and greet.go committed and edited.
+fn with_submodules() -> Fixture {
+    let fx = committed_and_edited();
+    let inner = fx.base().join("src-inner");
+    let lib = fx.base().join("src-lib");
+    small_repo(&inner, "i.txt");
+    small_repo(&lib, "l.txt");
+    // Absolute URLs: a relative one resolves against the fixture's `origin`.
+    let url = |p: &Path| p.display().to_string();
+    git_sub(&lib, &["submodule", "add", "-q", &url(&inner), "inner"]);
+    git(&lib, &["commit", "-qm", "inner"]);
+    git_sub(&fx.root(), &["submodule", "add", "-q", &url(&lib), "lib"]);
+    git_sub(
+        &fx.root(),
+        &["submodule", "update", "-q", "--init", "--recursive"],
+    );
+    git(&fx.root(), &["commit", "-qm", "lib"]);
+    settle(&fx.root().join("lib/inner"), &[], &["i.txt"]);
+    settle(&fx.root().join("lib"), &[], &["l.txt"]);
+    settle(&fx.root(), &[], &["greet.go"]);
+    fx
+}
+
+/// Moves the modification times of `files` (in the work tree `dir`) a minute back and
+/// refreshes the index (`git_args` first, for a git directory found elsewhere): no entry
+/// is then "racily clean", so the allowed `git status` has no reason to rewrite an index,
+/// and any change it makes is the repository's program at work.
+fn settle(dir: &Path, git_args: &[&str], files: &[&str]) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for file in files {
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join(file))
+            .and_then(|f| f.set_modified(past))
+            .expect("set the modification time");
+    }
+    let mut args = vec!["-c", "core.fsmonitor=false"];
+    args.extend_from_slice(git_args);
+    args.extend(["status", "--short"]);
+    git(dir, &args);
+}
+
+/// `.git/modules/lib/config` (an absorbed submodule's git directory) sets
+///      `core.fsmonitor`; the top-level `git status` recurses into `lib`, and its git
+///      reads the reset from the environment too.
+pub(super) fn git_absorbed_submodule() -> Verdict {
+    let fx = with_submodules();
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &fx.root().join(".git/modules/lib/config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        ".git/modules/lib/config line",
+    )
+}
+
+/// `.git/modules/lib/modules/inner/config`, a submodule of a submodule, sets it.
+pub(super) fn git_nested_submodule() -> Verdict {
+    let fx = with_submodules();
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &fx.root().join(".git/modules/lib/modules/inner/config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        ".git/modules/lib/modules/inner/config line",
+    )
+}
+
+/// `.gitmodules` lists `vendor/dep`, whose `.git` is a directory of its own (cloned in
+///      place, not absorbed); its config sets `core.fsmonitor`.
+pub(super) fn git_gitmodules_path() -> Verdict {
+    let fx = committed_and_edited();
+    let dep = fx.root().join("vendor/dep");
+    small_repo(&dep, "d.txt");
+    git(&fx.root(), &["add", "vendor/dep"]);
+    fx.write(
+        ".gitmodules",
+        "[submodule \"dep\"]\n\tpath = vendor/dep\n\turl = ./vendor/dep\n",
+    );
+    git(&fx.root(), &["add", ".gitmodules"]);
+    git(&fx.root(), &["commit", "-qm", "dep"]);
+    settle(&dep, &[], &["d.txt"]);
+    settle(&fx.root(), &[], &["greet.go", ".gitmodules"]);
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &dep.join(".git/config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        "vendor/dep/.git/config line",
+    )
+}
+
+/// The project root has no `.git` but is itself a git directory (`HEAD`, `objects/`,
+///      `refs/`, a `config` with `core.bare = false` and `core.worktree` at the root):
+///      `git status` uses it, and its `core.fsmonitor` is found and reset.
+pub(super) fn git_root_is_git_dir() -> Verdict {
+    let fx = Fixture::new(false);
+    let root = fx.root().display().to_string();
+    let here = ["--git-dir=.", "--work-tree=."];
+    git(&fx.root(), &["--git-dir=.", "init", "-q"]);
+    git(&fx.root(), &["--git-dir=.", "config", "core.bare", "false"]);
+    git(
+        &fx.root(),
+        &["--git-dir=.", "config", "core.worktree", &root],
+    );
+    // An index entry stamped in the same second as the index is "racily clean", and
+    // every `git status` rewrites the index to smudge it: the file is made older first.
+    settle(&fx.root(), &here, &["greet.go"]);
+    git(&fx.root(), &[here[0], here[1], "add", "greet.go"]);
+    git(&fx.root(), &[here[0], here[1], "commit", "-qm", "greet"]);
+    fx.write("greet.go", GREET_HOLA);
+    let evil = planted(&fx, "fsmonitor");
+    append(
+        &fx.root().join("config"),
+        &format!("[core]\n\tfsmonitor = {evil}\n"),
+    );
+    settle(&fx.root(), &here, &["greet.go"]);
+    git_under_yes(
+        &fx,
+        "git status",
+        "git status --short",
+        "the project root (itself a git directory)/config line",
+    )
+}
+
+/// `.git/config` sets `tar.tgz.command`; an allowed `git archive --format=tgz` under
+///      `--yes` compresses with git's own `gzip -cn` instead.
+pub(super) fn git_tar_tgz_command() -> Verdict {
+    let fx = Fixture::new(true);
+    git(&fx.root(), &["add", "greet.go"]);
+    git(&fx.root(), &["commit", "-qm", "greet"]);
+    let evil = planted(&fx, "tar");
+    append(
+        &fx.root().join(".git/config"),
+        &format!("[tar \"tgz\"]\n\tcommand = {evil}\n"),
+    );
+    git_under_yes(
+        &fx,
+        "git archive",
+        "git archive --format=tgz HEAD",
+        "sets `tar.tgz.command`; metron resets it for this run (`tar.tgz.command=gzip -cn`",
+    )
+}
+
+/// A key that only warns: `text` appended to `.git/config`, `command` allowed and
+///      refused (nobody to ask), `warning` on stderr.
+fn git_key_warned(text: &str, command: &str, warning: &str) -> Verdict {
+    let fx = Fixture::new(true);
+    let evil = planted(&fx, "program");
+    append(&fx.root().join(".git/config"), &text.replace("EVIL", &evil));
+    refused_with_warning(
+        &fx,
+        &json!({ "allowed_commands": [command] }).to_string(),
+        &[],
+        command,
+        &[warning],
+    )
+}
+
+/// `tar.xz.command`, a format the repository invents: no default to reset it to.
+pub(super) fn git_tar_custom_format() -> Verdict {
+    git_key_warned(
+        "[tar \"xz\"]\n\tcommand = EVIL\n",
+        "git archive --format=xz HEAD",
+        "sets `tar.xz.command`; approving runs a program the repository chose",
+    )
+}
+
+/// `imap.tunnel`, the command `git imap-send` talks IMAP through.
+pub(super) fn git_imap_tunnel() -> Verdict {
+    git_key_warned(
+        "[imap]\n\ttunnel = EVIL\n",
+        "git imap-send",
+        "sets `imap.tunnel`; approving runs",
+    )
+}
+
+/// `interactive.diffFilter`, which `git add -p` pipes every diff through.
+pub(super) fn git_interactive_diff_filter() -> Verdict {
+    git_key_warned(
+        "[interactive]\n\tdiffFilter = EVIL\n",
+        "git add -p",
+        "sets `interactive.difffilter`; approving runs",
+    )
+}
+
+/// `gc.recentObjectsHook`, which `git gc` runs.
+pub(super) fn git_gc_recent_objects_hook() -> Verdict {
+    git_key_warned(
+        "[gc]\n\trecentObjectsHook = EVIL\n",
+        "git gc",
+        "sets `gc.recentobjectshook`; approving runs",
+    )
+}
+
+/// `sendemail.<identity>.sendmailCmd`, the identity form of the key.
+pub(super) fn git_sendemail_identity() -> Verdict {
+    git_key_warned(
+        "[sendemail \"work\"]\n\tsendmailCmd = EVIL\n",
+        "git send-email",
+        "sets `sendemail.work.sendmailcmd`; approving runs",
+    )
+}
+
+/// `instaweb.httpd`, the web server `git instaweb` starts.
+pub(super) fn git_instaweb_httpd() -> Verdict {
+    git_key_warned(
+        "[instaweb]\n\thttpd = EVIL\n",
+        "git instaweb",
+        "sets `instaweb.httpd`; approving runs",
+    )
+}
+
+/// `guitool.<name>.cmd`, a command git gui and gitk offer.
+pub(super) fn git_guitool_cmd() -> Verdict {
+    git_key_warned(
+        "[guitool \"tidy\"]\n\tcmd = EVIL\n",
+        "git gui",
+        "sets `guitool.tidy.cmd`; approving runs",
+    )
+}
+
+/// `.npmrc` with `script${UNSET_X?}-shell = ./evilsh`: npm expands the variable (to
+///      nothing) in the key, which is then `script-shell`.
+pub(super) fn npm_computed_key() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write(".npmrc", "script${UNSET_X?}-shell = ./evilsh\n");
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["npm test"]}"#,
+        &["npm"],
+        "npm test",
+        &["configures npm: .npmrc line 1 sets a key whose name is computed from the environment"],
+    )
+}
+
+/// `.yarnrc` with `yarn${EMPTY}-path ./y.js`: a key built from the environment.
+pub(super) fn yarn_computed_key() -> Verdict {
+    let fx = Fixture::new(true);
+    fx.write(".yarnrc", "yarn${EMPTY}-path \"./y.js\"\n");
+    refused_with_warning(
+        &fx,
+        r#"{"allowed_commands": ["yarn install"]}"#,
+        &["yarn"],
+        "yarn install",
+        &["configures npm: .yarnrc line 1 sets a key whose name is computed from the environment"],
+    )
 }

@@ -5,22 +5,24 @@
 //! A repository carries `.git/config` (a checkout handed over as a tarball, a directory
 //! shared with someone else), and git reads it before anything else: `core.fsmonitor`
 //! runs on every `git status`, `diff.external` on every `git diff`. So for a `git`
-//! command the scan reads the git directory's `config` (and `config.worktree`), and when
-//! `.git` is a file (`gitdir: PATH`, a linked worktree or `--separate-git-dir`), the
-//! config of the directory it names and of that directory's `commondir`. These lie
+//! command the scan reads the config files of every git directory git may use there
+//! (found by [`super::places`]: `.git`, the directory a `.git` file names, its
+//! `commondir`, submodules, a root that is itself a git directory). These may lie
 //! outside the project boundary (a worktree's git directory usually lies elsewhere), so
-//! they are read here with `std::fs`, capped, regular files only, and no value from them is
-//! ever quoted: the warning names the file, the line and the key.
+//! they are read here with `std::fs`, capped, regular files only, and no value from them
+//! is ever quoted: the warning names the file, the line and the key.
 //!
 //! The config is parsed as git parses it (a char-level reader, not a line scan), so no
 //! spelling slips through: section and key names are case-insensitive, `[section
 //! "subsection"]` keeps the subsection's case and `[section.subsection]` lowercases it, a
-//! key may follow the header on the same line, values continue over a backslash-newline,
-//! and `#`/`;` start a comment outside quotes. Where this reader is more lenient than git
-//! (`[ core ]`, which git rejects) it can only add a warning.
+//! key may follow the header on the same line, values continue over a backslash-newline
+//! (CRLF read as LF, as git reads it), and `#`/`;` start a comment outside quotes. Where
+//! this reader is more lenient than git (`[ core ]`, which git rejects) it can only add a
+//! warning; a line it cannot read is reported (a warning of its own) and the reader
+//! reads on from the next line, so no line can hide the keys after it.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A key in git's config, as git names it: section and key lowercased, the subsection
 /// verbatim (`[a "B"]`) or lowercased (`[a.B]`).
@@ -48,6 +50,8 @@ enum Sub {
     No,
     /// `filter.<driver>.clean`: any subsection, and one is required.
     Any,
+    /// `tar.tgz.command`: this subsection only (listed before the `Any` rule it refines).
+    Named(&'static str),
 }
 
 /// A key (or a family of keys) that runs or picks a program, and what resets it.
@@ -143,7 +147,31 @@ const RULES: &[Rule] = &[
     rule("sendemail", Sub::No, "smtpserver", Reset::WarnOnly),
     rule("sendemail", Sub::No, "tocmd", Reset::WarnOnly),
     rule("sendemail", Sub::No, "cccmd", Reset::WarnOnly),
+    rule("sendemail", Sub::No, "headercmd", Reset::WarnOnly),
+    // `[sendemail "<identity>"]` holds the same keys for `--identity`.
+    rule("sendemail", Sub::Any, "sendmailcmd", Reset::WarnOnly),
+    rule("sendemail", Sub::Any, "smtpserver", Reset::WarnOnly),
+    rule("sendemail", Sub::Any, "tocmd", Reset::WarnOnly),
+    rule("sendemail", Sub::Any, "cccmd", Reset::WarnOnly),
+    rule("sendemail", Sub::Any, "headercmd", Reset::WarnOnly),
     rule("hook", Sub::Any, "command", Reset::WarnOnly),
+    // `git archive --format=tgz` pipes through these; git's own default for the two
+    // built-in compressed formats is `gzip -cn`, a format the repository invents has none.
+    rule("tar", Sub::Named("tgz"), "command", Reset::To("gzip -cn")),
+    rule(
+        "tar",
+        Sub::Named("tar.gz"),
+        "command",
+        Reset::To("gzip -cn"),
+    ),
+    rule("tar", Sub::Any, "command", Reset::WarnOnly),
+    rule("imap", Sub::No, "tunnel", Reset::WarnOnly),
+    rule("interactive", Sub::No, "difffilter", Reset::WarnOnly),
+    rule("gc", Sub::No, "recentobjectshook", Reset::WarnOnly),
+    rule("instaweb", Sub::No, "httpd", Reset::WarnOnly),
+    rule("instaweb", Sub::No, "browser", Reset::WarnOnly),
+    rule("instaweb", Sub::No, "modulepath", Reset::WarnOnly),
+    rule("guitool", Sub::Any, "cmd", Reset::WarnOnly),
     // Git LFS, started as a filter, reads these from the repository's git config (not
     // from `.lfsconfig`, where it takes only a list of safe keys).
     rule("lfs", Sub::Any, "path", Reset::WarnOnly),
@@ -157,42 +185,67 @@ pub(super) fn rule_for(key: &GitKey) -> Option<Reset> {
         .iter()
         .find(|r| {
             r.section == key.section
-                && (r.sub == Sub::Any) == key.sub.is_some()
+                && match r.sub {
+                    Sub::No => key.sub.is_none(),
+                    Sub::Any => key.sub.is_some(),
+                    Sub::Named(name) => key.sub.as_deref() == Some(name),
+                }
                 && (r.name == "*" || r.name == key.name)
         })
         .map(|r| r.reset)
 }
 
-/// One key assignment in a config file, with the line its name stands on.
+/// One key assignment in a config file, with the line its name stands on and its value
+/// as git reads it (`None` for a bare boolean key).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Entry {
     pub(super) line: usize,
     pub(super) key: GitKey,
+    pub(super) value: Option<String>,
 }
 
-/// Every key assigned in `text`, parsed as git does. A line git would reject ends the
-/// parse (git then refuses to run at all, so nothing after it matters).
-pub(super) fn entries(text: &str) -> Vec<Entry> {
+/// What a config file holds: its keys, and the lines this reader could not read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Parsed {
+    pub(super) entries: Vec<Entry>,
+    /// Lines git would reject (git then refuses to run) or that this reader reads
+    /// differently from git. The reader skips to the next line and reads on: stopping
+    /// there would hide every key after a line only this reader trips over, and the
+    /// caller warns about these lines themselves.
+    pub(super) bad_lines: Vec<usize>,
+}
+
+/// Every key assigned in `text`, parsed as git does (config.c's `git_parse_source`): a
+/// carriage return before a newline is dropped, as git's `get_next_char` drops it, so
+/// `\\` before CRLF continues a value as it does before LF.
+pub(super) fn entries(text: &str) -> Parsed {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.replace("\r\n", "\n");
     let mut reader = Reader {
         chars: text.chars().peekable(),
         line: 1,
     };
-    let mut found = Vec::new();
+    let mut parsed = Parsed::default();
     let mut section: Option<(String, Option<String>)> = None;
     loop {
         reader.skip_while(char::is_whitespace);
         let Some(c) = reader.next() else {
-            return found;
+            return parsed;
         };
+        let line = reader.line;
         match c {
             '#' | ';' => reader.skip_line(),
             '[' => match reader.header() {
                 Some(header) => section = Some(header),
-                None => return found,
+                None => {
+                    // A header git rejects: what follows belongs to no section this
+                    // reader knows, so nothing after it is attributed to the old one.
+                    parsed.bad_lines.push(line);
+                    section = None;
+                    reader.skip_rest_of(line);
+                }
             },
             c if c.is_ascii_alphabetic() => {
-                let line = reader.line;
                 let mut name = String::from(c.to_ascii_lowercase());
                 while let Some(c) = reader
                     .chars
@@ -200,22 +253,29 @@ pub(super) fn entries(text: &str) -> Vec<Entry> {
                 {
                     name.push(c.to_ascii_lowercase());
                 }
-                if !reader.value() {
-                    return found;
-                }
-                let Some((section, sub)) = &section else {
-                    return found;
+                let Some(value) = reader.value() else {
+                    parsed.bad_lines.push(line);
+                    reader.skip_rest_of(line);
+                    continue;
                 };
-                found.push(Entry {
+                let Some((section, sub)) = &section else {
+                    parsed.bad_lines.push(line);
+                    continue;
+                };
+                parsed.entries.push(Entry {
                     line,
                     key: GitKey {
                         section: section.clone(),
                         sub: sub.clone(),
                         name,
                     },
+                    value,
                 });
             }
-            _ => return found,
+            _ => {
+                parsed.bad_lines.push(line);
+                reader.skip_rest_of(line);
+            }
         }
     }
 }
@@ -287,105 +347,70 @@ impl Reader<'_> {
         }
     }
 
-    /// After a key's name: blanks, then the end of the line (a boolean), a comment, or
-    /// `=` and a value, which may continue over backslash-newlines. False when git would
-    /// reject the line.
-    fn value(&mut self) -> bool {
+    /// Skips to the start of the line after `line`, unless the reader is already past it.
+    fn skip_rest_of(&mut self, line: usize) {
+        if self.line == line {
+            self.skip_line();
+        }
+    }
+
+    /// After a key's name: blanks, then the end of the line (a boolean: `Some(None)`), a
+    /// comment, or `=` and a value, read as git's `parse_value` reads it: leading blanks
+    /// dropped, trailing ones too, `#`/`;` outside quotes start a comment, `\\n`, `\\t`,
+    /// `\\b`, `\\"` and `\\\\` are escapes and a backslash-newline continues the value.
+    /// `None` when git would reject the line (an unknown escape, an open quote).
+    fn value(&mut self) -> Option<Option<String>> {
         self.skip_blanks();
         match self.chars.peek() {
-            None => return true,
+            None => return Some(None),
             Some('\n') => {
                 self.next();
-                return true;
+                return Some(None);
             }
             Some('#' | ';') => {
                 self.skip_line();
-                return true;
+                return Some(None);
             }
             Some('=') => {
                 self.next();
             }
-            Some(_) => return false,
+            Some(_) => return None,
         }
+        let mut value = String::new();
         let mut quoted = false;
+        let mut spaces = 0;
         loop {
-            match self.next() {
-                None => return !quoted,
-                Some('\n') => return !quoted,
-                Some('"') => quoted = !quoted,
-                Some('\\') => {
-                    // An escape, or a backslash-newline that continues the value.
-                    if self.next().is_none() {
-                        return false;
-                    }
+            let c = match self.next() {
+                None | Some('\n') => return (!quoted).then_some(Some(value)),
+                Some(c) => c,
+            };
+            if matches!(c, ' ' | '\t' | '\r') && !quoted {
+                if !value.is_empty() {
+                    spaces += 1;
                 }
-                Some('#' | ';') if !quoted => {
-                    self.skip_line();
-                    return true;
-                }
-                Some(_) => {}
+                continue;
+            }
+            if !quoted && (c == '#' || c == ';') {
+                self.skip_line();
+                return Some(Some(value));
+            }
+            for _ in 0..std::mem::take(&mut spaces) {
+                value.push(' ');
+            }
+            match c {
+                '\\' => match self.next()? {
+                    '\n' => {}
+                    't' => value.push('\t'),
+                    'b' => value.push('\u{8}'),
+                    'n' => value.push('\n'),
+                    c @ ('\\' | '"') => value.push(c),
+                    _ => return None,
+                },
+                '"' => quoted = !quoted,
+                c => value.push(c),
             }
         }
     }
-}
-
-/// A config file git reads for a command run in the project root, and how to name it.
-pub(super) struct ConfigPlace {
-    pub(super) path: PathBuf,
-    /// What the warning calls it (`.git/config`, or the path of a worktree's git
-    /// directory's config).
-    pub(super) shown: String,
-}
-
-/// The config files of the git directory the project root uses: `.git/config` and
-/// `.git/config.worktree` when `.git` is a directory; when it is a file, those of the
-/// directory its `gitdir:` line names and of that directory's `commondir`. An error
-/// names a `.git` file that could not be read or followed (a warning of its own).
-pub(super) fn config_places(root: &Path) -> Result<Vec<ConfigPlace>, String> {
-    let dot_git = root.join(".git");
-    let Ok(meta) = std::fs::metadata(&dot_git) else {
-        return Ok(Vec::new());
-    };
-    let (git_dir, shown) = if meta.is_dir() {
-        (dot_git, ".git".to_owned())
-    } else {
-        let bytes = read_outside(&dot_git, 4096)
-            .map_err(|e| format!(".git is a file that metron could not read ({e})"))?
-            .unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes);
-        let target = text
-            .lines()
-            .find_map(|l| l.trim_start().strip_prefix("gitdir:"))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| ".git is a file without a `gitdir:` line".to_owned())?;
-        let dir = root.join(target);
-        let shown = dir.display().to_string();
-        (dir, shown)
-    };
-    let mut places = vec![
-        ConfigPlace {
-            path: git_dir.join("config"),
-            shown: format!("{shown}/config"),
-        },
-        ConfigPlace {
-            path: git_dir.join("config.worktree"),
-            shown: format!("{shown}/config.worktree"),
-        },
-    ];
-    let commondir = read_outside(&git_dir.join("commondir"), 4096)
-        .ok()
-        .flatten();
-    if let Some(bytes) = commondir {
-        let text = String::from_utf8_lossy(&bytes);
-        let common = git_dir.join(text.trim());
-        let shown = common.display().to_string();
-        places.push(ConfigPlace {
-            path: common.join("config"),
-            shown: format!("{shown}/config"),
-        });
-    }
-    Ok(places)
 }
 
 /// A file outside the project boundary (git's directory), at most `cap` bytes: `None`
@@ -423,7 +448,11 @@ mod tests {
     use super::*;
 
     fn keys(text: &str) -> Vec<String> {
-        entries(text).iter().map(|e| e.key.dotted()).collect()
+        entries(text)
+            .entries
+            .iter()
+            .map(|e| e.key.dotted())
+            .collect()
     }
 
     #[test]
@@ -457,15 +486,151 @@ mod tests {
         );
         // Quotes hide comment characters, and a header line may hold a key.
         assert_eq!(keys("[a]\nx = \"#;\" # c\ny\n"), ["a.x", "a.y"]);
-        assert_eq!(entries("\n\n[core]\n\n fsmonitor = 1\n")[0].line, 5);
-        // What git rejects ends the parse.
-        assert!(keys("fsmonitor = x\n").is_empty());
-        assert_eq!(keys("[a]\nx = 1\n!bad\n[core]\nfsmonitor = 1\n"), ["a.x"]);
+        assert_eq!(entries("\n\n[core]\n\n fsmonitor = 1\n").entries[0].line, 5);
+        // What git rejects is a bad line, and the reader reads on after it.
+        let orphan = entries("fsmonitor = x\n");
+        assert!(orphan.entries.is_empty());
+        assert_eq!(orphan.bad_lines, [1]);
+        let bad = entries("[a]\nx = 1\n!bad\n[core]\nfsmonitor = 1\n");
+        assert_eq!(bad.bad_lines, [3]);
+        assert_eq!(
+            bad.entries
+                .iter()
+                .map(|e| e.key.dotted())
+                .collect::<Vec<_>>(),
+            ["a.x", "core.fsmonitor"]
+        );
+    }
+
+    #[test]
+    fn crlf_is_read_as_git_reads_it() {
+        // git drops a CR before LF, so a backslash before CRLF continues the value: the
+        // `!junk` line is part of `a.x`, and `core.fsmonitor` follows.
+        let text = "[a]\r\n\tx = 1 \\\r\n!junk\r\n[core]\r\n\tfsmonitor = /p/pwn.sh\r\n";
+        let parsed = entries(text);
+        assert!(parsed.bad_lines.is_empty(), "{parsed:?}");
+        assert_eq!(
+            parsed
+                .entries
+                .iter()
+                .map(|e| e.key.dotted())
+                .collect::<Vec<_>>(),
+            ["a.x", "core.fsmonitor"]
+        );
+        assert_eq!(parsed.entries[1].line, 5);
+        assert_eq!(parsed.entries[1].value.as_deref(), Some("/p/pwn.sh"));
+        // A CR alone is not a line end: a backslash before it is an escape git rejects.
+        assert_eq!(entries("[a]\nx = 1 \\\r!junk\n").bad_lines, [2]);
+    }
+
+    #[test]
+    fn values_are_read_as_git_reads_them() {
+        let value = |text: &str| entries(text).entries.remove(0).value;
+        assert_eq!(value("[s]\nk"), None);
+        assert_eq!(value("[s]\nk =   a  b \t; c"), Some("a  b".to_owned()));
+        assert_eq!(value("[s]\nk = \" a;# \" x"), Some(" a;#  x".to_owned()));
+        assert_eq!(
+            value("[s]\nk = a\\\n b\\tc\\\"\\\\"),
+            Some("a b\tc\"\\".to_owned())
+        );
+        assert_eq!(entries("[s]\nk = \"open\n").bad_lines, [2]);
+        assert_eq!(entries("[s]\nk = \\q\n").bad_lines, [2]);
+    }
+
+    /// Every key `git help config` (git 2.47) documents whose value is a command, a
+    /// program, a script, a hook or a helper, or another config file to read.
+    #[test]
+    fn the_table_holds_every_program_key_git_documents() {
+        let key = |dotted: &str| {
+            let mut parts: Vec<&str> = dotted.split('.').collect();
+            let name = parts.pop().unwrap_or_default().to_ascii_lowercase();
+            let section = parts.remove(0).to_ascii_lowercase();
+            let sub = (!parts.is_empty()).then(|| parts.join("."));
+            GitKey { section, sub, name }
+        };
+        for dotted in [
+            "core.fsmonitor",
+            "core.hooksPath",
+            "core.sshCommand",
+            "core.gitProxy",
+            "core.pager",
+            "core.editor",
+            "core.askPass",
+            "core.alternateRefsCommand",
+            "sequence.editor",
+            "pager.log",
+            "diff.external",
+            "diff.d.command",
+            "diff.d.textconv",
+            "difftool.t.cmd",
+            "difftool.t.path",
+            "mergetool.t.cmd",
+            "mergetool.t.path",
+            "merge.d.driver",
+            "filter.f.clean",
+            "filter.f.smudge",
+            "filter.f.process",
+            "gpg.program",
+            "gpg.ssh.program",
+            "gpg.ssh.defaultKeyCommand",
+            "credential.helper",
+            "credential.https://x.helper",
+            "alias.st",
+            "include.path",
+            "includeIf.gitdir:/x/.path",
+            "remote.o.uploadpack",
+            "remote.o.receivepack",
+            "remote.o.vcs",
+            "protocol.allow",
+            "protocol.ext.allow",
+            "submodule.s.update",
+            "trailer.t.command",
+            "trailer.t.cmd",
+            "browser.b.cmd",
+            "browser.b.path",
+            "man.m.cmd",
+            "man.m.path",
+            "sendemail.sendmailCmd",
+            "sendemail.smtpServer",
+            "sendemail.toCmd",
+            "sendemail.ccCmd",
+            "sendemail.headerCmd",
+            "sendemail.work.sendmailCmd",
+            "sendemail.work.smtpServer",
+            "sendemail.work.toCmd",
+            "sendemail.work.ccCmd",
+            "sendemail.work.headerCmd",
+            "hook.h.command",
+            "tar.tgz.command",
+            "tar.tar.gz.command",
+            "tar.tar.xz.command",
+            "imap.tunnel",
+            "interactive.diffFilter",
+            "gc.recentObjectsHook",
+            "instaweb.httpd",
+            "instaweb.browser",
+            "instaweb.modulePath",
+            "guitool.g.cmd",
+        ] {
+            assert!(
+                rule_for(&key(dotted)).is_some(),
+                "{dotted} is not in the table"
+            );
+        }
+        assert_eq!(
+            rule_for(&key("tar.tgz.command")),
+            Some(Reset::To("gzip -cn"))
+        );
+        assert_eq!(
+            rule_for(&key("tar.tar.gz.command")),
+            Some(Reset::To("gzip -cn"))
+        );
+        assert_eq!(rule_for(&key("tar.TGZ.command")), Some(Reset::WarnOnly));
     }
 
     #[test]
     fn the_rules_cover_drivers_aliases_and_includes() {
-        let key = |text: &str| entries(text).remove(0).key;
+        let key = |text: &str| entries(text).entries.remove(0).key;
         for (text, want) in [
             ("[core]\nfsmonitor = x", Some(Reset::To("false"))),
             ("[core]\nhooksPath = x", Some(Reset::To("/dev/null"))),

@@ -21,9 +21,9 @@
 //! Makefile `include` or computed variable name, a git `include.path`. A file that cannot
 //! be read inside the project (a symlink leading out, a directory, an unreadable file) or
 //! that is larger than [`MAX_CONFIG_BYTES`] is itself a reason to warn, since the program
-//! may still read it. Only the project root is looked at (and, for git, the git directory
-//! it uses): the program runs there, and the directories above it are not the
-//! repository's.
+//! may still read it. Only the project root is looked at (and, for git, the git
+//! directories it uses, its submodules' included, see [`places`]): the program runs
+//! there, and the directories above it are not the repository's.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -33,6 +33,7 @@ use crate::project::{BoundaryError, Project};
 mod git;
 mod lines;
 mod make;
+mod places;
 mod toml;
 
 /// The most bytes read of one configuration file; a larger one is reported, not scanned.
@@ -338,15 +339,9 @@ pub(crate) fn check(project: &Project, program: &str) -> Configured {
 fn check_git(root: &Path) -> Configured {
     let mut out = Configured::default();
     let warn = |text: String| format!("this repository configures git: {text}");
-    let places = match git::config_places(root) {
-        Ok(places) => places,
-        Err(e) => {
-            out.warnings
-                .push(warn(format!("{e}, so metron did not check git's config")));
-            return out;
-        }
-    };
-    for place in places {
+    let places = places::config_places(root);
+    out.warnings.extend(places.problems.into_iter().map(warn));
+    for place in places.files {
         let bytes = match git::read_outside(&place.path, MAX_CONFIG_BYTES) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => continue,
@@ -361,14 +356,27 @@ fn check_git(root: &Path) -> Configured {
         let text = String::from_utf8_lossy(&bytes);
         let mut named = 0;
         let mut more = 0;
-        for entry in git::entries(&text) {
+        let parsed = git::entries(&text);
+        if let Some(first) = parsed.bad_lines.first() {
+            out.warnings.push(warn(format!(
+                "{} line {first} is a line metron cannot read as git does ({} such lines), so a key there may run a program unchecked; look at it with `git config --list --show-origin`",
+                place.shown,
+                parsed.bad_lines.len()
+            )));
+        }
+        for entry in parsed.entries {
             let Some(reset) = git::rule_for(&entry.key) else {
                 continue;
             };
             let key = entry.key.dotted();
             let outcome = match reset {
                 git::Reset::To(value) => {
-                    out.resets.push((key.clone(), value.to_owned()));
+                    // The same key in several submodules needs one reset: the environment
+                    // reaches every git.
+                    let pair = (key.clone(), value.to_owned());
+                    if !out.resets.contains(&pair) {
+                        out.resets.push(pair);
+                    }
                     format!(
                         "metron resets it for this run (`{key}={value}`; git before 2.31 ignores that)"
                     )
@@ -459,6 +467,18 @@ fn line_sets(line: &str, file: &ConfigFile) -> Option<String> {
                 .map(|k| format!("`{k}`"))
         }
     };
+    // npm expands `${VAR}` (and `${VAR?}`) in a key as in a value, so
+    // `script${UNSET?}-shell` is `script-shell`; Yarn expands it in values, and a key
+    // holding one is checked the same way rather than guessed at.
+    let computed = |key: &lines::KeyText| {
+        match key {
+        lines::KeyText::Name(name) if name.contains("${") => Some(
+            "a key whose name is computed from the environment (`${...}`), so metron did not check it"
+                .to_owned(),
+        ),
+        _ => None,
+    }
+    };
     match file.syntax {
         Syntax::Toml => toml_sets(line, file),
         Syntax::Toolchain => toml_sets(line, file).or_else(|| {
@@ -467,9 +487,13 @@ fn line_sets(line: &str, file: &ConfigFile) -> Option<String> {
                 !trimmed.starts_with(['[', '#']) && !trimmed.contains('=') && trimmed.contains('/');
             bare_path.then(|| "a toolchain by path".to_owned())
         }),
-        Syntax::Ini => lines::ini(line).and_then(|k| listed(&k, true)),
-        Syntax::Spaced => lines::spaced(line).and_then(|k| listed(&k, false)),
-        Syntax::Yaml => lines::yaml(line).iter().find_map(|k| listed(k, false)),
+        Syntax::Ini => lines::ini(line).and_then(|k| computed(&k).or_else(|| listed(&k, true))),
+        Syntax::Spaced => {
+            lines::spaced(line).and_then(|k| computed(&k).or_else(|| listed(&k, false)))
+        }
+        Syntax::Yaml => lines::yaml(line)
+            .iter()
+            .find_map(|k| computed(k).or_else(|| listed(k, false))),
         Syntax::Properties => lines::properties(line).and_then(|k| listed(&k, false)),
         Syntax::Make => match make::line_sets(line, file.keys)? {
             make::Sets::Variable(name) => Some(format!("`{name}`")),

@@ -315,10 +315,75 @@ fn git_config_is_found_in_the_git_directory_and_reset() {
         many[MAX_GIT_FINDINGS].contains("sets 2 more such keys"),
         "{many:?}"
     );
-    // A `.git` file naming a directory that is not there: nothing to read, no warning.
+    // A `.git` file git would not follow (git refuses to run there): warned about.
     let other = tempfile::tempdir().expect("temp dir");
     std::fs::write(other.path().join(".git"), "gitdir: nowhere\n").expect("write");
-    assert!(check_git(other.path()).warnings.is_empty());
+    assert!(check_git(other.path()).warnings[0].contains("not a git directory"));
     std::fs::write(other.path().join(".git"), "nothing\n").expect("write");
-    assert!(check_git(other.path()).warnings[0].contains("without a `gitdir:` line"));
+    assert!(check_git(other.path()).warnings[0].contains("does not start with `gitdir: `"));
+}
+
+#[test]
+fn a_line_metron_cannot_read_warns_and_the_scan_reads_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join(".git")).expect("mkdir");
+    std::fs::write(
+        dir.path().join(".git/config"),
+        "[a]\n\tx = 1\n!junk\n[core]\n\tfsmonitor = ./x\n",
+    )
+    .expect("write");
+    let found = check_git(dir.path());
+    assert!(
+        found.warnings[0].contains(".git/config line 3 is a line metron cannot read as git does"),
+        "{:?}",
+        found.warnings
+    );
+    assert!(found.warnings[1].contains("line 5 sets `core.fsmonitor`"));
+    assert_eq!(
+        found.resets,
+        [("core.fsmonitor".to_owned(), "false".to_owned())]
+    );
+}
+
+#[test]
+fn a_submodule_config_is_warned_and_its_keys_reset_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for sub in [".git/modules/a", ".git/modules/b"] {
+        std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        std::fs::write(
+            dir.path().join(sub).join("config"),
+            "[core]\n\tfsmonitor = ./x\n",
+        )
+        .expect("write");
+    }
+    let found = check_git(dir.path());
+    assert_eq!(found.warnings.len(), 2, "{:?}", found.warnings);
+    assert!(
+        found
+            .warnings
+            .iter()
+            .any(|w| w.contains(".git/modules/a/config line 2 sets `core.fsmonitor`"))
+    );
+    assert_eq!(found.resets.len(), 1, "{:?}", found.resets);
+}
+
+#[test]
+fn an_npmrc_key_computed_from_the_environment_warns() {
+    let npmrc = file(Syntax::Ini, &["script-shell"]);
+    for line in [
+        "script${UNSET_X?}-shell = ./evilsh",
+        "${A}=x",
+        "\"scr${X}ipt-shell\" = y",
+    ] {
+        let found = line_sets(line, &npmrc).unwrap_or_default();
+        assert!(
+            found.contains("computed from the environment"),
+            "{line}: {found}"
+        );
+    }
+    let yarn = file(Syntax::Spaced, &["yarn-path"]);
+    assert!(line_sets("yarn-${X}path ./y.js", &yarn).is_some());
+    let yaml = file(Syntax::Yaml, &["yarnPath"]);
+    assert!(line_sets("yarn${X}Path: ./y.cjs", &yaml).is_some());
+    assert_eq!(line_sets("registry = ${REGISTRY}", &npmrc), None);
 }
