@@ -44,10 +44,12 @@ pub(crate) fn error(message: impl std::fmt::Display) {
     );
 }
 
-/// The refusal when no home directory is known (HOME unset, empty or relative, and no
-/// entry in the password database): metron could neither tell whether it was started in
-/// the home directory nor protect the credentials there, so it does not start.
-const NO_HOME: &str = "cannot tell where your home directory is: HOME is unset, empty or not an absolute path, and the password database has no home for this user; without it metron cannot keep your keys and credentials out of the model's reach, so it did not start; set HOME to your home directory (export HOME=/home/you) and run metron again";
+/// The warning when no home directory is known (HOME unset, empty or relative, and no
+/// entry in the password database), as in a minimal container: there is no home to
+/// refuse as the project or to protect, and nothing a program would look for under `~`
+/// either (ssh, git and npm find their files through the same two sources), so metron
+/// runs, and says so.
+const NO_HOME: &str = "warning: no home directory is known (HOME is unset, empty or not an absolute path, and the password database has no home for this user), so no home is protected from the tools; if this machine has one, set HOME to it (export HOME=/home/you)";
 
 /// Loads the project and configuration (with the command line's `flags` on top), printing
 /// warnings; `Err` carries the exit code.
@@ -66,7 +68,6 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
     let homes = crate::project::user_homes(env.home.as_deref());
     if homes.is_empty() {
         error(NO_HOME);
-        return Err(Exit::Usage);
     }
     if let Some(wide) = project.too_wide(&homes) {
         error(wide.message(project.root()));

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// Every home directory of the user, HOME first (when it is absolute), then the one the
 /// password database gives the real uid when that differs. Empty only when neither is
-/// known, which the start-up check refuses (see `frontend::startup`).
+/// known (a minimal container), which the start-up check warns about.
 pub(crate) fn user_homes(env_home: Option<&Path>) -> Vec<PathBuf> {
     homes_from(env_home, passwd_home())
 }
