@@ -394,6 +394,11 @@ fn plain<T>(m: Match<T>) -> Match<()> {
 mod tests {
     use super::*;
 
+    /// What the chain says of `path` (as seen from the root), with no global excludes.
+    fn matched_at(chain: &[(PathBuf, Arc<DirRules>)], path: &str, is_dir: bool) -> Match<()> {
+        matched(chain, None, Path::new(path), Path::new(path), is_dir)
+    }
+
     fn rules(kind: Kind, text: &str, has_git: bool) -> Arc<DirRules> {
         let mut rules = DirRules {
             has_git,
@@ -410,36 +415,9 @@ mod tests {
             (PathBuf::new(), rules(Kind::Git, "*.log\n", true)),
             (PathBuf::from("a"), rules(Kind::Rg, "!keep.log\n", false)),
         ];
-        assert!(
-            matched(
-                &chain,
-                None,
-                Path::new("a/keep.log"),
-                Path::new("a/keep.log"),
-                false
-            )
-            .is_whitelist()
-        );
-        assert!(
-            matched(
-                &chain,
-                None,
-                Path::new("a/x.log"),
-                Path::new("a/x.log"),
-                false
-            )
-            .is_ignore()
-        );
-        assert!(
-            matched(
-                &chain,
-                None,
-                Path::new("a/x.rs"),
-                Path::new("a/x.rs"),
-                false
-            )
-            .is_none()
-        );
+        assert!(matched_at(&chain, "a/keep.log", false).is_whitelist());
+        assert!(matched_at(&chain, "a/x.log", false).is_ignore());
+        assert!(matched_at(&chain, "a/x.rs", false).is_none());
     }
 
     #[test]
@@ -449,59 +427,23 @@ mod tests {
             (PathBuf::new(), Arc::clone(&shared)),
             (PathBuf::from("x/y"), shared),
         ];
-        assert!(
-            matched(
-                &chain,
-                None,
-                Path::new("x/y/top.txt"),
-                Path::new("x/y/top.txt"),
-                false
-            )
-            .is_ignore()
-        );
-        assert!(
-            matched(
-                &chain,
-                None,
-                Path::new("x/y/build"),
-                Path::new("x/y/build"),
-                true
-            )
-            .is_ignore()
-        );
-        assert!(
-            matched(
-                &chain,
-                None,
-                Path::new("x/y/z/top.txt"),
-                Path::new("x/y/z/top.txt"),
-                false
-            )
-            .is_none()
-        );
+        assert!(matched_at(&chain, "x/y/top.txt", false).is_ignore());
+        assert!(matched_at(&chain, "x/y/build", true).is_ignore());
+        assert!(matched_at(&chain, "x/y/z/top.txt", false).is_none());
     }
 
     #[test]
     fn gitignore_applies_only_in_a_repository_and_not_past_a_nested_one() {
         let outside = vec![(PathBuf::new(), rules(Kind::Git, "*.o\n", false))];
-        assert!(matched(&outside, None, Path::new("a.o"), Path::new("a.o"), false).is_none());
+        assert!(matched_at(&outside, "a.o", false).is_none());
         let top = (PathBuf::new(), rules(Kind::Git, "*.o\n", true));
         let inner = DirRules {
             has_git: true,
             ..DirRules::default()
         };
         let nested = vec![top.clone(), (PathBuf::from("sub"), Arc::new(inner))];
-        assert!(matched(&[top], None, Path::new("a.o"), Path::new("a.o"), false).is_ignore());
-        assert!(
-            matched(
-                &nested,
-                None,
-                Path::new("sub/a.o"),
-                Path::new("sub/a.o"),
-                false
-            )
-            .is_none()
-        );
+        assert!(matched_at(&[top], "a.o", false).is_ignore());
+        assert!(matched_at(&nested, "sub/a.o", false).is_none());
     }
 
     #[test]
