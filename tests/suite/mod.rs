@@ -22,6 +22,7 @@ mod oneshot;
 mod outcomes;
 mod preconditions;
 mod read_tools;
+mod readme;
 mod repl;
 mod run_command;
 mod sandboxed_work;
