@@ -43,7 +43,8 @@ struct Cli {
 
     /// With -p: print the session's ledger events on stdout as JSON Lines instead of the
     /// plain answer (session start, turn start, each tool call's proposal, decision,
-    /// approval and effect, model replies with token counts, turn end with totals).
+    /// approval and effect, model replies with token counts, turn end with totals). The first
+    /// event names the schema version; docs/usage.md lists every field.
     #[arg(long, requires = "prompt")]
     json: bool,
 
