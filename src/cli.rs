@@ -18,6 +18,7 @@ use crate::frontend::session::{self, Mode};
 use crate::frontend::{Exit, error, print_text, startup};
 use crate::tools::{self, Access, ToolError};
 
+mod completion;
 mod environment;
 mod manpage;
 
@@ -42,7 +43,8 @@ struct Cli {
 
     /// With -p: print the session's ledger events on stdout as JSON Lines instead of the
     /// plain answer (session start, turn start, each tool call's proposal, decision,
-    /// approval and effect, model replies with token counts, turn end with totals).
+    /// approval and effect, model replies with token counts, turn end with totals). The first
+    /// event names the schema version; docs/usage.md lists every field.
     #[arg(long, requires = "prompt")]
     json: bool,
 
@@ -77,8 +79,8 @@ enum Command {
     /// Exit status: 0 the tool produced a result, 1 it refused or failed, 2 usage error.
     #[command(after_long_help = tools_help())]
     Tool {
-        /// The tool: list_files, find_symbol, search_text, view_slice, apply_patch or
-        /// run_command.
+        /// The tool to run (`metron tool --help` says what each one does).
+        #[arg(value_parser = completion::ToolName)]
         name: String,
         /// The tool's JSON arguments object, for example '{"pattern":"*.go"}'; `-` reads it
         /// from stdin; omitted means {}.
@@ -96,7 +98,6 @@ enum Command {
         shell: Shell,
     },
     /// Print the manual page (roff) on stdout; release archives ship it as man/metron.1.
-    #[command(hide = true)]
     Man,
 }
 
@@ -130,7 +131,10 @@ pub fn main() -> std::process::ExitCode {
             Exit::Usage
         }
         Some(Command::Tool { name, args }) => run_tool(&name, args.as_deref(), cli.yes, &flags),
-        Some(Command::Completions { shell }) => print_text(&completions(shell), Exit::Success),
+        Some(Command::Completions { shell }) => print_text(
+            &completion::script(shell, &mut Cli::command()),
+            Exit::Success,
+        ),
         Some(Command::Man) => match manpage::render(Cli::command().disable_help_subcommand(true)) {
             Ok(page) => print_text(&page, Exit::Success),
             Err(e) => {
@@ -146,14 +150,6 @@ pub fn main() -> std::process::ExitCode {
         },
     };
     exit.into()
-}
-
-/// The completion script for `shell`, generated from the same definition as `--help`.
-fn completions(shell: Shell) -> String {
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "metron", &mut script);
-    // clap_complete writes UTF-8 built from our own help strings.
-    String::from_utf8_lossy(&script).into_owned()
 }
 
 /// Reports a command line clap refused. A word where a subcommand would go is most often

@@ -13,7 +13,7 @@
 use std::io::{IsTerminal, Read};
 
 use crate::agent::Event;
-use crate::agent::ledger::WithdrawnTool;
+use crate::agent::ledger::{EVENT_SCHEMA_VERSION, WithdrawnTool};
 use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, footer, marks_escaped, terminal_safe};
 use crate::frontend::session::{self, Ending, Mode, Session};
@@ -84,6 +84,7 @@ fn session_start(session: &Session) -> Event {
         .collect();
     let agent = &session.agent;
     Event::SessionStart {
+        schema_version: EVENT_SCHEMA_VERSION,
         model: loaded.config.model.clone(),
         endpoint: crate::config::shown_endpoint(&loaded.config.endpoint),
         endpoint_local: is_local(&loaded.config.endpoint) && session.model_host.is_none(),

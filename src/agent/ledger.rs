@@ -55,12 +55,26 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// The version of the `--json` event stream, carried by its first event
+/// (`session_start.schema_version`), so a reader can refuse a stream it would misread.
+///
+/// Raise it when a change could make a reader of the documented stream go wrong: an event
+/// or field removed or renamed, a field's type or meaning changed, a field that was always
+/// there made optional, or a value added to or removed from a field whose values the docs
+/// list (such as `turn_end.status`). Adding an event type or a field does not raise it:
+/// readers ignore what they do not know. docs/usage.md ("JSON events") states the rule
+/// and the version, and a test holds the docs to what the binary emits.
+pub(crate) const EVENT_SCHEMA_VERSION: u32 = 1;
+
 /// One event, as printed by `--json`: one JSON object per line, `type` first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// The session started (emitted by the front end, which knows the config layers).
     SessionStart {
+        /// [`EVENT_SCHEMA_VERSION`]; first after `type`, so a reader sees it before
+        /// anything it might misread.
+        schema_version: u32,
         /// The model.
         model: String,
         /// The chat endpoint.

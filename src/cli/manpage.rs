@@ -5,7 +5,7 @@
 //! completions, the slash commands from the REPL's own table, and the environment and
 //! files from the table `--help` shows, so the page cannot drift from the code it
 //! documents. Release archives ship the page (`man/metron.1`); it is
-//! printed by the hidden `metron man` subcommand.
+//! printed by the `metron man` subcommand.
 
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, italic, roman};

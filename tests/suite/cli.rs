@@ -572,6 +572,39 @@ fn version_and_help() {
     assert_eq!(metron(dir.root()).args(["-h"]).run().code, 0);
 }
 
+/// Every subcommand is listed under "Commands:" in `-h` and `--help`, `man` too (it was
+/// hidden, so the man page could only be found in the docs).
+#[test]
+fn help_lists_every_subcommand_including_man() {
+    let dir = TestProject::new();
+    for flag in ["-h", "--help"] {
+        let run = metron(dir.root()).args([flag]).run();
+        assert_eq!(run.code, 0, "{run:?}");
+        let commands: Vec<&str> = run
+            .stdout
+            .split("Commands:\n")
+            .nth(1)
+            .unwrap_or_default()
+            .lines()
+            .take_while(|line| line.starts_with("  "))
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        assert_eq!(
+            commands,
+            ["tool", "completions", "man", "help"],
+            "{flag}: {run:?}"
+        );
+    }
+    // The page lists itself among the commands, with what it is for.
+    let page = metron(dir.root()).args(["man"]).run();
+    assert_eq!(page.code, 0, "{page:?}");
+    assert!(
+        page.stdout.contains("\\fBmetron man\\fR"),
+        "{}",
+        page.stdout
+    );
+}
+
 #[test]
 fn bare_metron_starts_the_session_and_ends_at_end_of_input() {
     let p = project();
