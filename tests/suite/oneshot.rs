@@ -235,13 +235,13 @@ fn a_missing_model_exits_1_and_says_to_pull_it() {
     let p = TestProject::git();
     let fake = FakeOllama::start(vec![Reply::Error(
         404,
-        "model \"qwen2.5-coder:32b\" not found, try pulling it first".into(),
+        "model \"qwen2.5-coder:7b\" not found, try pulling it first".into(),
     )]);
     let run = oneshot(&p, &fake, "hello", &[]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "", "{run:?}");
     assert!(
-        run.stderr.contains("ollama pull qwen2.5-coder:32b"),
+        run.stderr.contains("ollama pull qwen2.5-coder:7b"),
         "{run:?}"
     );
 }
