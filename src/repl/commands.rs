@@ -257,7 +257,7 @@ fn parse_model(args: &str) -> Result<Command, String> {
         ([name], false) => Ok(Command::Model(Some((*name).to_owned()))),
         ([name], true) => Ok(Command::SaveModel(Some((*name).to_owned()))),
         ([name, ..], _) => Err(format!(
-            "/model takes one model name, and model names hold no spaces; did you mean /model {name}? (/model alone lists the models with tool support; /model {name} --save also keeps it for the next session)"
+            "/model takes one model name, and model names hold no spaces; did you mean /model {name}? (/model alone lists the models with tool support)"
         )),
     }
 }

@@ -241,8 +241,9 @@ fn the_model_flag_is_checked_and_named_as_its_layer() {
         "{}",
         run.stdout
     );
+    // qwen3:8b is the one installed model with tool support: the remedy names it.
     assert!(
-        remedy(&run, "fail", "model").contains("metron --model NAME"),
+        remedy(&run, "fail", "model").contains("metron --model qwen3:8b"),
         "{}",
         run.stdout
     );

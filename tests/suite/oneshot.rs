@@ -324,9 +324,13 @@ fn usage_and_configuration_errors_exit_2_without_asking_the_model() {
     assert!(run.stderr.contains("is not valid JSON"), "{run:?}");
     assert_eq!(run.stderr.lines().count(), 1, "one line: {run:?}");
 
-    let typo = TestProject::git();
-    typo.file(".metron.json", r#"{"modle": "x"}"#);
-    let run = oneshot(&typo, &fake, "hello", &[]);
+    // The user's own file is strict (a project's typo is only a warning).
+    let (_dir, user) = user_config(r#"{"modle": "x"}"#);
+    let run = metron(p.root())
+        .args(["-p", "hello"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &user)
+        .run();
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("did you mean `model`"), "{run:?}");
 
