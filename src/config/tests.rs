@@ -1054,3 +1054,31 @@ fn a_projects_disabled_tool_that_is_no_tool_is_dropped_with_a_warning() {
         "{warning}"
     );
 }
+
+/// The README tells a new user to pull one model: it must be the default, or the first
+/// run fails by the README. Every doc that names the default names this one.
+#[test]
+fn the_default_model_is_the_one_the_readme_pulls() {
+    let read = |path: &str| {
+        std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    let readme = read("README.md");
+    let pulled: Vec<&str> = readme
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("ollama pull "))
+        .collect();
+    assert_eq!(pulled, [DEFAULT_MODEL], "the README's `ollama pull` lines");
+    let row = format!("| `model` | `{DEFAULT_MODEL}` |");
+    assert!(readme.contains(&row), "README's config table: {row}");
+    assert!(
+        read("docs/configuration.md").contains(&row),
+        "docs/configuration.md's table: {row}"
+    );
+    let usage = read("docs/usage.md");
+    assert!(
+        usage.contains(&format!("(model: {DEFAULT_MODEL}, the built-in default)")),
+        "docs/usage.md's banner"
+    );
+    assert!(read("metron.example.json").contains(&format!("\"model\": \"{DEFAULT_MODEL}\"")));
+}
