@@ -129,6 +129,27 @@ fn model_save_creates_the_users_config_readable_by_its_owner_only() {
 }
 
 #[test]
+fn model_save_says_when_a_project_file_chooses_the_model_above_yours() {
+    let p = TestProject::git();
+    p.file(".metron.json", r#"{"model": "qwen3:8b"}"#);
+    let fake = two_tool_models().start();
+    let home = tempfile::tempdir().expect("home");
+    let run = at_home(&p, &fake, home.path())
+        .stdin("/model llama3.1 --save\n")
+        .run();
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("saved: created "), "{run:?}");
+    assert!(
+        run.stdout.contains(&format!(
+            "note: the project's {} chooses the model above your config file",
+            p.path(".metron.json").display()
+        )),
+        "{run:?}"
+    );
+}
+
+#[test]
 fn model_save_of_a_model_that_is_not_installed_writes_nothing() {
     let p = TestProject::git();
     let fake = two_tool_models().start();
