@@ -279,6 +279,69 @@ mod tests {
         assert_eq!(value["model"], "a\"b\\c");
     }
 
+    /// An environment whose user file is `path` (as `$METRON_CONFIG` names it).
+    fn env_for(path: &Path) -> ConfigEnv {
+        ConfigEnv {
+            metron_config: Some(path.to_owned()),
+            ..ConfigEnv::default()
+        }
+    }
+
+    #[test]
+    fn a_file_at_the_size_cap_is_saved_and_one_byte_more_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("config.json");
+        let body = r#"{"model": "old"}"#;
+        let at_cap = format!(
+            "{body}{}",
+            " ".repeat(MAX_CONFIG_BYTES as usize - body.len())
+        );
+        std::fs::write(&path, &at_cap).expect("write");
+        let saved = save_model(&env_for(&path), "new").unwrap_or_else(|e| panic!("{e}"));
+        assert!(!saved.created);
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text, "{\n  \"model\": \"new\"\n}\n");
+
+        std::fs::write(&path, format!("{at_cap} ")).expect("write");
+        let err = save_model(&env_for(&path), "new").map(|_| ()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("larger than {MAX_CONFIG_BYTES} bytes")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_symlinked_file_is_rewritten_where_it_points_and_stays_a_link() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let target = dir.path().join("dotfiles-config.json");
+        std::fs::write(&target, r#"{"num_ctx": 8192}"#).expect("write");
+        let link = dir.path().join("config.json");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let saved = save_model(&env_for(&link), "m").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(saved.path, target.canonicalize().expect("real path"));
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("lstat")
+                .file_type()
+                .is_symlink()
+        );
+        let text = std::fs::read_to_string(&target).expect("read");
+        assert_eq!(text, "{\n  \"num_ctx\": 8192,\n  \"model\": \"m\"\n}\n");
+    }
+
+    #[test]
+    fn no_home_and_no_metron_config_is_no_place_to_save() {
+        let err = save_model(&ConfigEnv::default(), "m")
+            .map(|_| ())
+            .unwrap_err();
+        assert!(matches!(err, SaveError::NoPlace), "{err}");
+        assert!(
+            err.to_string().ends_with("pass --model NAME each time"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn a_file_that_is_not_a_json_object_is_refused_by_name() {
         for text in ["{", "[1]", "", "{\"model\": }"] {
