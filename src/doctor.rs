@@ -29,7 +29,7 @@ use crate::config::{
 use crate::disclosure::{self, Route};
 use crate::display::one_line_safe;
 use crate::frontend::Exit;
-use crate::frontend::models::installed_as;
+use crate::frontend::models::{describe, installed_as, sole_tool_model};
 use crate::ollama::wire::{ChatRequest, ModelDetails};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
@@ -175,8 +175,8 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
     let config_root = project
         .as_ref()
         .map_or_else(|| PathBuf::from("."), |p| p.root().to_path_buf());
-    let loaded = config::load(&config_root, env, flags).and_then(|loaded| {
-        config::check_tool_names(&loaded, &crate::tools::names())?;
+    let loaded = config::load(&config_root, env, flags).and_then(|mut loaded| {
+        config::check_tool_names(&mut loaded, &crate::tools::names())?;
         Ok(loaded)
     });
     let loaded = match loaded {
@@ -224,7 +224,7 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
         loaded.source(crate::config::Key::remote_endpoint),
     ));
     match project {
-        Some(project) => checks.extend(tools_checks(project, config)),
+        Some(project) => checks.extend(tools_checks(project, &loaded)),
         None => checks.push(Check::warn(
             "tools",
             "skipped: there is no project to offer tools on",
@@ -537,7 +537,17 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
             return checks;
         }
     };
-    let check = model_check(model, model_source, &installed);
+    // A missing model: is there exactly one that could replace it? (`/api/show` of each,
+    // within the doctor's time.)
+    let missing = installed_as(model, installed.iter().map(String::as_str)).is_none();
+    let sole = match deadline.next() {
+        Some(limit) if missing => {
+            let described = describe(&client, installed.clone(), Instant::now() + limit).await;
+            sole_tool_model(&described).map(|m| m.name.clone())
+        }
+        _ => None,
+    };
+    let check = model_check(model, model_source, &installed, sole.as_deref());
     let present = check.status == Status::Ok;
     checks.push(check);
     if !present {
@@ -672,8 +682,9 @@ fn unreachable_check(error: &OllamaError, base: &str, limit: Duration) -> Check 
 }
 
 /// Whether the configured model is installed: its name exactly, or `NAME:latest` when it
-/// names no tag.
-fn model_check(model: &str, source: &Source, installed: &[String]) -> Check {
+/// names no tag. When it is not, and exactly one installed model could replace it
+/// (`sole`, see `models::sole_tool_model`), the remedy names that one first.
+fn model_check(model: &str, source: &Source, installed: &[String], sole: Option<&str>) -> Check {
     if let Some(found) = installed_as(model, installed.iter().map(String::as_str)) {
         let measured = if found == model {
             format!("{model} is installed ({})", origin(source))
@@ -698,20 +709,18 @@ fn model_check(model: &str, source: &Source, installed: &[String]) -> Check {
         };
         format!("installed: {}{more}", shown.join(", "))
     };
-    let placeholder = if *source == Source::Default {
-        ", a placeholder"
-    } else {
-        ""
+    let remedy = match sole {
+        Some(sole) => format!(
+            "use {sole}, the one installed model with tool support: `metron --model {sole}`, or `/model {sole} --save` in a session to keep it; or run `ollama pull {model}`"
+        ),
+        None => format!(
+            "run `ollama pull {model}`, or choose an installed model with tool support: `metron --model NAME`, or `/model NAME --save` in a session, or `model` in .metron.json or your own config (or OLLAMA_MODEL)"
+        ),
     };
     Check::fail(
         "model",
-        format!(
-            "{model} ({}{placeholder}) is not installed; {listing}",
-            origin(source)
-        ),
-        format!(
-            "run `ollama pull {model}`, or choose an installed model with tool support: `metron --model NAME`, or `model` in .metron.json or your own config (or OLLAMA_MODEL)"
-        ),
+        format!("{model} ({}) is not installed; {listing}", origin(source)),
+        remedy,
     )
 }
 
@@ -857,7 +866,8 @@ fn sandbox_check(config: &Config) -> Check {
 }
 
 /// The tools offered (with what their schemas cost per request) and those withdrawn.
-fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
+fn tools_checks(project: Project, loaded: &Loaded) -> Vec<Check> {
+    let config = &loaded.config;
     let toolbox = Toolbox::new(project, Budgets::from_config(config))
         .with_limits(CommandLimits::from_config(config))
         .for_availability_only();
@@ -883,6 +893,15 @@ fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
             ),
         ));
     }
+    let fixed =
+        agent::prompt::approx_tokens(agent.schema_bytes() + agent::prompt::SYSTEM_PROMPT.len());
+    if let Some(check) = fixed_prompt_check(
+        config.num_ctx,
+        loaded.source(crate::config::Key::num_ctx),
+        fixed,
+    ) {
+        checks.push(check);
+    }
     for withdrawn in agent.withdrawn() {
         let access = crate::tools::spec(withdrawn.name).map(|spec| spec.access);
         checks.push(withdrawn_check(withdrawn.name, access, &withdrawn.reason));
@@ -893,6 +912,32 @@ fn tools_checks(project: Project, config: &Config) -> Vec<Check> {
         checks.push(Check::ok("tools", census.line()));
     }
     checks
+}
+
+/// The tokens `num_ctx` must hold beyond the fixed prompt (the system prompt and the
+/// tool definitions, sent on every request): the person's request, one tool result
+/// (a 120-line slice is about 1,000 tokens) and a short answer. Below that, every turn
+/// has Ollama cut the prompt, and the model forgets its rules or its tools.
+pub(crate) const FIXED_PROMPT_MARGIN: u64 = 1024;
+
+/// A failure row when `num_ctx` cannot hold the fixed prompt (`fixed` tokens, estimated
+/// as the tools row estimates it) plus [`FIXED_PROMPT_MARGIN`]; `None` when it can (the
+/// context row compares `num_ctx` with the model's own limit).
+fn fixed_prompt_check(num_ctx: u64, source: &Source, fixed: usize) -> Option<Check> {
+    let needed = fixed as u64 + FIXED_PROMPT_MARGIN;
+    (num_ctx < needed).then(|| {
+        Check::fail(
+            "context",
+            format!(
+                "num_ctx {num_ctx} ({}) cannot hold the fixed prompt: the system prompt and tool definitions take ~{fixed} tokens on every request, and a turn needs {FIXED_PROMPT_MARGIN} more for the request, a tool result and the answer",
+                origin(source)
+            ),
+            format!(
+                "set `num_ctx` to {needed} or more (the default, {}, leaves room for real work)",
+                Config::default().num_ctx
+            ),
+        )
+    })
 }
 
 /// One withdrawn tool. Withholding a tool never fails the doctor: a tool that executes is
@@ -1085,20 +1130,50 @@ mod tests {
     #[test]
     fn a_missing_model_names_the_pull_and_lists_at_most_eight() {
         let installed: Vec<String> = (0..11).map(|i| format!("m{i}:latest")).collect();
-        let check = model_check("qwen2.5-coder:32b", &Source::Default, &installed);
+        let check = model_check("qwen2.5-coder:7b", &Source::Default, &installed, None);
         assert_eq!(check.status, Status::Fail);
         assert!(check.measured.contains("m7:latest"), "{check:?}");
         assert!(!check.measured.contains("m8:latest"), "{check:?}");
         assert!(check.measured.contains("and 3 more"), "{check:?}");
-        assert!(check.measured.contains("placeholder"), "{check:?}");
+        assert!(check.measured.contains("built-in default"), "{check:?}");
         let remedy = check.remedy.unwrap_or_default();
-        assert!(remedy.contains("ollama pull qwen2.5-coder:32b"), "{remedy}");
-        let none = model_check("x", &Source::Env("OLLAMA_MODEL"), &[]);
+        assert!(remedy.contains("ollama pull qwen2.5-coder:7b"), "{remedy}");
+        let none = model_check("x", &Source::Env("OLLAMA_MODEL"), &[], None);
         assert!(
             none.measured.contains("no models are installed"),
             "{none:?}"
         );
-        assert!(!none.measured.contains("placeholder"), "{none:?}");
+    }
+
+    #[test]
+    fn num_ctx_must_hold_the_fixed_prompt_and_the_margin() {
+        let flag = Source::Flag("--model");
+        let tight = fixed_prompt_check(400, &Source::Default, 620).expect("fails");
+        assert_eq!(tight.status, Status::Fail);
+        assert!(tight.measured.contains("~620 tokens"), "{tight:?}");
+        assert_eq!(
+            tight.remedy.as_deref(),
+            Some("set `num_ctx` to 1644 or more (the default, 16384, leaves room for real work)")
+        );
+        assert!(fixed_prompt_check(1643, &flag, 620).is_some(), "one below");
+        assert!(
+            fixed_prompt_check(1644, &flag, 620).is_none(),
+            "at the bound"
+        );
+    }
+
+    #[test]
+    fn a_missing_model_names_the_one_installed_model_with_tools() {
+        let installed = names(&["plain:1b", "qwen3:8b"]);
+        let check = model_check("x", &Source::Default, &installed, Some("qwen3:8b"));
+        assert_eq!(check.status, Status::Fail);
+        let remedy = check.remedy.unwrap_or_default();
+        assert!(
+            remedy.starts_with(
+                "use qwen3:8b, the one installed model with tool support: `metron --model qwen3:8b`"
+            ),
+            "{remedy}"
+        );
     }
 
     #[test]

@@ -48,7 +48,12 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
                 Exit::Interrupted
             }
             Ending::Finished(Err(e)) => {
-                error(e);
+                error(&e);
+                let endpoint = &session.loaded.config.endpoint;
+                if let Some(hint) = crate::frontend::models::missing_model_hint(&e, endpoint).await
+                {
+                    error(hint);
+                }
                 Exit::Failure
             }
             Ending::Finished(Ok(report)) => {

@@ -99,11 +99,11 @@ pub(crate) const VARIABLES: &[Variable] = &[
 pub(crate) const FILES: &[(&str, &str)] = &[
     (
         "~/.metron/config.json",
-        "The user's configuration (or $METRON_CONFIG_DIR/.metron/config.json, or the file $METRON_CONFIG names). It may set every key; `metron --example-config` prints them all at their defaults.",
+        "The user's configuration (or $METRON_CONFIG_DIR/.metron/config.json, or the file $METRON_CONFIG names). It may set every key; `metron --example-config` prints them all at their defaults. An unknown key or a bad value in it stops metron (exit 2). metron writes it only on /model NAME --save (the model key; every other key kept).",
     ),
     (
         "<project>/.metron.json",
-        "The project's configuration, read as well and overriding the user's file key by key. It ships with the repository, so it cannot grant authority: it may lower budgets and choose the model, but its auto_approve_patches, allowed_commands, allowed_project_programs, command_env_passthrough and command sandbox keys are dropped with a warning (METRON_ALLOW_PROJECT_COMMANDS lets allowed_commands through), and its endpoint must name this machine and is ignored when your own file or OLLAMA_HOST sets one.",
+        "The project's configuration, read as well and overriding the user's file key by key. It ships with the repository, so it cannot grant authority: it may lower budgets and choose the model, but its auto_approve_patches, allowed_commands, allowed_project_programs, command_env_passthrough and command sandbox keys are dropped with a warning (METRON_ALLOW_PROJECT_COMMANDS lets allowed_commands through), and its endpoint must name this machine and is ignored when your own file or OLLAMA_HOST sets one. An unknown key or a bad value in it is a warning, and that key is ignored.",
     ),
     (
         "~/.metron/input_history",

@@ -26,6 +26,7 @@
 //! as a [`ConfigEnv`], so tests never touch the process environment.
 
 mod endpoint;
+mod save;
 mod settings;
 
 use std::collections::BTreeMap;
@@ -36,8 +37,9 @@ use serde_json::Value;
 
 pub(crate) use endpoint::{Credentials, host_and_port, shown as shown_endpoint, split_credentials};
 pub use endpoint::{is_local, normalize_endpoint};
+pub(crate) use save::save_model;
 pub use settings::{Config, KEYS, RemoteEndpoint, SandboxMode};
-pub(crate) use settings::{Key, Rule};
+pub(crate) use settings::{DEFAULT_MODEL, Key, Rule};
 
 /// The file name of a project's own config, at the project root.
 pub(crate) const PROJECT_FILE: &str = ".metron.json";
@@ -593,11 +595,20 @@ pub(crate) fn apply_file(
     };
     for (key, value) in &map {
         let Some(known) = Key::from_name(key) else {
-            return Err(ConfigError::UnknownKey {
+            let unknown = ConfigError::UnknownKey {
                 path: file.path.clone(),
                 key: key.clone(),
                 suggestion: closest_key(key),
-            });
+            };
+            match file.trust {
+                ConfigTrust::User => return Err(unknown),
+                // A repository's file is not the person's to fix: a typo in it, or a key
+                // from a newer metron, must not stop every command they run there.
+                ConfigTrust::Project => {
+                    loaded.warnings.push(unknown_key_warning(key, &file.path));
+                    continue;
+                }
+            }
         };
         if file.trust == ConfigTrust::Project {
             match known.rule() {
@@ -632,10 +643,56 @@ pub(crate) fn apply_file(
             }
         }
         let source = Source::File(file.path.clone());
-        set(&mut loaded.config, known, value, &source)?;
+        match file.trust {
+            ConfigTrust::User => set(&mut loaded.config, known, value, &source)?,
+            // Tried on a copy first, so that a bad value leaves the layer below in force
+            // (the key is ignored, the rest of the file still applies).
+            ConfigTrust::Project => {
+                let mut trial = loaded.config.clone();
+                let checked = set(&mut trial, known, value, &source)
+                    .and_then(|()| check_key(&trial, known, &source));
+                if let Err(error) = checked {
+                    loaded
+                        .warnings
+                        .push(invalid_value_warning(&error, &file.path));
+                    continue;
+                }
+                loaded.config.copy_from(known, &trial);
+            }
+        }
         loaded.sources.insert(known.name(), source);
     }
     Ok(())
+}
+
+/// The warning for a key of a project's file that no version of metron knows: named,
+/// with the nearest key when one is near, and ignored.
+fn unknown_key_warning(key: &str, path: &Path) -> String {
+    let hint = match closest_key(key) {
+        Some(near) => format!("did you mean `{near}`? Rename it"),
+        None => format!(
+            "`metron --example-config` prints all {} keys; fix or remove it",
+            KEYS.len()
+        ),
+    };
+    format!(
+        "ignoring unknown key `{}` in {} (a typo, or a key of a newer metron); the rest of the file still applies; {hint} in that file",
+        key.escape_debug(),
+        path.display()
+    )
+}
+
+/// The warning for a value of a project's file that is of the wrong type or out of
+/// range: the key keeps the value of the layer below.
+fn invalid_value_warning(error: &ConfigError, path: &Path) -> String {
+    let what = match error {
+        ConfigError::Invalid { key, message, .. } => format!("`{key}` {message}"),
+        other => other.to_string(),
+    };
+    format!(
+        "ignoring {what} in {}: the key keeps its value from the layer below, and the rest of the file still applies; fix that value in the file",
+        path.display()
+    )
 }
 
 /// Who already chose the endpoint, when someone did: the user's own file (the layer below
@@ -712,92 +769,105 @@ fn set(config: &mut Config, key: Key, value: &Value, source: &Source) -> Result<
 }
 
 /// Checks that `disabled_tools` names only tools in `names` (the registry's; the front
-/// end passes them, so the settings do not depend on the tools).
-pub(crate) fn check_tool_names(loaded: &Loaded, names: &[&str]) -> Result<(), ConfigError> {
-    for name in &loaded.config.disabled_tools {
-        if !names.contains(&name.as_str()) {
-            let layer = loaded.disabled_by.get(name);
-            return Err(ConfigError::Invalid {
-                key: Key::disabled_tools.name(),
-                layer: layer
-                    .unwrap_or_else(|| loaded.source(Key::disabled_tools))
-                    .clone(),
-                message: format!(
-                    "names `{name}`, which is not a tool; the tools are {}",
-                    names.join(", ")
-                ),
-            });
+/// end passes them, so the settings do not depend on the tools). A name only a project's
+/// file lists is dropped with a warning instead, like any bad value of that file: a
+/// repository (perhaps written for a newer metron) must not stop the person's commands.
+pub(crate) fn check_tool_names(loaded: &mut Loaded, names: &[&str]) -> Result<(), ConfigError> {
+    let mut kept = Vec::with_capacity(loaded.config.disabled_tools.len());
+    for name in std::mem::take(&mut loaded.config.disabled_tools) {
+        if names.contains(&name.as_str()) {
+            kept.push(name);
+            continue;
         }
+        let layer = loaded
+            .disabled_by
+            .get(&name)
+            .unwrap_or_else(|| loaded.source(Key::disabled_tools))
+            .clone();
+        let error = ConfigError::Invalid {
+            key: Key::disabled_tools.name(),
+            layer: layer.clone(),
+            message: format!(
+                "names `{name}`, which is not a tool; the tools are {}",
+                names.join(", ")
+            ),
+        };
+        match &layer {
+            Source::File(path) if loaded.trust_of(path) == Some(ConfigTrust::Project) => {
+                loaded.warnings.push(format!(
+                    "ignoring `{name}` in `disabled_tools` of {}: it is not a tool (the tools are {}), and the rest of the file still applies; fix that entry in the file",
+                    path.display(),
+                    names.join(", ")
+                ));
+            }
+            _ => return Err(error),
+        }
+    }
+    loaded.config.disabled_tools = kept;
+    Ok(())
+}
+
+/// Checks ranges the types alone cannot express, key by key.
+fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
+    for &key in Key::ALL {
+        check_key(&loaded.config, key, loaded.source(key))?;
     }
     Ok(())
 }
 
-/// Checks ranges the types alone cannot express.
-fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
-    let config = &loaded.config;
-    let invalid = |key: Key, message: String| ConfigError::Invalid {
-        key: key.name(),
-        layer: loaded.source(key).clone(),
-        message,
+/// Checks one key's value against the ranges its type cannot express; `source` is the
+/// layer the value came from, named in the error. One key at a time, so that a project's
+/// bad value can be set aside alone (see [`apply_file`]).
+fn check_key(config: &Config, key: Key, source: &Source) -> Result<(), ConfigError> {
+    let invalid = |message: String| {
+        Err(ConfigError::Invalid {
+            key: key.name(),
+            layer: source.clone(),
+            message,
+        })
     };
     // Every integer setting is a budget or a limit, and none of them can be zero.
     // (Floats such as `temperature` never report an integer value here.)
-    for &key in Key::ALL {
-        if let Value::Number(n) = config.value(key)
-            && n.as_u64() == Some(0)
-        {
-            return Err(invalid(key, "must be positive, got 0".to_owned()));
+    if let Value::Number(n) = config.value(key)
+        && n.as_u64() == Some(0)
+    {
+        return invalid("must be positive, got 0".to_owned());
+    }
+    match key {
+        Key::top_p if !(config.top_p > 0.0 && config.top_p <= 1.0) => {
+            invalid(format!("must be in (0, 1], got {}", config.top_p))
         }
-    }
-    if !(config.top_p > 0.0 && config.top_p <= 1.0) {
-        return Err(invalid(
-            Key::top_p,
-            format!("must be in (0, 1], got {}", config.top_p),
-        ));
-    }
-    if !(config.temperature >= 0.0 && config.temperature.is_finite()) {
-        return Err(invalid(
-            Key::temperature,
-            format!("must be zero or more, got {}", config.temperature),
-        ));
-    }
-    if config.model.trim().is_empty() {
-        return Err(invalid(
-            Key::model,
-            "must name a model, such as qwen2.5-coder:32b".to_owned(),
-        ));
-    }
-    if let Some(name) = config
-        .command_env_passthrough
-        .iter()
-        .find(|n| !is_env_name(n))
-    {
-        return Err(invalid(
-            Key::command_env_passthrough,
-            format!(
+        Key::temperature if !(config.temperature >= 0.0 && config.temperature.is_finite()) => {
+            invalid(format!("must be zero or more, got {}", config.temperature))
+        }
+        Key::model if config.model.trim().is_empty() => {
+            invalid(format!("must name a model, such as {DEFAULT_MODEL}"))
+        }
+        Key::command_env_passthrough => match config
+            .command_env_passthrough
+            .iter()
+            .find(|n| !is_env_name(n))
+        {
+            Some(name) => invalid(format!(
                 "names `{name}`, which is not an environment variable name (letters, digits, _)"
-            ),
-        ));
-    }
-    if config.allowed_commands.iter().any(|c| c.trim().is_empty()) {
-        return Err(invalid(
-            Key::allowed_commands,
-            "contains an empty entry".to_owned(),
-        ));
-    }
-    if let Some(entry) = config
-        .allowed_project_programs
-        .iter()
-        .find(|e| !names_project_program(e))
-    {
-        return Err(invalid(
-            Key::allowed_project_programs,
-            format!(
+            )),
+            None => Ok(()),
+        },
+        Key::allowed_commands if config.allowed_commands.iter().any(|c| c.trim().is_empty()) => {
+            invalid("contains an empty entry".to_owned())
+        }
+        Key::allowed_project_programs => match config
+            .allowed_project_programs
+            .iter()
+            .find(|e| !names_project_program(e))
+        {
+            Some(entry) => invalid(format!(
                 "entry `{entry}` must start with a path inside the project, such as `.venv/bin/pytest` or `./gradlew` (relative, with a `/`, no `..`)"
-            ),
-        ));
+            )),
+            None => Ok(()),
+        },
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// True when a `allowed_project_programs` entry starts with a relative path holding a `/`

@@ -224,6 +224,12 @@ fn union(users: &[String], project: &[String]) -> Vec<String> {
     merged
 }
 
+/// The model asked for when no layer names one: the one the README tells a new user to
+/// pull (`ollama pull qwen2.5-coder:7b`), so that following the README gives a setup the
+/// doctor passes. It supports tools and runs on a laptop; a larger model is one `/model
+/// NAME --save` away.
+pub(crate) const DEFAULT_MODEL: &str = "qwen2.5-coder:7b";
+
 macro_rules! settings {
     ($( $(#[doc = $doc:literal])+ $([$rule:ident])? $name:ident : $ty:ty = $default:expr ; )*) => {
         /// Every effective setting, after defaults, the config file and the environment
@@ -351,7 +357,7 @@ settings! {
     /// request) or `refuse` (do not start). A project's file may only make this stricter.
     [TightenOnly] remote_endpoint: RemoteEndpoint = RemoteEndpoint::Warn;
     /// Model name to request.
-    model: String = "qwen2.5-coder:32b".to_owned();
+    model: String = DEFAULT_MODEL.to_owned();
     /// Seconds of silence before a model call is abandoned (an idle watchdog).
     [TightenOnly] timeout_seconds: u64 = 180;
     /// Print the reply as it is generated.

@@ -152,21 +152,21 @@ fn invalid_values_are_named() {
 #[test]
 fn disabled_tools_must_name_tools() {
     let names = ["view_slice", "run_command"];
-    let loaded = load_text(r#"{"disabled_tools":["grep"]}"#, ConfigTrust::User, &env())
+    let mut loaded = load_text(r#"{"disabled_tools":["grep"]}"#, ConfigTrust::User, &env())
         .unwrap_or_else(|e| panic!("{e}"));
-    let err = check_tool_names(&loaded, &names)
+    let err = check_tool_names(&mut loaded, &names)
         .map(|()| String::new())
         .unwrap_or_else(|e| e.to_string());
     assert!(err.contains("disabled_tools"), "{err}");
     assert!(err.contains("`grep`, which is not a tool"), "{err}");
     assert!(err.contains("view_slice, run_command"), "{err}");
-    let fine = load_text(
+    let mut fine = load_text(
         r#"{"disabled_tools":["run_command"]}"#,
         ConfigTrust::User,
         &env(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert!(check_tool_names(&fine, &names).is_ok());
+    assert!(check_tool_names(&mut fine, &names).is_ok());
 }
 
 /// The list is the user's plus the project's; a bad name is blamed on the file that
@@ -174,12 +174,12 @@ fn disabled_tools_must_name_tools() {
 #[test]
 fn a_bad_disabled_tool_is_blamed_on_its_own_file() {
     let names = ["view_slice", "run_command", "search_text"];
-    let loaded = load_both(
+    let mut loaded = load_both(
         r#"{"disabled_tools":["search_text"]}"#,
         r#"{"disabled_tools":["run_comand"]}"#,
         |_| {},
     );
-    let err = check_tool_names(&loaded, &names)
+    let err = check_tool_names(&mut loaded, &names)
         .map(|()| String::new())
         .unwrap_or_else(|e| e.to_string());
     assert!(err.contains("`run_comand`"), "{err}");
@@ -711,11 +711,11 @@ fn the_environment_and_flags_stay_above_both_files() {
 
 #[test]
 fn each_bad_file_is_named_with_the_fix() {
-    let (dir, env) = project_and_user(r#"{"max_turns":0}"#, "{}");
+    let (dir, env) = project_and_user("{}", r#"{"max_turns":0}"#);
     let err = load(&dir.path().join("repo"), &env, &Flags::default())
         .map(|_| String::new())
         .unwrap_or_else(|e| e.to_string());
-    assert!(err.contains(".metron.json must be positive"), "{err}");
+    assert!(err.contains("config.json must be positive"), "{err}");
     assert!(err.ends_with("fix that value in the file"), "{err}");
 
     // The user's bad value is reported as theirs even when the project sets the key.
@@ -948,10 +948,137 @@ fn a_typod_key_gets_a_suggestion() {
     assert_eq!(closest_key("search_max"), None, "two keys begin so");
     assert_eq!(closest_key("max"), None, "too short to say");
 
-    let err = load_text(r#"{"maxTurns":3}"#, ConfigTrust::Project, &env())
+    let err = load_text(r#"{"maxTurns":3}"#, ConfigTrust::User, &env())
         .map(|_| ())
         .unwrap_err()
         .to_string();
     assert!(err.contains("unknown key `maxTurns`"), "{err}");
     assert!(err.contains("; did you mean `max_turns`?"), "{err}");
+}
+
+#[test]
+fn a_projects_unknown_key_is_a_warning_and_the_rest_applies() {
+    let loaded = load_text(
+        r#"{"maxTurns":3,"zzzzzzzz":1,"max_output_tokens":100}"#,
+        ConfigTrust::Project,
+        &env(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.config.max_turns, Config::default().max_turns);
+    assert_eq!(loaded.config.max_output_tokens, 100, "the rest applies");
+    let [typo, unknown] = loaded.warnings.as_slice() else {
+        panic!("two warnings: {:?}", loaded.warnings);
+    };
+    assert!(
+        typo.contains("unknown key `maxTurns` in /p/.metron.json")
+            && typo.contains("; did you mean `max_turns`? Rename it in that file"),
+        "{typo}"
+    );
+    assert!(
+        unknown.contains("`zzzzzzzz`") && unknown.contains("--example-config"),
+        "{unknown}"
+    );
+    assert!(!unknown.contains("did you mean"), "{unknown}");
+}
+
+#[test]
+fn a_projects_invalid_value_is_a_warning_and_the_layer_below_stays() {
+    let cases = [
+        (r#"{"top_p":1.5}"#, Key::top_p, "must be in (0, 1], got 1.5"),
+        (
+            r#"{"max_turns":0}"#,
+            Key::max_turns,
+            "must be positive, got 0",
+        ),
+        (r#"{"stream":"yes"}"#, Key::stream, "must be true or false"),
+        (r#"{"model":" "}"#, Key::model, "must name a model"),
+        (r#"{"endpoint":"ftp://x"}"#, Key::endpoint, "`endpoint`"),
+        (
+            r#"{"disabled_tools":"grep"}"#,
+            Key::disabled_tools,
+            "list of strings",
+        ),
+    ];
+    for (text, key, needle) in cases {
+        let with_max = text.replacen('{', r#"{"max_output_tokens":100,"#, 1);
+        let loaded = load_text(&with_max, ConfigTrust::Project, &env())
+            .unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(
+            loaded.config.value(key),
+            Config::default().value(key),
+            "{text}"
+        );
+        assert_eq!(loaded.source(key), &Source::Default, "{text}");
+        assert_eq!(
+            loaded.config.max_output_tokens, 100,
+            "{text}: the rest applies"
+        );
+        let [warning] = loaded.warnings.as_slice() else {
+            panic!("{text}: one warning: {:?}", loaded.warnings);
+        };
+        assert!(
+            warning.starts_with("ignoring ") && warning.contains(needle),
+            "{text}: {warning}"
+        );
+        assert!(warning.ends_with("fix that value in the file"), "{warning}");
+    }
+}
+
+#[test]
+fn a_projects_bad_value_over_the_users_keeps_the_users() {
+    let loaded = load_both(r#"{"max_turns":0}"#, r#"{"max_turns":4}"#, |_| {});
+    assert_eq!(loaded.config.max_turns, 4);
+    assert!(
+        matches!(loaded.source(Key::max_turns), Source::File(p) if p.ends_with("config.json")),
+        "{:?}",
+        loaded.source(Key::max_turns)
+    );
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+}
+
+#[test]
+fn a_projects_disabled_tool_that_is_no_tool_is_dropped_with_a_warning() {
+    let names = ["view_slice", "run_command", "search_text"];
+    let mut loaded = load_both(
+        r#"{"disabled_tools":["search_txt","run_command"]}"#,
+        "{}",
+        |_| {},
+    );
+    check_tool_names(&mut loaded, &names).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.config.disabled_tools, ["run_command"]);
+    let [warning] = loaded.warnings.as_slice() else {
+        panic!("one warning: {:?}", loaded.warnings);
+    };
+    assert!(
+        warning.contains("`search_txt`") && warning.contains(".metron.json"),
+        "{warning}"
+    );
+}
+
+/// The README tells a new user to pull one model: it must be the default, or the first
+/// run fails by the README. Every doc that names the default names this one.
+#[test]
+fn the_default_model_is_the_one_the_readme_pulls() {
+    let read = |path: &str| {
+        std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    let readme = read("README.md");
+    let pulled: Vec<&str> = readme
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("ollama pull "))
+        .collect();
+    assert_eq!(pulled, [DEFAULT_MODEL], "the README's `ollama pull` lines");
+    let row = format!("| `model` | `{DEFAULT_MODEL}` |");
+    assert!(readme.contains(&row), "README's config table: {row}");
+    assert!(
+        read("docs/configuration.md").contains(&row),
+        "docs/configuration.md's table: {row}"
+    );
+    let usage = read("docs/usage.md");
+    assert!(
+        usage.contains(&format!("(model: {DEFAULT_MODEL}, the built-in default)")),
+        "docs/usage.md's banner"
+    );
+    assert!(read("metron.example.json").contains(&format!("\"model\": \"{DEFAULT_MODEL}\"")));
 }

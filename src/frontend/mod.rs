@@ -74,8 +74,8 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
         return Err(Exit::Usage);
     }
     let loaded = config::load(project.root(), &env, flags)
-        .and_then(|loaded| {
-            config::check_tool_names(&loaded, &crate::tools::names())?;
+        .and_then(|mut loaded| {
+            config::check_tool_names(&mut loaded, &crate::tools::names())?;
             Ok(loaded)
         })
         .map_err(|e| {

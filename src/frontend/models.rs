@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::agent::TurnError;
 use crate::authority::CancelToken;
 use crate::disclosure::ModelPlace;
 use crate::ollama::{Client, OllamaError};
@@ -82,6 +83,45 @@ fn unknown(reason: &str) -> ModelPlace {
     ModelPlace::Unknown {
         reason: reason.to_owned(),
     }
+}
+
+/// The model to offer instead of a configured one that is not installed: the only
+/// installed model that supports tools, when there is exactly one and it runs on this
+/// machine. None when the server did not describe every model (another might support
+/// tools too), or when the one is a cloud model (choosing it would send the code to
+/// another host, which a person must choose knowingly, not by answering `y`).
+pub(crate) fn sole_tool_model(installed: &[Installed]) -> Option<&Installed> {
+    if installed.iter().any(|m| m.tools == ToolSupport::Unknown) {
+        return None;
+    }
+    let mut usable = installed.iter().filter(|m| m.tools == ToolSupport::Yes);
+    match (usable.next(), usable.next()) {
+        (Some(only), None) if only.place == ModelPlace::Server => Some(only),
+        _ => None,
+    }
+}
+
+/// The next step naming the model to use instead, when a turn failed because the
+/// configured model is not installed and exactly one installed model could replace it
+/// ([`sole_tool_model`]); asked of the server within [`PLACE_LIMIT`]. `None` for any
+/// other failure, or when there is no single model to name. For `-p`, where nobody can
+/// be asked: the error names the model, the person reruns.
+pub(crate) async fn missing_model_hint(error: &TurnError, endpoint: &str) -> Option<String> {
+    let TurnError::Model(OllamaError::ModelNotFound { model, .. }) = error else {
+        return None;
+    };
+    let client = Client::new(endpoint, PLACE_LIMIT).ok()?;
+    let installed = survey(&client, PLACE_LIMIT).await.ok()?;
+    let sole = sole_tool_model(&installed)?;
+    // The server listed the very model it then could not find (it was removed meanwhile,
+    // or the listing disagrees): naming it again would send the person in a circle.
+    if installed_as(model, [sole.name.as_str()]).is_some() {
+        return None;
+    }
+    let name = crate::display::one_line_safe(&sole.name);
+    Some(format!(
+        "{name} is the one installed model with tool support; run again with --model {name}, or keep it with /model {name} --save in a session"
+    ))
 }
 
 /// How long the start of a session waits for the server to say where the model runs.
@@ -173,6 +213,33 @@ mod tests {
         assert_eq!(find("qwen3:4b"), None);
         assert_eq!(find("llama3:8b"), None);
         assert!(has_tag("a:b") && !has_tag("host:1/a") && has_tag("host:1/a:b"));
+    }
+
+    fn model(name: &str, tools: ToolSupport, place: ModelPlace) -> Installed {
+        Installed {
+            name: name.to_owned(),
+            tools,
+            place,
+        }
+    }
+
+    #[test]
+    fn only_a_single_local_tool_model_is_offered() {
+        let here = || ModelPlace::Server;
+        let cloud = || ModelPlace::Remote {
+            host: "ollama.com".to_owned(),
+        };
+        let a = model("a", ToolSupport::Yes, here());
+        let b = model("b", ToolSupport::Yes, here());
+        let plain = model("plain", ToolSupport::No, here());
+        let unsure = model("unsure", ToolSupport::Unknown, here());
+        let sole = |list: &[Installed]| sole_tool_model(list).map(|m| m.name.clone());
+        assert_eq!(sole(&[plain.clone(), a.clone()]), Some("a".to_owned()));
+        assert_eq!(sole(&[a.clone(), b]), None, "two to choose from");
+        assert_eq!(sole(&[a.clone(), unsure]), None, "one not described");
+        assert_eq!(sole(&[plain]), None, "none with tools");
+        assert_eq!(sole(&[model("c", ToolSupport::Yes, cloud())]), None);
+        assert_eq!(sole(&[]), None);
     }
 
     #[test]

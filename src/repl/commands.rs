@@ -23,6 +23,9 @@ pub(crate) enum Command {
     Config,
     /// List the installed models with tool support (`None`), or switch to one.
     Model(Option<String>),
+    /// Switch to this model (`None`: keep the current one) and write it as `model` to the
+    /// user's own config file, so the next session starts with it: `/model NAME --save`.
+    SaveModel(Option<String>),
     /// Clear the conversation, keeping the system prompt.
     Reset,
     /// How much the session is carrying.
@@ -107,8 +110,8 @@ pub(crate) const COMMANDS: &[Slash] = &[
         name: "model",
         aliases: &[],
         argument: Some("NAME"),
-        help: "switch to NAME (installed, with tool support); the conversation is kept",
-        parse: |_, args| parse_model(args).map(Command::Model),
+        help: "switch to NAME (installed, with tool support); the conversation is kept. With --save, also write it to your own config file (the only config write metron makes)",
+        parse: |_, args| parse_model(args),
     },
     Slash {
         name: "reset",
@@ -239,13 +242,21 @@ fn parse_call_number(name: &str, args: &str) -> Result<usize, String> {
     }
 }
 
-/// The argument of `/model`: none, or one model name (model names hold no spaces).
-fn parse_model(args: &str) -> Result<Option<String>, String> {
-    let mut words = args.split_whitespace();
-    match (words.next(), words.next()) {
-        (None, _) => Ok(None),
-        (Some(name), None) => Ok(Some(name.to_owned())),
-        (Some(name), Some(_)) => Err(format!(
+/// The flag of `/model NAME --save`.
+const SAVE_FLAG: &str = "--save";
+
+/// The arguments of `/model`: none, one model name (model names hold no spaces), and
+/// `--save` before or after it.
+fn parse_model(args: &str) -> Result<Command, String> {
+    let words: Vec<&str> = args.split_whitespace().collect();
+    let save = words.contains(&SAVE_FLAG);
+    let names: Vec<&str> = words.into_iter().filter(|w| *w != SAVE_FLAG).collect();
+    match (names.as_slice(), save) {
+        ([], false) => Ok(Command::Model(None)),
+        ([], true) => Ok(Command::SaveModel(None)),
+        ([name], false) => Ok(Command::Model(Some((*name).to_owned()))),
+        ([name], true) => Ok(Command::SaveModel(Some((*name).to_owned()))),
+        ([name, ..], _) => Err(format!(
             "/model takes one model name, and model names hold no spaces; did you mean /model {name}? (/model alone lists the models with tool support)"
         )),
     }
@@ -721,6 +732,19 @@ mod tests {
         );
     }
 
+    #[test]
+    fn model_save_takes_a_name_or_saves_the_current_one() {
+        let save = |name: &str| Ok(Some(Command::SaveModel(Some(name.to_owned()))));
+        assert_eq!(Command::parse("/model qwen3:8b --save"), save("qwen3:8b"));
+        assert_eq!(Command::parse("/model --save qwen3:8b"), save("qwen3:8b"));
+        assert_eq!(
+            Command::parse("/model --save"),
+            Ok(Some(Command::SaveModel(None)))
+        );
+        let two = Command::parse("/model a b --save").unwrap_err();
+        assert!(two.contains("one model name"), "{two}");
+    }
+
     fn installed(list: &[(&str, ToolSupport)]) -> Vec<Installed> {
         list.iter()
             .map(|&(name, tools)| Installed {
@@ -789,10 +813,10 @@ not described by the server in time: slow:1b
     #[test]
     fn the_startup_notice_names_the_layer_and_the_alternatives() {
         let models = installed(&[("qwen3:8b", ToolSupport::Yes), ("e:1b", ToolSupport::No)]);
-        let text = missing_model_text("qwen2.5-coder:32b", "the built-in default", SERVER, &models);
+        let text = missing_model_text("qwen2.5-coder:7b", "the built-in default", SERVER, &models);
         assert_eq!(
             text,
-            "the model qwen2.5-coder:32b (the built-in default) is not installed at http://127.0.0.1:11434; installed models with tool support: qwen3:8b. Switch with /model NAME, or run `ollama pull qwen2.5-coder:32b`"
+            "the model qwen2.5-coder:7b (the built-in default) is not installed at http://127.0.0.1:11434; installed models with tool support: qwen3:8b. Switch with /model NAME, or run `ollama pull qwen2.5-coder:7b`"
         );
         let none = missing_model_text("m", "from --model", SERVER, &[]);
         assert!(none.contains("no installed model supports tools"), "{none}");

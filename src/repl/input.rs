@@ -196,6 +196,16 @@ impl Input {
         receiver.await.unwrap_or(Line::Eof)
     }
 
+    /// Reads an answer to a question the session asks itself (not a tool's), without
+    /// blocking the runtime; the answer is not kept in history.
+    pub(crate) async fn answer(&self, prompt: &str) -> Line {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        if !self.send(prompt, false, ReplyTo::Async(sender)) {
+            return Line::Eof;
+        }
+        receiver.await.unwrap_or(Line::Eof)
+    }
+
     /// Reads an answer to a question, blocking the calling thread (a tool waiting for
     /// approval); the answer is not kept in history.
     pub(crate) fn read_blocking(&self, prompt: &str) -> Line {

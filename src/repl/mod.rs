@@ -79,10 +79,20 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
     session::block_on(async || {
         // Ctrl-C during the check gives up on it and goes on to the prompt, where it would
         // not quit either.
-        tokio::select! {
+        let offer = tokio::select! {
             biased;
-            () = cancel.cancelled() => eprintln!("{QUIT_HINT}"),
-            () = check_model(&session) => {}
+            () = cancel.cancelled() => {
+                eprintln!("{QUIT_HINT}");
+                None
+            }
+            offer = check_model(&session) => offer,
+        };
+        // Asked outside the check's select, so that Ctrl-C at the question is the line
+        // editor's (it answers no) and never abandons a read in progress.
+        if let Some(offer) = offer
+            && terminal
+        {
+            offer_model(&mut session, &input, offer).await;
         }
         // The read waiting for the next line. It outlives a Ctrl-C that arrives as a
         // signal (stdin is not a terminal, or the editor is between reads): the reading
@@ -124,7 +134,17 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
                             "[interrupted: /model was cancelled; the model stays {}]",
                             one_line_safe(&session.loaded.config.model)
                         ),
-                        () = choose_model(&mut session, name.as_deref()) => {}
+                        _ = choose_model(&mut session, name.as_deref()) => {}
+                    }
+                }
+                Ok(Some(Command::SaveModel(name))) => {
+                    tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => eprintln!(
+                            "[interrupted: /model was cancelled; the model stays {} and nothing was saved]",
+                            one_line_safe(&session.loaded.config.model)
+                        ),
+                        () = save_model(&mut session, name.as_deref()) => {}
                     }
                 }
                 // A slash command (`/tags` walks the tree) cannot be cut short; a press
@@ -207,19 +227,16 @@ fn print_banner(session: &Session) {
 
 /// The start-up check: when the server lists its models within [`STARTUP_CHECK`] and the
 /// configured model is not among them, says so on stderr with the installed models that
-/// support tools. Any failure to ask (no server, no answer in time) says nothing: the
-/// first prompt reports it with its remedy.
-async fn check_model(session: &Session) {
+/// support tools, and returns the one to offer instead when there is exactly one (see
+/// [`models::sole_tool_model`]). Any failure to ask (no server, no answer in time) says
+/// nothing: the first prompt reports it with its remedy.
+async fn check_model(session: &Session) -> Option<String> {
     let deadline = Instant::now() + STARTUP_CHECK;
     let config = &session.loaded.config;
-    let Ok(client) = Client::new(&config.endpoint, STARTUP_CHECK) else {
-        return;
-    };
-    let Ok(names) = client.models(STARTUP_CHECK).await else {
-        return;
-    };
+    let client = Client::new(&config.endpoint, STARTUP_CHECK).ok()?;
+    let names = client.models(STARTUP_CHECK).await.ok()?;
     if installed_as(&config.model, names.iter().map(String::as_str)).is_some() {
-        return;
+        return None;
     }
     let installed = models::describe(&client, names, deadline).await;
     let root = session.agent.toolbox().project().root();
@@ -231,12 +248,70 @@ async fn check_model(session: &Session) {
     );
     // Model names come from the server: shown, never obeyed.
     error(terminal_safe(&notice));
+    models::sole_tool_model(&installed).map(|m| m.name.clone())
+}
+
+/// The answers [`offer_model`] understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum YesNo {
+    Yes,
+    No,
+}
+
+impl YesNo {
+    /// `y`/`yes` or `n`/`no` (any case); a bare Return is no, the safe default. Anything
+    /// else is not taken for either: the question is asked again.
+    fn parse(answer: &str) -> Option<YesNo> {
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Some(YesNo::Yes),
+            "" | "n" | "no" => Some(YesNo::No),
+            _ => None,
+        }
+    }
+}
+
+/// Offers the one installed model with tool support in place of a configured model that
+/// is not installed: a yes/no question, asked on a terminal only. Yes switches for this
+/// session (as `/model NAME` does) and says how to keep it; no, Ctrl-C or Ctrl-D keeps
+/// the configured model.
+async fn offer_model(session: &mut Session, input: &Input, name: String) {
+    let question = format!(
+        "Use {} for this session instead? [y/N] ",
+        one_line_safe(&name)
+    );
+    let answer = loop {
+        match input.answer(&question).await {
+            Line::Text(text) => match YesNo::parse(&text) {
+                Some(answer) => break answer,
+                None => eprintln!(
+                    "Answer y (switch to {}) or n (keep {}).",
+                    one_line_safe(&name),
+                    one_line_safe(&session.loaded.config.model)
+                ),
+            },
+            Line::Eof | Line::Interrupted | Line::Cleared => break YesNo::No,
+        }
+    };
+    if answer == YesNo::No {
+        eprintln!(
+            "keeping {}; /model lists the models you can switch to",
+            one_line_safe(&session.loaded.config.model)
+        );
+        return;
+    }
+    if choose_model(session, Some(&name)).await.is_some() {
+        println!(
+            "/model {} --save keeps it for the next session",
+            one_line_safe(&name)
+        );
+    }
 }
 
 /// `/model` lists the installed models with tool support; `/model NAME` switches to NAME
 /// when it is one of them, keeping the conversation. Only `/api/tags` and `/api/show` are
-/// asked, never `/api/chat`, so a wrong name costs no inference.
-async fn choose_model(session: &mut Session, wanted: Option<&str>) {
+/// asked, never `/api/chat`, so a wrong name costs no inference. Returns the model in use
+/// when `wanted` is (now) the session's model, `None` when it was refused or only listed.
+async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<String> {
     let config = &session.loaded.config;
     let server = server_url(&config.endpoint);
     let current = config.model.clone();
@@ -252,7 +327,7 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
                 one_line_safe(&current),
                 terminal_safe(&e.to_string())
             );
-            return;
+            return None;
         }
     };
     let root = session.agent.toolbox().project().root();
@@ -261,10 +336,13 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
     let Some(wanted) = wanted else {
         let list = commands::model_list_text(&current, &chosen, &server, &installed);
         print!("{}", terminal_safe(&list));
-        return;
+        return None;
     };
     match commands::model_choice(wanted, &current, &server, &installed) {
-        Ok(name) if name == current => println!("already using {}", one_line_safe(&name)),
+        Ok(name) if name == current => {
+            println!("already using {}", one_line_safe(&name));
+            Some(name)
+        }
         Ok(name) => {
             // A cloud model is a remote endpoint of its own: refused or announced before
             // the next request carries the conversation (and the code in it) there.
@@ -286,7 +364,7 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
                         "metron: {refusal}; the model stays {}",
                         one_line_safe(&current)
                     );
-                    return;
+                    return None;
                 }
                 Ok(Some(host)) => eprintln!("{}", crate::disclosure::model_notice(&name, &host)),
                 Ok(None) => {}
@@ -297,13 +375,68 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) {
                 one_line_safe(&current)
             );
             session.agent.set_model(name.clone());
-            session.loaded.config.model = name;
+            session.loaded.config.model = name.clone();
             session
                 .loaded
                 .sources
                 .insert("model", Source::Command("/model"));
+            Some(name)
         }
-        Err(message) => eprintln!("{}", terminal_safe(&message)),
+        Err(message) => {
+            eprintln!("{}", terminal_safe(&message));
+            None
+        }
+    }
+}
+
+/// `/model NAME --save` (or `/model --save`, for the current model): switches as
+/// `/model NAME` does, then writes the model to the user's own config file, the only
+/// write to a config file metron makes (see `config::save_model`), and says so. Nothing
+/// is saved when the switch is refused.
+async fn save_model(session: &mut Session, wanted: Option<&str>) {
+    // The layer that chose the model at start, before a switch credits `/model`: one
+    // above the user's file still chooses next time, and the person must know.
+    let above = above_users_file(session);
+    let model = match wanted {
+        Some(wanted) => match choose_model(session, Some(wanted)).await {
+            Some(model) => model,
+            None => {
+                eprintln!("nothing was saved");
+                return;
+            }
+        },
+        None => session.loaded.config.model.clone(),
+    };
+    match config::save_model(&ConfigEnv::from_process(), &model) {
+        Ok(saved) => {
+            let what = if saved.created { "created" } else { "updated" };
+            println!(
+                "saved: {what} {} with \"model\": \"{}\" (every other key kept); /model --save is the only way metron ever writes a config file",
+                terminal_safe(&saved.path.display().to_string()),
+                one_line_safe(&model)
+            );
+            if let Some(layer) = above {
+                println!(
+                    "note: {} chooses the model above your config file, so sessions here start with that one until it is removed",
+                    terminal_safe(&layer)
+                );
+            }
+        }
+        Err(e) => error(e),
+    }
+}
+
+/// The layer above the user's own file that chose the session's model at start (the
+/// project's `.metron.json`, `$OLLAMA_MODEL`, `--model`), named for a note; `None` when
+/// the user's file, the default or `/model` chose it.
+fn above_users_file(session: &Session) -> Option<String> {
+    let loaded = &session.loaded;
+    match loaded.source(crate::config::Key::model) {
+        Source::File(path) if loaded.trust_of(path) == Some(config::ConfigTrust::Project) => {
+            Some(format!("the project's {}", path.display()))
+        }
+        source @ (Source::Env(_) | Source::Flag(_)) => Some(source.to_string()),
+        Source::File(_) | Source::Default | Source::Command(_) => None,
     }
 }
 
@@ -359,7 +492,7 @@ fn run_slash_command(command: Command, session: &mut Session) {
             terminal_safe(&session.agent.ledger().context(session.agent.history()))
         ),
         // Handled by the loop: leaving, and asking the server (which needs the runtime).
-        Command::Exit | Command::Model(_) => {}
+        Command::Exit | Command::Model(_) | Command::SaveModel(_) => {}
     }
 }
 
@@ -441,6 +574,24 @@ impl Approver for AskThroughInput {
                 self.cancel.cancel();
                 Decision::Interrupted
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::YesNo;
+
+    #[test]
+    fn the_model_offer_takes_yes_or_no_and_return_is_no() {
+        for yes in ["y", "Y", " yes ", "YES"] {
+            assert_eq!(YesNo::parse(yes), Some(YesNo::Yes), "{yes:?}");
+        }
+        for no in ["", "n", "No", "  "] {
+            assert_eq!(YesNo::parse(no), Some(YesNo::No), "{no:?}");
+        }
+        for neither in ["ok", "sure", "y please", "1"] {
+            assert_eq!(YesNo::parse(neither), None, "{neither:?}");
         }
     }
 }

@@ -935,8 +935,8 @@ pub fn config(data: &[u8]) {
             metron_config: Some(user_file),
             ..ConfigEnv::default()
         };
-        if let Ok(loaded) = crate::config::load(&root, &env, &Flags::default()) {
-            let _ = crate::config::check_tool_names(&loaded, &crate::tools::names());
+        if let Ok(mut loaded) = crate::config::load(&root, &env, &Flags::default()) {
+            let _ = crate::config::check_tool_names(&mut loaded, &crate::tools::names());
         }
     }
 }

@@ -270,40 +270,45 @@ fn args_from_stdin_and_omitted_args() {
 #[test]
 fn config_errors_exit_2_with_one_line() {
     let p = project();
-    p.file(".metron.json", r#"{"modle": "x"}"#);
+    // The user's own file is strict; a project's unknown key or bad value is only a
+    // warning (tests/suite/project_config.rs), but a project's file that is not JSON stops.
+    let (dir, user) = user_config("{}");
+    let with_user_file = |text: &str| {
+        std::fs::write(&user, text).expect("write the user config");
+        metron(p.root())
+            .args(["tool", "list_files", "{}"])
+            .env("METRON_CONFIG", &user)
+            .run()
+    };
     assert_config_error(
-        &tool(p.root(), "list_files", "{}"),
+        &with_user_file(r#"{"modle": "x"}"#),
         &[
             "unknown key `modle`",
-            ".metron.json",
+            "config.json",
             "did you mean `model`?",
         ],
     );
-    p.file(".metron.json", r#"{"zzzzzzzzzz": 1}"#);
     assert_config_error(
-        &tool(p.root(), "list_files", "{}"),
+        &with_user_file(r#"{"zzzzzzzzzz": 1}"#),
         &[
             "unknown key `zzzzzzzzzz`",
             "`metron --example-config` prints all",
         ],
     );
-    p.file(".metron.json", r#"{"max_slice_lines": 0}"#);
     assert_config_error(
-        &tool(p.root(), "list_files", "{}"),
+        &with_user_file(r#"{"max_slice_lines": 0}"#),
         &["`max_slice_lines`", "must be positive, got 0"],
     );
-    p.file(".metron.json", r#"{"list_max_entries": "ten"}"#);
     assert_config_error(
-        &tool(p.root(), "list_files", "{}"),
+        &with_user_file(r#"{"list_max_entries": "ten"}"#),
         &["`list_max_entries`", "must be a positive integer"],
     );
-    p.file(".metron.json", r#"{"top_p": 1.5}"#);
-    assert_config_error(&tool(p.root(), "list_files", "{}"), &["`top_p`", "(0, 1]"]);
-    p.file(".metron.json", r#"{"disabled_tools": ["nope"]}"#);
+    assert_config_error(&with_user_file(r#"{"top_p": 1.5}"#), &["`top_p`", "(0, 1]"]);
     assert_config_error(
-        &tool(p.root(), "list_files", "{}"),
+        &with_user_file(r#"{"disabled_tools": ["nope"]}"#),
         &["`disabled_tools`", "`nope`, which is not a tool"],
     );
+    drop(dir);
     p.file(".metron.json", "{ not json");
     assert_config_error(&tool(p.root(), "list_files", "{}"), &["is not valid JSON"]);
     p.file(".metron.json", "[]");
@@ -334,9 +339,9 @@ fn config_errors_exit_2_with_one_line() {
     assert_config_error(&run, &["`model`", "$OLLAMA_MODEL", "must name a model"]);
 
     // Bare `metron` reports a configuration problem before anything else.
-    p.file(".metron.json", r#"{"modle": "x"}"#);
+    p.file(".metron.json", r#"{"model": "#);
     let run = metron(p.root()).run();
-    assert_config_error(&run, &["unknown key `modle`"]);
+    assert_config_error(&run, &["is not valid JSON"]);
 }
 
 #[test]

@@ -184,7 +184,10 @@ fn a_missing_model_fails_with_the_pull_command_and_the_installed_models() {
     );
     assert_eq!(summary(&run), "doctor: 1 problem");
     assert!(
-        !fake.requests().iter().any(|r| r.path == "/api/show"),
+        !fake
+            .requests()
+            .iter()
+            .any(|r| r.path == "/api/show" && r.body["model"] == DEFAULT_MODEL),
         "asked /api/show for a model that is not installed"
     );
     assert_no_inference(&fake);
@@ -238,8 +241,9 @@ fn the_model_flag_is_checked_and_named_as_its_layer() {
         "{}",
         run.stdout
     );
+    // qwen3:8b is the one installed model with tool support: the remedy names it.
     assert!(
-        remedy(&run, "fail", "model").contains("metron --model NAME"),
+        remedy(&run, "fail", "model").contains("metron --model qwen3:8b"),
         "{}",
         run.stdout
     );

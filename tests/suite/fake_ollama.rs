@@ -45,7 +45,7 @@ const MAX_HEADERS: usize = 200;
 /// The version `/api/version` reports unless [`FakeBuilder::version`] says otherwise.
 pub const DEFAULT_VERSION: &str = "0.12.10";
 /// The model a server has when the builder names none.
-pub const DEFAULT_MODEL: &str = "qwen2.5-coder:32b";
+pub const DEFAULT_MODEL: &str = "qwen2.5-coder:7b";
 /// Placeholder for a chunk's `"model"` field: the server replaces it with the `model` of the
 /// request being answered, as Ollama echoes the request's spelling. The chunk builders use
 /// it; a test that wants a mismatched model writes the name itself.

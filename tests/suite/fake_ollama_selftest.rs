@@ -465,12 +465,12 @@ fn mid_stream_error_line_keeps_status_200() {
 #[test]
 fn requests_are_recorded_with_parsed_bodies() {
     let fake = FakeOllama::start(vec![answer("ok", 1, 1)]);
-    let chat_body = chat_request("qwen2.5-coder:32b");
+    let chat_body = chat_request("qwen2.5-coder:7b");
     let response = chat(&fake, chat_body.clone());
     assert_eq!(response.status, 200);
 
     // A chunked request body, split mid-JSON.
-    let show = br#"{"model":"qwen2.5-coder:32b"}"#;
+    let show = br#"{"model":"qwen2.5-coder:7b"}"#;
     let mut client = Client::connect(&fake);
     let mut out = b"POST /api/show?verbose=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_vec();
     for piece in show.chunks(7) {
@@ -493,7 +493,7 @@ fn requests_are_recorded_with_parsed_bodies() {
     assert_eq!(requests[0].header("HOST"), Some("127.0.0.1"));
     assert_eq!(requests[1].path, "/api/show?verbose=0");
     assert_eq!(requests[1].raw_body, show.to_vec());
-    assert_eq!(requests[1].body["model"], "qwen2.5-coder:32b");
+    assert_eq!(requests[1].body["model"], "qwen2.5-coder:7b");
     assert_eq!(requests[2].method, "GET");
     assert_eq!(requests[2].body, Value::Null);
     assert!(requests[2].raw_body.is_empty());
@@ -682,12 +682,12 @@ fn show_reports_known_old_and_unknown_models() {
 fn default_model_version_and_root() {
     let fake = FakeOllama::builder().version("0.0.0").start();
     let tags = request(&fake, "GET", "/api/tags", None).json();
-    assert_eq!(tags["models"][0]["name"], "qwen2.5-coder:32b");
+    assert_eq!(tags["models"][0]["name"], "qwen2.5-coder:7b");
     let show = request(
         &fake,
         "POST",
         "/api/show",
-        Some(r#"{"model":"qwen2.5-coder:32b"}"#),
+        Some(r#"{"model":"qwen2.5-coder:7b"}"#),
     )
     .json();
     assert_eq!(show["capabilities"], json!(["completion", "tools"]));

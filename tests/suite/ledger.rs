@@ -66,7 +66,7 @@ fn json_events_trace_every_stage_and_the_hashes_match_the_files() {
     );
     assert_eq!(events_of_type(&events, "model_reply").len(), 4);
     let start = &events[0];
-    assert_eq!(start["model"], "qwen2.5-coder:32b");
+    assert_eq!(start["model"], "qwen2.5-coder:7b");
     assert_eq!(start["endpoint_local"], true);
     assert_eq!(start["config_sources"]["endpoint"], "$OLLAMA_HOST");
     assert!(

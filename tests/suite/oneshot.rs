@@ -235,13 +235,13 @@ fn a_missing_model_exits_1_and_says_to_pull_it() {
     let p = TestProject::git();
     let fake = FakeOllama::start(vec![Reply::Error(
         404,
-        "model \"qwen2.5-coder:32b\" not found, try pulling it first".into(),
+        "model \"qwen2.5-coder:7b\" not found, try pulling it first".into(),
     )]);
     let run = oneshot(&p, &fake, "hello", &[]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "", "{run:?}");
     assert!(
-        run.stderr.contains("ollama pull qwen2.5-coder:32b"),
+        run.stderr.contains("ollama pull qwen2.5-coder:7b"),
         "{run:?}"
     );
 }
@@ -324,9 +324,13 @@ fn usage_and_configuration_errors_exit_2_without_asking_the_model() {
     assert!(run.stderr.contains("is not valid JSON"), "{run:?}");
     assert_eq!(run.stderr.lines().count(), 1, "one line: {run:?}");
 
-    let typo = TestProject::git();
-    typo.file(".metron.json", r#"{"modle": "x"}"#);
-    let run = oneshot(&typo, &fake, "hello", &[]);
+    // The user's own file is strict (a project's typo is only a warning).
+    let (_dir, user) = user_config(r#"{"modle": "x"}"#);
+    let run = metron(p.root())
+        .args(["-p", "hello"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("METRON_CONFIG", &user)
+        .run();
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("did you mean `model`"), "{run:?}");
 

@@ -86,7 +86,7 @@ fn banner(root: &Path, model: &str, chosen: &str, config: &str) -> String {
 fn default_banner(root: &Path) -> String {
     banner(
         root,
-        "qwen2.5-coder:32b",
+        "qwen2.5-coder:7b",
         "the built-in default",
         "built-in defaults (no config file)",
     )
@@ -178,7 +178,7 @@ fn the_banner_names_the_project_the_model_its_layer_and_the_config_file() {
     assert_eq!(
         first_lines,
         [
-            "=== metron (model: qwen2.5-coder:32b, the built-in default) ===",
+            "=== metron (model: qwen2.5-coder:7b, the built-in default) ===",
             "Context-disciplined terminal coder. /help for commands, /exit to quit.",
             &format!(
                 "project: {} (not a git work tree, so apply_patch is not offered)",
@@ -707,7 +707,7 @@ fn a_model_that_is_not_installed_is_reported_at_start() {
     assert_eq!(
         first,
         format!(
-            "metron: the model qwen2.5-coder:32b (the built-in default) is not installed at {}; installed models with tool support: qwen3:8b, llama3.1:latest. Switch with /model NAME, or run `ollama pull qwen2.5-coder:32b`",
+            "metron: the model qwen2.5-coder:7b (the built-in default) is not installed at {}; installed models with tool support: qwen3:8b, llama3.1:latest. Switch with /model NAME, or run `ollama pull qwen2.5-coder:7b`",
             fake.base_url()
         ),
         "{run:?}"
@@ -715,7 +715,7 @@ fn a_model_that_is_not_installed_is_reported_at_start() {
     // Following the advice works: the session goes on with the model chosen.
     assert!(
         run.stdout
-            .contains("model: qwen3:8b (was qwen2.5-coder:32b)"),
+            .contains("model: qwen3:8b (was qwen2.5-coder:7b)"),
         "{run:?}"
     );
     let bodies = fake.chat_bodies();
@@ -1037,7 +1037,7 @@ fn a_failed_turn_is_reported_and_the_session_goes_on() {
         Reply::Stream(vec![text("half"), Chunk::Hang]),
         Reply::Error(
             404,
-            "model \"qwen2.5-coder:32b\" not found, try pulling it first".into(),
+            "model \"qwen2.5-coder:7b\" not found, try pulling it first".into(),
         ),
         answer("Recovered.", 30, 2),
     ]);
@@ -1056,7 +1056,7 @@ fn a_failed_turn_is_reported_and_the_session_goes_on() {
         "{run:?}"
     );
     assert!(
-        run.stderr.contains("ollama pull qwen2.5-coder:32b"),
+        run.stderr.contains("ollama pull qwen2.5-coder:7b"),
         "{run:?}"
     );
     assert!(run.stdout.contains("half\n"), "{run:?}");

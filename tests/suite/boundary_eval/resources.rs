@@ -112,7 +112,7 @@ impl Endpoint {
         let answer = match self {
             Endpoint::Version => json!({"version": "0.12.10"}),
             Endpoint::Tags => {
-                json!({"models": [{"name": "qwen2.5-coder:32b", "model": "qwen2.5-coder:32b"}]})
+                json!({"models": [{"name": "qwen2.5-coder:7b", "model": "qwen2.5-coder:7b"}]})
             }
             Endpoint::Show => json!({
                 "capabilities": ["completion", "tools"],
@@ -153,7 +153,7 @@ impl Endpoint {
 }
 
 /// An Ollama look-alike on 127.0.0.1 that answers `/api/version`, `/api/tags`,
-/// `/api/show` and `/api/ps` as a server with qwen2.5-coder:32b does, except that one of
+/// `/api/show` and `/api/ps` as a server with qwen2.5-coder:7b does, except that one of
 /// them sends a chunked body that never ends (until metron hangs up). The fake server
 /// scripts only `/api/chat`, hence this one. It records the paths asked.
 struct Hostile {
@@ -361,7 +361,7 @@ pub(super) fn tags_of_exactly_the_bound() -> Verdict {
     let (mut m, peak, shown) = doctor_run(Endpoint::Tags, Length::Exactly(8 << 20));
     assert!(!shown.contains("sent more than"), "{shown}");
     assert!(
-        shown.contains("qwen2.5-coder:32b is installed"),
+        shown.contains("qwen2.5-coder:7b is installed"),
         "the model row did not find the model:\n{shown}"
     );
     m.notes
