@@ -2,6 +2,7 @@
 
 mod agent;
 mod apply_patch;
+mod approvals;
 mod architecture;
 mod boundary;
 mod boundary_eval;
@@ -21,6 +22,7 @@ mod model_quirks;
 mod oneshot;
 mod outcomes;
 mod preconditions;
+mod read_hints;
 mod read_tools;
 mod repl;
 mod run_command;
