@@ -754,6 +754,10 @@ mod tests {
             .open(&path)
             .expect("open");
         file.set_modified(old).expect("set mtime");
+        // The directory too, after its file: a recent one makes the walk single-use.
+        std::fs::File::open(dir.path())
+            .and_then(|d| d.set_times(std::fs::FileTimes::new().set_modified(old)))
+            .expect("set the directory's mtime");
         let index = SymbolIndex::new(open(&dir));
         // Parses the file: it holds the identifier `JSON`.
         let found = index.lookup("JSON", 10).expect("lookup");
