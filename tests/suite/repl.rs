@@ -863,12 +863,14 @@ fn a_full_session_edits_the_file_and_reports_what_it_cost() {
         .stdin("make Greet return \"hola\" instead of \"hello\"\n")
         .run();
     assert_eq!(run.code, 0, "{run:?}");
+    // With `--yes` the banner says that nothing will be asked.
+    let banner = default_banner(p.root()).replace(
+        "\n\n",
+        "\napprovals: applying patches and running allowed commands without asking (--yes)\n\n",
+    );
     assert_eq!(
         run.stdout,
-        format!(
-            "{}Let me find Greet.\nGreet now returns \"hola\" (greet.go:5).\n",
-            default_banner(p.root())
-        ),
+        format!("{banner}Let me find Greet.\nGreet now returns \"hola\" (greet.go:5).\n"),
         "{run:?}"
     );
     let executing: Vec<&str> = run
