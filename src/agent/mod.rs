@@ -719,8 +719,8 @@ impl<M> Agent<M> {
     }
 
     /// Drops the symbol index and walks the tree again (`/tags`); returns how many source
-    /// files it knows.
-    pub(crate) fn rebuild_symbols(&self) -> usize {
+    /// files it knows, per language found.
+    pub(crate) fn rebuild_symbols(&self) -> Vec<(&'static str, usize)> {
         self.toolbox.symbols().rebuild()
     }
 

@@ -3,7 +3,10 @@
 //! Tools that write or execute describe what they are about to do as a [`Request`] and
 //! hand it to the session's [`Approver`]. Only an explicit yes approves: `n`, a bare
 //! Return, end of input, and "nobody can answer here" all decline, and the decline goes
-//! back to the model as text so it explains rather than retries.
+//! back to the model as text so it explains rather than retries. Any other answer (`ok`,
+//! `sure`) is neither: the question is asked again with the answers it takes
+//! ([`valid_answers`]), because a decline tells the model not to retry, which is not what
+//! a person typing `ok` meant.
 
 pub(crate) use super::journal::ApprovalSource;
 
@@ -134,23 +137,35 @@ impl Approver for NobodyToAsk {
 }
 
 /// Reads a typed answer: only an explicit yes approves; `a` approves for the session when
-/// that was offered. Anything else declines; `n` (or `no`) followed by words gives the
-/// words as the reason.
-pub(crate) fn decision_for(answer: &str, offer_standing: bool) -> Decision {
+/// that was offered; `n` or `no` (followed by words, which are the reason) or a bare
+/// Return declines. Anything else (`ok`, `yes please`, an `a` that was not offered) is
+/// `None`: not an answer, to be asked again with [`valid_answers`].
+pub(crate) fn decision_for(answer: &str, offer_standing: bool) -> Option<Decision> {
     let answer = answer.trim();
     match answer {
-        "y" | "Y" | "yes" | "Yes" | "YES" => Decision::Approved,
-        "a" | "A" if offer_standing => Decision::ApprovedForSession,
-        _ => {
-            let (first, rest) = answer
-                .split_once(char::is_whitespace)
-                .unwrap_or((answer, ""));
-            let first = first.trim_end_matches([',', ':', '.']);
-            let reason = matches!(first, "n" | "N" | "no" | "No" | "NO")
-                .then(|| rest.trim())
-                .filter(|rest| !rest.is_empty());
-            Decision::Declined(reason.map(str::to_owned))
-        }
+        "y" | "Y" | "yes" | "Yes" | "YES" => return Some(Decision::Approved),
+        "a" | "A" if offer_standing => return Some(Decision::ApprovedForSession),
+        "" => return Some(Decision::Declined(None)),
+        _ => {}
+    }
+    let (first, rest) = answer
+        .split_once(char::is_whitespace)
+        .unwrap_or((answer, ""));
+    let first = first.trim_end_matches([',', ':', '.']);
+    if !matches!(first, "n" | "N" | "no" | "No" | "NO") {
+        return None;
+    }
+    let reason = Some(rest.trim()).filter(|rest| !rest.is_empty());
+    Some(Decision::Declined(reason.map(str::to_owned)))
+}
+
+/// What is said after an answer [`decision_for`] does not take, before the question is
+/// asked again: the answers it does take, `a` only where it was offered.
+pub(crate) fn valid_answers(offer_standing: bool) -> &'static str {
+    if offer_standing {
+        "not an answer: type y to go ahead, n to decline (`n REASON` also tells the model why), or a for yes and not asking again for what is named above; Return alone declines"
+    } else {
+        "not an answer: type y to go ahead or n to decline (`n REASON` also tells the model why); Return alone declines"
     }
 }
 
@@ -180,24 +195,46 @@ mod tests {
 
     #[test]
     fn only_an_explicit_yes_approves() {
-        assert_eq!(decision_for("y\n", false), Decision::Approved);
-        assert_eq!(decision_for("a\n", true), Decision::ApprovedForSession);
-        assert_eq!(decision_for("a\n", false), Decision::Declined(None));
-        assert_eq!(decision_for("\n", true), Decision::Declined(None));
-        assert_eq!(decision_for("yes please\n", true), Decision::Declined(None));
+        assert_eq!(decision_for("y\n", false), Some(Decision::Approved));
+        assert_eq!(decision_for("YES", true), Some(Decision::Approved));
+        assert_eq!(
+            decision_for("a\n", true),
+            Some(Decision::ApprovedForSession)
+        );
+        assert_eq!(decision_for("\n", true), Some(Decision::Declined(None)));
+    }
+
+    /// Only a recognised decline declines: anything else is asked again, so `ok` is never
+    /// taken for a no that the model is told not to retry.
+    #[test]
+    fn an_unrecognised_answer_is_neither_yes_nor_no() {
+        for typed in ["ok\n", "sure", "yes please\n", "nope", "y y", "ja", "1"] {
+            assert_eq!(decision_for(typed, true), None, "{typed:?}");
+        }
+        // `a` is an answer only where it was offered.
+        assert_eq!(decision_for("a\n", false), None);
+        assert!(valid_answers(true).contains("a for yes"));
+        assert!(!valid_answers(false).contains(" a "));
+        for offered in [true, false] {
+            let text = valid_answers(offered);
+            assert!(text.contains("y to go ahead") && text.contains("n to decline"));
+            assert!(text.ends_with("Return alone declines"), "{text}");
+        }
     }
 
     #[test]
     fn a_decline_can_carry_a_reason() {
         assert_eq!(
             decision_for("n use the existing helper\n", true),
-            Decision::Declined(Some("use the existing helper".to_owned()))
+            Some(Decision::Declined(Some(
+                "use the existing helper".to_owned()
+            )))
         );
         assert_eq!(
             decision_for("no, keep the old name", false),
-            Decision::Declined(Some("keep the old name".to_owned()))
+            Some(Decision::Declined(Some("keep the old name".to_owned())))
         );
-        assert_eq!(decision_for("n\n", true), Decision::Declined(None));
+        assert_eq!(decision_for("n\n", true), Some(Decision::Declined(None)));
         assert!(may_add_reason("n\n") && may_add_reason("\n"));
         assert!(!may_add_reason("n because") && !may_add_reason("y"));
     }

@@ -4,7 +4,10 @@
 //!
 //! Every question shows exactly what will happen (the canonical diff, or the resolved
 //! argv), with control and bidirectional-format characters made visible, and only an
-//! explicit yes approves. Ctrl-C at a question declines and cancels the turn.
+//! explicit yes approves; an answer that is neither yes nor no is asked again. Ctrl-C at
+//! a question declines and cancels the turn. With `--yes` in the interactive session
+//! nobody is asked, but each patch is still shown as its question would show it
+//! ([`ShowWhatIsApproved`]), so the person watching sees what lands.
 
 use std::io::{IsTerminal, Write};
 
@@ -14,7 +17,7 @@ use crate::display::{QUESTION_MARK, Stream, colour_for, terminal_safe, terminal_
 
 use crate::authority::CancelToken;
 use crate::authority::approval::{
-    ApproveAll, Approver, Decision, NobodyToAsk, Request, decision_for,
+    ApproveAll, Approver, Decision, NobodyToAsk, Request, decision_for, valid_answers,
 };
 
 /// Asks on the terminal: the request on stderr, the answer read from stdin.
@@ -49,32 +52,42 @@ impl Approver for AskOnTerminal {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let question = show_request(request, self.color, false);
-        // Only an answer typed after the question was shown counts: a `y` typed earlier
-        // (at a fake question in the model's text, say) is thrown away here, just before
-        // the question appears (after it, a quick answer to the real question could be
-        // thrown away too).
-        discard_typed_ahead();
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "{question}");
-        let _ = err.flush();
-        // Ctrl-C is caught (so a command or a write is never torn), which means it no
-        // longer ends metron at a question: wait for a line while watching for it.
-        while !line_ready() {
-            if self.cancel.is_cancelled() {
-                let _ = writeln!(err);
-                return Decision::Interrupted;
+        // An answer that is neither yes nor no (`ok`) is asked again; end of input and
+        // Ctrl-C end the question as they always did.
+        loop {
+            // Only an answer typed after the question was shown counts: a `y` typed
+            // earlier (at a fake question in the model's text, say) is thrown away here,
+            // just before the question appears (after it, a quick answer to the real
+            // question could be thrown away too). Before a repeated question, this also
+            // drops the rest of an over-long line.
+            discard_typed_ahead();
+            let _ = write!(err, "{question}");
+            let _ = err.flush();
+            // Ctrl-C is caught (so a command or a write is never torn), which means it no
+            // longer ends metron at a question: wait for a line while watching for it.
+            while !line_ready() {
+                if self.cancel.is_cancelled() {
+                    let _ = writeln!(err);
+                    return Decision::Interrupted;
+                }
             }
-        }
-        // Read the descriptor itself, not through std's buffered stdin: bytes left in
-        // that buffer would be invisible to the poll above. A terminal in line mode
-        // hands over one line per read; only its start matters for the answer.
-        let mut answer = [0u8; 256];
-        match rustix::io::read(std::io::stdin(), &mut answer) {
-            Ok(0) | Err(_) => {
-                let _ = writeln!(err);
-                Decision::Declined(None)
+            // Read the descriptor itself, not through std's buffered stdin: bytes left in
+            // that buffer would be invisible to the poll above. A terminal in line mode
+            // hands over one line per read; only its start matters for the answer.
+            let mut answer = [0u8; 256];
+            match rustix::io::read(std::io::stdin(), &mut answer) {
+                Ok(0) | Err(_) => {
+                    let _ = writeln!(err);
+                    return Decision::Declined(None);
+                }
+                Ok(n) => match decision_for(&String::from_utf8_lossy(&answer[..n]), false) {
+                    Some(decision) => return decision,
+                    None => {
+                        let _ = writeln!(err, "{}", valid_answers(false));
+                    }
+                },
             }
-            Ok(n) => decision_for(&String::from_utf8_lossy(&answer[..n]), false),
         }
     }
 }
@@ -118,18 +131,10 @@ pub(crate) fn discard_typed_ahead() {
 /// session-long approval of this scope).
 pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: bool) -> String {
     let mut err = std::io::stderr().lock();
+    show_patch_or_command(&mut err, request, color);
     let question = match request {
-        Request::Patch { summary, diff, .. } => {
-            let _ = err.write_all(&render_diff(diff, color));
-            let _ = writeln!(err, "{}", terminal_safe(summary));
-            "Apply this patch?"
-        }
-        Request::Command { argv, sandbox, .. } => {
-            let _ = writeln!(err, "command: {}", terminal_safe(&argv.join(" ")));
-            let _ = writeln!(err, "sandbox: {}", terminal_safe(sandbox));
-            print_warnings(&mut err, request);
-            "Run this command?"
-        }
+        Request::Patch { .. } => "Apply this patch?",
+        Request::Command { .. } => "Run this command?",
     };
     if offer_standing {
         let _ = writeln!(
@@ -143,6 +148,22 @@ pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: b
     format!("{QUESTION_MARK} {question} [{answers}] ")
 }
 
+/// What a question shows above itself: a patch's coloured diff and its summary, or a
+/// command's argv, sandbox and warnings. [`ShowWhatIsApproved`] shows the same.
+fn show_patch_or_command(err: &mut impl Write, request: &Request<'_>, color: bool) {
+    match request {
+        Request::Patch { summary, diff, .. } => {
+            let _ = err.write_all(&render_diff(diff, color));
+            let _ = writeln!(err, "{}", terminal_safe(summary));
+        }
+        Request::Command { argv, sandbox, .. } => {
+            let _ = writeln!(err, "command: {}", terminal_safe(&argv.join(" ")));
+            let _ = writeln!(err, "sandbox: {}", terminal_safe(sandbox));
+            print_warnings(err, request);
+        }
+    }
+}
+
 /// Writes the request's warnings, one `warning: ...` line each, made terminal-safe (they
 /// quote lines of files the repository wrote).
 fn print_warnings(err: &mut impl Write, request: &Request<'_>) {
@@ -151,15 +172,67 @@ fn print_warnings(err: &mut impl Write, request: &Request<'_>) {
     }
 }
 
+/// What `--yes` does, in the words the banner and `/config` use.
+pub(crate) const YES_NOTICE: &str =
+    "applying patches and running allowed commands without asking (--yes)";
+
+/// Whether someone watches the session's stderr as it runs: then `--yes` still shows each
+/// patch it approves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Watched {
+    /// The interactive session: a person reads along.
+    ByAPerson,
+    /// One-shot mode and `metron tool`: the outcome lines and the JSON events report
+    /// what landed.
+    No,
+}
+
 /// The session's approver, chosen in one place for every front end: `--yes` approves
-/// everything; a front end with a person at a terminal passes its way of asking; anything
-/// else fails closed (nobody can answer). The two that ask nobody still print a request's
-/// warnings on stderr ([`WarnOnStderr`]).
-pub(crate) fn approver(yes: bool, ask: Option<Box<dyn Approver>>) -> Box<dyn Approver> {
-    if yes {
-        Box::new(WarnOnStderr(ApproveAll))
-    } else {
-        ask.unwrap_or_else(|| Box::new(WarnOnStderr(NobodyToAsk)))
+/// everything (showing each patch where a person `watched`); a front end with a person at
+/// a terminal passes its way of asking; anything else fails closed (nobody can answer).
+/// The two that ask nobody still print a request's warnings on stderr ([`WarnOnStderr`]).
+pub(crate) fn approver(
+    yes: bool,
+    watched: Watched,
+    ask: Option<Box<dyn Approver>>,
+) -> Box<dyn Approver> {
+    match (yes, watched) {
+        (true, Watched::ByAPerson) => Box::new(ShowWhatIsApproved {
+            inner: WarnOnStderr(ApproveAll),
+            color: colour_for(Stream::Stderr),
+        }),
+        (true, Watched::No) => Box::new(WarnOnStderr(ApproveAll)),
+        (false, _) => ask.unwrap_or_else(|| Box::new(WarnOnStderr(NobodyToAsk))),
+    }
+}
+
+/// `--yes` where a person watches: each patch is shown exactly as its question would show
+/// it (the diff, coloured, and the summary), then a line saying that nobody was asked.
+/// Without it an interactive `--yes` session changed files with nothing on screen but
+/// the outcome line. A command shows its argv in its own outcome line, so only patches
+/// are shown here.
+#[derive(Debug)]
+struct ShowWhatIsApproved<A> {
+    inner: A,
+    color: bool,
+}
+
+/// The line under a patch `--yes` approved.
+pub(crate) const APPROVED_BY_YES: &str = "approved without asking (--yes)";
+
+impl<A: Approver> Approver for ShowWhatIsApproved<A> {
+    fn decide(&self, request: &Request<'_>) -> Decision {
+        if let Request::Patch { .. } = request {
+            let mut err = std::io::stderr().lock();
+            show_patch_or_command(&mut err, request, self.color);
+            let _ = writeln!(err, "{APPROVED_BY_YES}");
+            let _ = err.flush();
+        }
+        self.inner.decide(request)
+    }
+
+    fn source(&self) -> crate::authority::journal::ApprovalSource {
+        self.inner.source()
     }
 }
 

@@ -65,7 +65,11 @@ pub(crate) fn toolbox(
         error(format!("cannot listen for Ctrl-C: {e}"));
         return Err(Exit::Failure);
     }
-    let approver = super::ask::approver(yes, ask.map(|ask| ask(&cancel)));
+    let watched = match mode {
+        Mode::Interactive => super::ask::Watched::ByAPerson,
+        Mode::OneShot | Mode::Tool(_) => super::ask::Watched::No,
+    };
+    let approver = super::ask::approver(yes, watched, ask.map(|ask| ask(&cancel)));
     let toolbox = Toolbox::new(project, Budgets::from_config(config))
         .with_limits(CommandLimits::from_config(config))
         .with_auto_approve_patches(mode.auto_approves() && config.auto_approve_patches)
@@ -86,6 +90,9 @@ pub(crate) struct Session {
     /// The host a cloud model runs at, when the server says the model is one (announced
     /// at start; in the banner and `session_start`).
     pub(crate) model_host: Option<String>,
+    /// `--yes`: patches and allowed commands go ahead without asking (the banner and
+    /// `/config` say so).
+    pub(crate) yes: bool,
 }
 
 /// Loads everything a session needs (the command line's `flags` as the top configuration
@@ -159,6 +166,7 @@ pub(crate) fn start(
         agent,
         cancel,
         model_host,
+        yes,
     })
 }
 

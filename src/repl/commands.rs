@@ -518,10 +518,14 @@ pub(crate) fn model_choice(
 }
 
 /// `/config`: every setting, its value and its layer; then the tools and their cost.
-pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String {
+/// With `--yes` (`yes`), a line says that nothing is asked: no setting shows it.
+pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>, yes: bool) -> String {
     let root = agent.toolbox().project().root();
     let mut text = String::new();
     let _ = writeln!(text, "config files: {}", files_text(loaded, root));
+    if yes {
+        let _ = writeln!(text, "approvals: {}", crate::frontend::ask::YES_NOTICE);
+    }
     let width = KEYS.iter().map(|k| k.len()).max().unwrap_or(0);
     for key in KEYS {
         let value = match *key {
@@ -569,6 +573,28 @@ pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>) -> String
         let _ = writeln!(text, "{}", census.line());
     }
     text
+}
+
+/// What `/tags` says: how many files it indexed, in which of the project's languages
+/// (`3 files: Python 2, Go 1`), or that there is none a grammar reads.
+pub(crate) fn tags_text(languages: &[(&str, usize)], millis: u128) -> String {
+    use crate::tools::count;
+    let total: usize = languages.iter().map(|(_, files)| files).sum();
+    if total == 0 {
+        return format!(
+            "symbol index rebuilt ({millis} ms): no files find_symbol reads (it reads {}); search_text finds definitions in any file",
+            crate::tools::symbols::lang::names()
+        );
+    }
+    let each: Vec<String> = languages
+        .iter()
+        .map(|(language, files)| format!("{language} {files}"))
+        .collect();
+    format!(
+        "symbol index rebuilt: {} ({}) in {millis} ms; definitions are parsed on demand",
+        count(total, "file", "files"),
+        each.join(", ")
+    )
 }
 
 /// `/history`: what the next request will carry.
@@ -721,6 +747,27 @@ mod tests {
                 "README.md names /{name}"
             );
         }
+    }
+
+    #[test]
+    fn tags_names_the_languages_found() {
+        assert_eq!(
+            tags_text(&[("Go", 1), ("Python", 12)], 4),
+            "symbol index rebuilt: 13 files (Go 1, Python 12) in 4 ms; definitions are parsed on demand"
+        );
+        assert_eq!(
+            tags_text(&[("Python", 1)], 0),
+            "symbol index rebuilt: 1 file (Python 1) in 0 ms; definitions are parsed on demand"
+        );
+        let none = tags_text(&[], 2);
+        assert!(
+            none.starts_with("symbol index rebuilt (2 ms): no files find_symbol reads (it reads "),
+            "{none}"
+        );
+        assert!(
+            none.ends_with("search_text finds definitions in any file"),
+            "{none}"
+        );
     }
 
     #[test]

@@ -24,7 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::authority::CancelToken;
-use crate::authority::approval::{Approver, Decision, Request, decision_for, may_add_reason};
+use crate::authority::approval::{
+    Approver, Decision, Request, decision_for, may_add_reason, valid_answers,
+};
 use crate::config::{self, ConfigEnv, Flags, Source};
 use crate::display::{Display, Stream, colour_for, footer, one_line_safe, terminal_safe};
 use crate::frontend::ask::{self, show_request};
@@ -177,7 +179,8 @@ fn saved_history(session: &Session) -> InputHistory {
 /// The banner: the model and the layer that chose it, how to get help, the project (and
 /// whether it is a git work tree, which decides whether patches can be offered), and which
 /// config files were read (both, when the user's and the project's exist): what a person
-/// needs to know before the first prompt; when commands are allowed, what confines them.
+/// needs to know before the first prompt; when commands are allowed, what confines them;
+/// with `--yes`, that nothing will be asked.
 fn print_banner(session: &Session) {
     let config = &session.loaded;
     let project = session.agent.toolbox().project();
@@ -221,6 +224,9 @@ fn print_banner(session: &Session) {
             crate::sandbox::Status::Unavailable(line) => format!("unavailable: {line}"),
         };
         println!("sandbox: {}", terminal_safe(&sandbox));
+    }
+    if session.yes {
+        println!("approvals: {}", ask::YES_NOTICE);
     }
     println!();
 }
@@ -446,7 +452,11 @@ fn run_slash_command(command: Command, session: &mut Session) {
         // Values may come from a repository's `.metron.json`: shown, never obeyed.
         Command::Config => print!(
             "{}",
-            terminal_safe(&commands::config_text(&session.loaded, &session.agent))
+            terminal_safe(&commands::config_text(
+                &session.loaded,
+                &session.agent,
+                session.yes
+            ))
         ),
         Command::Reset => {
             session.agent.reset();
@@ -500,10 +510,10 @@ fn run_slash_command(command: Command, session: &mut Session) {
 /// project as it is now.
 fn rebuild_tags(session: &Session) {
     let started = std::time::Instant::now();
-    let files = session.agent.rebuild_symbols();
+    let languages = session.agent.rebuild_symbols();
     println!(
-        "symbol index rebuilt: {files} Go and Rust files ({} ms); definitions are parsed on demand",
-        started.elapsed().as_millis()
+        "{}",
+        commands::tags_text(&languages, started.elapsed().as_millis())
     );
 }
 
@@ -546,35 +556,40 @@ impl Approver for AskThroughInput {
         // `a` only where it can hold: a warned command is asked about every time.
         let offer_standing = request.offers_standing();
         let question = show_request(request, self.color, offer_standing);
-        match self.input.read_blocking(&question) {
-            Line::Text(answer) => {
-                let mut decision = decision_for(&answer, offer_standing);
-                if decision == Decision::Declined(None) && may_add_reason(&answer) {
-                    match self.input.read_blocking(REASON_PROMPT) {
-                        Line::Text(reason) if !reason.trim().is_empty() => {
-                            decision = Decision::Declined(Some(reason.trim().to_owned()));
-                        }
-                        Line::Text(_) | Line::Eof => {}
-                        Line::Interrupted | Line::Cleared => {
-                            self.cancel.cancel();
-                            return Decision::Interrupted;
-                        }
-                    }
+        // An answer that is neither yes nor no (`ok`) is asked again, the request still on
+        // screen above; end of input and Ctrl-C end the question as they always did.
+        let (answer, mut decision) = loop {
+            match self.input.read_blocking(&question) {
+                Line::Text(answer) => match decision_for(&answer, offer_standing) {
+                    Some(decision) => break (answer, decision),
+                    None => eprintln!("{}", valid_answers(offer_standing)),
+                },
+                Line::Eof => return Decision::Declined(None),
+                Line::Interrupted | Line::Cleared => {
+                    self.cancel.cancel();
+                    return Decision::Interrupted;
                 }
-                if decision == Decision::ApprovedForSession {
-                    eprintln!(
-                        "standing approval granted: {} (listed by /ledger)",
-                        terminal_safe(&request.standing_scope())
-                    );
-                }
-                decision
             }
-            Line::Eof => Decision::Declined(None),
-            Line::Interrupted | Line::Cleared => {
-                self.cancel.cancel();
-                Decision::Interrupted
+        };
+        if decision == Decision::Declined(None) && may_add_reason(&answer) {
+            match self.input.read_blocking(REASON_PROMPT) {
+                Line::Text(reason) if !reason.trim().is_empty() => {
+                    decision = Decision::Declined(Some(reason.trim().to_owned()));
+                }
+                Line::Text(_) | Line::Eof => {}
+                Line::Interrupted | Line::Cleared => {
+                    self.cancel.cancel();
+                    return Decision::Interrupted;
+                }
             }
         }
+        if decision == Decision::ApprovedForSession {
+            eprintln!(
+                "standing approval granted: {} (listed by /ledger)",
+                terminal_safe(&request.standing_scope())
+            );
+        }
+        decision
     }
 }
 

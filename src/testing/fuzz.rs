@@ -1044,7 +1044,8 @@ const BUDGET_FILES: [&str; 8] = [
 ///
 /// - view_slice: at most `max_slice_lines` lines, each `%5d | ` and one clipped line;
 /// - search_text: at most `search_max_matches` lines `path:line:` and one clipped line,
-///   one truncation line, and a note per directory skipped for an unsafe ignore file;
+///   one truncation line, a note per directory skipped for an unsafe ignore file, and
+///   at most `CAPPED_FILES_NAMED` + 1 notes on what the per-file cap left out;
 /// - list_files: at most `list_max_entries` paths, one truncation line, the notes;
 /// - find_symbol: at most `list_max_entries` definitions, each one clipped line, and at
 ///   most two note lines.
@@ -1130,12 +1131,20 @@ pub fn read_budgets(data: &[u8]) {
     if let Ok(text) = &search
         && !text.ends_with("No matches found.")
     {
-        let (mut matches, mut truncated, mut notes) = (0, 0, 0);
+        let (mut matches, mut truncated, mut notes, mut capped) = (0, 0, 0, 0);
         for line in text.split_terminator('\n') {
             if line.starts_with("[skipped ") {
                 notes += 1;
             } else if line.starts_with("[truncated to ") {
                 truncated += 1;
+            } else if line.starts_with("[+") {
+                capped += 1;
+                // A path of the tree, or the closing count of the rest.
+                assert!(
+                    line.len() <= longest_path + 120,
+                    "search_text per-file note of {} bytes: {line:?}",
+                    line.len()
+                );
             } else {
                 matches += 1;
                 assert!(
@@ -1149,8 +1158,9 @@ pub fn read_budgets(data: &[u8]) {
         assert!(
             matches <= budgets.search_max_matches
                 && truncated <= 1
-                && notes <= directories + written.len(),
-            "search_text showed {matches} matches, {truncated} truncation lines and {notes} notes with search_max_matches {}",
+                && notes <= directories + written.len()
+                && capped <= crate::tools::search_text::CAPPED_FILES_NAMED + 1,
+            "search_text showed {matches} matches, {truncated} truncation lines, {notes} notes and {capped} per-file notes with search_max_matches {}",
             budgets.search_max_matches
         );
     }

@@ -101,6 +101,7 @@ fn format(lookup: &Lookup, query: &SymbolQuery, limit: usize, max_line_chars: us
             ));
         } else {
             out.push_str(&miss(lookup, query));
+            out.push_str(&other_case_hint(lookup));
             out.push('\n');
         }
     }
@@ -179,6 +180,33 @@ fn and_list(items: &[&str]) -> String {
         [one] => (*one).to_owned(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
+}
+
+/// After a miss, the names the index holds that differ only in case (`JSON` for `Json`),
+/// so a model that guessed the capitals asks again with the right ones instead of
+/// concluding the name is not defined. Empty when there are none.
+fn other_case_hint(lookup: &Lookup) -> String {
+    if lookup.other_case.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = lookup
+        .other_case
+        .iter()
+        .map(|(name, n)| {
+            format!(
+                "`{name}` ({})",
+                super::count(*n, "definition", "definitions")
+            )
+        })
+        .collect();
+    let more = match lookup.other_case_more {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        " Defined with other capitals: {}{more}; ask for the exact name.",
+        named.join(", ")
+    )
 }
 
 /// What a lookup with no answer says: no files, no definition, or (qualified) none in
@@ -351,6 +379,38 @@ mod tests {
                 "[the lookup ran out of its 20 s budget: 1 file not searched, definitions there are not listed; ask again to go on"
             )
         );
+    }
+
+    /// A miss names the spellings that differ only in case, at most the bound, and
+    /// counts the rest.
+    #[test]
+    #[cfg(feature = "lang-go")]
+    fn a_miss_names_other_capitals() {
+        let hinted = Lookup {
+            files: 3,
+            languages: vec!["Go"],
+            other_case: vec![("JSON".to_owned(), 2), ("json".to_owned(), 1)],
+            ..Lookup::default()
+        };
+        assert_eq!(
+            format(&hinted, &query("Json"), 10, 500),
+            "No definition of `Json` found in the project's Go files. Defined with other capitals: `JSON` (2 definitions), `json` (1 definition); ask for the exact name.\n"
+        );
+        let more = Lookup {
+            other_case_more: 4,
+            ..hinted.clone()
+        };
+        assert!(
+            format(&more, &query("Json"), 10, 500)
+                .contains("`json` (1 definition) and 4 more; ask for the exact name.")
+        );
+        // A qualified miss with the bare name elsewhere points there instead.
+        let elsewhere = Lookup {
+            elsewhere: 1,
+            other_case: Vec::new(),
+            ..hinted
+        };
+        assert!(!format(&elsewhere, &query("A.Json"), 10, 500).contains("capitals"));
     }
 
     #[test]

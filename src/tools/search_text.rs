@@ -2,9 +2,17 @@
 //!
 //! The matches are exactly those of `rg -n --sort path --max-count=<per file> PATTERN .`:
 //! the same regex engine, the same walk and ignore rules, the same binary-file rule (stop
-//! at the first NUL byte). Two budgets apply: `search_max_per_file` inside the searcher,
-//! and `search_max_matches` in total, which ripgrep cannot do and we do ourselves: once one
+//! at the first NUL byte). Two budgets apply: `search_max_per_file`, and
+//! `search_max_matches` in total, which ripgrep cannot do and we do ourselves: once one
 //! match more than the budget is found, the walk stops.
+//!
+//! Both budgets say when they cut the answer, so the model knows it is not seeing
+//! everything. Past the per-file cap, the same search goes on to the end of the file
+//! counting matches without keeping them (the file is read to its end anyway, for its
+//! revision), and a note follows the file's lines: `[+1 more in calc.py]`. At most
+//! [`CAPPED_FILES_NAMED`] files get a note of their own; the rest are counted in one
+//! closing line, so the notes never cost more than a few lines, each shorter than the
+//! matches it follows.
 //!
 //! The first files are searched one at a time, so a frequent pattern stops the walk
 //! exactly where truncation became certain. After that the walk (still in order, on a
@@ -92,6 +100,27 @@ struct Hit {
     /// The content hash of the whole file as it was searched; `None` when the file was
     /// too large to keep, or could not be read to its end.
     revision: Option<Arc<BlobId>>,
+    /// Matches of the same file after this one that the per-file cap left out (only the
+    /// file's last kept match counts them).
+    dropped_after: u64,
+}
+
+/// The most files whose per-file cap gets a note of its own (`[+1 more in calc.py]`);
+/// further capped files are counted in one closing line.
+pub(crate) const CAPPED_FILES_NAMED: usize = 3;
+
+/// The note after a file's last shown match when the per-file cap left `more` out.
+fn capped_note(path: &ProjectPath, more: u64) -> String {
+    format!("[+{more} more in {path}]\n")
+}
+
+/// The closing line for capped files past [`CAPPED_FILES_NAMED`]: how many, and how
+/// many matches they hold beyond the cap.
+fn capped_rest_note(files: usize, matches: u64, per_file: u64) -> String {
+    let noun = if files == 1 { "file" } else { "files" };
+    format!(
+        "[+{matches} more in {files} other {noun} past the cap of {per_file} per file; narrow the pattern or view_slice a file]\n"
+    )
 }
 
 /// Files searched one at a time, in order, before the search goes parallel. A pattern
@@ -151,10 +180,11 @@ fn search(
     let (matcher, literal_note) = matcher_for(pattern)?;
     let literal = !literal_note.is_empty();
     let limit = budgets.search_max_matches;
+    let job_per_file = budgets.search_max_per_file as u64;
     let job = Job {
         project,
         matcher,
-        per_file: budgets.search_max_per_file as u64,
+        per_file: job_per_file,
         max_line_chars: budgets.max_line_chars,
         wanted: limit.saturating_add(1),
         line_limit: MAX_LINE_BYTES,
@@ -208,6 +238,8 @@ fn search(
     }
     let mut out = notes;
     let mut shown: Shown = Vec::new();
+    // Capped files past the named ones: how many, and their matches beyond the cap.
+    let (mut named, mut rest_files, mut rest_matches) = (0, 0, 0);
     for hit in shown_hits {
         out.push_str(&format!("{}:{}:{}\n", hit.path, hit.line, hit.text));
         if let Some(revision) = &hit.revision
@@ -215,6 +247,20 @@ fn search(
         {
             shown.push((hit.path.clone(), Arc::clone(revision)));
         }
+        // A file the total budget cut is never counted to its end: its last kept match
+        // is not shown, and the truncation note below covers it.
+        if hit.dropped_after > 0 {
+            if named < CAPPED_FILES_NAMED {
+                named += 1;
+                out.push_str(&capped_note(&hit.path, hit.dropped_after));
+            } else {
+                rest_files += 1;
+                rest_matches += hit.dropped_after;
+            }
+        }
+    }
+    if rest_files > 0 {
+        out.push_str(&capped_rest_note(rest_files, rest_matches, job_per_file));
     }
     if hits.len() > limit {
         out.push_str(&format!(
@@ -310,11 +356,12 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
+    /// The searcher for one thread. It has no cap on matches: [`Collect`] keeps the
+    /// first `per_file` of a file and counts the rest.
     fn searcher(&self) -> Searcher {
         SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(b'\0'))
             .line_number(true)
-            .max_matches(Some(self.per_file))
             .heap_limit(Some(self.line_limit))
             .build()
     }
@@ -354,6 +401,8 @@ impl Job<'_> {
             hits: &mut *hits,
             wanted: self.wanted,
             max_line_chars: self.max_line_chars,
+            per_file: self.per_file,
+            in_file: 0,
         };
         // A read error part-way through a file is skipped too, as ripgrep does after
         // reporting it; the matches found before it stand (without a revision).
@@ -367,8 +416,8 @@ impl Job<'_> {
             return;
         }
         if hits.len() > first {
-            // The searcher may stop early (per-file cap, budget, a NUL byte): read the
-            // rest through the same handle so the hash covers the whole file.
+            // The searcher may stop early (the total budget, a NUL byte): read the rest
+            // through the same handle so the hash covers the whole file.
             let complete = std::io::copy(&mut tee, &mut std::io::sink()).is_ok();
             if complete && !tee.overflowed {
                 let revision = Arc::new(content_hash(tee.copy));
@@ -424,18 +473,32 @@ fn search_in_parallel(
     hits.extend(found.into_iter().flatten());
 }
 
-/// Collects matches from one file until the global budget (plus one) is reached.
+/// Collects matches from one file until the global budget (plus one) is reached: the
+/// first `per_file` are kept, and later ones only counted on the last one kept.
 struct Collect<'a> {
     path: &'a ProjectPath,
     hits: &'a mut Vec<Hit>,
     wanted: usize,
     max_line_chars: usize,
+    per_file: u64,
+    /// Matches of this file kept so far.
+    in_file: u64,
 }
 
 impl Sink for Collect<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        if self.in_file >= self.per_file {
+            // Past the cap: counted on the file's last kept match, whose line is shown.
+            if self.in_file > 0
+                && let Some(last) = self.hits.last_mut()
+            {
+                last.dropped_after += 1;
+            }
+            return Ok(true);
+        }
+        self.in_file += 1;
         let bytes = mat.bytes();
         let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         self.hits.push(Hit {
@@ -443,6 +506,7 @@ impl Sink for Collect<'_> {
             line: mat.line_number().unwrap_or(0),
             text: clip_line(line, self.max_line_chars),
             revision: None,
+            dropped_after: 0,
         });
         Ok(self.hits.len() < self.wanted)
     }

@@ -2,6 +2,7 @@
 
 mod agent;
 mod apply_patch;
+mod approvals;
 mod architecture;
 mod boundary;
 mod boundary_eval;
@@ -25,6 +26,7 @@ mod oneshot;
 mod outcomes;
 mod preconditions;
 mod project_config;
+mod read_hints;
 mod read_tools;
 mod readme;
 mod repl;

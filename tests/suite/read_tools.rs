@@ -150,6 +150,21 @@ fn search_trunc(n: usize) -> String {
     format!("[truncated to {n} matches; narrow the pattern]")
 }
 
+/// The note after a file's last shown match when the per-file cap left `more` out.
+fn capped(path: &str, more: u64) -> String {
+    format!("[+{more} more in {path}]")
+}
+
+/// True for a per-file cap note (a named file, or the closing count of the rest).
+fn is_capped_note(line: &str) -> bool {
+    line.starts_with("[+") && line.contains(" more in ")
+}
+
+/// The lines of a search's output without its per-file cap notes: what rg prints.
+fn without_capped_notes(lines: Vec<String>) -> Vec<String> {
+    lines.into_iter().filter(|l| !is_capped_note(l)).collect()
+}
+
 /// `lines` joined with a newline after each, the shape every tool's output has.
 fn text(lines: &[&str]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
@@ -501,10 +516,12 @@ fn search_per_file_cap_against_total_cap() {
     let a = ["a.txt:1:hit 1", "a.txt:2:hit 2", "a.txt:3:hit 3"];
     let b = ["b.txt:1:hit 1", "b.txt:3:hit 3", "b.txt:4:hit 4"];
     let c = "c.txt:1:hit 1";
+    let (more_a, more_b) = (capped("a.txt", 1), capped("b.txt", 1));
     // Per-file cap N-1, N, N+1 against a file with N=3 matches, total out of the way.
+    // What the cap leaves out is said after the file's lines.
     assert_text_eq(
         &search(&p, 2, 100, "hit"),
-        &text(&[a[0], a[1], b[0], b[1], c]),
+        &text(&[a[0], a[1], &more_a, b[0], b[1], &more_b, c]),
     );
     assert_text_eq(
         &search(&p, 3, 100, "hit"),
@@ -515,29 +532,40 @@ fn search_per_file_cap_against_total_cap() {
         &text(&[a[0], a[1], a[2], b[0], b[1], b[2], c]),
     );
     // The total cap cuts across files, and the truncation line appears only when a match
-    // the per-file cap allowed was left out.
+    // the per-file cap allowed was left out. A file the total cut gets no per-file note
+    // (the truncation line covers it); one it did not cut is counted to its end.
     assert_text_eq(
         &search(&p, 2, 3, "hit"),
-        &text(&[a[0], a[1], b[0], &search_trunc(3)]),
+        &text(&[a[0], a[1], &more_a, b[0], &search_trunc(3)]),
     );
     assert_text_eq(
         &search(&p, 2, 4, "hit"),
-        &text(&[a[0], a[1], b[0], b[1], &search_trunc(4)]),
+        &text(&[a[0], a[1], &more_a, b[0], b[1], &more_b, &search_trunc(4)]),
     );
     assert_text_eq(
         &search(&p, 2, 5, "hit"),
-        &text(&[a[0], a[1], b[0], b[1], c]),
+        &text(&[a[0], a[1], &more_a, b[0], b[1], &more_b, c]),
     );
     assert_text_eq(
         &search(&p, 3, 5, "hit"),
         &text(&[a[0], a[1], a[2], b[0], b[1], &search_trunc(5)]),
     );
-    // Matches hidden only by the per-file cap do not count as "more exist": with per-file
-    // 2 and total 2 on a.txt alone, the answer is complete as far as the budget goes.
+    // Matches hidden only by the per-file cap are not a truncation of the total: with
+    // per-file 2 and total 2 on a.txt alone, the per-file note says what is left.
     let one = TestProject::new();
     one.file("a.txt", "hit 1\nhit 2\nhit 3\n");
-    assert_text_eq(&search(&one, 2, 2, "hit"), &text(&[a[0], a[1]]));
-    assert_text_eq(&search(&one, 1, 1, "hit"), &text(&[a[0]]));
+    assert_text_eq(&search(&one, 2, 2, "hit"), &text(&[a[0], a[1], &more_a]));
+    assert_text_eq(
+        &search(&one, 1, 1, "hit"),
+        &text(&[a[0], &capped("a.txt", 2)]),
+    );
+    // Counted by the same search to the end of the file, however many there are.
+    let many = TestProject::new();
+    many.file("m.txt", "hit\n".repeat(10_000));
+    assert_text_eq(
+        &search(&many, 2, 10, "hit"),
+        &text(&["m.txt:1:hit", "m.txt:2:hit", &capped("m.txt", 9_998)]),
+    );
 }
 
 #[test]
@@ -695,7 +723,10 @@ fn search_parallel_phase_is_deterministic_and_in_walk_order() {
         (2, 241),
         (3, 500),
     ] {
-        let mut expected = Vec::new();
+        // The matches in walk order; then, as the output gives them, those within the
+        // total with a note after each of the first three files the per-file cap cut,
+        // and one line counting the other cut files shown.
+        let mut matches = Vec::new();
         for path in &paths {
             let i: usize = path[6..10].parse().expect("index");
             let all = [
@@ -703,10 +734,30 @@ fn search_parallel_phase_is_deterministic_and_in_walk_order() {
                 format!("{path}:4:needle {i} two"),
                 format!("{path}:5:needle {i} three"),
             ];
-            expected.extend(all.into_iter().take(per_file));
+            matches.extend(all.into_iter().take(per_file).map(|m| (path.clone(), m)));
         }
-        let full = expected.len();
-        expected.truncate(total);
+        let full = matches.len();
+        let mut expected = Vec::new();
+        let (mut named, mut rest) = (0, 0);
+        for (n, (path, line)) in matches.iter().enumerate().take(total) {
+            expected.push(line.clone());
+            let last_of_file = matches.get(n + 1).is_none_or(|(next, _)| next != path);
+            if per_file < 3 && last_of_file {
+                if named < 3 {
+                    named += 1;
+                    expected.push(capped(path, 3 - per_file as u64));
+                } else {
+                    rest += 1;
+                }
+            }
+        }
+        if rest > 0 {
+            expected.push(format!(
+                "[+{} more in {rest} other {} past the cap of {per_file} per file; narrow the pattern or view_slice a file]",
+                rest * (3 - per_file),
+                if rest == 1 { "file" } else { "files" }
+            ));
+        }
         if full > total {
             expected.push(search_trunc(total));
         }
@@ -732,7 +783,9 @@ fn search_walk_runs_a_bounded_distance_past_the_cut() {
     let out = must_not_enter_trap(&trap, move || {
         search_text(&project, &search_budget(2, 10, 500), "needle").expect("search")
     });
-    assert_eq!(lines(&out).len(), 11, "{out}");
+    // Ten matches, three per-file notes, the count of the other capped files, and the
+    // truncation line.
+    assert_eq!(lines(&out).len(), 15, "{out}");
     assert!(out.ends_with(&format!("{}\n", search_trunc(10))), "{out}");
 }
 
@@ -1082,8 +1135,12 @@ mod props {
             let got = search_text(&project, &budgets, pattern).expect("search");
             let full = search_text(&project, &search_budget(per_file, usize::MAX / 4, max_chars), pattern)
                 .expect("search");
-            let got_lines = lines(&got);
-            let full_lines = lines(&full);
+            // The per-file notes are bounded on their own; the matches are compared
+            // without them.
+            let notes = lines(&got).iter().filter(|l| is_capped_note(l)).count();
+            prop_assert!(notes <= 4, "{} per-file notes: {}", notes, got);
+            let got_lines = without_capped_notes(lines(&got));
+            let full_lines = without_capped_notes(lines(&full));
             prop_assert!(got_lines.len() <= total + 1);
             if full == "No matches found." {
                 prop_assert_eq!(&got, &full);
@@ -1232,11 +1289,13 @@ mod differential {
         }
     }
 
+    /// A tool's output as rg would print it: no lines for "nothing found", and no
+    /// per-file cap notes (rg's `--max-count` says nothing).
     fn tool_lines(output: &str) -> Vec<String> {
         if output.starts_with("No files") || output == "No matches found." {
             Vec::new()
         } else {
-            lines(output)
+            without_capped_notes(lines(output))
         }
     }
 

@@ -497,11 +497,11 @@ fn tags_rebuilds_the_symbol_index() {
     let fake = FakeOllama::start(vec![]);
     let mut live = Live::metron(p.root(), &[], &fake);
     live.send("/tags\n");
-    live.wait_stdout("symbol index rebuilt: 1 Go and Rust files", 1);
+    live.wait_stdout("symbol index rebuilt: 1 file (Go 1) in ", 1);
     // A file added during the session is seen after the next /tags.
     p.file("src/lib.rs", "pub fn hola() -> &'static str { \"hola\" }\n");
     live.send("/tags\n");
-    live.wait_stdout("symbol index rebuilt: 2 Go and Rust files", 1);
+    live.wait_stdout("symbol index rebuilt: 2 files (Go 1, Rust 1) in ", 1);
     let run = live.finish();
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
@@ -509,6 +509,44 @@ fn tags_rebuilds_the_symbol_index() {
         "{run:?}"
     );
     assert!(fake.chat_requests().is_empty());
+}
+
+/// `/tags` names the languages it found, not the ones metron happens to be written about.
+#[test]
+fn tags_names_the_languages_of_the_project() {
+    let p = TestProject::git();
+    p.file("app.py", "def main():\n    pass\n");
+    p.file("lib/util.py", "def helper():\n    pass\n");
+    p.file("README.md", "# app\n");
+    let nobody = refused_url();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", &nobody)
+        .stdin("/tags\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("symbol index rebuilt"))
+        .unwrap_or_else(|| panic!("no /tags line: {run:?}"));
+    assert!(
+        line.starts_with("symbol index rebuilt: 2 files (Python 2) in "),
+        "{line}"
+    );
+    assert!(!line.contains("Go") && !line.contains("Rust"), "{line}");
+
+    // Nothing a grammar reads: it says so, and what does.
+    let p = TestProject::git();
+    p.file("notes.txt", "no code\n");
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", &nobody)
+        .stdin("/tags\n")
+        .run();
+    assert!(
+        run.stdout
+            .contains("no files find_symbol reads (it reads Go, Rust, "),
+        "{run:?}"
+    );
 }
 
 #[test]
@@ -825,12 +863,14 @@ fn a_full_session_edits_the_file_and_reports_what_it_cost() {
         .stdin("make Greet return \"hola\" instead of \"hello\"\n")
         .run();
     assert_eq!(run.code, 0, "{run:?}");
+    // With `--yes` the banner says that nothing will be asked.
+    let banner = default_banner(p.root()).replace(
+        "\n\n",
+        "\napprovals: applying patches and running allowed commands without asking (--yes)\n\n",
+    );
     assert_eq!(
         run.stdout,
-        format!(
-            "{}Let me find Greet.\nGreet now returns \"hola\" (greet.go:5).\n",
-            default_banner(p.root())
-        ),
+        format!("{banner}Let me find Greet.\nGreet now returns \"hola\" (greet.go:5).\n"),
         "{run:?}"
     );
     let executing: Vec<&str> = run

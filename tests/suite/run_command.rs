@@ -1437,12 +1437,17 @@ fn repl_never_offers_a_standing_approval_for_a_warned_command() {
     live.wait_stdout("metron > ", 1);
     live.send("build\r");
     live.wait_stdout("Run this command? [y/N] ", 1);
-    // `a` is not an answer here: it declines, and grants nothing.
+    // `a` is not an answer here: the question is asked again, and nothing is granted.
     live.send("a\r");
+    live.wait_stdout("not an answer: type y to go ahead or n to decline", 1);
+    live.wait_stdout("Run this command? [y/N] ", 2);
+    live.send("n\r");
+    live.wait_stdout("Why not? A reason for the model (Return to skip): ", 1);
+    live.send("\r");
     live.wait_stdout("First.", 1);
     live.wait_stdout_after("First.", "metron > ");
     live.send("again\r");
-    live.wait_stdout("Run this command? [y/N] ", 2);
+    live.wait_stdout("Run this command? [y/N] ", 3);
     live.send("y\r");
     live.wait_stdout("Second.", 1);
     live.wait_stdout_after("Second.", "metron > ");

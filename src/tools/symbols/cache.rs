@@ -466,6 +466,12 @@ impl FileEntry {
         }
     }
 
+    /// The file's parsed definitions, if it has been parsed. Only as fresh as the last
+    /// visit: a lookup that visited the file checked it first.
+    pub(crate) fn parsed(&self) -> Option<&FileDefs> {
+        self.state.as_ref().and_then(|s| s.defs.as_ref())
+    }
+
     /// True when the entry holds parsed definitions (for tests and statistics).
     pub(crate) fn is_parsed(&self) -> bool {
         self.state.as_ref().is_some_and(|s| s.defs.is_some())

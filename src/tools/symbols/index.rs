@@ -18,7 +18,7 @@ use super::budget::{Budget, Halt, LOOKUP_TIME};
 use super::cache::{FileEntry, Found, Query, Visit, Worker};
 use super::lang::Lang;
 use super::tree::{self, Snapshot};
-use super::{Halted, Lookup, SymbolError, parse_query};
+use super::{Halted, Lookup, OTHER_CASE_NAMED, SymbolError, differs_only_in_case, parse_query};
 use crate::authority::CancelToken;
 use crate::project::{Project, ProjectPath};
 use crate::tools::ordered;
@@ -227,6 +227,14 @@ impl SymbolIndex {
         for entry in &state.files {
             present[entry.lang().index()] = true;
         }
+        // A plain miss: the names held that differ only in case, as a hint. A stopped
+        // lookup says what it did not search instead.
+        let (other_case, other_case_more) =
+            if definitions.is_empty() && elsewhere == 0 && halt.is_none() {
+                other_case(&state.files, &symbol.name)
+            } else {
+                (Vec::new(), 0)
+            };
         let lookup = Lookup {
             definitions,
             truncated,
@@ -242,6 +250,8 @@ impl SymbolIndex {
                 why,
                 unvisited: state.files.len().saturating_sub(visited),
             }),
+            other_case,
+            other_case_more,
         };
         Ok((lookup, stats))
     }
@@ -315,8 +325,10 @@ impl SymbolIndex {
     }
 
     /// Drops everything cached and walks the tree again (the REPL's `/tags`). Returns how
-    /// many source files the index now knows; their definitions are still parsed on demand.
-    pub(crate) fn rebuild(&self) -> usize {
+    /// many source files the index now knows in each language it found, in the language
+    /// table's order (so `/tags` names the languages of this project, not every one
+    /// compiled in); their definitions are still parsed on demand.
+    pub(crate) fn rebuild(&self) -> Vec<(&'static str, usize)> {
         let mut state = self.shared.lock();
         let warming = state.warming;
         *state = State {
@@ -326,7 +338,14 @@ impl SymbolIndex {
         let (walked, snapshot) = tree::walk(&self.shared.project);
         merge_file_list(&mut state.files, walked);
         state.snapshot = snapshot;
-        state.files.len()
+        let mut counts = [0usize; super::lang::MAX_LANGS];
+        for entry in &state.files {
+            counts[entry.lang().index()] += 1;
+        }
+        Lang::all()
+            .filter(|lang| counts[lang.index()] > 0)
+            .map(|lang| (lang.name(), counts[lang.index()]))
+            .collect()
     }
 
     /// Forgets one file, after metron itself changed, created or removed it. (Lookups
@@ -502,6 +521,27 @@ impl Shared {
             }
         }
     }
+}
+
+/// The names among the definitions already parsed in `files` that are `wanted` with other
+/// capitals, each with its count of definitions: at most [`OTHER_CASE_NAMED`] in sorted
+/// order, and how many more there are. Reads only what the index holds in memory.
+fn other_case(files: &[FileEntry], wanted: &str) -> (Vec<(String, usize)>, usize) {
+    let mut names: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for defs in files.iter().filter_map(FileEntry::parsed) {
+        for def in defs.iter() {
+            if differs_only_in_case(def.name, wanted) {
+                *names.entry(def.name).or_default() += 1;
+            }
+        }
+    }
+    let more = names.len().saturating_sub(OTHER_CASE_NAMED);
+    let named = names
+        .into_iter()
+        .take(OTHER_CASE_NAMED)
+        .map(|(name, count)| (name.to_owned(), count))
+        .collect();
+    (named, more)
 }
 
 /// Brings the file list up to date: walks the project again unless the last walk's
@@ -694,6 +734,62 @@ mod tests {
         Arc::new(Project::open(dir.path(), false).expect("open"))
     }
 
+    /// A miss names the definitions the index holds that differ only in capitals, and
+    /// finding them costs no walk, read or parse; at most the bound are named and the
+    /// rest counted.
+    #[test]
+    fn a_miss_names_other_capitals_from_what_is_held() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let mut source = String::new();
+        for name in ["JSON", "json", "JSon", "JsoN", "jSON", "jSoN", "jsoN"] {
+            source.push_str(&format!("fn {name}() {{}}\n"));
+        }
+        source.push_str("fn JSON() {}\n");
+        let path = dir.path().join("a.rs");
+        std::fs::write(&path, &source).expect("write");
+        // Out of the racy window, so a settled entry is trusted without a read.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        file.set_modified(old).expect("set mtime");
+        // The directory too, after its file: a recent one makes the walk single-use.
+        std::fs::File::open(dir.path())
+            .and_then(|d| d.set_times(std::fs::FileTimes::new().set_modified(old)))
+            .expect("set the directory's mtime");
+        let index = SymbolIndex::new(open(&dir));
+        // Parses the file: it holds the identifier `JSON`.
+        let found = index.lookup("JSON", 10).expect("lookup");
+        assert_eq!(found.definitions.len(), 2);
+        assert!(found.other_case.is_empty(), "a hit needs no hint");
+        let (missed, stats) = index.lookup_with_stats("Json", 10).expect("lookup");
+        assert!(missed.definitions.is_empty());
+        assert_eq!(
+            (stats.walked, stats.reads, stats.parses),
+            (false, 0, 0),
+            "the hint costs no second walk: {stats:?}"
+        );
+        // Sorted, each with its count, five named and two counted.
+        let named: Vec<(&str, usize)> = missed
+            .other_case
+            .iter()
+            .map(|(name, n)| (name.as_str(), *n))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("JSON", 2),
+                ("JSon", 1),
+                ("JsoN", 1),
+                ("jSON", 1),
+                ("jSoN", 1)
+            ]
+        );
+        assert_eq!(super::OTHER_CASE_NAMED, 5);
+        assert_eq!(missed.other_case_more, 2);
+    }
+
     /// `invalidate` and `rebuild` forget parsed files, and answers stay the same.
     #[test]
     fn invalidate_and_rebuild_forget_without_breaking_answers() {
@@ -715,7 +811,11 @@ mod tests {
         assert_eq!(index.parsed_files(), 0);
         assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
         std::fs::write(dir.path().join("b.rs"), "fn two() {}\n").expect("write");
-        assert_eq!(index.rebuild(), 2, "both files, none parsed yet");
+        assert_eq!(
+            index.rebuild(),
+            [("Rust", 2)],
+            "both files, none parsed yet"
+        );
         assert_eq!(index.parsed_files(), 0);
         assert_eq!(lines(), [("a.rs".to_owned(), 1)]);
     }

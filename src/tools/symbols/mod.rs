@@ -116,6 +116,26 @@ pub struct Lookup {
     pub cut: Vec<(String, Cut)>,
     /// Set when the lookup stopped before visiting every file it needed.
     pub halted: Option<Halted>,
+    /// For a lookup that found no definition at all: the names that differ from the one
+    /// asked for only in case (`JSON` for `Json`), with how many definitions each has, at
+    /// most [`OTHER_CASE_NAMED`] of them in sorted order. Taken from the definitions the
+    /// index already holds (the session's warm-up parses the whole project), so the hint
+    /// costs no walk, read or parse; a file not parsed yet is not in it.
+    pub other_case: Vec<(String, usize)>,
+    /// How many more such names there are beyond [`Lookup::other_case`].
+    pub other_case_more: usize,
+}
+
+/// The most names a miss offers as differing only in case; more are counted.
+pub const OTHER_CASE_NAMED: usize = 5;
+
+/// Whether `held` is `wanted` spelled with other capitals (not the same spelling).
+pub(crate) fn differs_only_in_case(held: &str, wanted: &str) -> bool {
+    held != wanted
+        && held
+            .chars()
+            .flat_map(char::to_lowercase)
+            .eq(wanted.chars().flat_map(char::to_lowercase))
 }
 
 /// Why and where a lookup stopped early.
@@ -506,6 +526,16 @@ mod tests {
             panic!("parses");
         };
         assert!(plain.in_scope(None, "anything", "::"));
+    }
+
+    #[test]
+    fn only_capitals_may_differ() {
+        assert!(differs_only_in_case("JSON", "Json"));
+        assert!(differs_only_in_case("json", "JSON"));
+        assert!(differs_only_in_case("Größe", "größe"));
+        assert!(!differs_only_in_case("Json", "Json"));
+        assert!(!differs_only_in_case("Jsonx", "Json"));
+        assert!(!differs_only_in_case("JSO", "Json"));
     }
 
     #[test]

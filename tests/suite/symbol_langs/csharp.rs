@@ -168,9 +168,17 @@ fn what_ctags_leaves_out_is_not_a_definition() {
     let f = fixture();
     // Local functions and variables, parameters, anonymous type members; an operator
     // and an indexer have no name to ask for.
-    for name in ["LocalFn", "anon", "A", "x", "i", "a"] {
+    for name in ["LocalFn", "anon", "A", "i", "a"] {
         assert_eq!(f.lines(name), [not_found(name, "C#")], "{name}");
     }
+    // The parameter `x` is no definition; the field `X` is, and the miss names it.
+    assert_eq!(
+        f.lines("x"),
+        [format!(
+            "{} Defined with other capitals: `X` (1 definition); ask for the exact name.",
+            not_found("x", "C#")
+        )]
+    );
 }
 
 #[test]
