@@ -156,6 +156,24 @@ fn metron_line(args: &[&str]) -> String {
     line
 }
 
+/// The lines metron printed, from what a terminal showed (carriage returns already
+/// removed): a row that starts with two spaces continues the row above, as metron wraps
+/// its messages, and is joined to it with one space. For finding a whole message in a
+/// session's output; an indented item of a list is joined to its heading too.
+pub fn rejoined(shown: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for row in shown.lines() {
+        match lines.last_mut() {
+            Some(last) if row.starts_with("  ") => {
+                last.push(' ');
+                last.push_str(row.trim_start());
+            }
+            _ => lines.push(row.to_owned()),
+        }
+    }
+    lines
+}
+
 /// Waits until the session on the terminal has exited on its own (Ctrl-D, `/exit`), and
 /// returns what the terminal showed with carriage returns removed.
 pub fn wait_for_exit(mut live: Live, what: &str) -> Run {
