@@ -12,7 +12,7 @@ use super::common::{
     Live, Run, TestProject, assert_rows_fit, events_of_type, exit_on_a_terminal, json_events,
     metron, on_a_terminal_of_width, script_available, skip, terminal_rows, unwrapped, user_config,
 };
-use super::fake_ollama::{FakeOllama, answer, call};
+use super::fake_ollama::{FakeOllama, Reply, answer, call};
 
 /// The mark metron's status lines start with.
 const STATUS_MARK: char = '\u{25aa}';
@@ -28,7 +28,7 @@ const MODEL: &str = "qwen3:8b";
 const PATH_REFUSED: &str = "`.venv/bin/pytest` is a path and is refused: run_command runs only programs found by name on PATH outside the project, or the project programs the user lists in `allowed_project_programs`, with their arguments";
 
 /// A fake serving [`MODEL`] and answering with `chat`.
-fn fake_with(chat: Vec<super::fake_ollama::Reply>) -> FakeOllama {
+fn fake_with(chat: Vec<Reply>) -> FakeOllama {
     FakeOllama::builder()
         .model(MODEL, &["completion", "tools"], 40960)
         .chat(chat)
@@ -36,7 +36,7 @@ fn fake_with(chat: Vec<super::fake_ollama::Reply>) -> FakeOllama {
 }
 
 /// The model asks to run the project's pytest by its path, then claims success.
-fn pytest_by_path() -> Vec<super::fake_ollama::Reply> {
+fn pytest_by_path() -> Vec<Reply> {
     vec![
         call(
             "run_command",
@@ -171,6 +171,32 @@ fn a_read_refused_at_the_boundary_says_refused_once() {
             .contains("→ refused: `.git/info/notes` is inside .git/"),
         "{run:?}"
     );
+}
+
+#[test]
+fn the_servers_own_error_reaches_the_person_and_json_whole() {
+    let p = TestProject::git();
+    // Longer than the 300 bytes an error body was once cut at, with its point at the end.
+    let reason = format!(
+        "llama runner process has terminated: {}model requires more system memory (23.4 GiB) than is available (15.2 GiB)",
+        "error loading model: ".repeat(16)
+    );
+    assert!(reason.len() > 300, "the fixture is too short");
+    let fake = fake_with(vec![Reply::Error(500, reason.clone())]);
+    let (run, events) = json_events(
+        metron(p.root())
+            .args(["-p", "hello", "--json", "--model", MODEL])
+            .env("OLLAMA_HOST", fake.base_url())
+            .run(),
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains(&reason), "{run:?}");
+    let end = events_of_type(&events, "turn_end");
+    let error = end
+        .first()
+        .and_then(|end| end["error"].as_str())
+        .unwrap_or_else(|| panic!("no turn_end error: {run:?}"));
+    assert!(error.contains(&reason), "{error}");
 }
 
 // ---- wrapped on a terminal ----
