@@ -199,6 +199,30 @@ fn the_servers_own_error_reaches_the_person_and_json_whole() {
     assert!(error.contains(&reason), "{error}");
 }
 
+#[test]
+fn a_proxys_error_page_is_quoted_in_part_and_says_how_much_was_left_out() {
+    let p = TestProject::git();
+    let page = format!(
+        "<html><body>{}</body></html>",
+        "<p>502 Bad Gateway</p>".repeat(40)
+    );
+    let fake = fake_with(vec![Reply::Raw(502, "text/html", page.clone())]);
+    let run = metron(p.root())
+        .args(["-p", "hello", "--model", MODEL])
+        .env("OLLAMA_HOST", fake.base_url())
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    // Quoted up to 300 bytes (the page is ASCII, so exactly), and the cut says so.
+    let quoted = &page[..300];
+    let left = page.len() - 300;
+    assert!(
+        run.stderr
+            .contains(&format!("{quoted} [{left} more bytes not shown]")),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains('…'), "{run:?}");
+}
+
 // ---- wrapped on a terminal ----
 
 /// The rows after the first row for which `from` holds, up to (not including) the next
