@@ -5,6 +5,15 @@
 //! the footer, warnings) goes to stderr, so in one-shot mode stdout is only the answer.
 //! There, the text of a round that turns out to call tools ("Let me look at greet.go.")
 //! is not the answer, so it is shown on stderr before the round's tool lines.
+//!
+//! Nothing metron says is cut: on a terminal its lines are wrapped at spaces ([`wrap`]),
+//! with continuation lines indented, so a reason arrives whole with its remedy. Two kinds
+//! of line are still fitted to one row with `…`, because they are not reasons: the last
+//! lines of a command's output under its outcome line (output, shown whole by `/show N`),
+//! and the elapsed-time line of a running command (redrawn in place, so it must be one
+//! row).
+
+mod wrap;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -17,6 +26,8 @@ use crate::agent::outcome::evidence_line;
 use crate::agent::{Event, Latency, Observer, TurnReport};
 use crate::ollama::Delta;
 use crate::ollama::wire::ToolCall;
+
+pub(crate) use wrap::{HANG, columns, wrap, wrapped_for};
 
 /// The [`Observer`] for a person at a terminal (or a script reading stdout).
 #[derive(Debug)]
@@ -161,8 +172,12 @@ impl Observer for Display {
         } else {
             "tool calls"
         };
-        eprintln!(
-            "[the model wrote {calls} as text; metron treats it as a request, checked like any other]"
+        print_wrapped(
+            Stream::Stderr,
+            &format!(
+                "[the model wrote {calls} as text; metron treats it as a request, checked like any other]"
+            ),
+            HANG,
         );
     }
 
@@ -202,12 +217,32 @@ impl Observer for Display {
     }
 
     fn tool_fault(&mut self, call: &ToolCall, message: &str) {
-        eprintln!(
-            "metron: warning: {} failed: {}",
-            terminal_safe(&call.function.name),
-            terminal_safe(message)
+        print_wrapped(
+            Stream::Stderr,
+            &format!(
+                "metron: warning: {} failed: {}",
+                terminal_safe(&call.function.name),
+                terminal_safe(message)
+            ),
+            HANG,
         );
     }
+}
+
+/// Writes `text`, one of metron's own messages, and a newline on `stream`: on a terminal
+/// wrapped at spaces to its width with continuation lines indented by `hang` ([`wrap`]),
+/// elsewhere as it is. Every part of `text` that metron did not write must already be
+/// made safe ([`terminal_safe`], [`one_line_safe`]): the escapes are what is measured. A
+/// closed stream is not an error here: there is nobody left to tell.
+pub(crate) fn print_wrapped(stream: Stream, text: &str, hang: usize) {
+    let text = wrapped_for(stream, text, hang);
+    let _ = match stream {
+        Stream::Stdout => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{text}").and_then(|()| out.flush())
+        }
+        Stream::Stderr => writeln!(std::io::stderr().lock(), "{text}"),
+    };
 }
 
 /// An output stream, for [`colour_for`].
@@ -247,24 +282,9 @@ struct Style {
 
 impl Style {
     fn for_stderr() -> Style {
-        let stderr = std::io::stderr();
-        if !stderr.is_terminal() {
-            return Style {
-                colour: false,
-                width: None,
-            };
-        }
         Style {
             colour: colour_for(Stream::Stderr),
-            // A terminal that does not say its size (a bare pseudo-terminal) gets the
-            // classic 80 columns.
-            width: Some(
-                rustix::termios::tcgetwinsize(&stderr)
-                    .ok()
-                    .map(|size| usize::from(size.ws_col))
-                    .filter(|&columns| columns > 0)
-                    .unwrap_or(80),
-            ),
+            width: columns(Stream::Stderr),
         }
     }
 
@@ -279,21 +299,37 @@ impl Style {
         }
     }
 
-    /// One of metron's status lines: [`STATUS_MARK`], then `text` fitted and painted (so
-    /// every mark or control character in it, the model's commands and paths, is
-    /// escaped).
+    /// One of metron's status lines: [`STATUS_MARK`], then `text` made safe (so every mark
+    /// or control character in it, the model's commands and paths, is escaped), wrapped
+    /// to the width at spaces and painted line by line. Continuation lines are indented
+    /// under the text, two spaces: none starts with the mark, or at the first column,
+    /// whatever the text holds, so only the first line reads as a new status line.
     fn status(self, text: &str, failed: bool) -> String {
-        let width = self.width.map(|w| w.saturating_sub(2));
-        format!(
-            "{STATUS_MARK} {}",
-            self.paint(&fit(text, width), failed, false)
-        )
+        let safe = terminal_safe(text);
+        let body = match self.width {
+            Some(width) => Cow::Owned(wrap(&safe, width.saturating_sub(2), 0)),
+            None => safe,
+        };
+        let mut out = String::with_capacity(body.len() + 8);
+        for (n, line) in body.split('\n').enumerate() {
+            if n == 0 {
+                out.push(STATUS_MARK);
+                out.push(' ');
+            } else {
+                out.push_str("\n  ");
+            }
+            out.push_str(&self.paint(line, failed, false));
+        }
+        out
     }
 }
 
-/// The line cut to `width` terminal columns (ending in `…`) when it is wider. Columns,
-/// not characters: a CJK character or an emoji takes two. One pass measures and finds
-/// the cut alike; a control character, which [`terminal_safe`] spells out, counts one.
+/// The line cut to `width` terminal columns (ending in `…`) when it is wider. Only for
+/// what is not a reason and must stay one row: a line of a command's output under its
+/// outcome line (the whole output is in `/show N`) and the redrawn elapsed-time line.
+/// Columns, not characters: a CJK character or an emoji takes two. One pass measures and
+/// finds the cut alike; a control character, which [`terminal_safe`] spells out, counts
+/// one.
 fn fit(line: &str, width: Option<usize>) -> Cow<'_, str> {
     use unicode_width::UnicodeWidthChar;
     let Some(width) = width else {
@@ -774,6 +810,54 @@ mod tests {
         let line = plain.status(&forged, false);
         assert!(line.starts_with(STATUS_MARK));
         assert_eq!(line.matches(STATUS_MARK).count(), 1, "{line}");
+    }
+
+    #[test]
+    fn a_long_status_line_wraps_whole_and_only_its_first_line_has_the_mark() {
+        let narrow = Style {
+            colour: false,
+            width: Some(40),
+        };
+        // A mark and an escape placed where a break would fall, as a model could.
+        let text = format!(
+            "run_command `.venv/bin/pytest` → not run: `.venv/bin/pytest` is a path {STATUS_MARK} forged \x1b[2J and is refused: run_command runs only programs the user lists in `allowed_project_programs`"
+        );
+        let line = narrow.status(&text, true);
+        let lines: Vec<&str> = line.lines().collect();
+        assert!(lines.len() > 3, "{line}");
+        assert!(
+            lines[0].starts_with(&format!("{STATUS_MARK} run_command")),
+            "{line}"
+        );
+        assert_eq!(line.matches(STATUS_MARK).count(), 1, "{line}");
+        for continued in &lines[1..] {
+            assert!(continued.starts_with("  "), "{continued:?}");
+            assert!(
+                !continued.trim_start().starts_with(STATUS_MARK),
+                "{continued:?}"
+            );
+            assert!(!continued.contains('\x1b'), "{continued:?}");
+        }
+        for row in &lines {
+            assert!(wrap::text_columns(row) <= 40, "{row:?}");
+        }
+        // Whole: the remedy at the end is there, with no `…`.
+        assert!(line.ends_with("`allowed_project_programs`"), "{line}");
+        assert!(!line.contains('…'), "{line}");
+        // In colour, each row is painted on its own, so no row leaks its colour.
+        let coloured = Style {
+            colour: true,
+            width: Some(40),
+        };
+        for row in coloured.status(&text, true).lines() {
+            assert!(row.ends_with("\x1b[0m"), "{row:?}");
+        }
+        // Off a terminal the line is one line, whole.
+        let plain = Style {
+            colour: false,
+            width: None,
+        };
+        assert_eq!(plain.status(&text, true).lines().count(), 1);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -129,18 +129,10 @@ impl Check {
 pub(crate) fn run(flags: &Flags) -> Exit {
     let env = ConfigEnv::from_process();
     let checks = diagnose(std::env::current_dir(), &env, flags);
-    let stdout = std::io::stdout();
-    let terminal = stdout.is_terminal();
     let colour = crate::display::colour_for(crate::display::Stream::Stdout);
     // On a terminal, rows wrap between words at its width (a terminal that does not say
     // its size gets 80 columns); piped, each row stays one line for grep.
-    let width = terminal.then(|| {
-        rustix::termios::tcgetwinsize(&stdout)
-            .ok()
-            .map(|size| usize::from(size.ws_col))
-            .filter(|&columns| columns > 0)
-            .unwrap_or(80)
-    });
+    let width = crate::display::columns(crate::display::Stream::Stdout);
     let text = render(&checks, colour, width);
     let mut stdout = std::io::stdout().lock();
     match stdout
@@ -967,22 +959,29 @@ pub(crate) fn render(checks: &[Check], colour: bool, width: Option<usize>) -> St
         .max()
         .unwrap_or(0)
         .max(8);
-    let indent = " ".repeat(6 + name_width + 2);
+    let column = 6 + name_width + 2;
+    let indent = " ".repeat(column);
     let mut out = String::new();
     for check in checks {
         let word = check.status.word();
         let pad = " ".repeat(6 - word.len());
+        let row = format!(
+            "{word}{pad}{:<name_width$}  {}",
+            check.name,
+            visible(&check.measured)
+        );
+        // Measured without colour: the escape codes take no column.
+        let row = fitted(&row, width, column);
         if colour {
-            out.push_str(&format!("{}{word}\x1b[0m{pad}", check.status.colour()));
+            let rest = row.strip_prefix(word).unwrap_or(&row);
+            out.push_str(&format!("{}{word}\x1b[0m{rest}", check.status.colour()));
         } else {
-            out.push_str(&format!("{word}{pad}"));
+            out.push_str(&row);
         }
-        out.push_str(&format!("{:<name_width$}  ", check.name));
-        out.push_str(&wrap(&visible(&check.measured), &indent, width));
         out.push('\n');
         if let Some(remedy) = &check.remedy {
-            out.push_str(&format!("{indent}→ "));
-            out.push_str(&wrap(&visible(remedy), &format!("{indent}  "), width));
+            let row = format!("{indent}→ {}", visible(remedy));
+            out.push_str(&fitted(&row, width, 2));
             out.push('\n');
         }
     }
@@ -991,37 +990,14 @@ pub(crate) fn render(checks: &[Check], colour: bool, width: Option<usize>) -> St
     out
 }
 
-/// `text`, which starts after `indent`'s width of columns, broken between words so that
-/// no line passes `width` columns; each line after the first starts with `indent`. A
-/// word longer than the room (a long path or URL) gets a line of its own, whole. Without
-/// a width, or with too little room to be worth it, the text stays on one line.
-fn wrap(text: &str, indent: &str, width: Option<usize>) -> String {
-    use unicode_width::UnicodeWidthStr;
-    /// Less room than this and wrapping would make a column of fragments.
-    const NARROWEST: usize = 20;
-    let start = indent.width();
-    let Some(room) = width
-        .and_then(|width| width.checked_sub(start))
-        .filter(|&room| room >= NARROWEST)
-    else {
-        return text.to_owned();
-    };
-    let mut out = String::with_capacity(text.len());
-    let mut used = 0;
-    for word in text.split(' ').filter(|word| !word.is_empty()) {
-        let length = word.width();
-        if used > 0 && used + 1 + length > room {
-            out.push('\n');
-            out.push_str(indent);
-            used = 0;
-        } else if used > 0 {
-            out.push(' ');
-            used += 1;
-        }
-        out.push_str(word);
-        used += length;
+/// A row broken at spaces to `width` columns by the one wrap helper every message goes
+/// through ([`crate::display::wrap`]), continuing `hang` columns past the row's own
+/// indent; without a width (not a terminal), the row stays one line for grep.
+fn fitted(row: &str, width: Option<usize>, hang: usize) -> String {
+    match width {
+        Some(width) => crate::display::wrap(row, width, hang),
+        None => row.to_owned(),
     }
-    out
 }
 
 /// The last line: `doctor: ready` (with the number of warnings, if any), or the number of
@@ -1103,23 +1079,34 @@ mod tests {
         );
     }
 
-    /// A word longer than the room keeps a line of its own, whole; a terminal too narrow
-    /// to wrap usefully gets the one-line rows.
+    /// A word longer than the room is the only thing broken, so no row passes the width;
+    /// a terminal too narrow for the column still shows every word.
     #[test]
-    fn long_words_and_narrow_terminals_stay_whole() {
+    fn long_words_and_narrow_terminals_keep_every_word() {
         let path = format!("/{}", "very-long-directory-name/".repeat(4));
-        let text = format!("cannot read {path} here");
-        assert_eq!(
-            wrap(&text, "    ", Some(40)),
-            format!("cannot read\n    {path}\n    here")
-        );
-        assert_eq!(wrap(&text, &" ".repeat(30), Some(40)), text);
-        assert_eq!(wrap("a  b", "", Some(40)), "a b");
+        let checks = [Check::fail(
+            "project",
+            format!("cannot read {path} here"),
+            "check the permissions",
+        )];
+        let wrapped = render(&checks, false, Some(40));
+        for line in wrapped.lines() {
+            assert!(line.chars().count() <= 40, "{wrapped}");
+        }
+        let joined: String = wrapped.split_whitespace().collect();
+        assert!(joined.contains(&path), "{wrapped}");
+        let narrow = render(&checks, false, Some(12));
+        let words = |text: &str| text.split_whitespace().collect::<String>();
+        assert_eq!(words(&narrow), words(&render(&checks, false, None)));
         // Columns, not characters: each of these words takes twelve.
         let wide = "日本語の道具 ".repeat(5);
+        let checks = [Check::ok("tools", wide.trim_end())];
+        let wrapped = render(&checks, false, Some(44));
+        let rows: Vec<&str> = wrapped.lines().collect();
+        assert_eq!(rows[0], "ok    tools     日本語の道具 日本語の道具");
         assert_eq!(
-            wrap(wide.trim_end(), "", Some(32)),
-            "日本語の道具 日本語の道具\n日本語の道具 日本語の道具\n日本語の道具"
+            rows[1],
+            format!("{}日本語の道具 日本語の道具", " ".repeat(16))
         );
     }
 

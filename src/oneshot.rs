@@ -15,7 +15,7 @@ use std::io::{IsTerminal, Read};
 use crate::agent::Event;
 use crate::agent::ledger::{EVENT_SCHEMA_VERSION, WithdrawnTool};
 use crate::config::{Flags, KEYS, Source, is_local};
-use crate::display::{Display, footer, marks_escaped, terminal_safe};
+use crate::display::{Display, HANG, Stream, footer, marks_escaped, print_wrapped, terminal_safe};
 use crate::frontend::session::{self, Ending, Mode, Session};
 use crate::frontend::{Exit, error, print_text};
 
@@ -58,7 +58,7 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
             }
             Ending::Finished(Ok(report)) => {
                 for line in footer(&report, num_ctx) {
-                    eprintln!("{line}");
+                    print_wrapped(Stream::Stderr, &line, HANG);
                 }
                 if report.answer.trim().is_empty() {
                     // A script must not mistake "no answer" for an answer.

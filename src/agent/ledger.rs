@@ -23,7 +23,7 @@ use crate::authority::journal::{ApprovalRecord, BlobId, Effect, FileChange, Tree
 use crate::authority::policy::Rule;
 use crate::ollama::wire::Role;
 use crate::project::FileMode;
-use crate::tools::text::one_line;
+use crate::tools::text::{joined_lines, one_line};
 
 /// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -520,11 +520,12 @@ fn render_entry(text: &mut String, n: usize, entry: &Entry) {
             let _ = write!(line, " ({scope})");
         }
         if let Some(reason) = &approval.reason {
-            let _ = write!(line, ": \"{}\"", one_line(reason, 80));
+            // The person's reason, whole: the model read all of it.
+            let _ = write!(line, ": \"{}\"", joined_lines(reason));
         }
         let _ = writeln!(text, "{line}");
         for warning in &approval.warnings {
-            let _ = writeln!(text, "     warning: {}", one_line(warning, 200));
+            let _ = writeln!(text, "     warning: {}", joined_lines(warning));
         }
     }
     for effect in &entry.effects {

@@ -16,7 +16,7 @@ use super::record::{
 use crate::authority::journal::{ApprovalOutcome, Effect, FileChange, Journal};
 use crate::authority::policy::Rule;
 use crate::quoting::{code, quoted};
-use crate::tools::text::one_line;
+use crate::tools::text::joined_lines;
 use crate::tools::{self, Access, Account, count};
 
 /// Describes one call from its tool's account and its journal. `rule` is policy's rule
@@ -58,7 +58,7 @@ pub(crate) fn describe(
         let why = match last.map(|a| (a.outcome, a.reason.as_deref())) {
             Some((ApprovalOutcome::No, None)) => "declined".to_owned(),
             Some((ApprovalOutcome::No, Some(reason))) => {
-                format!("declined: {}", one_line(reason, 80))
+                format!("declined: {}", joined_lines(reason))
             }
             Some((ApprovalOutcome::Unanswerable, _)) => {
                 "nobody was asked to approve it (rerun with --yes to allow it)".to_owned()
@@ -156,16 +156,23 @@ fn files_text(files: &[FileChange]) -> String {
     text
 }
 
-/// The first sentence of a tool's message, without the reassurance that nothing changed
-/// (the outcome line says it).
+/// The first sentence of a tool's message, whole: it is the reason, and its remedy
+/// (`allowed_project_programs`, a path inside the project) is usually at its end, so it is
+/// never cut; the terminal wraps it and `--json` carries it as it is. Without what the
+/// outcome line says already: the reassurance that nothing changed (`Not applied: `), and
+/// the word `refused` (the line says `not applied`, `not run` or `refused` itself; keeping
+/// the tool's word made `refused: refused: ...`).
 fn first_sentence(text: &str) -> String {
     let line = text.lines().next().unwrap_or("").trim();
-    let line = line.strip_prefix("Not applied: ").unwrap_or(line);
+    let line = ["Not applied: ", "Refused: ", "refused: "]
+        .iter()
+        .find_map(|said| line.strip_prefix(said))
+        .unwrap_or(line);
     let sentence = line
         .find(". ")
         .map_or(line, |end| &line[..end])
         .trim_end_matches('.');
-    one_line(sentence, 120)
+    sentence.to_owned()
 }
 
 /// What really changed in a turn, from its ledger entries: the `turn_end` event's fields
@@ -448,6 +455,78 @@ mod tests {
         assert_eq!(
             repeated.text,
             "apply_patch → not applied: refused: identical call number 3 in one turn"
+        );
+    }
+
+    #[test]
+    fn a_refusal_says_refused_once_and_whole() {
+        let none = Journal::default();
+        let read = describe(
+            "view_slice",
+            &json!({"path": ".git/config", "start": 1, "end": 5}),
+            &Rule::Offered,
+            CallOutcome::Refused,
+            None,
+            "refused: `.git/config` is inside .git/; metron's tools do not read or write git's internal files",
+            &none,
+        );
+        assert_eq!(
+            read.text,
+            "view_slice .git/config 1-5 → refused: `.git/config` is inside .git/; metron's tools do not read or write git's internal files"
+        );
+        let tool = describe(
+            "run_command",
+            &json!({"command": "./build.sh"}),
+            &Rule::Offered,
+            CallOutcome::Refused,
+            None,
+            "Refused: `build.sh` is not executable; it cannot be run. Tell the user what you wanted to run.",
+            &none,
+        );
+        assert_eq!(
+            tool.text,
+            "run_command `./build.sh` → not run: `build.sh` is not executable; it cannot be run"
+        );
+        // The reason is the whole first sentence, however long: its remedy is at the end.
+        let path = describe(
+            "run_command",
+            &json!({"command": ".venv/bin/pytest"}),
+            &Rule::Offered,
+            CallOutcome::Refused,
+            None,
+            "`.venv/bin/pytest` is a path and is refused: run_command runs only programs found by name on PATH outside the project, or the project programs the user lists in `allowed_project_programs`, with their arguments. Allowed prefixes (whole words): none. Do not try variants; ask the user if you need it.",
+            &none,
+        );
+        let why = "`.venv/bin/pytest` is a path and is refused: run_command runs only programs found by name on PATH outside the project, or the project programs the user lists in `allowed_project_programs`, with their arguments";
+        assert_eq!(
+            path.text,
+            format!("run_command `.venv/bin/pytest` → not run: {why}")
+        );
+        assert_eq!(path.not_done.as_deref(), Some(why));
+    }
+
+    #[test]
+    fn a_declined_patch_keeps_the_whole_reason() {
+        let reason = "use the existing helper in strings.go instead of adding a new one, and keep the tests as they are";
+        let declined = Journal {
+            approvals: vec![ApprovalRecord {
+                reason: Some(reason.to_owned()),
+                ..approval(ApprovalOutcome::No)
+            }],
+            effects: vec![],
+        };
+        let line = describe(
+            "apply_patch",
+            &json!({}),
+            &Rule::Offered,
+            CallOutcome::Refused,
+            None,
+            "The user declined this patch.",
+            &declined,
+        );
+        assert_eq!(
+            line.text,
+            format!("apply_patch → not applied: declined: {reason}")
         );
     }
 

@@ -13,7 +13,9 @@ use std::io::{IsTerminal, Write};
 
 use std::sync::Mutex;
 
-use crate::display::{QUESTION_MARK, Stream, colour_for, terminal_safe, terminal_safe_bytes};
+use crate::display::{
+    HANG, QUESTION_MARK, Stream, colour_for, terminal_safe, terminal_safe_bytes, wrapped_for,
+};
 
 use crate::authority::CancelToken;
 use crate::authority::approval::{
@@ -84,7 +86,7 @@ impl Approver for AskOnTerminal {
                 Ok(n) => match decision_for(&String::from_utf8_lossy(&answer[..n]), false) {
                     Some(decision) => return decision,
                     None => {
-                        let _ = writeln!(err, "{}", valid_answers(false));
+                        let _ = writeln!(err, "{}", prose(valid_answers(false)));
                     }
                 },
             }
@@ -137,11 +139,11 @@ pub(crate) fn show_request(request: &Request<'_>, color: bool, offer_standing: b
         Request::Command { .. } => "Run this command?",
     };
     if offer_standing {
-        let _ = writeln!(
-            err,
+        let offer = format!(
             "(a = yes, and do not ask again for {})",
             terminal_safe(&request.standing_scope())
         );
+        let _ = writeln!(err, "{}", prose(&offer));
     }
     let _ = err.flush();
     let answers = if offer_standing { "y/N/a" } else { "y/N" };
@@ -154,11 +156,13 @@ fn show_patch_or_command(err: &mut impl Write, request: &Request<'_>, color: boo
     match request {
         Request::Patch { summary, diff, .. } => {
             let _ = err.write_all(&render_diff(diff, color));
-            let _ = writeln!(err, "{}", terminal_safe(summary));
+            let _ = writeln!(err, "{}", prose(&terminal_safe(summary)));
         }
         Request::Command { argv, sandbox, .. } => {
-            let _ = writeln!(err, "command: {}", terminal_safe(&argv.join(" ")));
-            let _ = writeln!(err, "sandbox: {}", terminal_safe(sandbox));
+            let command = format!("command: {}", terminal_safe(&argv.join(" ")));
+            let _ = writeln!(err, "{}", prose(&command));
+            let sandbox = format!("sandbox: {}", terminal_safe(sandbox));
+            let _ = writeln!(err, "{}", prose(&sandbox));
             print_warnings(err, request);
         }
     }
@@ -168,7 +172,8 @@ fn show_patch_or_command(err: &mut impl Write, request: &Request<'_>, color: boo
 /// quote lines of files the repository wrote).
 fn print_warnings(err: &mut impl Write, request: &Request<'_>) {
     for warning in request.warnings() {
-        let _ = writeln!(err, "warning: {}", terminal_safe(warning));
+        let line = format!("warning: {}", terminal_safe(warning));
+        let _ = writeln!(err, "{}", prose(&line));
     }
 }
 
@@ -185,6 +190,13 @@ pub(crate) enum Watched {
     /// One-shot mode and `metron tool`: the outcome lines and the JSON events report
     /// what landed.
     No,
+}
+
+/// A line about a request (already terminal-safe), wrapped at spaces when stderr is a
+/// terminal, like every message metron prints: a long command, sandbox or warning must
+/// not be broken mid-word by the terminal. The diff is not: its lines are the file's.
+fn prose(line: &str) -> std::borrow::Cow<'_, str> {
+    wrapped_for(Stream::Stderr, line, HANG)
 }
 
 /// The session's approver, chosen in one place for every front end: `--yes` approves

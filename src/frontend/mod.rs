@@ -35,13 +35,13 @@ impl From<Exit> for std::process::ExitCode {
     }
 }
 
-/// Prints an error line in the one format metron uses.
+/// Prints an error line in the one format metron uses: whole, wrapped at spaces on a
+/// terminal (the remedy comes last, and must not be cut or broken mid-word).
 pub(crate) fn error(message: impl std::fmt::Display) {
+    use crate::display::{HANG, Stream, print_wrapped, terminal_safe};
     // Messages quote config values, server answers and paths: shown, never obeyed.
-    eprintln!(
-        "metron: {}",
-        crate::display::terminal_safe(&message.to_string())
-    );
+    let line = format!("metron: {}", terminal_safe(&message.to_string()));
+    print_wrapped(Stream::Stderr, &line, HANG);
 }
 
 /// The warning when no home directory is known (HOME unset, empty or relative, and no

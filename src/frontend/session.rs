@@ -10,7 +10,7 @@ use crate::agent::{Agent, Settings, TurnError, TurnReport};
 use crate::authority::{Approver, CancelToken};
 use crate::config::Config;
 use crate::config::{Flags, Loaded};
-use crate::display::Display;
+use crate::display::{Display, HANG, Stream, print_wrapped};
 use crate::ollama::Client;
 use crate::project::Project;
 use crate::tools::{Access, Budgets, CommandLimits, Toolbox};
@@ -135,7 +135,7 @@ pub(crate) fn start(
     })?;
     // Before any request, the question below included.
     if let crate::disclosure::Route::Remote { host } = &route {
-        eprintln!("{}", crate::disclosure::notice(host));
+        print_wrapped(Stream::Stderr, &crate::disclosure::notice(host), HANG);
     }
     // The model may run elsewhere even when the server is here (a cloud model): asked
     // before any chat request, and refused or announced like a remote endpoint.
@@ -159,7 +159,11 @@ pub(crate) fn start(
     })?;
     let agent = Agent::new(client, toolbox, Settings::from_config(config));
     if let Some(host) = &model_host {
-        eprintln!("{}", crate::disclosure::model_notice(&config.model, host));
+        print_wrapped(
+            Stream::Stderr,
+            &crate::disclosure::model_notice(&config.model, host),
+            HANG,
+        );
     }
     Ok(Session {
         loaded,

@@ -11,8 +11,9 @@
 /// What a body is for, which decides how many of its bytes are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BodyKind {
-    /// The body of an error status. Only its start is kept, for the message (which is
-    /// shortened to a few hundred bytes anyway); the rest is not read, and is no error.
+    /// The body of an error status. Only its start is kept, for the message (the server's
+    /// own message whole within it, a raw body quoted in part); the rest is not read, and
+    /// is no error.
     ErrorStatus,
     /// The JSON answer of `/api/version`, `/api/tags`, `/api/ps` or `/api/show`. Past the
     /// bound the answer is refused: a cut JSON document cannot be read.

@@ -182,8 +182,16 @@ impl OllamaError {
     }
 }
 
-/// The human text of an error body: `{"error": "..."}`, `{"error": {"message": ...}}`, or
-/// the raw body (gin's plain-text 404, a proxy's HTML), shortened.
+/// The most bytes of a body that is not Ollama's JSON error (a proxy's HTML page) quoted in
+/// a message: enough to recognise it, not a page of markup on the terminal.
+pub(crate) const RAW_BODY_QUOTED: usize = 300;
+
+/// The human text of an error body. The server's own message (`{"error": "..."}`,
+/// `{"error": {"message": ...}}`) is a reason, often with its remedy at the end ("... than
+/// is available (15.2 GiB)"), so it is kept whole: its bound is the
+/// [`ERROR_BODY_BYTES`](super::body::ERROR_BODY_BYTES) read of the body. A raw body (gin's
+/// plain-text 404, a proxy's HTML) is quoted up to [`RAW_BODY_QUOTED`] bytes, saying how
+/// much more there was.
 pub(crate) fn error_text(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let text = parsed.as_ref().and_then(|v| {
@@ -193,17 +201,21 @@ pub(crate) fn error_text(body: &str) -> String {
             .or_else(|| error.get("message")?.as_str())
             .map(str::to_owned)
     });
-    let text = text.unwrap_or_else(|| body.trim().to_owned());
-    let text = if text.is_empty() {
-        "(empty body)".to_owned()
-    } else {
-        text
-    };
-    shorten(&text, 300)
+    if let Some(text) = text.filter(|text| !text.trim().is_empty()) {
+        return text;
+    }
+    let raw = body.trim();
+    if raw.is_empty() {
+        return "(empty body)".to_owned();
+    }
+    quoted_start(raw, RAW_BODY_QUOTED)
 }
 
-/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut.
-pub(crate) fn shorten(text: &str, max: usize) -> String {
+/// The start of `text` that is not a reason but a quote of what the server sent (a raw
+/// body, a line that is not Ollama's protocol): at most `max` bytes on a character
+/// boundary, and when there was more, a note of how much, so the cut is never taken for
+/// the end.
+pub(crate) fn quoted_start(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
@@ -211,7 +223,11 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", &text[..end])
+    format!(
+        "{} [{} more bytes not shown]",
+        &text[..end],
+        text.len() - end
+    )
 }
 
 #[cfg(test)]
@@ -253,5 +269,28 @@ mod tests {
     fn openai_shaped_errors_are_read_too() {
         assert_eq!(error_text(r#"{"error":{"message":"bad"}}"#), "bad");
         assert_eq!(error_text(""), "(empty body)");
+    }
+
+    #[test]
+    fn the_servers_message_is_whole_and_a_raw_body_says_what_was_left_out() {
+        let reason = format!(
+            "llama runner process has terminated: {}model requires more system memory (23.4 GiB) than is available (15.2 GiB)",
+            "error loading model: ".repeat(20)
+        );
+        assert!(reason.len() > RAW_BODY_QUOTED);
+        let body = serde_json::json!({ "error": reason }).to_string();
+        assert_eq!(error_text(&body), reason);
+        let page = format!("<html>{}</html>", "<p>bad gateway</p>".repeat(40));
+        let quoted = error_text(&page);
+        assert!(quoted.starts_with("<html><p>bad gateway</p>"), "{quoted}");
+        assert!(
+            quoted.ends_with(&format!(
+                "[{} more bytes not shown]",
+                page.len() - RAW_BODY_QUOTED
+            )),
+            "{quoted}"
+        );
+        assert_eq!(quoted_start("é", 1), " [2 more bytes not shown]");
+        assert_eq!(quoted_start("abc", 3), "abc");
     }
 }

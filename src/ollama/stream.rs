@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use super::OllamaError;
-use super::error::shorten;
+use super::error::quoted_start;
 use super::wire::{Chunk, FunctionCall, ToolCall, normalize_arguments};
 
 /// A complete model reply.
@@ -189,7 +189,7 @@ impl StreamParser {
         let chunk: Chunk = serde_json::from_slice(line).map_err(|e| {
             OllamaError::Protocol(format!(
                 "{e} in line {}",
-                shorten(&String::from_utf8_lossy(line), 200)
+                quoted_start(&String::from_utf8_lossy(line), 200)
             ))
         })?;
         if let Some(error) = &chunk.error {
@@ -201,7 +201,7 @@ impl StreamParser {
         if chunk.message.is_none() && chunk.done.is_none() {
             // A mis-keyed error (`{"error parsing tool call": ...}`) or something else
             // that is not a chat chunk: report the whole line.
-            return Err(OllamaError::MidStream(shorten(
+            return Err(OllamaError::MidStream(quoted_start(
                 &String::from_utf8_lossy(line),
                 300,
             )));

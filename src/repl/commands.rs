@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::agent::{Agent, Model, prompt::approx_tokens};
 use crate::config::{ConfigTrust, KEYS, Loaded, Source, edit_distance};
-use crate::display::one_line_safe as shown;
+use crate::display::{HANG, one_line_safe as shown, wrap};
 use crate::frontend::models::{Installed, ToolSupport, installed_as};
 use crate::tools::symbols::census::Census;
 
@@ -186,13 +186,25 @@ pub(crate) const NOTES: &[&str] = &[
     "save_input_history: false keeps none.",
 ];
 
-/// The text of `/help`: each entry's usage in a column, its line of help, then the notes.
-pub(crate) fn help_text() -> String {
+/// The column where each entry's help starts in `/help`.
+const HELP_COLUMN: usize = 15;
+
+/// The text of `/help`, one line per entry and note, each ending in a newline: each entry's
+/// usage in a column, its line of help, then the notes. On a terminal of `width` columns
+/// the lines are wrapped at spaces, an entry's help continuing under its column.
+pub(crate) fn help_text(width: Option<usize>) -> String {
+    let fitted = |line: String, hang: usize| match width {
+        Some(width) => wrap(&line, width, hang),
+        None => line,
+    };
     let mut text = String::new();
     for command in COMMANDS {
-        let _ = writeln!(text, "{:<15}{}", command.usage(), command.help);
+        let line = format!("{:<HELP_COLUMN$}{}", command.usage(), command.help);
+        let _ = writeln!(text, "{}", fitted(line, HELP_COLUMN));
     }
-    text.push_str(&NOTES.join("\n"));
+    for note in NOTES {
+        let _ = writeln!(text, "{}", fitted((*note).to_owned(), HANG));
+    }
     text
 }
 
@@ -686,14 +698,18 @@ mod tests {
 
     #[test]
     fn help_lists_every_entry_in_its_column() {
-        let help = help_text();
+        let help = help_text(None);
         let lines: Vec<&str> = help.lines().collect();
         assert_eq!(lines.len(), COMMANDS.len() + NOTES.len(), "{help}");
         for (line, command) in lines.iter().zip(COMMANDS) {
             // The usage fits the column, with room for two spaces before the help.
-            assert!(command.usage().len() <= 13, "{}", command.usage());
+            assert!(
+                command.usage().len() <= HELP_COLUMN - 2,
+                "{}",
+                command.usage()
+            );
             assert_eq!(
-                line.split_at(15),
+                line.split_at(HELP_COLUMN),
                 (format!("{:<15}", command.usage()).as_str(), command.help)
             );
         }
@@ -705,6 +721,29 @@ mod tests {
             };
             assert!(Command::parse(&typed).is_ok_and(|c| c.is_some()), "{typed}");
         }
+    }
+
+    #[test]
+    fn help_wraps_under_its_column_without_splitting_a_word() {
+        let whole = help_text(None);
+        for width in [80, 60, 40] {
+            let help = help_text(Some(width));
+            for line in help.lines() {
+                assert!(line.chars().count() <= width, "{width}: {line:?}");
+            }
+            let words = |text: &str| {
+                text.split_whitespace()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(words(&help), words(&whole), "{help}");
+            // A continued entry goes on under the help column, not under the usage.
+            for line in help.lines().filter(|l| l.starts_with(' ')) {
+                let indent = line.len() - line.trim_start().len();
+                assert!(indent == HELP_COLUMN || indent == HANG, "{line:?}");
+            }
+        }
+        assert!(help_text(Some(60)).lines().count() > whole.lines().count());
     }
 
     /// The first cell of each row of the markdown table after `heading` in `doc`.

@@ -28,7 +28,9 @@ use crate::authority::approval::{
     Approver, Decision, Request, decision_for, may_add_reason, valid_answers,
 };
 use crate::config::{self, ConfigEnv, Flags, Source};
-use crate::display::{Display, Stream, colour_for, footer, one_line_safe, terminal_safe};
+use crate::display::{
+    Display, HANG, Stream, colour_for, columns, footer, one_line_safe, print_wrapped, terminal_safe,
+};
 use crate::frontend::ask::{self, show_request};
 use crate::frontend::models::{self, installed_as, server_url};
 use crate::frontend::session::{self, Ending, Mode, Session};
@@ -132,20 +134,20 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
                 Ok(Some(Command::Model(name))) => {
                     tokio::select! {
                         biased;
-                        () = cancel.cancelled() => eprintln!(
+                        () = cancel.cancelled() => say_err(&format!(
                             "[interrupted: /model was cancelled; the model stays {}]",
                             one_line_safe(&session.loaded.config.model)
-                        ),
+                        )),
                         _ = choose_model(&mut session, name.as_deref()) => {}
                     }
                 }
                 Ok(Some(Command::SaveModel(name))) => {
                     tokio::select! {
                         biased;
-                        () = cancel.cancelled() => eprintln!(
+                        () = cancel.cancelled() => say_err(&format!(
                             "[interrupted: /model was cancelled; the model stays {} and nothing was saved]",
                             one_line_safe(&session.loaded.config.model)
-                        ),
+                        )),
                         () = save_model(&mut session, name.as_deref()) => {}
                     }
                 }
@@ -153,10 +155,29 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
                 // while it runs is forgotten before the next prompt.
                 Ok(Some(command)) => run_slash_command(command, &mut session),
                 Ok(None) => turn(&mut session, &line).await,
-                Err(message) => eprintln!("{message}"),
+                Err(message) => say_err(&terminal_safe(&message)),
             }
         }
     })
+}
+
+/// Prints one of metron's messages on stdout, wrapped on a terminal ([`print_wrapped`]);
+/// a final newline in `text` is the line's own. Quoted parts must already be safe.
+fn say(text: &str) {
+    print_wrapped(
+        Stream::Stdout,
+        text.strip_suffix('\n').unwrap_or(text),
+        HANG,
+    );
+}
+
+/// [`say`] on stderr.
+fn say_err(text: &str) {
+    print_wrapped(
+        Stream::Stderr,
+        text.strip_suffix('\n').unwrap_or(text),
+        HANG,
+    );
 }
 
 /// The input history for the line editor: the saved entries and the file new ones go to,
@@ -195,26 +216,26 @@ fn print_banner(session: &Session) {
         Some(host) => format!(", a cloud model run at {}", one_line_safe(host)),
         None => String::new(),
     };
-    println!(
+    say(&format!(
         "=== metron (model: {}, {}{replaced}{cloud}) ===",
         one_line_safe(&config.config.model),
         commands::chosen_by(config.source(crate::config::Key::model), root)
-    );
-    println!("Context-disciplined terminal coder. /help for commands, /exit to quit.");
+    ));
+    say("Context-disciplined terminal coder. /help for commands, /exit to quit.");
     let kind = if project.is_git() {
         "a git work tree"
     } else {
         "not a git work tree, so apply_patch is not offered"
     };
     // A directory name can hold escapes too.
-    println!(
+    say(&format!(
         "project: {} ({kind})",
         terminal_safe(&root.display().to_string())
-    );
-    println!(
+    ));
+    say(&format!(
         "config: {}",
         terminal_safe(&commands::files_text(config, root))
-    );
+    ));
     if !config.config.allowed_commands.is_empty()
         || !config.config.allowed_project_programs.is_empty()
     {
@@ -223,10 +244,10 @@ fn print_banner(session: &Session) {
             crate::sandbox::Status::Off(line) => format!("OFF: {line}"),
             crate::sandbox::Status::Unavailable(line) => format!("unavailable: {line}"),
         };
-        println!("sandbox: {}", terminal_safe(&sandbox));
+        say(&format!("sandbox: {}", terminal_safe(&sandbox)));
     }
     if session.yes {
-        println!("approvals: {}", ask::YES_NOTICE);
+        say(&format!("approvals: {}", ask::YES_NOTICE));
     }
     println!();
 }
@@ -289,27 +310,27 @@ async fn offer_model(session: &mut Session, input: &Input, name: String) {
         match input.answer(&question).await {
             Line::Text(text) => match YesNo::parse(&text) {
                 Some(answer) => break answer,
-                None => eprintln!(
+                None => say_err(&format!(
                     "Answer y (switch to {}) or n (keep {}).",
                     one_line_safe(&name),
                     one_line_safe(&session.loaded.config.model)
-                ),
+                )),
             },
             Line::Eof | Line::Interrupted | Line::Cleared => break YesNo::No,
         }
     };
     if answer == YesNo::No {
-        eprintln!(
+        say_err(&format!(
             "keeping {}; /model lists the models you can switch to",
             one_line_safe(&session.loaded.config.model)
-        );
+        ));
         return;
     }
     if choose_model(session, Some(&name)).await.is_some() {
-        println!(
+        say(&format!(
             "/model {} --save keeps it for the next session",
             one_line_safe(&name)
-        );
+        ));
     }
 }
 
@@ -328,11 +349,11 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
     let installed = match surveyed {
         Ok(installed) => installed,
         Err(e) => {
-            eprintln!(
+            say_err(&format!(
                 "cannot list the models installed at {server}, so the model stays {}: {}",
                 one_line_safe(&current),
                 terminal_safe(&e.to_string())
-            );
+            ));
             return None;
         }
     };
@@ -341,12 +362,12 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
     // Model names come from the server: every text below is shown, never obeyed.
     let Some(wanted) = wanted else {
         let list = commands::model_list_text(&current, &chosen, &server, &installed);
-        print!("{}", terminal_safe(&list));
+        say(&terminal_safe(&list));
         return None;
     };
     match commands::model_choice(wanted, &current, &server, &installed) {
         Ok(name) if name == current => {
-            println!("already using {}", one_line_safe(&name));
+            say(&format!("already using {}", one_line_safe(&name)));
             Some(name)
         }
         Ok(name) => {
@@ -366,20 +387,21 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
                 &place,
             ) {
                 Err(refusal) => {
-                    eprintln!(
-                        "metron: {refusal}; the model stays {}",
+                    say_err(&format!(
+                        "metron: {}; the model stays {}",
+                        terminal_safe(&refusal.to_string()),
                         one_line_safe(&current)
-                    );
+                    ));
                     return None;
                 }
-                Ok(Some(host)) => eprintln!("{}", crate::disclosure::model_notice(&name, &host)),
+                Ok(Some(host)) => say_err(&crate::disclosure::model_notice(&name, &host)),
                 Ok(None) => {}
             }
-            println!(
+            say(&format!(
                 "model: {} (was {}); the conversation is kept",
                 one_line_safe(&name),
                 one_line_safe(&current)
-            );
+            ));
             session.agent.set_model(name.clone());
             session.loaded.config.model = name.clone();
             session
@@ -389,7 +411,7 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
             Some(name)
         }
         Err(message) => {
-            eprintln!("{}", terminal_safe(&message));
+            say_err(&terminal_safe(&message));
             None
         }
     }
@@ -407,7 +429,7 @@ async fn save_model(session: &mut Session, wanted: Option<&str>) {
         Some(wanted) => match choose_model(session, Some(wanted)).await {
             Some(model) => model,
             None => {
-                eprintln!("nothing was saved");
+                say_err("nothing was saved");
                 return;
             }
         },
@@ -416,16 +438,16 @@ async fn save_model(session: &mut Session, wanted: Option<&str>) {
     match config::save_model(&ConfigEnv::from_process(), &model) {
         Ok(saved) => {
             let what = if saved.created { "created" } else { "updated" };
-            println!(
+            say(&format!(
                 "saved: {what} {} with \"model\": \"{}\" (every other key kept); /model --save is the only way metron ever writes a config file",
                 terminal_safe(&saved.path.display().to_string()),
                 one_line_safe(&model)
-            );
+            ));
             if let Some(layer) = above {
-                println!(
+                say(&format!(
                     "note: {} chooses the model above your config file, so sessions here start with that one until it is removed",
                     terminal_safe(&layer)
-                );
+                ));
             }
         }
         Err(e) => error(e),
@@ -448,37 +470,30 @@ fn above_users_file(session: &Session) -> Option<String> {
 
 fn run_slash_command(command: Command, session: &mut Session) {
     match command {
-        Command::Help => println!("{}", commands::help_text()),
+        Command::Help => print!("{}", commands::help_text(columns(Stream::Stdout))),
         // Values may come from a repository's `.metron.json`: shown, never obeyed.
-        Command::Config => print!(
-            "{}",
-            terminal_safe(&commands::config_text(
-                &session.loaded,
-                &session.agent,
-                session.yes
-            ))
-        ),
+        Command::Config => say(&terminal_safe(&commands::config_text(
+            &session.loaded,
+            &session.agent,
+            session.yes,
+        ))),
         Command::Reset => {
             session.agent.reset();
-            println!("conversation cleared (the system prompt is kept)");
+            say("conversation cleared (the system prompt is kept)");
         }
-        Command::History => println!("{}", terminal_safe(&commands::history_text(&session.agent))),
+        Command::History => say(&terminal_safe(&commands::history_text(&session.agent))),
         Command::Tags => rebuild_tags(session),
         // The ledger quotes the model (tool names, arguments, reasons) and the tools
         // (results, paths, argv): shown, never obeyed.
-        Command::Ledger => print!(
-            "{}",
-            terminal_safe(
-                &session
-                    .agent
-                    .ledger()
-                    .render(&session.agent.toolbox().authority().standing_approvals())
-            )
-        ),
+        Command::Ledger => {
+            say(&terminal_safe(&session.agent.ledger().render(
+                &session.agent.toolbox().authority().standing_approvals(),
+            )))
+        }
         Command::Diff => match session.agent.session_diff() {
             Ok(diff) if diff.is_empty() => {
-                println!(
-                    "no changes: metron has written nothing in this session that is still different"
+                say(
+                    "no changes: metron has written nothing in this session that is still different",
                 );
             }
             Ok(diff) => {
@@ -490,17 +505,16 @@ fn run_slash_command(command: Command, session: &mut Session) {
             Err(why) => error(why),
         },
         Command::Undo => match session.agent.undo() {
-            Ok(done) => println!("{}", terminal_safe(&done)),
+            Ok(done) => say(&terminal_safe(&done)),
             Err(why) => error(why),
         },
         Command::Show(number) => match session.agent.ledger().show(number) {
             Ok(text) => print!("{}", terminal_safe(&text)),
             Err(why) => error(terminal_safe(&why)),
         },
-        Command::Context => print!(
-            "{}",
-            terminal_safe(&session.agent.ledger().context(session.agent.history()))
-        ),
+        Command::Context => say(&terminal_safe(
+            &session.agent.ledger().context(session.agent.history()),
+        )),
         // Handled by the loop: leaving, and asking the server (which needs the runtime).
         Command::Exit | Command::Model(_) | Command::SaveModel(_) => {}
     }
@@ -511,10 +525,10 @@ fn run_slash_command(command: Command, session: &mut Session) {
 fn rebuild_tags(session: &Session) {
     let started = std::time::Instant::now();
     let languages = session.agent.rebuild_symbols();
-    println!(
-        "{}",
-        commands::tags_text(&languages, started.elapsed().as_millis())
-    );
+    say(&commands::tags_text(
+        &languages,
+        started.elapsed().as_millis(),
+    ));
 }
 
 async fn turn(session: &mut Session, line: &str) {
@@ -525,12 +539,12 @@ async fn turn(session: &mut Session, line: &str) {
     match outcome {
         Ending::Finished(Ok(report)) => {
             for line in footer(&report, num_ctx) {
-                eprintln!("{line}");
+                say_err(&line);
             }
         }
         Ending::Finished(Err(e)) => error(e),
         Ending::Interrupted => {
-            eprintln!("[interrupted: the turn was cancelled; the session is intact]")
+            say_err("[interrupted: the turn was cancelled; the session is intact]")
         }
     }
 }
@@ -562,7 +576,7 @@ impl Approver for AskThroughInput {
             match self.input.read_blocking(&question) {
                 Line::Text(answer) => match decision_for(&answer, offer_standing) {
                     Some(decision) => break (answer, decision),
-                    None => eprintln!("{}", valid_answers(offer_standing)),
+                    None => say_err(valid_answers(offer_standing)),
                 },
                 Line::Eof => return Decision::Declined(None),
                 Line::Interrupted | Line::Cleared => {
@@ -584,10 +598,10 @@ impl Approver for AskThroughInput {
             }
         }
         if decision == Decision::ApprovedForSession {
-            eprintln!(
+            say_err(&format!(
                 "standing approval granted: {} (listed by /ledger)",
                 terminal_safe(&request.standing_scope())
-            );
+            ));
         }
         decision
     }

@@ -35,6 +35,17 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
     out
 }
 
+/// `text` whole on one line: its lines, trimmed, joined with a space. For a reason
+/// printed inside a line of metron's own (a declined patch's "why not"), which must
+/// neither be cut nor start a line of its own.
+pub(crate) fn joined_lines(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +58,14 @@ mod tests {
         assert_eq!(clip_line("ééé".as_bytes(), 2), format!("éé{CLIP_MARKER}"));
         assert_eq!(clip_line(b"a\xffb", 10), "a\u{fffd}b");
         assert_eq!(clip_line(b"", 1), "");
+    }
+
+    #[test]
+    fn joined_lines_keep_every_word_on_one_line() {
+        let long = "use the helper in strings.go ".repeat(10);
+        assert_eq!(joined_lines(&long), long.trim_end());
+        assert_eq!(joined_lines("  first\n\n second \r\n"), "first second");
+        assert_eq!(joined_lines(""), "");
     }
 
     #[test]

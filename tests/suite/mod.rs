@@ -37,3 +37,4 @@ mod symbols;
 mod tls;
 mod tool_outcomes;
 mod walk_hardening;
+mod wrapping;

@@ -288,17 +288,28 @@ fn outcome_lines_on_a_terminal_fit_its_width() {
     live.wait_stdout("Done.", 1);
     live.wait_stdout_after("Done.", "metron > ");
     let run = exit_on_a_terminal(live);
-    let line = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("\u{25aa} search_text \""))
+    // Wider than the terminal, the line is wrapped at spaces, not cut: its rows each fit,
+    // the rows after the first are indented (none starts with the mark), and it ends with
+    // what the search found.
+    let rows: Vec<&str> = run.stdout.lines().collect();
+    let first = rows
+        .iter()
+        .position(|l| l.starts_with("\u{25aa} search_text \""))
         .unwrap_or_else(|| panic!("no outcome line: {run:?}"));
-    assert!(
-        line.chars().count() <= 80,
-        "{} chars: {line}",
-        line.chars().count()
-    );
-    assert!(line.ends_with('…'), "{line}");
+    let continued = rows[first + 1..]
+        .iter()
+        .take_while(|l| l.starts_with("  "))
+        .count();
+    assert!(continued > 0, "not wrapped: {run:?}");
+    for line in &rows[first..=first + continued] {
+        assert!(
+            line.chars().count() <= 80,
+            "{} chars: {line}",
+            line.chars().count()
+        );
+    }
+    let last = rows[first + continued];
+    assert!(last.ends_with("no matches"), "{last}");
     // The footer fits 80 columns too, on two lines: tokens (with the share of num_ctx),
     // then time.
     let footer: Vec<&str> = run

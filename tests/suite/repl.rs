@@ -21,7 +21,7 @@ use metron::tools::{ToolSpec, spec};
 use super::common::{
     GREET_GO, GREET_HOLA, Live, PATIENCE, Run, TestProject, content, exit_on_a_terminal,
     greet_patch, greet_project, greet_session, hermetic, metron, on_a_terminal,
-    on_a_terminal_at_home, roles, script_available, skip, tool_messages, user_config,
+    on_a_terminal_at_home, rejoined, roles, script_available, skip, tool_messages, user_config,
     wait_for_exit,
 };
 use super::fake_ollama::{
@@ -1815,12 +1815,11 @@ fn with_save_input_history_off_or_without_a_terminal_no_history_is_written() {
     live.send("\x15/exit\r");
     let run = wait_for_exit(live, "/exit");
     assert_eq!(run.code, 0, "{run:?}");
-    let shown = run
-        .stdout
-        .lines()
+    // The line is wrapped on the terminal (the user's file is a long temp path).
+    let shown = rejoined(&run.stdout)
+        .into_iter()
         .find(|l| l.starts_with("save_input_history "))
-        .unwrap_or_default()
-        .to_owned();
+        .unwrap_or_default();
     assert!(
         shown.contains("false") && shown.ends_with(".metron/config.json)"),
         "{run:?}"
@@ -1854,9 +1853,10 @@ fn on_a_terminal_a_history_file_that_cannot_be_read_costs_one_warning() {
     live.wait_stdout_after("Still fine.", "metron > ");
     let run = exit_on_a_terminal(live);
     assert_eq!(run.code, 0, "{run:?}");
-    let warnings: Vec<&str> = run
-        .stdout
-        .lines()
+    // The warning is wrapped on the terminal: read it back whole.
+    let lines = rejoined(&run.stdout);
+    let warnings: Vec<&String> = lines
+        .iter()
         .filter(|l| l.contains("input history"))
         .collect();
     assert_eq!(warnings.len(), 1, "{run:?}");

@@ -1387,7 +1387,8 @@ fn cli_on_a_terminal_the_question_shows_the_warning() {
     live.wait_stdout("Run this command? [y/N]", 1);
     live.send("n\r");
     let run = live.finish();
-    let shown = run.stdout.replace('\r', "");
+    // Lines wider than the terminal are wrapped: read back whole.
+    let shown = super::common::rejoined(&run.stdout.replace('\r', "")).join("\n") + "\n";
     let command_line = format!(
         "command: {}/cargo test\nsandbox: writes the project (not .git) and a temp dir; no network\n",
         tools.str()

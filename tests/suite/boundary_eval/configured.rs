@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use serde_json::json;
 
 use super::*;
-use crate::suite::common::{Live, script_available};
+use crate::suite::common::{Live, rejoined, script_available};
 use crate::suite::fake_ollama::{FakeOllama, answer, call};
 
 cases! {
@@ -215,7 +215,8 @@ pub(super) fn a_repository_configured_cargo_at_the_question() -> Verdict {
         live.wait_stdout("metron > ", 1);
         live.send("build it\r");
         live.wait_stdout("Run this command? [y/N", 1);
-        shown = live.stdout();
+        // The warning is wrapped to the terminal: read back whole.
+        shown = rejoined(&live.stdout().replace('\r', "")).join("\n");
         decline_and_exit(live);
         (Expect::nothing().typed(&["build it", "/exit"]), Some(&fake))
     });
