@@ -183,8 +183,9 @@ pub(crate) struct Evidence {
 impl Evidence {
     /// The evidence of the entries of one turn.
     pub(crate) fn of<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Evidence {
+        let entries: Vec<&Entry> = entries.into_iter().collect();
         let mut evidence = Evidence::default();
-        for entry in entries {
+        for &entry in &entries {
             let access = tools::spec(&entry.tool).map_or(Access::Read, |spec| spec.access);
             for effect in &entry.effects {
                 match effect {
@@ -220,6 +221,7 @@ impl Evidence {
                 Access::Write => evidence.patches_not_applied.push(NotDone {
                     call_id: entry.call_id.clone(),
                     reason: why.clone(),
+                    replaced_by: None,
                 }),
                 Access::Execute => evidence.commands.push(CommandRun {
                     call_id: entry.call_id.clone(),
@@ -232,6 +234,7 @@ impl Evidence {
                 }),
             }
         }
+        super::landing::mark_replaced(&entries, &mut evidence.patches_not_applied);
         evidence
     }
 
@@ -277,10 +280,7 @@ pub(crate) fn evidence_line(
         parts.push(format!("changed: {}", files.join(", ")));
     }
     if !patches_not_applied.is_empty() {
-        parts.push(format!(
-            "not applied: {}",
-            count(patches_not_applied.len(), "patch", "patches")
-        ));
+        parts.push(not_applied_text(patches_not_applied));
     }
     for command in commands {
         let verb = if command.ran { "ran" } else { "asked to run" };
@@ -298,6 +298,19 @@ pub(crate) fn evidence_line(
         }
     }
     Some(parts.join(" · "))
+}
+
+/// `not applied: 2 patches`, saying how many of them a later patch replaced (see
+/// [`super::landing`]), so the line agrees with `turn_end.status`.
+fn not_applied_text(patches: &[NotDone]) -> String {
+    let all = count(patches.len(), "patch", "patches");
+    match patches.iter().filter(|p| p.replaced_by.is_some()).count() {
+        0 => format!("not applied: {all}"),
+        replaced if replaced == patches.len() => {
+            format!("not applied: {all} (replaced by a later patch that applied)")
+        }
+        replaced => format!("not applied: {all} ({replaced} replaced by a later patch)"),
+    }
 }
 
 #[cfg(test)]

@@ -197,7 +197,8 @@ fn an_interrupted_turn_ends_with_an_interrupted_event() {
         .and_then(|l| serde_json::from_str(l).ok())
         .unwrap_or_default();
     assert_eq!(last["type"], "turn_end", "{stdout}");
-    assert_eq!(last["status"], "interrupted", "{stdout}");
+    assert_eq!(last["status"], "error", "{stdout}");
+    assert_eq!(last["error"], "interrupted by the user (Ctrl-C)", "{stdout}");
     assert_eq!(last["tool_calls"], 1, "{stdout}");
 }
 
