@@ -174,7 +174,7 @@ pub(crate) fn attach(request: &str, gathered: &Gathered, cap: usize) -> (String,
                 "): it was longer than {cap} bytes, so it is cut after its last whole line within them, and the rest was not read:"
             );
             notes.push(format!(
-                "stdin is longer than {cap} bytes: the model gets its first {} (up to the last whole line), not the rest; to send another part, filter the input first (git diff -- PATH | metron -p \"...\")",
+                "stdin is longer than {cap} bytes: the model gets its first {} bytes (up to the last whole line), not the rest; to send another part, filter the input first (git diff -- PATH | metron -p \"...\")",
                 kept.len()
             ));
         }

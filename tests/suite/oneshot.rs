@@ -152,7 +152,8 @@ fn auto_approve_patches_never_applies_in_one_shot_mode() {
         .env("OLLAMA_HOST", fake.base_url())
         .env("METRON_CONFIG", &path)
         .run();
-    assert_eq!(run.code, 0, "{run:?}");
+    // The patch did not land: 3.
+    assert_eq!(run.code, 3, "{run:?}");
     assert_eq!(
         std::fs::read_to_string(p.path("greet.go")).expect("read"),
         GREET_GO

@@ -85,7 +85,7 @@ fn a_patch_replaced_by_one_that_lands_exits_0() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         last_stderr_line(&run),
-        "\u{25aa} changed: \"greet.go\" (+1 -1) · not applied: 1 patch (replaced by a later patch that applied)",
+        "\u{25aa} changed: greet.go (+1 -1) · not applied: 1 patch (replaced by a later patch that applied)",
         "{run:?}"
     );
     assert_eq!(

@@ -15,7 +15,7 @@ const CAP: usize = 32 * 1024;
 
 /// `lines` lines of 16 bytes each.
 fn sixteen_byte_lines(lines: usize) -> String {
-    (0..lines).map(|n| format!("line {n:>9}\n")).collect()
+    (0..lines).map(|n| format!("line {n:>10}\n")).collect()
 }
 
 /// The user message of the one request the fake received.
