@@ -21,8 +21,8 @@ mod piped;
 
 use std::io::{IsTerminal, Read};
 
-use crate::agent::{Event, TurnStatus};
 use crate::agent::ledger::WithdrawnTool;
+use crate::agent::{Event, TurnStatus};
 use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, footer, marks_escaped, terminal_safe};
 use crate::frontend::session::{self, Ending, Mode, Session};
@@ -146,8 +146,7 @@ fn read_prompt(arg: &str) -> Result<String, String> {
 }
 
 /// The usage error for a request with nothing in it.
-const EMPTY_REQUEST: &str =
-    "the request is empty; pass it as -p \"...\", or pipe it in with -p -";
+const EMPTY_REQUEST: &str = "the request is empty; pass it as -p \"...\", or pipe it in with -p -";
 
 /// `request`, with what stdin carries attached when stdin is not a terminal; the notes
 /// about it (cut, silent, not UTF-8) go to stderr. A stdin that cannot be read is said

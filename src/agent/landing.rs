@@ -78,9 +78,7 @@ fn written_files(entry: &Entry) -> Vec<String> {
 /// file.
 fn named_files(entry: &Entry) -> Option<BTreeSet<String>> {
     let diff = entry.arguments.get("diff")?.as_str()?;
-    let files: BTreeSet<String> = tools::apply_patch::named_paths(diff)?
-        .into_iter()
-        .collect();
+    let files: BTreeSet<String> = tools::apply_patch::named_paths(diff)?.into_iter().collect();
     (!files.is_empty()).then_some(files)
 }
 
@@ -157,19 +155,28 @@ mod tests {
 
     #[test]
     fn a_later_patch_that_lands_the_same_file_replaces_a_failed_one() {
-        let turn = [patch("c1", &["greet.go"], &[]), patch("c2", &["greet.go"], &["greet.go"])];
+        let turn = [
+            patch("c1", &["greet.go"], &[]),
+            patch("c2", &["greet.go"], &["greet.go"]),
+        ];
         assert_eq!(replacements(&turn, &["c1"]), [Some("c2".to_owned())]);
     }
 
     #[test]
     fn a_later_patch_of_another_file_does_not_replace_a_failed_one() {
-        let turn = [patch("c1", &["greet.go"], &[]), patch("c2", &["other.go"], &["other.go"])];
+        let turn = [
+            patch("c1", &["greet.go"], &[]),
+            patch("c2", &["other.go"], &["other.go"]),
+        ];
         assert_eq!(replacements(&turn, &["c1"]), [None]);
     }
 
     #[test]
     fn an_earlier_patch_never_replaces_a_later_failure() {
-        let turn = [patch("c1", &["greet.go"], &["greet.go"]), patch("c2", &["greet.go"], &[])];
+        let turn = [
+            patch("c1", &["greet.go"], &["greet.go"]),
+            patch("c2", &["greet.go"], &[]),
+        ];
         assert_eq!(replacements(&turn, &["c2"]), [None]);
     }
 

@@ -708,6 +708,26 @@ pub(crate) fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event 
 mod tests {
     use super::*;
 
+    #[test]
+    fn only_an_answer_with_every_patch_landed_is_ok() {
+        assert_eq!(Stop::Answered.status(true), TurnStatus::Ok);
+        assert_eq!(Stop::Answered.status(false), TurnStatus::Incomplete);
+        for stop in [
+            Stop::EmptyAnswer,
+            Stop::ModelFailed,
+            Stop::MaxTurns,
+            Stop::Interrupted,
+        ] {
+            assert_eq!(stop.status(true), TurnStatus::Error, "{stop:?}");
+            assert_eq!(stop.status(false), TurnStatus::Error, "{stop:?}");
+        }
+        assert_eq!(Stop::Answered.heading(TurnStatus::Incomplete), "incomplete");
+        assert_eq!(
+            Stop::MaxTurns.heading(TurnStatus::Error),
+            "error: max turns"
+        );
+    }
+
     fn wrote(mode_before: Option<FileMode>, mode_after: Option<FileMode>) -> Effect {
         Effect::Wrote {
             files: vec![FileChange {

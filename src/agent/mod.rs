@@ -43,8 +43,8 @@ use crate::tools::{ToolError, ToolResult, ToolSpec, Toolbox};
 
 use crate::authority::policy::Withdrawn;
 pub use history::{Compaction, History, REDACTED_SLICE};
-pub use ledger::{Event, Latency, Ledger, TurnStatus};
 use ledger::Stop;
+pub use ledger::{Event, Latency, Ledger, TurnStatus};
 use outcome::Evidence;
 pub use record::{
     CallOutcome, CommandRun, Entry, FileDelta, NotDone, PolicyDecision, SandboxEvent,

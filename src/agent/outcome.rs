@@ -355,6 +355,28 @@ mod tests {
     }
 
     #[test]
+    fn the_evidence_line_says_how_many_failed_patches_were_replaced() {
+        let patch = |id: &str, replaced_by: Option<&str>| NotDone {
+            call_id: id.to_owned(),
+            reason: "declined".to_owned(),
+            replaced_by: replaced_by.map(str::to_owned),
+        };
+        let line = |patches: &[NotDone]| evidence_line(&[], patches, &[]).unwrap_or_default();
+        assert_eq!(
+            line(&[patch("c1", None)]),
+            "changed: nothing · not applied: 1 patch"
+        );
+        assert_eq!(
+            line(&[patch("c1", Some("c2"))]),
+            "changed: nothing · not applied: 1 patch (replaced by a later patch that applied)"
+        );
+        assert_eq!(
+            line(&[patch("c1", Some("c3")), patch("c2", None)]),
+            "changed: nothing · not applied: 2 patches (1 replaced by a later patch)"
+        );
+    }
+
+    #[test]
     fn read_tools_say_what_they_found() {
         let none = Journal::default();
         let line = describe_ok(

@@ -118,7 +118,10 @@ pub(crate) fn discard_rest_of_pipe() {
     let stdin = std::io::stdin();
     let is_pipe = rustix::fs::fstat(&stdin).is_ok_and(|stat| {
         let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
-        matches!(kind, rustix::fs::FileType::Fifo | rustix::fs::FileType::Socket)
+        matches!(
+            kind,
+            rustix::fs::FileType::Fifo | rustix::fs::FileType::Socket
+        )
     });
     if !is_pipe {
         return;
@@ -285,7 +288,10 @@ mod tests {
     #[test]
     fn a_fence_inside_the_input_gets_a_longer_fence() {
         let (message, _) = attach("r", &closed(b"```rust\nx\n````\n"), 100);
-        assert!(message.ends_with("`````\n```rust\nx\n````\n`````"), "{message}");
+        assert!(
+            message.ends_with("`````\n```rust\nx\n````\n`````"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -301,7 +307,10 @@ mod tests {
         let (message, notes) = attach("r", &over, 8);
         assert!(message.contains("(stdin, 8 bytes): it was longer than 8 bytes"));
         assert!(message.ends_with("one\ntwo\n```"), "{message}");
-        assert!(notes[0].starts_with("stdin is longer than 8 bytes"), "{notes:?}");
+        assert!(
+            notes[0].starts_with("stdin is longer than 8 bytes"),
+            "{notes:?}"
+        );
         let cut_line = Gathered {
             bytes: b"one\ntwo three".to_vec(),
             ending: Ending::OverCap,
@@ -321,7 +330,9 @@ mod tests {
     fn bytes_that_are_not_utf8_are_shown_and_counted() {
         let (message, notes) = attach("r", &closed(b"ok \xff\xfe end \xc3\n"), 100);
         assert!(message.contains("ok \u{FFFD} end \u{FFFD}\n"), "{message}");
-        assert!(message.contains("(stdin, 12 bytes; not UTF-8: 3 bytes, each run of them shown as \u{FFFD}):"));
+        assert!(message.contains(
+            "(stdin, 12 bytes; not UTF-8: 3 bytes, each run of them shown as \u{FFFD}):"
+        ));
         assert!(notes[0].starts_with("stdin holds bytes that are not UTF-8 (3 bytes)"));
     }
 
@@ -332,7 +343,10 @@ mod tests {
             ending: Ending::Paused,
         };
         let (message, notes) = attach("r", &paused, 100);
-        assert!(message.ends_with("more may have followed:\n```\npartial\n```"), "{message}");
+        assert!(
+            message.ends_with("more may have followed:\n```\npartial\n```"),
+            "{message}"
+        );
         assert!(notes[0].starts_with("stdin paused for 3 s"), "{notes:?}");
     }
 

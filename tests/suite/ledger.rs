@@ -113,7 +113,10 @@ fn a_refused_patch_is_never_shown_as_done() {
     let (run, events) = json_run(&p, &fake, &[]);
     // The patch did not land, so the answer is no edit: 3, and `incomplete`.
     assert_eq!(run.code, 3, "{run:?}");
-    assert_eq!(events_of_type(&events, "turn_end")[0]["status"], "incomplete");
+    assert_eq!(
+        events_of_type(&events, "turn_end")[0]["status"],
+        "incomplete"
+    );
     assert!(events_of_type(&events, "effect").is_empty(), "{events:#?}");
     let approval = events_of_type(&events, "approval")[0];
     assert_eq!(approval["by"], "nobody to ask");
@@ -200,7 +203,10 @@ fn an_interrupted_turn_ends_with_an_interrupted_event() {
         .unwrap_or_default();
     assert_eq!(last["type"], "turn_end", "{stdout}");
     assert_eq!(last["status"], "error", "{stdout}");
-    assert_eq!(last["error"], "interrupted by the user (Ctrl-C)", "{stdout}");
+    assert_eq!(
+        last["error"], "interrupted by the user (Ctrl-C)",
+        "{stdout}"
+    );
     assert_eq!(last["tool_calls"], 1, "{stdout}");
 }
 

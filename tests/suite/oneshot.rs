@@ -354,6 +354,8 @@ fn ctrl_c_while_the_model_hangs_exits_130() {
     let p = TestProject::git();
     let fake = FakeOllama::start(vec![Reply::Stream(vec![text("partial"), Chunk::Hang])]);
     let mut live = Live::metron(p.root(), &["-p", "take your time"], &fake);
+    // Nothing to attach: without this, metron would wait 3 s for stdin first.
+    live.close_stdin();
     // The chat request itself (the session asks `/api/show` where the model runs first).
     assert!(
         fake.wait_for_chats(1, PATIENCE),
@@ -441,8 +443,9 @@ fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
         .env("OLLAMA_HOST", fake.base_url())
         .env("METRON_CONFIG", &path);
     let mut live = Live::start(command, home);
-    let sleeper = live.wait_for_child("sleep");
+    // Nothing to attach: without this, metron would wait 3 s for stdin first.
     live.close_stdin();
+    let sleeper = live.wait_for_child("sleep");
     let pressed = Instant::now();
     live.interrupt();
     let run = live.finish();

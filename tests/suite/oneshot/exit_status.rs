@@ -51,7 +51,12 @@ fn patch_call_ids(stdout: &str) -> Vec<String> {
 fn a_patch_that_never_lands_exits_3_and_the_evidence_is_the_last_line() {
     let p = greet_project();
     let fake = FakeOllama::start(vec![
-        call("apply_patch", json!({"diff": patch_that_does_not_match()}), 100, 20),
+        call(
+            "apply_patch",
+            json!({"diff": patch_that_does_not_match()}),
+            100,
+            20,
+        ),
         answer("Done: Greet returns \"hola\" now.", 150, 9),
     ]);
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes"]);
@@ -77,7 +82,12 @@ fn a_patch_that_never_lands_exits_3_and_the_evidence_is_the_last_line() {
 fn a_patch_replaced_by_one_that_lands_exits_0() {
     let p = greet_project();
     let fake = FakeOllama::start(vec![
-        call("apply_patch", json!({"diff": patch_that_does_not_match()}), 100, 20),
+        call(
+            "apply_patch",
+            json!({"diff": patch_that_does_not_match()}),
+            100,
+            20,
+        ),
         call("apply_patch", json!({"diff": greet_patch()}), 120, 20),
         answer("Greet returns \"hola\".", 150, 9),
     ]);
@@ -98,13 +108,26 @@ fn a_patch_replaced_by_one_that_lands_exits_0() {
 fn a_later_patch_of_another_file_does_not_replace_one_that_failed() {
     let p = greet_project();
     let fake = FakeOllama::start(vec![
-        call("apply_patch", json!({"diff": patch_that_does_not_match()}), 100, 20),
-        call("apply_patch", json!({"diff": patch_of_another_file()}), 120, 20),
+        call(
+            "apply_patch",
+            json!({"diff": patch_that_does_not_match()}),
+            100,
+            20,
+        ),
+        call(
+            "apply_patch",
+            json!({"diff": patch_of_another_file()}),
+            120,
+            20,
+        ),
         answer("Done.", 150, 9),
     ]);
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes"]);
     assert_eq!(run.code, 3, "{run:?}");
-    assert!(p.path("other.go").exists(), "the second patch landed: {run:?}");
+    assert!(
+        p.path("other.go").exists(),
+        "the second patch landed: {run:?}"
+    );
 }
 
 #[test]
@@ -112,7 +135,12 @@ fn a_patch_that_lands_before_a_failed_one_does_not_replace_it() {
     let p = greet_project();
     let fake = FakeOllama::start(vec![
         call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
-        call("apply_patch", json!({"diff": patch_that_does_not_match()}), 120, 20),
+        call(
+            "apply_patch",
+            json!({"diff": patch_that_does_not_match()}),
+            120,
+            20,
+        ),
         answer("Done.", 150, 9),
     ]);
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes"]);
@@ -123,7 +151,12 @@ fn a_patch_that_lands_before_a_failed_one_does_not_replace_it() {
 fn turn_end_status_is_incomplete_when_a_patch_never_lands() {
     let p = greet_project();
     let fake = FakeOllama::start(vec![
-        call("apply_patch", json!({"diff": patch_that_does_not_match()}), 100, 20),
+        call(
+            "apply_patch",
+            json!({"diff": patch_that_does_not_match()}),
+            100,
+            20,
+        ),
         answer("Done.", 150, 9),
     ]);
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes", "--json"]);
@@ -145,7 +178,12 @@ fn turn_end_status_is_incomplete_when_a_patch_never_lands() {
 fn turn_end_status_is_ok_and_names_the_patch_that_replaced_a_failed_one() {
     let p = greet_project();
     let fake = FakeOllama::start(vec![
-        call("apply_patch", json!({"diff": patch_that_does_not_match()}), 100, 20),
+        call(
+            "apply_patch",
+            json!({"diff": patch_that_does_not_match()}),
+            100,
+            20,
+        ),
         call("apply_patch", json!({"diff": greet_patch()}), 120, 20),
         answer("Done.", 150, 9),
     ]);
@@ -156,7 +194,10 @@ fn turn_end_status_is_ok_and_names_the_patch_that_replaced_a_failed_one() {
     let ids = patch_call_ids(&run.stdout);
     assert_eq!(ids.len(), 2, "{run:?}");
     assert_eq!(end["patches_not_applied"][0]["call_id"], ids[0].as_str());
-    assert_eq!(end["patches_not_applied"][0]["replaced_by"], ids[1].as_str());
+    assert_eq!(
+        end["patches_not_applied"][0]["replaced_by"],
+        ids[1].as_str()
+    );
 }
 
 #[test]

@@ -44,7 +44,10 @@ fn piped_stdin_is_attached_as_context() {
             diff.len()
         )
     );
-    assert!(!run.stderr.contains("stdin"), "no note when nothing was cut: {run:?}");
+    assert!(
+        !run.stderr.contains("stdin"),
+        "no note when nothing was cut: {run:?}"
+    );
 }
 
 #[test]
@@ -61,7 +64,9 @@ fn piped_stdin_at_the_cap_is_attached_whole() {
     assert_eq!(run.code, 0, "{run:?}");
     let sent = request_text(&fake);
     assert!(
-        sent.starts_with(&format!("summarise\n\nThe input piped to metron (stdin, {CAP} bytes):\n```\n")),
+        sent.starts_with(&format!(
+            "summarise\n\nThe input piped to metron (stdin, {CAP} bytes):\n```\n"
+        )),
         "{}",
         &sent[..200]
     );
@@ -140,8 +145,9 @@ fn an_open_stdin_with_nothing_coming_is_waited_for_3_s_then_left_out() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(request_text(&fake), "what is here?");
     assert!(
-        run.stderr
-            .contains("metron: nothing arrived on stdin within 3 s, so the request goes without it"),
+        run.stderr.contains(
+            "metron: nothing arrived on stdin within 3 s, so the request goes without it"
+        ),
         "{run:?}"
     );
 }
@@ -164,8 +170,9 @@ fn stdin_that_pauses_is_attached_up_to_the_pause_with_a_note() {
         "explain\n\nThe input piped to metron (stdin, 11 bytes): it paused for 3 s without closing, so this is what arrived before the pause, and more may have followed:\n```\nfirst part\n```"
     );
     assert!(
-        run.stderr
-            .contains("metron: stdin paused for 3 s without closing, so the model gets the 11 bytes"),
+        run.stderr.contains(
+            "metron: stdin paused for 3 s without closing, so the model gets the 11 bytes"
+        ),
         "{run:?}"
     );
 }
@@ -230,10 +237,17 @@ fn the_rest_of_a_long_pipe_is_read_away_so_its_writer_is_not_broken() {
     // metron is still waiting for the model (the gate is shut), and the writer is done.
     let wrote = writer.join().expect("the writer thread");
     assert!(wrote.is_ok(), "{wrote:?}");
-    assert!(child.try_wait().expect("poll").is_none(), "metron is still running");
+    assert!(
+        child.try_wait().expect("poll").is_none(),
+        "metron is still running"
+    );
     gate.open();
     let status = child.wait().expect("wait");
     assert_eq!(status.code(), Some(0));
     let sent = request_text(&fake);
-    assert!(sent.contains("it was longer than 32768 bytes"), "{}", &sent[..200]);
+    assert!(
+        sent.contains("it was longer than 32768 bytes"),
+        "{}",
+        &sent[..200]
+    );
 }
