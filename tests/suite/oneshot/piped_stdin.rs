@@ -232,14 +232,20 @@ fn the_rest_of_a_long_pipe_is_read_away_so_its_writer_is_not_broken() {
         .expect("spawn metron");
     let mut pipe = child.stdin.take().expect("stdin");
     // Far more than the cap and a pipe's buffer: it ends only if metron keeps reading.
-    let writer = std::thread::spawn(move || pipe.write_all(&vec![b'y'; CAP * 16]));
+    let (done, wrote) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(pipe.write_all(&vec![b'y'; CAP * 16]));
+    });
     assert!(fake.wait_for_chats(1, PATIENCE), "the request never came");
     // metron is still waiting for the model (the gate is shut), and the writer is done.
-    let wrote = writer.join().expect("the writer thread");
-    assert!(wrote.is_ok(), "{wrote:?}");
+    let wrote = wrote.recv_timeout(PATIENCE);
     assert!(
         child.try_wait().expect("poll").is_none(),
         "metron is still running"
+    );
+    assert!(
+        matches!(wrote, Ok(Ok(()))),
+        "the writer did not finish while metron ran: {wrote:?}"
     );
     gate.open();
     let status = child.wait().expect("wait");
