@@ -9,7 +9,8 @@
 //! - "landed" means the journal recorded a write for that call (an `apply_patch` that
 //!   wrote), never that the model said so;
 //! - the files a patch names are the paths in its diff, normalised the way the project
-//!   boundary resolves them (`./a/../greet.go` is `greet.go`), both sides of a rename;
+//!   boundary resolves them (`./a/../greet.go` is `greet.go`), both sides of a rename; a
+//!   path out of the project (`../x`) never lands, so such a patch is never replaced;
 //! - several later patches may land them between them (one file each);
 //! - a patch whose diff cannot be read names no file, so any later patch that landed
 //!   replaces it (the usual retry after a malformed diff);
@@ -209,6 +210,14 @@ mod tests {
         dotted.arguments = json!({"diff": diff_of(&["./src/../greet.go"])});
         let turn = [dotted, patch("c2", &["greet.go"], &["greet.go"])];
         assert_eq!(replacements(&turn, &["c1"]), [Some("c2".to_owned())]);
+    }
+
+    #[test]
+    fn a_patch_outside_the_project_is_never_replaced() {
+        let mut outside = patch("c1", &[], &[]);
+        outside.arguments = json!({"diff": diff_of(&["../outside.txt"])});
+        let turn = [outside, patch("c2", &["greet.go"], &["greet.go"])];
+        assert_eq!(replacements(&turn, &["c1"]), [None]);
     }
 
     #[test]

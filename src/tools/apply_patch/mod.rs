@@ -282,15 +282,17 @@ fn written_bits(project: &Project, change: &Change) -> u32 {
 
 /// The paths a diff names (both sides of a rename), normalised the way the project
 /// boundary resolves them (`./`, `a/x/../y`), or `None` when the diff cannot be read.
-/// Lexical only: nothing is opened. For the turn's evidence, which asks whether a later
-/// patch landed the files a failed one named (`agent::landing`).
+/// A path the boundary refuses outright (absolute, climbing out) is kept as written: no
+/// write ever lands there, so nothing can stand in for it. Lexical only: nothing is
+/// opened. For the turn's evidence, which asks whether a later patch landed the files a
+/// failed one named (`agent::landing`).
 pub(crate) fn named_paths(diff: &str) -> Option<Vec<String>> {
     let files = parse::parse(diff).ok()?;
     let paths = files
         .iter()
         .flat_map(|file| [file.old_path.as_deref(), file.new_path.as_deref()])
         .flatten()
-        .filter_map(normalised)
+        .map(|raw| normalised(raw).unwrap_or_else(|| raw.to_owned()))
         .collect();
     Some(paths)
 }

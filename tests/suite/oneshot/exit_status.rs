@@ -296,3 +296,19 @@ fn max_turns_ends_the_turn_with_status_error() {
         .unwrap_or_else(|| panic!("no error: {run:?}"));
     assert!(evidence < error, "{run:?}");
 }
+
+#[test]
+fn the_man_page_lists_exit_status_3() {
+    let p = greet_project();
+    let run = super::super::common::metron(p.root()).args(["man"]).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let at = run
+        .stdout
+        .find("\n\\fB3\\fR\n")
+        .unwrap_or_else(|| panic!("no exit status 3:\n{}", run.stdout));
+    let entry = &run.stdout[at..];
+    assert!(
+        entry.contains("a patch it proposed had still not landed"),
+        "{entry}"
+    );
+}
