@@ -1,8 +1,9 @@
 //! The command line: flags, `metron tool`, and the mapping from results to exit codes.
 //!
 //! Exit codes are part of the interface scripts rely on: 0 success, 1 the operation failed
-//! or was refused, 2 a usage or configuration error, 130 interrupted (for `metron tool
-//! apply_patch`, a write that Ctrl-C came too late to stop is reported as done, 0).
+//! or was refused, 2 a usage or configuration error, 3 (`-p` only) the model answered but
+//! a patch it proposed did not land, 130 interrupted (for `metron tool apply_patch`, a
+//! write that Ctrl-C came too late to stop is reported as done, 0).
 
 use std::io::{IsTerminal, Read};
 
@@ -32,7 +33,9 @@ mod manpage;
 )]
 struct Cli {
     /// Run one request non-interactively and exit: the answer on stdout, everything else
-    /// on stderr. `-` reads the request from stdin.
+    /// on stderr. Piped stdin is attached to the request as context (32 KiB at most);
+    /// `-` reads the request itself from stdin. Exit status 3: a proposed patch did not
+    /// land.
     #[arg(
         short = 'p',
         long = "prompt",

@@ -22,6 +22,7 @@ use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use crate::agent::landing::all_landed;
 use crate::agent::outcome::evidence_line;
 use crate::agent::{Event, Latency, Observer, TurnReport};
 use crate::ollama::Delta;
@@ -41,6 +42,18 @@ pub(crate) struct Display {
     spinner: Rc<RefCell<Spinner>>,
     /// `--json`: ledger events go to stdout as JSON Lines.
     json: bool,
+    /// One-shot mode: the turn's evidence line is held here at `turn_end`, to be printed
+    /// last ([`Display::print_evidence`]), after the footer and the answer.
+    evidence: Option<Held>,
+}
+
+/// Where the turn's evidence line goes.
+#[derive(Debug)]
+enum Held {
+    /// Held, not yet known.
+    Waiting,
+    /// The line, and whether it reports a failure.
+    Line(String, bool),
 }
 
 impl Display {
@@ -57,6 +70,23 @@ impl Display {
                 model,
             ))),
             json: false,
+            evidence: None,
+        }
+    }
+
+    /// Holds the turn's evidence line back until [`Display::print_evidence`] (`-p`): what
+    /// the journal says happened comes after the model's final words, so a person or a
+    /// CI log reading from the bottom sees the evidence, not the claim, last.
+    pub(crate) fn with_evidence_last(mut self) -> Display {
+        self.evidence = Some(Held::Waiting);
+        self
+    }
+
+    /// Prints the evidence line held back by [`Display::with_evidence_last`], if the
+    /// turn had one.
+    pub(crate) fn print_evidence(&mut self) {
+        if let Some(Held::Line(line, failed)) = self.evidence.take() {
+            eprintln!("{}", Style::for_stderr().status(&line, failed));
         }
     }
 
@@ -206,10 +236,15 @@ impl Observer for Display {
                 if let Some(line) = evidence_line(files_changed, patches_not_applied, commands) {
                     self.spinner.borrow_mut().stop();
                     self.finish_line();
-                    let failed = !patches_not_applied.is_empty()
+                    // A patch replaced by one that landed is no failure (`agent::landing`).
+                    let failed = !all_landed(patches_not_applied)
                         || commands.iter().any(|c| c.exit_code != Some(0));
-                    let style = Style::for_stderr();
-                    eprintln!("{}", style.status(&line, failed));
+                    if let Some(held) = &mut self.evidence {
+                        *held = Held::Line(line, failed);
+                    } else {
+                        let style = Style::for_stderr();
+                        eprintln!("{}", style.status(&line, failed));
+                    }
                 }
             }
             _ => {}

@@ -7,13 +7,22 @@
 //! With `--json`, stdout carries the ledger's events as JSON Lines instead of the answer
 //! (the answer is in the `turn_end` event), so CI can check what the agent did.
 //!
-//! Exit codes: 0 an answer, 1 the turn failed (model unreachable, model error, an empty
-//! answer, max turns exceeded), 2 usage or configuration error, 130 interrupted.
+//! Exit codes: 0 an answer, and every patch the model proposed landed (or was replaced by
+//! one that landed, see [`crate::agent::landing`]); 3 an answer, but a proposed patch had
+//! still not landed when the turn ended, whatever the answer claims; 1 the turn failed
+//! (model unreachable, model error, an empty answer, max turns exceeded); 2 usage or
+//! configuration error; 130 interrupted. The turn's evidence line is printed last on
+//! stderr, after the answer, so the journal has the last word over the model's claim.
+//!
+//! With a request as text, stdin that is not a terminal is attached to it as context
+//! ([`piped`]); `-p -` reads the request itself from stdin.
+
+mod piped;
 
 use std::io::{IsTerminal, Read};
 
-use crate::agent::Event;
 use crate::agent::ledger::{EVENT_SCHEMA_VERSION, WithdrawnTool};
+use crate::agent::{Event, TurnStatus};
 use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, HANG, Stream, footer, marks_escaped, print_wrapped, terminal_safe};
 use crate::frontend::session::{self, Ending, Mode, Session};
@@ -36,7 +45,7 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
     };
     session::block_on(async || {
         let num_ctx = session.loaded.config.num_ctx;
-        let mut display = Display::new(false, &session.loaded.config.model);
+        let mut display = Display::new(false, &session.loaded.config.model).with_evidence_last();
         if json {
             display = display.with_json_events();
             display.print_event(&session_start(&session));
@@ -44,10 +53,12 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
         let agent = &mut session.agent;
         match session::drive_turn(agent, &prompt, &mut display).await {
             Ending::Interrupted => {
+                display.print_evidence();
                 error("interrupted");
                 Exit::Interrupted
             }
             Ending::Finished(Err(e)) => {
+                display.print_evidence();
                 error(&e);
                 let endpoint = &session.loaded.config.endpoint;
                 if let Some(hint) = crate::frontend::models::missing_model_hint(&e, endpoint).await
@@ -60,15 +71,20 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
                 for line in footer(&report, num_ctx) {
                     print_wrapped(Stream::Stderr, &line, HANG);
                 }
-                if report.answer.trim().is_empty() {
-                    // A script must not mistake "no answer" for an answer.
-                    return Exit::Failure;
-                }
-                if json {
-                    // The answer is in the `turn_end` event.
-                    return Exit::Success;
-                }
-                print_answer(&report.answer)
+                let exit = match report.status {
+                    TurnStatus::Ok => Exit::Success,
+                    TurnStatus::Incomplete => Exit::Incomplete,
+                    // An empty answer: a script must not mistake "no answer" for one.
+                    TurnStatus::Error => Exit::Failure,
+                };
+                // With --json the answer is in the `turn_end` event.
+                let exit = if json || report.status == TurnStatus::Error {
+                    exit
+                } else {
+                    print_answer(&report.answer, exit)
+                };
+                display.print_evidence();
+                exit
             }
         }
     })
@@ -114,32 +130,64 @@ fn session_start(session: &Session) -> Event {
     }
 }
 
-/// The request: the `-p` value, or stdin for `-`.
+/// The request: the `-p` value with piped stdin attached ([`piped`]), or stdin for `-`.
 fn read_prompt(arg: &str) -> Result<String, String> {
-    let prompt = if arg == "-" {
-        if std::io::stdin().is_terminal() {
-            eprintln!("metron: reading the request from stdin; end it with Ctrl-D");
+    if arg != "-" {
+        if arg.trim().is_empty() {
+            return Err(EMPTY_REQUEST.into());
         }
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read the request from stdin: {e}"))?;
-        text
-    } else {
-        arg.to_owned()
-    };
+        return Ok(with_piped_stdin(arg));
+    }
+    if std::io::stdin().is_terminal() {
+        eprintln!("metron: reading the request from stdin; end it with Ctrl-D");
+    }
+    let mut prompt = String::new();
+    std::io::stdin()
+        .read_to_string(&mut prompt)
+        .map_err(|e| format!("cannot read the request from stdin: {e}"))?;
     if prompt.trim().is_empty() {
-        return Err("the request is empty; pass it as -p \"...\", or pipe it in with -p -".into());
+        return Err(EMPTY_REQUEST.into());
     }
     Ok(prompt)
 }
 
+/// The usage error for a request with nothing in it.
+const EMPTY_REQUEST: &str = "the request is empty; pass it as -p \"...\", or pipe it in with -p -";
+
+/// `request`, with what stdin carries attached when stdin is not a terminal; the notes
+/// about it (cut, silent, not UTF-8) go to stderr. A stdin that cannot be read is said
+/// and left out: the request itself is still good.
+fn with_piped_stdin(request: &str) -> String {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return request.to_owned();
+    }
+    let gathered = match piped::gather(&stdin, piped::STDIN_CAP, piped::STDIN_WAIT) {
+        Ok(gathered) => gathered,
+        Err(e) => {
+            error(format!(
+                "cannot read stdin ({e}), so the request goes without it; to attach input, pipe it in or redirect a file (< input.txt)"
+            ));
+            return request.to_owned();
+        }
+    };
+    if gathered.ending != piped::Ending::Closed {
+        piped::discard_rest_of_pipe();
+    }
+    let (message, notes) = piped::attach(request, &gathered, piped::STDIN_CAP);
+    for note in notes {
+        error(note);
+    }
+    message
+}
+
 /// Prints the answer with a final newline: made safe when stdout is a terminal, and
 /// elsewhere with metron's marks escaped, so no answer line reads as metron's own.
-fn print_answer(answer: &str) -> Exit {
+/// Returns `exit`, unless stdout cannot be written.
+fn print_answer(answer: &str, exit: Exit) -> Exit {
     if std::io::stdout().is_terminal() {
-        print_text(&terminal_safe(answer), Exit::Success)
+        print_text(&terminal_safe(answer), exit)
     } else {
-        print_text(&marks_escaped(answer), Exit::Success)
+        print_text(&marks_escaped(answer), exit)
     }
 }

@@ -25,18 +25,24 @@ use crate::ollama::wire::Role;
 use crate::project::FileMode;
 use crate::tools::text::{joined_lines, one_line};
 
-/// How a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How a turn ended, as CI reads it (`turn_end.status`, and `-p`'s exit status).
+///
+/// Three values, so that a script needs one check: `ok` is the only one that means the
+/// model answered and every patch it proposed landed. Why a turn failed is in
+/// [`Stop`] (the `error` text, and `/ledger`'s heading), not in more status words.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnStatus {
-    /// With an answer.
+    /// The model answered, and every patch it proposed in the turn landed or was
+    /// replaced by one that landed (see [`super::landing`]).
+    #[default]
     Ok,
-    /// The model failed.
+    /// The model answered, but a patch it proposed had still not landed when the turn
+    /// ended (declined, refused, stale, not matching), whatever the answer claims.
+    Incomplete,
+    /// No answer: the model failed, ran out of round trips, answered nothing, or the
+    /// person pressed Ctrl-C.
     Error,
-    /// `max_turns` round trips without an answer.
-    MaxTurns,
-    /// Ctrl-C.
-    Interrupted,
 }
 
 impl TurnStatus {
@@ -44,9 +50,47 @@ impl TurnStatus {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             TurnStatus::Ok => "ok",
+            TurnStatus::Incomplete => "incomplete",
             TurnStatus::Error => "error",
-            TurnStatus::MaxTurns => "max_turns",
-            TurnStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Why a turn stopped, before its patches are weighed. Kept apart from [`TurnStatus`] so
+/// the status stays three words for scripts while `/ledger` still says what went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// A reply without tool calls, with text.
+    Answered,
+    /// A reply without tool calls and without text (Ollama drops a tool call it cannot
+    /// parse): nothing a script could take for an answer.
+    EmptyAnswer,
+    /// The model was unreachable, failed mid-stream, or went silent.
+    ModelFailed,
+    /// `max_turns` round trips without an answer.
+    MaxTurns,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+impl Stop {
+    /// The turn's status, given whether every proposed patch landed.
+    pub(crate) fn status(self, patches_landed: bool) -> TurnStatus {
+        match (self, patches_landed) {
+            (Stop::Answered, true) => TurnStatus::Ok,
+            (Stop::Answered, false) => TurnStatus::Incomplete,
+            _ => TurnStatus::Error,
+        }
+    }
+
+    /// `/ledger`'s heading for a turn that stopped this way with `status`.
+    fn heading(self, status: TurnStatus) -> &'static str {
+        match self {
+            Stop::Answered => status.as_str(),
+            Stop::EmptyAnswer => "error: empty answer",
+            Stop::ModelFailed => "error: the model failed",
+            Stop::MaxTurns => "error: max turns",
+            Stop::Interrupted => "error: interrupted",
         }
     }
 }
@@ -228,9 +272,9 @@ pub enum Event {
     TurnEnd {
         /// The turn.
         turn: u32,
-        /// `ok`, `error`, `max_turns` or `interrupted`.
+        /// `ok`, `incomplete` or `error`.
         status: TurnStatus,
-        /// The answer, when there is one.
+        /// The answer, when there is one (`ok` and `incomplete`).
         #[serde(skip_serializing_if = "Option::is_none")]
         answer: Option<String>,
         /// The error, when there is one.
@@ -317,7 +361,7 @@ pub(crate) struct TurnRecord {
     /// The person's line.
     pub(crate) prompt: String,
     /// How it ended, once it has.
-    pub(crate) status: Option<TurnStatus>,
+    pub(crate) status: Option<(Stop, TurnStatus)>,
 }
 
 /// The session's ledger.
@@ -352,9 +396,9 @@ impl Ledger {
     }
 
     /// Records how the current turn ended.
-    pub(crate) fn end_turn(&mut self, status: TurnStatus) {
+    pub(crate) fn end_turn(&mut self, stop: Stop, status: TurnStatus) {
         if let Some(turn) = self.turns.last_mut() {
-            turn.status.get_or_insert(status);
+            turn.status.get_or_insert((stop, status));
         }
     }
 
@@ -392,7 +436,8 @@ impl Ledger {
                 "turn {}: {} [{}]",
                 turn.turn,
                 one_line(&turn.prompt, 80),
-                turn.status.map_or("running", TurnStatus::as_str)
+                turn.status
+                    .map_or("running", |(stop, status)| stop.heading(status))
             );
             for entry in self.entries.iter().filter(|e| e.turn == turn.turn) {
                 number += 1;
@@ -677,6 +722,26 @@ pub(crate) fn approval_event(call_id: &str, approval: &ApprovalRecord) -> Event 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_answer_with_every_patch_landed_is_ok() {
+        assert_eq!(Stop::Answered.status(true), TurnStatus::Ok);
+        assert_eq!(Stop::Answered.status(false), TurnStatus::Incomplete);
+        for stop in [
+            Stop::EmptyAnswer,
+            Stop::ModelFailed,
+            Stop::MaxTurns,
+            Stop::Interrupted,
+        ] {
+            assert_eq!(stop.status(true), TurnStatus::Error, "{stop:?}");
+            assert_eq!(stop.status(false), TurnStatus::Error, "{stop:?}");
+        }
+        assert_eq!(Stop::Answered.heading(TurnStatus::Incomplete), "incomplete");
+        assert_eq!(
+            Stop::MaxTurns.heading(TurnStatus::Error),
+            "error: max turns"
+        );
+    }
 
     fn wrote(mode_before: Option<FileMode>, mode_after: Option<FileMode>) -> Effect {
         Effect::Wrote {

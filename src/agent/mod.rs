@@ -20,6 +20,7 @@
 //! future also cancels it between awaits; [`Agent::interrupted`] then closes the turn.
 
 pub(crate) mod history;
+pub(crate) mod landing;
 pub(crate) mod ledger;
 pub(crate) mod outcome;
 pub mod prompt;
@@ -42,6 +43,7 @@ use crate::tools::{ToolError, ToolResult, ToolSpec, Toolbox};
 
 use crate::authority::policy::Withdrawn;
 pub use history::{Compaction, History, REDACTED_SLICE};
+use ledger::Stop;
 pub use ledger::{Event, Latency, Ledger, TurnStatus};
 use outcome::Evidence;
 pub use record::{
@@ -154,6 +156,9 @@ pub enum TurnError {
 pub struct TurnReport {
     /// The final answer.
     pub answer: String,
+    /// `ok`, `incomplete` (a proposed patch did not land) or `error` (the answer was
+    /// empty), as `turn_end` says it.
+    pub status: TurnStatus,
     /// Prompt tokens of the last round trip: what the context now holds.
     pub prompt_tokens: u64,
     /// Of those, the ones Ollama served from its cache, when it says.
@@ -342,7 +347,7 @@ impl<M: Model> Agent<M> {
                     self.close_turn_early(
                         &format!("(the turn failed: {message})"),
                         observer,
-                        TurnStatus::Error,
+                        Stop::ModelFailed,
                         Some(message),
                     );
                     return Err(TurnError::Model(error));
@@ -421,7 +426,12 @@ impl<M: Model> Agent<M> {
                 report.answer = content;
                 report.compaction = self.compact();
                 self.open_turn = None;
-                self.end_turn(turn, TurnStatus::Ok, &report, None, observer);
+                let (stop, error) = if report.answer.trim().is_empty() {
+                    (Stop::EmptyAnswer, Some(EMPTY_ANSWER.to_owned()))
+                } else {
+                    (Stop::Answered, None)
+                };
+                report.status = self.end_turn(turn, stop, &report, error, observer);
                 return Ok(report);
             }
             for call in &calls {
@@ -450,7 +460,7 @@ impl<M: Model> Agent<M> {
         self.close_turn_early(
             &format!("(stopped: max turns exceeded after {limit} round trips)"),
             observer,
-            TurnStatus::MaxTurns,
+            Stop::MaxTurns,
             Some(error.to_string()),
         );
         Err(error)
@@ -462,8 +472,8 @@ impl<M: Model> Agent<M> {
         self.close_turn_early(
             "(interrupted by the user before answering)",
             observer,
-            TurnStatus::Interrupted,
-            None,
+            Stop::Interrupted,
+            Some("interrupted by the user (Ctrl-C)".to_owned()),
         );
     }
 
@@ -628,13 +638,13 @@ impl<M: Model> Agent<M> {
         &mut self,
         note: &str,
         observer: &mut dyn Observer,
-        status: TurnStatus,
+        stop: Stop,
         error: Option<String>,
     ) {
         let Some(open) = self.open_turn.take() else {
             return;
         };
-        self.end_turn(open.turn, status, &open.report, error, observer);
+        self.end_turn(open.turn, stop, &open.report, error, observer);
         if open.tools_run == 0 {
             self.history.truncate(open.start);
             return;
@@ -643,21 +653,23 @@ impl<M: Model> Agent<M> {
         self.compact();
     }
 
-    /// Records the end of a turn in the ledger and emits its event.
+    /// Records the end of a turn in the ledger, emits its event, and returns its status:
+    /// how it `stop`ped, weighed against whether its proposed patches landed.
     fn end_turn(
         &mut self,
         turn: u32,
-        status: TurnStatus,
+        stop: Stop,
         report: &TurnReport,
         error: Option<String>,
         observer: &mut dyn Observer,
-    ) {
-        self.ledger.end_turn(status);
+    ) -> TurnStatus {
         let evidence = Evidence::of(self.ledger.entries().iter().filter(|e| e.turn == turn));
+        let status = stop.status(landing::all_landed(&evidence.patches_not_applied));
+        self.ledger.end_turn(stop, status);
         observer.event(&Event::TurnEnd {
             turn,
             status,
-            answer: (status == TurnStatus::Ok).then(|| report.answer.clone()),
+            answer: (stop == Stop::Answered).then(|| report.answer.clone()),
             error,
             prompt_tokens: report.prompt_tokens,
             generated_tokens: report.generated_tokens,
@@ -668,6 +680,7 @@ impl<M: Model> Agent<M> {
             patches_not_applied: evidence.patches_not_applied,
             commands: evidence.commands,
         });
+        status
     }
 
     fn compact(&mut self) -> Compaction {
@@ -677,6 +690,9 @@ impl<M: Model> Agent<M> {
         )
     }
 }
+
+/// `turn_end.error` for a reply with neither tool calls nor text.
+const EMPTY_ANSWER: &str = "the model's answer was empty (Ollama drops a tool call it cannot parse); rephrase the request, or try another model";
 
 /// A call as it goes back into history: Ollama rejects arguments that are not an object.
 fn sendable_call(call: &ToolCall) -> ToolCall {

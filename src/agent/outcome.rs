@@ -190,8 +190,9 @@ pub(crate) struct Evidence {
 impl Evidence {
     /// The evidence of the entries of one turn.
     pub(crate) fn of<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Evidence {
+        let entries: Vec<&Entry> = entries.into_iter().collect();
         let mut evidence = Evidence::default();
-        for entry in entries {
+        for &entry in &entries {
             let access = tools::spec(&entry.tool).map_or(Access::Read, |spec| spec.access);
             for effect in &entry.effects {
                 match effect {
@@ -227,6 +228,7 @@ impl Evidence {
                 Access::Write => evidence.patches_not_applied.push(NotDone {
                     call_id: entry.call_id.clone(),
                     reason: why.clone(),
+                    replaced_by: None,
                 }),
                 Access::Execute => evidence.commands.push(CommandRun {
                     call_id: entry.call_id.clone(),
@@ -239,6 +241,7 @@ impl Evidence {
                 }),
             }
         }
+        super::landing::mark_replaced(&entries, &mut evidence.patches_not_applied);
         evidence
     }
 
@@ -284,10 +287,7 @@ pub(crate) fn evidence_line(
         parts.push(format!("changed: {}", files.join(", ")));
     }
     if !patches_not_applied.is_empty() {
-        parts.push(format!(
-            "not applied: {}",
-            count(patches_not_applied.len(), "patch", "patches")
-        ));
+        parts.push(not_applied_text(patches_not_applied));
     }
     for command in commands {
         let verb = if command.ran { "ran" } else { "asked to run" };
@@ -305,6 +305,19 @@ pub(crate) fn evidence_line(
         }
     }
     Some(parts.join(" · "))
+}
+
+/// `not applied: 2 patches`, saying how many of them a later patch replaced (see
+/// [`super::landing`]), so the line agrees with `turn_end.status`.
+fn not_applied_text(patches: &[NotDone]) -> String {
+    let all = count(patches.len(), "patch", "patches");
+    match patches.iter().filter(|p| p.replaced_by.is_some()).count() {
+        0 => format!("not applied: {all}"),
+        replaced if replaced == patches.len() => {
+            format!("not applied: {all} (replaced by a later patch that applied)")
+        }
+        replaced => format!("not applied: {all} ({replaced} replaced by a later patch)"),
+    }
 }
 
 #[cfg(test)]
@@ -346,6 +359,28 @@ mod tests {
             "",
             journal,
         )
+    }
+
+    #[test]
+    fn the_evidence_line_says_how_many_failed_patches_were_replaced() {
+        let patch = |id: &str, replaced_by: Option<&str>| NotDone {
+            call_id: id.to_owned(),
+            reason: "declined".to_owned(),
+            replaced_by: replaced_by.map(str::to_owned),
+        };
+        let line = |patches: &[NotDone]| evidence_line(&[], patches, &[]).unwrap_or_default();
+        assert_eq!(
+            line(&[patch("c1", None)]),
+            "changed: nothing · not applied: 1 patch"
+        );
+        assert_eq!(
+            line(&[patch("c1", Some("c2"))]),
+            "changed: nothing · not applied: 1 patch (replaced by a later patch that applied)"
+        );
+        assert_eq!(
+            line(&[patch("c1", Some("c3")), patch("c2", None)]),
+            "changed: nothing · not applied: 2 patches (1 replaced by a later patch)"
+        );
     }
 
     #[test]

@@ -142,6 +142,11 @@ pub struct NotDone {
     pub call_id: String,
     /// Why, as the outcome line says it.
     pub reason: String,
+    /// The later call of the same turn that landed every file this patch named, when one
+    /// did (see `landing`): the patch was replaced, so it does not make the turn
+    /// `incomplete`. Omitted when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<String>,
 }
 
 /// A command the model asked for (`turn_end.commands`).

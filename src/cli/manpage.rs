@@ -14,18 +14,27 @@ use super::environment::{FILES, LAYERS, VARIABLES};
 use crate::frontend::Exit;
 
 /// Every exit code, in the order the page lists them.
-const EXITS: [Exit; 4] = [Exit::Success, Exit::Failure, Exit::Usage, Exit::Interrupted];
+const EXITS: [Exit; 5] = [
+    Exit::Success,
+    Exit::Failure,
+    Exit::Usage,
+    Exit::Incomplete,
+    Exit::Interrupted,
+];
 
 /// What `code` tells the shell, for the EXIT STATUS section.
 fn exit_meaning(code: Exit) -> &'static str {
     match code {
         Exit::Success => {
-            "Success: the request was answered, the tool produced a result (including \"No matches found.\"), or --doctor found the setup complete."
+            "Success: the request was answered (with -p: and every patch the model proposed landed, or was replaced by a later patch that landed), the tool produced a result (including \"No matches found.\"), or --doctor found the setup complete."
         }
         Exit::Failure => {
             "The operation failed or was refused; for --doctor, the setup is incomplete."
         }
         Exit::Usage => "A usage or configuration error.",
+        Exit::Incomplete => {
+            "With -p: the model answered, but a patch it proposed had still not landed when the turn ended (declined, refused without --yes, stale, not matching), whatever the answer says."
+        }
         Exit::Interrupted => {
             "Interrupted by Ctrl-C. For `metron tool apply_patch`, a write that Ctrl-C came too late to stop is reported as done, 0."
         }

@@ -25,6 +25,9 @@ pub(crate) enum Exit {
     Failure = 1,
     /// The command line or the configuration is wrong.
     Usage = 2,
+    /// `-p`: the model answered, but a patch it proposed had still not landed when the
+    /// turn ended (see `agent::landing`), so a script cannot take the answer for the edit.
+    Incomplete = 3,
     /// Ctrl-C.
     Interrupted = 130,
 }

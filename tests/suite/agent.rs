@@ -1025,7 +1025,7 @@ mod scripted {
         );
         assert_eq!(
             run(vec![reply("", vec![view()]), reply("", vec![view()])], 2),
-            [TurnStatus::MaxTurns]
+            [TurnStatus::Error]
         );
         // Interrupted while waiting for the model: first round, and after a tool ran.
         for replies in [vec![None], vec![reply("", vec![view()]), None]] {
@@ -1040,7 +1040,7 @@ mod scripted {
             agent.interrupted(&mut events);
             assert_eq!(
                 events.turn_ends(),
-                [TurnStatus::Interrupted],
+                [TurnStatus::Error],
                 "{:?}",
                 events.kinds()
             );

@@ -111,7 +111,12 @@ fn a_refused_patch_is_never_shown_as_done() {
     let p = greet_project();
     let fake = FakeOllama::start(greet_session("I could not apply it."));
     let (run, events) = json_run(&p, &fake, &[]);
-    assert_eq!(run.code, 0, "{run:?}");
+    // The patch did not land, so the answer is no edit: 3, and `incomplete`.
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(
+        events_of_type(&events, "turn_end")[0]["status"],
+        "incomplete"
+    );
     assert!(events_of_type(&events, "effect").is_empty(), "{events:#?}");
     let approval = events_of_type(&events, "approval")[0];
     assert_eq!(approval["by"], "nobody to ask");
@@ -197,7 +202,11 @@ fn an_interrupted_turn_ends_with_an_interrupted_event() {
         .and_then(|l| serde_json::from_str(l).ok())
         .unwrap_or_default();
     assert_eq!(last["type"], "turn_end", "{stdout}");
-    assert_eq!(last["status"], "interrupted", "{stdout}");
+    assert_eq!(last["status"], "error", "{stdout}");
+    assert_eq!(
+        last["error"], "interrupted by the user (Ctrl-C)",
+        "{stdout}"
+    );
     assert_eq!(last["tool_calls"], 1, "{stdout}");
 }
 
@@ -230,7 +239,8 @@ fn ledger_and_context_in_the_repl() {
         .run();
     assert_eq!(run.code, 0, "{run:?}");
     let out = &run.stdout;
-    assert!(out.contains("turn 1: read the notes [ok]"), "{out}");
+    // Its patch was refused (nobody to ask): the heading says the turn is incomplete.
+    assert!(out.contains("turn 1: read the notes [incomplete]"), "{out}");
     assert!(out.contains("1. view_slice"), "{out}");
     assert!(out.contains("2. search_text"), "{out}");
     assert!(out.contains("3. apply_patch (diff of"), "{out}");

@@ -90,7 +90,8 @@ fn a_patch_written_as_bare_json_still_needs_approval() {
         answer("The patch needs --yes.", 300, 9),
     ]);
     let (run, events) = oneshot_json(&p, &fake, &[]);
-    assert_eq!(run.code, 0, "{run:?}");
+    // Refused for want of --yes: the patch did not land, exit 3.
+    assert_eq!(run.code, 3, "{run:?}");
     assert_eq!(
         std::fs::read_to_string(p.path("greet.go")).expect("read"),
         GREET_GO,

@@ -1,7 +1,11 @@
 //! `metron -p`: one request for scripts and CI, through the real binary against the fake
 //! Ollama server. stdout is the answer and nothing else; approvals fail closed unless
 //! `--yes`; and the exit code says what happened (0 answer, 1 failed, 2 usage or
-//! configuration, 130 interrupted).
+//! configuration, 3 a proposed patch did not land, 130 interrupted). Whether edits
+//! landed is in [`exit_status`], stdin as context in [`piped_stdin`].
+
+mod exit_status;
+mod piped_stdin;
 
 use serde_json::json;
 
@@ -21,6 +25,11 @@ fn oneshot(p: &TestProject, fake: &FakeOllama, prompt: &str, extra: &[&str]) -> 
         .args(extra)
         .env("OLLAMA_HOST", fake.base_url())
         .run()
+}
+
+/// The last line of a run's stderr.
+fn last_stderr_line(run: &Run) -> &str {
+    run.stderr.lines().last().unwrap_or_default()
 }
 
 /// The text of the first `tool` message in the last request the fake received.
@@ -109,8 +118,14 @@ fn a_patch_without_yes_is_refused_and_the_model_is_told() {
         answer("The patch needs --yes.", 150, 9),
     ]);
     let run = oneshot(&p, &fake, "make Greet return \"hola\"", &[]);
-    assert_eq!(run.code, 0, "{run:?}");
+    // The model answered, but its patch did not land: 3, not 0.
+    assert_eq!(run.code, 3, "{run:?}");
     assert_eq!(run.stdout, "The patch needs --yes.\n");
+    assert_eq!(
+        last_stderr_line(&run),
+        "\u{25aa} changed: nothing · not applied: 1 patch",
+        "{run:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(p.path("greet.go")).expect("read"),
         GREET_GO
@@ -137,7 +152,8 @@ fn auto_approve_patches_never_applies_in_one_shot_mode() {
         .env("OLLAMA_HOST", fake.base_url())
         .env("METRON_CONFIG", &path)
         .run();
-    assert_eq!(run.code, 0, "{run:?}");
+    // The patch did not land: 3.
+    assert_eq!(run.code, 3, "{run:?}");
     assert_eq!(
         std::fs::read_to_string(p.path("greet.go")).expect("read"),
         GREET_GO
@@ -342,6 +358,8 @@ fn ctrl_c_while_the_model_hangs_exits_130() {
     let p = TestProject::git();
     let fake = FakeOllama::start(vec![Reply::Stream(vec![text("partial"), Chunk::Hang])]);
     let mut live = Live::metron(p.root(), &["-p", "take your time"], &fake);
+    // Nothing to attach: without this, metron would wait 3 s for stdin first.
+    live.close_stdin();
     // The chat request itself (the session asks `/api/show` where the model runs first).
     assert!(
         fake.wait_for_chats(1, PATIENCE),
@@ -429,8 +447,9 @@ fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
         .env("OLLAMA_HOST", fake.base_url())
         .env("METRON_CONFIG", &path);
     let mut live = Live::start(command, home);
-    let sleeper = live.wait_for_child("sleep");
+    // Nothing to attach: without this, metron would wait 3 s for stdin first.
     live.close_stdin();
+    let sleeper = live.wait_for_child("sleep");
     let pressed = Instant::now();
     live.interrupt();
     let run = live.finish();
@@ -455,7 +474,8 @@ fn ctrl_c_kills_a_running_command_at_once_and_exits_130() {
         run.stdout
             .lines()
             .last()
-            .is_some_and(|l| l.contains(r#""status":"interrupted""#)),
+            .is_some_and(|l| l.contains(r#""status":"error""#)
+                && l.contains(r#""error":"interrupted by the user (Ctrl-C)""#)),
         "{run:?}"
     );
     assert_eq!(fake.chat_bodies().len(), 1, "the model is not asked again");
@@ -490,7 +510,8 @@ fn a_trusted_config_inside_the_project_is_warned_about_and_never_patched() {
         .env("OLLAMA_HOST", fake.base_url())
         .env("METRON_CONFIG", p.path("metron-config.json"))
         .run();
-    assert_eq!(run.code, 0, "{run:?}");
+    // Refused, so the model's "Done." is not the edit: 3.
+    assert_eq!(run.code, 3, "{run:?}");
     assert_eq!(
         std::fs::read_to_string(p.path("metron-config.json")).expect("read"),
         config,
@@ -550,7 +571,8 @@ fn the_users_metron_directory_inside_the_project_is_never_patched() {
             assert!(!p.path(".metron").exists(), "{run:?}");
             continue;
         }
-        assert_eq!(run.code, 0, "{run:?}");
+        // Every patch was refused, whatever "Done." says: 3.
+        assert_eq!(run.code, 3, "{run:?}");
         assert!(
             !p.path(".metron").exists(),
             "a patch wrote the user's directory: {run:?}"

@@ -66,8 +66,8 @@ fn a_refused_patch_followed_by_a_success_claim_says_not_applied() {
         .args(["-p", "make Greet return hola", "--yes"])
         .env("OLLAMA_HOST", fake.base_url())
         .run();
-    // The exit status keeps its meaning: the turn produced an answer.
-    assert_eq!(run.code, 0, "{run:?}");
+    // An answer, but the patch did not land: 3, whatever the answer claims.
+    assert_eq!(run.code, 3, "{run:?}");
     assert_eq!(run.stdout, "Done: Greet returns hola now.\n");
     let outcome = run
         .stderr
@@ -100,7 +100,8 @@ fn without_yes_the_patch_is_not_applied_and_stderr_says_so() {
         .args(["-p", "make Greet return hola", "--json"])
         .env("OLLAMA_HOST", fake.base_url())
         .run();
-    assert_eq!(run.code, 0, "{run:?}");
+    // Refused for want of --yes: the patch did not land, exit 3.
+    assert_eq!(run.code, 3, "{run:?}");
     assert!(
         run.stderr.contains(
             "apply_patch → not applied: nobody was asked to approve it (rerun with --yes to allow it)\n"

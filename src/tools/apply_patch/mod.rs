@@ -280,6 +280,41 @@ fn written_bits(project: &Project, change: &Change) -> u32 {
         .unwrap_or_else(nominal)
 }
 
+/// The paths a diff names (both sides of a rename), normalised the way the project
+/// boundary resolves them (`./`, `a/x/../y`), or `None` when the diff cannot be read.
+/// A path the boundary refuses outright (absolute, climbing out) is kept as written: no
+/// write ever lands there, so nothing can stand in for it. Lexical only: nothing is
+/// opened. For the turn's evidence, which asks whether a later patch landed the files a
+/// failed one named (`agent::landing`).
+pub(crate) fn named_paths(diff: &str) -> Option<Vec<String>> {
+    let files = parse::parse(diff).ok()?;
+    let paths = files
+        .iter()
+        .flat_map(|file| [file.old_path.as_deref(), file.new_path.as_deref()])
+        .flatten()
+        .map(|raw| normalised(raw).unwrap_or_else(|| raw.to_owned()))
+        .collect();
+    Some(paths)
+}
+
+/// `raw` as a project-relative path, `.` and `..` resolved lexically; `None` for one that
+/// is empty, absolute or climbs out (the boundary refuses those, so nothing lands there).
+fn normalised(raw: &str) -> Option<String> {
+    use std::path::{Component, Path};
+    let mut parts: Vec<&str> = Vec::new();
+    for component in Path::new(raw.trim()).components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_str()?),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// [`prepare_within`] with the default `max_patch_file_bytes`, for benches and tests.
 #[cfg(any(test, feature = "testing"))]
 pub(crate) fn prepare(project: &Project, diff: &str) -> Result<Prepared, ToolError> {

@@ -81,7 +81,8 @@ pub(super) fn withdrawn_apply_patch() -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{run:?}");
+    // Its patches were refused, so the answer is no edit: exit 3 (docs/usage.md).
+    assert_eq!(run.code, 3, "{run:?}");
     assert_all_refused(&fake, 2, &run);
     Verdict::Measured(m)
 }

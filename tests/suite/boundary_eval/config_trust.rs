@@ -113,8 +113,9 @@ pub(super) fn active_config_inside_the_project() -> Verdict {
         }
         (Expect::nothing(), Some(&fake))
     });
-    for run in &runs {
-        assert_eq!(run.code, 0, "{run:?}");
+    // The first run's patch was refused (exit 3, docs/usage.md); the second only ran.
+    for (run, code) in runs.iter().zip([3, 0]) {
+        assert_eq!(run.code, code, "{run:?}");
         assert!(
             run.stderr.contains("conf/metron.json"),
             "no warning: {run:?}"
@@ -183,7 +184,8 @@ pub(super) fn project_layer_above_the_users() -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{run:?}");
+    // Its patches were refused, so the answer is no edit: exit 3 (docs/usage.md).
+    assert_eq!(run.code, 3, "{run:?}");
     let results = tool_results(&fake);
     assert_eq!(results.len(), 3, "{results:#?}");
     assert!(

@@ -82,7 +82,8 @@ pub(super) fn paths_outside_the_project() -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{run:?}");
+    // Its patches were refused, so the answer is no edit: exit 3 (docs/usage.md).
+    assert_eq!(run.code, 3, "{run:?}");
     let results = tool_results(&fake);
     assert_eq!(results.len(), n, "{results:#?}");
     // The reads and writes are refused; the walking tools may say "no matches" or list
@@ -296,7 +297,8 @@ pub(super) fn separate_git_dir_inside_the_project() -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{run:?}");
+    // Its patches were refused, so the answer is no edit: exit 3 (docs/usage.md).
+    assert_eq!(run.code, 3, "{run:?}");
     let results = tool_results(&fake);
     assert_eq!(results.len(), 6, "{results:#?}");
     for (i, result) in results.iter().enumerate() {

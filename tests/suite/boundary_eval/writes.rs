@@ -112,7 +112,8 @@ pub(super) fn changed_between_view_and_patch_in_one_turn() -> Verdict {
         (expect, Some(&fake))
     });
     let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{NAME}: {run:?}");
+    // Its patches were refused, so the answer is no edit: exit 3 (docs/usage.md).
+    assert_eq!(run.code, 3, "{NAME}: {run:?}");
     let results = tool_results(&fake);
     assert_eq!(results.len(), 2, "{NAME}: {results:#?}");
     assert!(is_refusal(&results[1]), "{NAME}: {}", results[1]);
@@ -205,7 +206,8 @@ pub(super) fn patches_into_dot_git() -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{run:?}");
+    // Its patches were refused, so the answer is no edit: exit 3 (docs/usage.md).
+    assert_eq!(run.code, 3, "{run:?}");
     assert_all_refused(&fake, n, &run);
     Verdict::Measured(m)
 }
@@ -395,7 +397,8 @@ pub(super) fn modes_other_than_644_and_755() -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{run:?}");
+    // Its patches were refused, so the answer is no edit: exit 3 (docs/usage.md).
+    assert_eq!(run.code, 3, "{run:?}");
     assert_all_refused(&fake, n, &run);
     Verdict::Measured(m)
 }
@@ -451,7 +454,8 @@ pub(super) fn a_patch_to_a_file_over_the_size_cap() -> Verdict {
         (Expect::nothing(), Some(&fake))
     });
     let run = run.expect("ran");
-    assert_eq!(run.code, 0, "{run:?}");
+    // Its patches were refused, so the answer is no edit: exit 3 (docs/usage.md).
+    assert_eq!(run.code, 3, "{run:?}");
     assert_all_refused(&fake, 1, &run);
     assert!(
         tool_results(&fake)[0].contains("max_patch_file_bytes"),
