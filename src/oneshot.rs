@@ -141,15 +141,31 @@ fn read_prompt(arg: &str) -> Result<String, String> {
     if std::io::stdin().is_terminal() {
         eprintln!("metron: reading the request from stdin; end it with Ctrl-D");
     }
-    let mut prompt = String::new();
+    let mut bytes = Vec::new();
     std::io::stdin()
-        .read_to_string(&mut prompt)
+        .take(REQUEST_CAP as u64 + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read the request from stdin: {e}"))?;
+    if bytes.len() > REQUEST_CAP {
+        return Err(format!(
+            "the request on stdin is over {} KiB, more than a model's context holds; put the instruction in -p \"...\" and pipe the input in: it is attached as context, the first {} KiB of it",
+            REQUEST_CAP / 1024,
+            piped::STDIN_CAP / 1024
+        ));
+    }
+    // Bytes that are not UTF-8 are shown as U+FFFD rather than refused: the request is
+    // prose for the model, and the rest of it is still good.
+    let prompt = String::from_utf8_lossy(&bytes).into_owned();
     if prompt.trim().is_empty() {
         return Err(EMPTY_REQUEST.into());
     }
     Ok(prompt)
 }
+
+/// The most bytes `-p -` takes as the request: 256 KiB, far more than a request a person
+/// writes and more than a local model's context holds, so only a mistake (a whole log
+/// piped in as the request) reaches it. Reading stops one byte past it.
+const REQUEST_CAP: usize = 256 * 1024;
 
 /// The usage error for a request with nothing in it.
 const EMPTY_REQUEST: &str = "the request is empty; pass it as -p \"...\", or pipe it in with -p -";

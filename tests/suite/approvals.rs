@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::common::{
     GREET_GO, GREET_HOLA, Live, Run, TestProject, exit_on_a_terminal, greet_patch, greet_project,
-    hermetic, metron, metron_in_script, on_a_terminal, script_available, skip, tool_messages,
-    wait_for_exit,
+    hermetic, metron, metron_in_script, on_a_terminal, rejoined, script_available, skip,
+    tool_messages, wait_for_exit,
 };
 use super::fake_ollama::{FakeOllama, answer, call, refused_url};
 
@@ -17,6 +17,9 @@ use super::fake_ollama::{FakeOllama, answer, call, refused_url};
 const QUESTION: &str = "Apply this patch? [y/N/a] ";
 
 /// What the REPL says after an answer the question does not take.
+/// The first words of [`NOT_AN_ANSWER`], which fit on one row of any terminal.
+const HINT_START: &str = "not an answer: type y to go ahead";
+
 const NOT_AN_ANSWER: &str = "not an answer: type y to go ahead, n to decline (`n REASON` also tells the model why), or a for yes and not asking again for what is named above; Return alone declines";
 
 /// What `--yes` says in the banner and in `/config`.
@@ -46,8 +49,9 @@ fn asked_again_after(typed: &str) -> (TestProject, FakeOllama, Live) {
     live.send("make Greet return hola\r");
     live.wait_stdout(QUESTION, 1);
     live.send(&format!("{typed}\r"));
-    live.wait_stdout(NOT_AN_ANSWER, 1);
-    live.wait_stdout_after(NOT_AN_ANSWER, QUESTION);
+    // The hint wraps on the terminal: its first words are on one row.
+    live.wait_stdout(HINT_START, 1);
+    live.wait_stdout_after(HINT_START, QUESTION);
     // Nothing was decided: the file is as it was and the model has not been answered.
     assert_eq!(
         std::fs::read_to_string(p.path("greet.go")).expect("read"),
@@ -90,7 +94,14 @@ fn on_a_terminal_an_unrecognised_answer_is_asked_again_with_the_answers_it_takes
         GREET_HOLA
     );
     assert!(patch_result(&fake).starts_with("Applied:"), "{run:?}");
-    assert_eq!(run.stdout.matches(NOT_AN_ANSWER).count(), 2, "{run:?}");
+    assert_eq!(
+        rejoined(&run.stdout)
+            .iter()
+            .filter(|line| line.as_str() == NOT_AN_ANSWER)
+            .count(),
+        2,
+        "{run:?}"
+    );
     // The diff is shown once, above the first question; a repeated question is one line.
     assert_eq!(
         run.stdout.matches("+\treturn \"hola\"").count(),
@@ -168,8 +179,13 @@ fn on_a_terminal_metron_tool_asks_again_after_an_unrecognised_answer() {
     live.wait_stdout(question, 1);
     live.send("ok\r");
     let hint = "not an answer: type y to go ahead or n to decline (`n REASON` also tells the model why); Return alone declines";
-    live.wait_stdout(hint, 1);
-    live.wait_stdout_after(hint, question);
+    live.wait_stdout(HINT_START, 1);
+    live.wait_stdout_after(HINT_START, question);
+    assert!(
+        rejoined(&live.stdout()).iter().any(|line| line == hint),
+        "{}",
+        live.stdout()
+    );
     assert_eq!(
         std::fs::read_to_string(p.path("greet.go")).expect("read"),
         GREET_GO

@@ -325,7 +325,8 @@ fn done_with_cache(prompt: u64, cached: u64, eval: u64) -> Chunk {
 }
 
 /// Edits and a command with `--yes`: a call with cached tokens, a call written as text, a
-/// patch that does not apply (its `-` line is not in the file), the one that does, and an
+/// patch that does not apply (its `-` line is not in the file), the one that does (and so
+/// replaces it), and an
 /// allowed `git` command whose repository sets `core.pager` (a warned approval), then the
 /// answer.
 fn work_session() -> (Run, Vec<Value>) {
@@ -363,6 +364,10 @@ fn work_session() -> (Run, Vec<Value>) {
         end["patches_not_applied"].as_array().map(Vec::len),
         Some(1),
         "{end}"
+    );
+    assert!(
+        end["patches_not_applied"][0]["replaced_by"].is_string(),
+        "the patch that landed replaced the one that did not: {end}"
     );
     assert_eq!(end["commands"][0]["ran"], true, "{end}");
     assert!(

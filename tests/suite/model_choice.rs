@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::common::{
-    Live, TestProject, exit_on_a_terminal, hermetic, metron, on_a_terminal_at_home,
+    Live, TestProject, exit_on_a_terminal, hermetic, metron, on_a_terminal_at_home, rejoined,
     script_available, skip,
 };
 use super::fake_ollama::{FakeBuilder, FakeOllama, Reply, answer};
@@ -86,13 +86,11 @@ fn model_save_on_a_terminal_writes_the_users_config_and_says_so() {
         run.stdout.contains("model: llama3.1:latest (was qwen3:8b)"),
         "{run:?}"
     );
-    assert!(
-        run.stdout.contains(&format!(
-            "saved: updated {} with \"model\": \"llama3.1:latest\" (every other key kept); /model --save is the only way metron ever writes a config file",
-            path.display()
-        )),
-        "{run:?}"
+    let saved = format!(
+        "saved: updated {} with \"model\": \"llama3.1:latest\" (every other key kept); /model --save is the only way metron ever writes a config file",
+        path.display()
     );
+    assert!(rejoined(&run.stdout).contains(&saved), "{run:?}");
     let text = std::fs::read_to_string(&path).expect("read");
     assert_eq!(
         text,
@@ -273,11 +271,15 @@ fn with_two_tool_models_nothing_is_offered() {
     let home = tempfile::tempdir().expect("home");
     let fake = two_tool_models().start();
     let live = on_a_terminal_at_home(&p, &fake, home.path());
-    live.wait_stdout(
-        "installed models with tool support: qwen3:8b, llama3.1:latest",
-        1,
-    );
     live.wait_stdout("metron > ", 1);
+    assert!(
+        rejoined(&live.stdout())
+            .iter()
+            .any(|line| line
+                .contains("installed models with tool support: qwen3:8b, llama3.1:latest")),
+        "{}",
+        live.stdout()
+    );
     let run = exit_on_a_terminal(live);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!run.stdout.contains("instead? [y/N]"), "{run:?}");

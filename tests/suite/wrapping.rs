@@ -338,7 +338,11 @@ fn on_a_terminal_the_missing_model_notice_wraps_at_80_columns_without_splitting_
         return;
     }
     let p = TestProject::git();
-    let fake = fake_with(Vec::new());
+    // Two models with tools installed, so no offer of one of them follows the notice.
+    let fake = FakeOllama::builder()
+        .model(MODEL, &["completion", "tools"], 40960)
+        .model("llama3.1:latest", &["completion", "tools"], 131072)
+        .start();
     let missing = "qwen2.5-coder:32b-instruct-q4_K_M";
     let live = on_a_terminal_of_width(&p, &fake, COLUMNS, &["--model", missing], &[]);
     live.wait_stdout("metron > ", 1);

@@ -2,6 +2,7 @@
 //! in follows the request in a fenced block. At most 32 KiB is attached and at most one
 //! byte more is read into memory; a stdin that stays silent is waited for 3 s; bytes that
 //! are not UTF-8 are shown as U+FFFD. Checked in the request the fake server received.
+//! `-p -`, where stdin is the request itself, takes at most 256 KiB.
 
 use std::io::{Seek, Write};
 use std::process::Stdio;
@@ -256,4 +257,55 @@ fn the_rest_of_a_long_pipe_is_read_away_so_its_writer_is_not_broken() {
         "{}",
         &sent[..200]
     );
+}
+
+/// The bound on `-p -` (docs/usage.md, "One-shot mode").
+const REQUEST_CAP: usize = 256 * 1024;
+
+#[test]
+fn a_request_on_stdin_at_the_cap_is_sent_whole() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("Read it.", 10, 3)]);
+    let request = sixteen_byte_lines(REQUEST_CAP / 16);
+    assert_eq!(request.len(), REQUEST_CAP);
+    let run = metron(p.root())
+        .args(["-p", "-"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin(request.clone())
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(request_text(&fake), request);
+}
+
+#[test]
+fn a_request_on_stdin_over_the_cap_is_refused_with_the_next_step() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![]);
+    let mut request = sixteen_byte_lines(REQUEST_CAP / 16);
+    request.push('x');
+    let run = metron(p.root())
+        .args(["-p", "-"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin(request)
+        .run();
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("the request on stdin is over 256 KiB")
+            && run.stderr.contains("pipe the input in"),
+        "{run:?}"
+    );
+    assert!(fake.chat_bodies().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn a_request_on_stdin_that_is_not_utf8_is_sent_with_replacement_characters() {
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("Read it.", 10, 3)]);
+    let run = metron(p.root())
+        .args(["-p", "-"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .stdin(b"explain caf\xe9\n".to_vec())
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(request_text(&fake), "explain caf\u{fffd}\n");
 }
