@@ -20,6 +20,18 @@ fn patch_of_another_file() -> String {
     "--- /dev/null\n+++ b/other.go\n@@ -0,0 +1 @@\n+package greet\n".to_owned()
 }
 
+/// The fake's script for a Greet request: one `apply_patch` call per diff, in order, then
+/// `final_answer`.
+fn patches_then(diffs: &[String], final_answer: &str) -> FakeOllama {
+    let mut replies: Vec<Reply> = diffs
+        .iter()
+        .zip(0u64..)
+        .map(|(diff, n)| call("apply_patch", json!({"diff": diff}), 100 + 20 * n, 20))
+        .collect();
+    replies.push(answer(final_answer, 150, 9));
+    FakeOllama::start(replies)
+}
+
 /// The `--json` events of a run's stdout.
 fn events(stdout: &str) -> Vec<Value> {
     stdout
@@ -50,15 +62,10 @@ fn patch_call_ids(stdout: &str) -> Vec<String> {
 #[test]
 fn a_patch_that_never_lands_exits_3_and_the_evidence_is_the_last_line() {
     let p = greet_project();
-    let fake = FakeOllama::start(vec![
-        call(
-            "apply_patch",
-            json!({"diff": patch_that_does_not_match()}),
-            100,
-            20,
-        ),
-        answer("Done: Greet returns \"hola\" now.", 150, 9),
-    ]);
+    let fake = patches_then(
+        &[patch_that_does_not_match()],
+        "Done: Greet returns \"hola\" now.",
+    );
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes"]);
     assert_eq!(run.code, 3, "{run:?}");
     // The claim is still the answer on stdout; the evidence has the last word on stderr,
@@ -81,16 +88,10 @@ fn a_patch_that_never_lands_exits_3_and_the_evidence_is_the_last_line() {
 #[test]
 fn a_patch_replaced_by_one_that_lands_exits_0() {
     let p = greet_project();
-    let fake = FakeOllama::start(vec![
-        call(
-            "apply_patch",
-            json!({"diff": patch_that_does_not_match()}),
-            100,
-            20,
-        ),
-        call("apply_patch", json!({"diff": greet_patch()}), 120, 20),
-        answer("Greet returns \"hola\".", 150, 9),
-    ]);
+    let fake = patches_then(
+        &[patch_that_does_not_match(), greet_patch()],
+        "Greet returns \"hola\".",
+    );
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
@@ -107,21 +108,10 @@ fn a_patch_replaced_by_one_that_lands_exits_0() {
 #[test]
 fn a_later_patch_of_another_file_does_not_replace_one_that_failed() {
     let p = greet_project();
-    let fake = FakeOllama::start(vec![
-        call(
-            "apply_patch",
-            json!({"diff": patch_that_does_not_match()}),
-            100,
-            20,
-        ),
-        call(
-            "apply_patch",
-            json!({"diff": patch_of_another_file()}),
-            120,
-            20,
-        ),
-        answer("Done.", 150, 9),
-    ]);
+    let fake = patches_then(
+        &[patch_that_does_not_match(), patch_of_another_file()],
+        "Done.",
+    );
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes"]);
     assert_eq!(run.code, 3, "{run:?}");
     assert!(
@@ -133,16 +123,7 @@ fn a_later_patch_of_another_file_does_not_replace_one_that_failed() {
 #[test]
 fn a_patch_that_lands_before_a_failed_one_does_not_replace_it() {
     let p = greet_project();
-    let fake = FakeOllama::start(vec![
-        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
-        call(
-            "apply_patch",
-            json!({"diff": patch_that_does_not_match()}),
-            120,
-            20,
-        ),
-        answer("Done.", 150, 9),
-    ]);
+    let fake = patches_then(&[greet_patch(), patch_that_does_not_match()], "Done.");
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes"]);
     assert_eq!(run.code, 3, "{run:?}");
 }
@@ -150,15 +131,7 @@ fn a_patch_that_lands_before_a_failed_one_does_not_replace_it() {
 #[test]
 fn turn_end_status_is_incomplete_when_a_patch_never_lands() {
     let p = greet_project();
-    let fake = FakeOllama::start(vec![
-        call(
-            "apply_patch",
-            json!({"diff": patch_that_does_not_match()}),
-            100,
-            20,
-        ),
-        answer("Done.", 150, 9),
-    ]);
+    let fake = patches_then(&[patch_that_does_not_match()], "Done.");
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes", "--json"]);
     assert_eq!(run.code, 3, "{run:?}");
     let end = turn_end(&run.stdout);
@@ -177,16 +150,7 @@ fn turn_end_status_is_incomplete_when_a_patch_never_lands() {
 #[test]
 fn turn_end_status_is_ok_and_names_the_patch_that_replaced_a_failed_one() {
     let p = greet_project();
-    let fake = FakeOllama::start(vec![
-        call(
-            "apply_patch",
-            json!({"diff": patch_that_does_not_match()}),
-            100,
-            20,
-        ),
-        call("apply_patch", json!({"diff": greet_patch()}), 120, 20),
-        answer("Done.", 150, 9),
-    ]);
+    let fake = patches_then(&[patch_that_does_not_match(), greet_patch()], "Done.");
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     let end = turn_end(&run.stdout);
@@ -203,10 +167,7 @@ fn turn_end_status_is_ok_and_names_the_patch_that_replaced_a_failed_one() {
 #[test]
 fn turn_end_status_is_ok_when_every_patch_landed() {
     let p = greet_project();
-    let fake = FakeOllama::start(vec![
-        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
-        answer("Done.", 150, 9),
-    ]);
+    let fake = patches_then(&[greet_patch()], "Done.");
     let run = oneshot(&p, &fake, "make Greet return hola", &["--yes", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     let end = turn_end(&run.stdout);
@@ -217,10 +178,7 @@ fn turn_end_status_is_ok_when_every_patch_landed() {
 #[test]
 fn a_patch_declined_for_want_of_yes_makes_the_turn_incomplete() {
     let p = greet_project();
-    let fake = FakeOllama::start(vec![
-        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
-        answer("I need --yes to apply it.", 150, 9),
-    ]);
+    let fake = patches_then(&[greet_patch()], "I need --yes to apply it.");
     let run = oneshot(&p, &fake, "make Greet return hola", &["--json"]);
     assert_eq!(run.code, 3, "{run:?}");
     let end = turn_end(&run.stdout);
