@@ -9,6 +9,7 @@ mod boundary_eval;
 mod cli;
 mod common;
 mod completions;
+mod ctags_units;
 mod differential;
 mod disclosure;
 mod doctor;

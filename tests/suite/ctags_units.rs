@@ -1,0 +1,417 @@
+//! find_symbol against Universal Ctags' own parser unit tests: per language, the share of
+//! the definitions in each unit's `expected.tags` that our extractor finds at the same
+//! name and line.
+//!
+//! The units are GPL-2 and never copied into this repository: they are read from
+//! `../shared/reference/ctags-units` beside the checkout (or `$METRON_CTAGS_UNITS`), at
+//! tag p5.9.20210829.0, the version Debian's universal-ctags is. A missing directory
+//! skips outside CI and fails under `CI=true`. What counts:
+//!
+//! - every unit directory of the language, except `.b` ones (known ctags bugs, whose
+//!   expected output is a wish);
+//! - every tag of `expected.tags` whose kind ctags enables by default and is not a
+//!   reference-only kind (`ctags --list-kinds-full`), so the kinds a unit switches on
+//!   (prototypes, locals, parameters) are left out, as are reference tags (`roles:`
+//!   other than `def`), qualified copies (`extras:qualified`, or a dotted name whose last
+//!   part is tagged on the same line) and ctags' invented
+//!   names for anonymous types (`__anon…`);
+//! - units whose output is not a tags file (`-x`, `-e`, `--output-format`) are skipped
+//!   and counted.
+//!
+//! A tag is found when our definitions of the input hold its name at its line (the
+//! `line:` field, a numeric address, or the first line its search pattern matches). The
+//! test prints the table and asserts each language's floor; `METRON_SHOW_MISSES=N` prints
+//! N misses per language.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use metron::testing::Definitions;
+
+use super::common::{ctags_available, skip};
+
+/// The units directory, or `None` (after a skip that fails under CI) when it is missing.
+fn units_dir(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("METRON_CTAGS_UNITS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/ctags-units")
+        })
+        .join("Units");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    skip(
+        test,
+        "Universal Ctags' unit tests are not beside the checkout (../shared/reference/ctags-units); set METRON_CTAGS_UNITS to their directory",
+    );
+    None
+}
+
+/// One language's units: where they are, how ctags names the language, which input
+/// extensions belong to it, and the extension we read them as (a C unit's `.h` is C).
+struct Suite {
+    dir: &'static str,
+    ctags_language: &'static str,
+    inputs: &'static [&'static str],
+    read_as: &'static str,
+}
+
+/// A tag of `expected.tags` that counts: name, the input file, and its line.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Expected {
+    unit: String,
+    name: String,
+    line: usize,
+    kind: String,
+}
+
+/// What the units of one language gave.
+#[derive(Debug, Default)]
+struct Measured {
+    units: usize,
+    skipped_units: Vec<String>,
+    expected: usize,
+    found: usize,
+    misses: Vec<Expected>,
+    /// Per kind: (expected, found).
+    kinds: BTreeMap<String, (usize, usize)>,
+}
+
+/// The kinds ctags enables by default for `language` and that are definitions, by letter
+/// and by name.
+fn default_kinds(language: &str) -> HashSet<String> {
+    let out = Command::new("ctags")
+        .arg(format!("--list-kinds-full={language}"))
+        .output()
+        .expect("run ctags --list-kinds-full");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut kinds = HashSet::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if let [letter, name, enabled, refonly, ..] = cols[..]
+            && enabled == "yes"
+            && refonly == "no"
+        {
+            kinds.insert(letter.to_owned());
+            kinds.insert(name.to_owned());
+        }
+    }
+    assert!(!kinds.is_empty(), "ctags lists no kinds for {language}");
+    kinds
+}
+
+/// The line a search pattern (`/^text$/`) matches first in `source`, 1-based.
+fn pattern_line(pattern: &str, source: &str) -> Option<usize> {
+    let inner = pattern
+        .strip_prefix('/')
+        .or_else(|| pattern.strip_prefix('?'))?;
+    let inner = inner
+        .strip_suffix('/')
+        .or_else(|| inner.strip_suffix('?'))
+        .unwrap_or(inner);
+    let anchored_start = inner.starts_with('^');
+    let inner = inner.strip_prefix('^').unwrap_or(inner);
+    let anchored_end = inner.ends_with('$') && !inner.ends_with("\\$");
+    let inner = if anchored_end {
+        &inner[..inner.len() - 1]
+    } else {
+        inner
+    };
+    let text = inner.replace("\\/", "/").replace("\\\\", "\\");
+    source
+        .lines()
+        .position(|line| {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            match (anchored_start, anchored_end) {
+                (true, true) => line == text,
+                (true, false) => line.starts_with(&text),
+                (false, true) => line.ends_with(&text),
+                (false, false) => line.contains(&text),
+            }
+        })
+        .map(|at| at + 1)
+}
+
+/// The tags of one unit's `expected.tags` that count, for the input `input` (its name as
+/// the tags file writes it) whose text is `source`.
+fn expected_tags(
+    unit: &str,
+    tags: &str,
+    input: &str,
+    source: &str,
+    kinds: &HashSet<String>,
+) -> Vec<Expected> {
+    let mut out = Vec::new();
+    for line in tags.lines().filter(|l| !l.starts_with("!_")) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [name, file, ..] = cols[..] else {
+            continue;
+        };
+        if file != input || name.starts_with("__anon") {
+            continue;
+        }
+        // The address runs up to `;"`; it may itself hold tabs (a pattern of a line
+        // with tabs), so the fields are what follows the first `;"`.
+        let after_file = &line[name.len() + file.len() + 2..];
+        let (address, fields) = match after_file.find(";\"\t") {
+            Some(end) => (&after_file[..end], &after_file[end + 3..]),
+            None => (after_file.trim_end_matches(";\""), ""),
+        };
+        let mut kind = None;
+        let mut line_field = None;
+        let mut counts = true;
+        for field in fields.split('\t').filter(|f| !f.is_empty()) {
+            match field.split_once(':') {
+                None => kind = Some(field.to_owned()),
+                Some(("kind", k)) => kind = Some(k.to_owned()),
+                Some(("line", n)) => line_field = n.parse().ok(),
+                Some(("roles", roles)) => counts &= roles.split(',').any(|r| r == "def"),
+                Some(("extras", extras)) => {
+                    counts &= !extras
+                        .split(',')
+                        .any(|e| e == "qualified" || e == "anonymous");
+                }
+                Some(_) => {}
+            }
+        }
+        let Some(kind) = kind else { continue };
+        if !counts || !kinds.contains(&kind) {
+            continue;
+        }
+        let line = line_field
+            .or_else(|| address.parse().ok())
+            .or_else(|| pattern_line(address, source));
+        let Some(line) = line else { continue };
+        out.push(Expected {
+            unit: unit.to_owned(),
+            name: name.to_owned(),
+            line,
+            kind,
+        });
+    }
+    // `--extras=+q` adds a qualified copy of a tag (`Class.method`) on the same line, with
+    // no field to tell it apart unless `+E` is on: a dotted or `::` name whose last part
+    // is another tag on its line is that copy.
+    let plain: HashSet<(String, usize)> = out.iter().map(|t| (t.name.clone(), t.line)).collect();
+    out.retain(|t| {
+        let last = t.name.rsplit(['.', ':']).next().unwrap_or(&t.name);
+        last == t.name || !plain.contains(&(last.to_owned(), t.line))
+    });
+    out
+}
+
+/// Whether a unit's options make ctags print something other than a tags file.
+fn other_output(args: &str) -> bool {
+    args.lines().any(|a| {
+        let a = a.trim();
+        a == "-x" || a == "-e" || a.starts_with("--output-format") || a.starts_with("--_xformat")
+    })
+}
+
+/// Measures one language over its units.
+fn measure(units: &Path, suite: &Suite) -> Measured {
+    let kinds = default_kinds(suite.ctags_language);
+    let mut measured = Measured::default();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(units.join(suite.dir))
+        .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    dirs.sort();
+    let mut definitions = Definitions::new();
+    for dir in dirs {
+        let unit = dir
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        if unit.ends_with(".b") || !dir.is_dir() {
+            continue;
+        }
+        let args = std::fs::read_to_string(dir.join("args.ctags")).unwrap_or_default();
+        let Ok(tags) = std::fs::read_to_string(dir.join("expected.tags")) else {
+            continue;
+        };
+        if other_output(&args) {
+            measured.skipped_units.push(unit);
+            continue;
+        }
+        let mut inputs: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        inputs.retain(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("input"))
+                && p.extension()
+                    .is_some_and(|e| suite.inputs.contains(&e.to_string_lossy().as_ref()))
+        });
+        inputs.sort();
+        if inputs.is_empty() {
+            measured.skipped_units.push(unit);
+            continue;
+        }
+        measured.units += 1;
+        for input in inputs {
+            let Ok(bytes) = std::fs::read(&input) else {
+                continue;
+            };
+            let name = input
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+            let source = String::from_utf8_lossy(&bytes);
+            let expected = expected_tags(&unit, &tags, &name, &source, &kinds);
+            let ours: HashSet<(String, usize)> = definitions
+                .of(&format!("input.{}", suite.read_as), &bytes)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(name, line, _)| (name, line))
+                .collect();
+            for tag in expected {
+                let found = ours.contains(&(tag.name.clone(), tag.line));
+                measured.expected += 1;
+                let entry = measured.kinds.entry(tag.kind.clone()).or_default();
+                entry.0 += 1;
+                if found {
+                    measured.found += 1;
+                    entry.1 += 1;
+                } else {
+                    measured.misses.push(tag);
+                }
+            }
+        }
+    }
+    measured
+}
+
+/// The share found, in percent.
+fn percent(found: usize, of: usize) -> f64 {
+    if of == 0 {
+        return 100.0;
+    }
+    found as f64 * 100.0 / of as f64
+}
+
+/// Prints the language's line, its kinds and up to `$METRON_SHOW_MISSES` misses.
+fn report(language: &str, m: &Measured) {
+    eprintln!(
+        "{language}: {}/{} ctags unit tags found ({:.1}%) in {} units; {} units skipped{}",
+        m.found,
+        m.expected,
+        percent(m.found, m.expected),
+        m.units,
+        m.skipped_units.len(),
+        if m.skipped_units.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (not a tags file or no input: {})",
+                m.skipped_units.join(", ")
+            )
+        }
+    );
+    for (kind, (expected, found)) in &m.kinds {
+        eprintln!("  {kind:<12} {found:>5}/{expected:<5}");
+    }
+    let show: usize = std::env::var("METRON_SHOW_MISSES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    for miss in m.misses.iter().take(show) {
+        eprintln!(
+            "  missed {} [{}] {}:{}",
+            miss.name, miss.kind, miss.unit, miss.line
+        );
+    }
+}
+
+/// Measures `suite`, prints it, and asserts at least `floor` percent found.
+fn check(test: &str, language: &str, suite: &Suite, floor: f64) {
+    let Some(units) = units_dir(test) else {
+        return;
+    };
+    if !ctags_available() {
+        return skip(
+            test,
+            "Universal Ctags is not installed (its kind table is read)",
+        );
+    }
+    let measured = measure(&units, suite);
+    report(language, &measured);
+    assert!(
+        measured.expected > 0,
+        "no {language} unit tags were read from {}",
+        units.join(suite.dir).display()
+    );
+    let share = percent(measured.found, measured.expected);
+    assert!(
+        share >= floor,
+        "{language}: {share:.1}% of ctags' unit tags found, under the floor of {floor}%; run with METRON_SHOW_MISSES=50 -- --nocapture to see the misses"
+    );
+}
+
+macro_rules! units {
+    ($($test:ident, $feature:literal, $language:literal, $dir:literal, $ctags:literal, [$($ext:literal),+], $read_as:literal, $floor:literal;)+) => {$(
+        #[cfg(feature = $feature)]
+        #[test]
+        fn $test() {
+            check(
+                stringify!($test),
+                $language,
+                &Suite {
+                    dir: $dir,
+                    ctags_language: $ctags,
+                    inputs: &[$($ext),+],
+                    read_as: $read_as,
+                },
+                $floor,
+            );
+        }
+    )+};
+}
+
+// The floors are the share measured when the harness landed, rounded down: a change
+// that loses a definition fails here. Raise a floor when a language improves.
+units! {
+    python_units, "lang-python", "Python", "parser-python.r", "Python", ["py"], "py", 98.4;
+    javascript_units, "lang-javascript", "JavaScript", "parser-javascript.r", "JavaScript", ["js"], "js", 91.7;
+    typescript_units, "lang-typescript", "TypeScript", "parser-typescript.r", "TypeScript", ["ts"], "ts", 95.6;
+    java_units, "lang-java", "Java", "parser-java.r", "Java", ["java"], "java", 97.8;
+    c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 87.0;
+    cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 88.8;
+    csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 97.9;
+    ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 96.5;
+    php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 88.1;
+    go_units, "lang-go", "Go", "parser-go.r", "Go", ["go"], "go", 98.9;
+    rust_units, "lang-rust", "Rust", "parser-rust.r", "Rust", ["rs"], "rs", 100.0;
+}
+
+#[test]
+fn a_search_pattern_finds_its_line() {
+    let source = "int a;\nint main(void) {\n\treturn a/2;\n}\n";
+    assert_eq!(pattern_line("/^int main(void) {$/", source), Some(2));
+    assert_eq!(pattern_line("/^\treturn a\\/2;$/", source), Some(3));
+    assert_eq!(pattern_line("/^int b;$/", source), None);
+}
+
+#[test]
+fn only_default_definition_kinds_count_and_qualified_copies_do_not() {
+    let kinds: HashSet<String> = ["f", "c", "function", "class"].map(str::to_owned).into();
+    let source = "class A:\n    def f(self): pass\n";
+    let tags = "!_TAG_FILE_FORMAT\t2\t/extended format/\n\
+                A\tinput.py\t/^class A:$/;\"\tc\n\
+                f\tinput.py\t/^    def f(self): pass$/;\"\tkind:function\tline:2\n\
+                A.f\tinput.py\t/^    def f(self): pass$/;\"\tf\n\
+                os\tinput.py\t/^import os$/;\"\tmodule\n\
+                g\tinput.py\t2;\"\tf\troles:ref\n\
+                h\tinput.py\t2;\"\tf\n";
+    let got: Vec<(String, usize)> = expected_tags("u", tags, "input.py", source, &kinds)
+        .into_iter()
+        .map(|t| (t.name, t.line))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("A".to_owned(), 1),
+            ("f".to_owned(), 2),
+            ("h".to_owned(), 2)
+        ]
+    );
+}
