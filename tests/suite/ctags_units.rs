@@ -14,7 +14,8 @@
 //!   (prototypes, locals, parameters) are left out, as are reference tags (`roles:`
 //!   other than `def`), qualified copies (`extras:qualified`, or a dotted name whose last
 //!   part is tagged on the same line) and ctags' invented
-//!   names for anonymous types (`__anon…`);
+//!   names for anonymous constructs (`__anon…` in C, `AnonymousClass…` in PHP,
+//!   `anonFunc…` for a Python lambda: a hash nobody can search for);
 //! - units whose output is not a tags file (`-x`, `-e`, `--output-format`) are skipped
 //!   and counted.
 //!
@@ -149,12 +150,15 @@ fn expected_tags(
         let [name, file, ..] = cols[..] else {
             continue;
         };
-        if file != input || name.starts_with("__anon") {
+        if file != input || invented(name) {
             continue;
         }
+        // ctags' own tags format (`!_TAG_OUTPUT_MODE u-ctags`) writes a backslash of a
+        // name as `\\` (PHP's `namespace A\B` is `A\\B` there) and a tab as `\t`.
+        let name = &unescape(name);
         // The address runs up to `;"`; it may itself hold tabs (a pattern of a line
         // with tabs), so the fields are what follows the first `;"`.
-        let after_file = &line[name.len() + file.len() + 2..];
+        let after_file = &line[cols[0].len() + file.len() + 2..];
         let (address, fields) = match after_file.find(";\"\t") {
             Some(end) => (&after_file[..end], &after_file[end + 3..]),
             None => (after_file.trim_end_matches(";\""), ""),
@@ -196,9 +200,37 @@ fn expected_tags(
     // is another tag on its line is that copy.
     let plain: HashSet<(String, usize)> = out.iter().map(|t| (t.name.clone(), t.line)).collect();
     out.retain(|t| {
-        let last = t.name.rsplit(['.', ':']).next().unwrap_or(&t.name);
+        let last = t.name.rsplit(['.', ':', '\\']).next().unwrap_or(&t.name);
         last == t.name || !plain.contains(&(last.to_owned(), t.line))
     });
+    out
+}
+
+/// Whether `name` is one ctags makes up for an anonymous construct: `__anon…`, or a fixed
+/// prefix then a hash of hex digits.
+fn invented(name: &str) -> bool {
+    name.starts_with("__anon")
+        || ["AnonymousClass", "anonFunc"].iter().any(|prefix| {
+        name.strip_prefix(prefix)
+            .is_some_and(|hash| !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit()))
+    })
+}
+
+/// A name of ctags' tags format with its escapes (`\\`, `\t`) undone.
+fn unescape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
     out
 }
 
@@ -370,7 +402,7 @@ macro_rules! units {
 // The floors are the share measured when the harness landed, rounded down: a change
 // that loses a definition fails here. Raise a floor when a language improves.
 units! {
-    python_units, "lang-python", "Python", "parser-python.r", "Python", ["py"], "py", 98.4;
+    python_units, "lang-python", "Python", "parser-python.r", "Python", ["py"], "py", 98.9;
     javascript_units, "lang-javascript", "JavaScript", "parser-javascript.r", "JavaScript", ["js"], "js", 91.7;
     typescript_units, "lang-typescript", "TypeScript", "parser-typescript.r", "TypeScript", ["ts"], "ts", 95.6;
     java_units, "lang-java", "Java", "parser-java.r", "Java", ["java"], "java", 97.8;
@@ -378,7 +410,7 @@ units! {
     cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 88.8;
     csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 97.9;
     ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 96.5;
-    php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 88.1;
+    php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 91.0;
     go_units, "lang-go", "Go", "parser-go.r", "Go", ["go"], "go", 98.9;
     rust_units, "lang-rust", "Rust", "parser-rust.r", "Rust", ["rs"], "rs", 100.0;
 }
@@ -414,4 +446,19 @@ fn only_default_definition_kinds_count_and_qualified_copies_do_not() {
             ("h".to_owned(), 2)
         ]
     );
+}
+
+#[test]
+fn escaped_names_are_read_and_invented_names_left_out() {
+    let kinds: HashSet<String> = ["n", "c", "f"].map(str::to_owned).into();
+    let source = "<?php\nnamespace A\\B;\nclass C {}\n$o = new class {};\n";
+    let tags = "A\\\\B\tinput.php\t/^namespace A\\\\B;$/;\"\tn\n\
+                C\tinput.php\t/^class C {}$/;\"\tc\n\
+                A\\\\B\\\\C\tinput.php\t/^class C {}$/;\"\tc\n\
+                AnonymousClass0a1b2c3d0100\tinput.php\t/^$o = new class {};$/;\"\tc\n";
+    let got: Vec<(String, usize)> = expected_tags("u", tags, "input.php", source, &kinds)
+        .into_iter()
+        .map(|t| (t.name, t.line))
+        .collect();
+    assert_eq!(got, [("A\\B".to_owned(), 2), ("C".to_owned(), 3)]);
 }

@@ -113,3 +113,13 @@ fn qualified_php_names_narrow_the_answer() {
     );
     assert_eq!(f.lines("greet").len(), 2);
 }
+
+/// A closure assigned to a variable inside a method is a function, as ctags has it;
+/// the method's plain locals stay out.
+#[test]
+fn php_closure_assigned_in_a_method_is_a_function() {
+    let source = "<?php\nclass Box\n{\n    public function make()\n    {\n        $count = 0;\n        $adder = function ($n) use ($count) : int {\n            return $n + $count;\n        };\n        return $adder;\n    }\n}\n";
+    let f = Fixture::new(&[("src/box.php", source)]);
+    assert_eq!(f.lines("adder"), ["adder [function] Box::make -> src/box.php:7"]);
+    assert!(f.lines("count")[0].starts_with("No definition of"));
+}
