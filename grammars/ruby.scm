@@ -40,12 +40,16 @@
 ; would not know. attr_reader and attr_accessor define the reader `a`;
 ; attr_writer and attr_accessor the writer `a=`, a name not in the source, which
 ; the `suffix` property makes (extract.rs). ctags tags both, as accessors.
+; `attr_writer (:a)`, with a space before the parenthesis, parses as one
+; parenthesised argument; ctags tags it the same.
 (call
   method: (identifier) @definition.accessor
   (#match? @definition.accessor "^attr_(reader|accessor)$")
   arguments: (argument_list [
     (simple_symbol) @name
     (string (string_content) @name)
+    (parenthesized_statements (simple_symbol) @name)
+    (parenthesized_statements (string (string_content) @name))
   ]))
 
 (call
@@ -54,6 +58,8 @@
   arguments: (argument_list [
     (simple_symbol) @name
     (string (string_content) @name)
+    (parenthesized_statements (simple_symbol) @name)
+    (parenthesized_statements (string (string_content) @name))
   ])
   (#set! suffix "="))
 

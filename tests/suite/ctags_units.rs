@@ -409,7 +409,7 @@ units! {
     c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 87.0;
     cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 88.8;
     csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 97.9;
-    ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 96.5;
+    ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 100.0;
     php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 91.0;
     go_units, "lang-go", "Go", "parser-go.r", "Go", ["go"], "go", 98.9;
     rust_units, "lang-rust", "Rust", "parser-rust.r", "Rust", ["rs"], "rs", 100.0;

@@ -195,3 +195,16 @@ fn ruby_attribute_writers_are_accessors() {
         );
     }
 }
+
+/// `attr_accessor (:x)`, with a space before the parenthesis, is one parenthesised
+/// argument to the grammar; it still defines `x` and `x=`.
+#[test]
+fn ruby_attribute_with_a_spaced_parenthesis() {
+    let f = Fixture::new(&[(
+        "pen.rb",
+        "class Pen\n  attr_accessor ( :ink)\n  attr_writer (\"cap\")\nend\n",
+    )]);
+    assert_eq!(f.lines("ink"), ["ink [accessor] Pen -> pen.rb:2"]);
+    assert_eq!(f.lines("ink="), ["ink= [accessor] Pen -> pen.rb:2"]);
+    assert_eq!(f.lines("cap="), ["cap= [accessor] Pen -> pen.rb:3"]);
+}
