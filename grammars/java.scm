@@ -30,6 +30,13 @@
     (annotation_type_declaration name: (identifier) @name) @definition.annotation
   ])
 
+; A file cut short (`class C {` then end of input, as while it is being written)
+; parses as one ERROR node holding the tokens: the identifier after the `class`,
+; `interface` or `enum` keyword is still the type it declares, as ctags tags it.
+(ERROR "class" . (identifier) @name) @definition.class
+(ERROR "interface" . (identifier) @name) @definition.interface
+(ERROR "enum" . (identifier) @name) @definition.enum
+
 ; Local types, declared in a method body. ctags skips them, but the members
 ; of a named type are matched wherever that type is, so their members are
 ; tagged (a query cannot tell a local class's body from any other); tagging

@@ -405,7 +405,7 @@ units! {
     python_units, "lang-python", "Python", "parser-python.r", "Python", ["py"], "py", 98.9;
     javascript_units, "lang-javascript", "JavaScript", "parser-javascript.r", "JavaScript", ["js"], "js", 91.7;
     typescript_units, "lang-typescript", "TypeScript", "parser-typescript.r", "TypeScript", ["ts"], "ts", 95.6;
-    java_units, "lang-java", "Java", "parser-java.r", "Java", ["java"], "java", 97.8;
+    java_units, "lang-java", "Java", "parser-java.r", "Java", ["java"], "java", 100.0;
     c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 87.0;
     cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 88.8;
     csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 97.9;

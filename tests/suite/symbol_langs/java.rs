@@ -215,3 +215,12 @@ fn java_qualified_names_narrow_by_class_and_package() {
         ]
     );
 }
+
+/// A file cut off in the middle of a class, as it is while being written, parses as
+/// an error; the class it opens is still found, as ctags finds it.
+#[test]
+fn java_class_of_a_file_cut_short() {
+    let f = Fixture::new(&[("src/Draft.java", "class Draft {\n  void start")]);
+    assert_eq!(f.lines("Draft"), ["Draft [class] -> src/Draft.java:1"]);
+    assert!(f.lines("start")[0].starts_with("No definition of"));
+}
