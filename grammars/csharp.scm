@@ -6,7 +6,8 @@
 ;
 ; C# has no local types, and members live only in the declaration_list of a
 ; type (a local function is a local_function_statement, which ctags does not
-; tag either), so no pattern needs anchoring to keep out of method bodies.
+; tag either, except at the top level: see below), so no pattern needs anchoring
+; to keep out of method bodies.
 ; What ctags names by punctuation is left out: an operator (`operator +`), a
 ; conversion operator and an indexer (`this[int i]`) have no identifier.
 
@@ -62,3 +63,10 @@
 (using_directive name: (identifier) @name) @definition.typedef
 
 (preproc_define (preproc_arg) @name) @definition.macro
+
+; A function written at the top level of a file (C# 9's top-level statements,
+; or a script) is a local function of the program to the grammar, but it is
+; called like a method and ctags tags it as one. Local functions inside bodies
+; stay out.
+(global_statement
+  (local_function_statement name: (identifier) @name) @definition.method)

@@ -247,3 +247,15 @@ fn only_a_file_scoped_namespace_is_the_files_namespace() {
         f.lines("A.B.Y.M")
     );
 }
+
+/// A function at the top level of a program file (top-level statements) is a method,
+/// as ctags tags it; a local function inside it is not.
+#[test]
+fn csharp_top_level_function_is_a_method() {
+    let f = Fixture::new(&[(
+        "Program.cs",
+        "using System;\n\nConsole.WriteLine(Twice(2));\n\nstatic int Twice(int n)\n{\n    int Inner(int m) => m;\n    return Inner(n) * 2;\n}\n",
+    )]);
+    assert_eq!(f.lines("Twice"), ["Twice [method] -> Program.cs:5"]);
+    assert!(f.lines("Inner")[0].starts_with("No definition of"));
+}
