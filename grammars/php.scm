@@ -51,13 +51,22 @@
 ; Properties: `public $a = 1, $b;`, `private static ?int $c;`.
 (property_declaration (property_element name: (variable_name (name) @name))) @definition.variable
 
-; A non-static closure assigned to a variable is a function for ctags, in a
-; function or method too (scoped by it): the closure is what the code calls, so
-; it is a definition where a plain local is not. `static function () {}` stays a
-; variable, and only at the top level (below).
-(assignment_expression
-  left: (variable_name (name) @name)
-  right: (anonymous_function !static_modifier)) @definition.function
+; A non-static closure assigned to a global variable is a function for ctags;
+; `static function () {}` stays a variable.
+((assignment_expression
+   left: (variable_name (name) @name)
+   right: (anonymous_function !static_modifier)) @definition.function
+ (#has-ancestors? @definition.function
+  "expression_statement program"
+  "expression_statement _ program"
+  "expression_statement compound_statement _ program"
+  "expression_statement compound_statement _ _ program"
+  "expression_statement compound_statement _ compound_statement _ program"
+  "expression_statement compound_statement namespace_definition"
+  "expression_statement _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ _ compound_statement namespace_definition"
+  "expression_statement compound_statement _ compound_statement _ compound_statement namespace_definition"))
 
 ; Global variables: `$x = ...` and each name of `$a = $b = ...` (ctags tags
 ; both); `$a['k'] = ...` and `[$a, $b] = ...` are not tagged by ctags.

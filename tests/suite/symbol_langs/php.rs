@@ -114,12 +114,12 @@ fn qualified_php_names_narrow_the_answer() {
     assert_eq!(f.lines("greet").len(), 2);
 }
 
-/// A closure assigned to a variable inside a method is a function, as ctags has it;
-/// the method's plain locals stay out.
+/// A closure held by a local of a method is a local: ctags 5.9 tags none on real trees
+/// (one of its units expects one). A closure held by a global is a function.
 #[test]
-fn php_closure_assigned_in_a_method_is_a_function() {
-    let source = "<?php\nclass Box\n{\n    public function make()\n    {\n        $count = 0;\n        $adder = function ($n) use ($count) : int {\n            return $n + $count;\n        };\n        return $adder;\n    }\n}\n";
+fn php_closure_held_by_a_local_is_no_definition() {
+    let source = "<?php\n$top = function () { return 1; };\nclass Box\n{\n    public function make(): int\n    {\n        $adder = function ($n) use ($top) : int {\n            return $n;\n        };\n        return $adder(1);\n    }\n}\n";
     let f = Fixture::new(&[("src/box.php", source)]);
-    assert_eq!(f.lines("adder"), ["adder [function] Box::make -> src/box.php:7"]);
-    assert!(f.lines("count")[0].starts_with("No definition of"));
+    assert_eq!(f.lines("top"), ["top [function] -> src/box.php:2"]);
+    assert!(f.lines("adder")[0].starts_with("No definition of"));
 }
