@@ -51,6 +51,18 @@
     (var_spec_list
       (var_spec name: (identifier) @name) @definition.var)))
 
+; tree-sitter-go wants a `;` or a newline after the last spec of a group, so a
+; group on one line (`const (A = 1)`, valid Go) holds its spec in an ERROR node;
+; it is the same definition.
+(source_file
+  (const_declaration
+    (ERROR (const_spec (identifier) @name) @definition.const)))
+
+(source_file
+  (var_declaration
+    (var_spec_list
+      (ERROR (var_spec name: (identifier) @name) @definition.var))))
+
 (field_declaration name: (field_identifier) @name) @definition.member
 
 ; Embedded fields: `T`, `*T`, `pkg.T`, `T[int]`, `*pkg.T[int]`.

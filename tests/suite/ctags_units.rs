@@ -411,7 +411,7 @@ units! {
     csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 98.9;
     ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 100.0;
     php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 90.6;
-    go_units, "lang-go", "Go", "parser-go.r", "Go", ["go"], "go", 98.9;
+    go_units, "lang-go", "Go", "parser-go.r", "Go", ["go"], "go", 99.4;
     rust_units, "lang-rust", "Rust", "parser-rust.r", "Rust", ["rs"], "rs", 100.0;
 }
 

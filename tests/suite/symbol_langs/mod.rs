@@ -1,6 +1,6 @@
 //! find_symbol per language, through the model's path (the `find_symbol` tool call): one
 //! module per language with a fixture holding one of every default Universal Ctags kind,
-//! the scope each answer shows, and qualified lookups. Go and Rust are in `symbols.rs`.
+//! the scope each answer shows, and qualified lookups. Go's and Rust's fixtures are in `symbols.rs`.
 
 #[cfg(feature = "lang-c")]
 mod c;
@@ -8,6 +8,8 @@ mod c;
 mod cpp;
 #[cfg(feature = "lang-csharp")]
 mod csharp;
+#[cfg(feature = "lang-go")]
+mod go;
 #[cfg(feature = "lang-java")]
 mod java;
 #[cfg(feature = "lang-javascript")]
