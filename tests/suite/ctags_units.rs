@@ -211,9 +211,9 @@ fn expected_tags(
 fn invented(name: &str) -> bool {
     name.starts_with("__anon")
         || ["AnonymousClass", "anonFunc"].iter().any(|prefix| {
-        name.strip_prefix(prefix)
-            .is_some_and(|hash| !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit()))
-    })
+            name.strip_prefix(prefix)
+                .is_some_and(|hash| !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit()))
+        })
 }
 
 /// A name of ctags' tags format with its escapes (`\\`, `\t`) undone.
