@@ -8,8 +8,10 @@
 ; type (a local function is a local_function_statement, which ctags does not
 ; tag either, except at the top level: see below), so no pattern needs anchoring
 ; to keep out of method bodies.
-; What ctags names by punctuation is left out: an operator (`operator +`), a
-; conversion operator and an indexer (`this[int i]`) have no identifier.
+; What ctags names by punctuation is left out: an operator (`operator +`) and an
+; indexer (`this[int i]`) have no identifier. A conversion operator is named by
+; its type, `operator byte`, as ctags names it (extract.rs reads the name from
+; the `operator` keyword to the parameters).
 
 ; The whole dotted name, as ctags prints it (`Python.Runtime.Codecs`);
 ; principal_name keeps a namespace's qualified_name whole. A file-scoped
@@ -43,6 +45,8 @@
   (destructor_declaration name: (identifier) @name)
   (delegate_declaration name: (identifier) @name)
 ] @definition.method
+
+(conversion_operator_declaration "operator" @name) @definition.method
 
 ; One match per declarator: `int a, b;` defines two fields.
 (field_declaration

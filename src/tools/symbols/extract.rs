@@ -674,6 +674,18 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
     if node.kind() == "simple_symbol" {
         return Some(text.strip_prefix(':').unwrap_or(text));
     }
+    // A C# conversion operator (`implicit operator byte(Digit d)`) is captured by its
+    // keyword and named up to its parameters, `operator byte`, as ctags names it; the
+    // keyword's line is the declaration's, whatever attributes come before it.
+    if node.kind() == "operator"
+        && let Some(declaration) = node
+            .parent()
+            .filter(|parent| parent.kind() == "conversion_operator_declaration")
+    {
+        let parameters = declaration.child_by_field_name("parameters")?;
+        let name = source.get(node.start_byte()..parameters.start_byte())?;
+        return Some(std::str::from_utf8(name).ok()?.trim_end());
+    }
     // A C++ conversion operator (`operator T&() const`) is named without its parameters
     // and qualifiers, `operator T&`, as ctags names it: up to the parameter list, which
     // the abstract declarator holds under any `*` or `&`.

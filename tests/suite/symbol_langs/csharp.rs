@@ -259,3 +259,21 @@ fn csharp_top_level_function_is_a_method() {
     assert_eq!(f.lines("Twice"), ["Twice [method] -> Program.cs:5"]);
     assert!(f.lines("Inner")[0].starts_with("No definition of"));
 }
+
+/// A conversion operator is named by the type it converts to, `operator byte`, as ctags
+/// names it, at the line of its keyword.
+#[test]
+fn csharp_conversion_operators_are_named_by_their_type() {
+    let f = Fixture::new(&[(
+        "Digit.cs",
+        "struct Digit\n{\n    [Pure]\n    public static implicit operator byte(Digit d) => 0;\n    public static explicit operator Digit(byte b) => default;\n}\n",
+    )]);
+    assert_eq!(
+        f.lines("operator byte"),
+        ["operator byte [method] Digit -> Digit.cs:4"]
+    );
+    assert_eq!(
+        f.lines("Digit.operator Digit"),
+        ["operator Digit [method] Digit -> Digit.cs:5"]
+    );
+}
