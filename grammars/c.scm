@@ -42,7 +42,10 @@
 ; A prototype's declarator reads `name(` after any `*`s; a function pointer's
 ; starts with `(`, an initialized variable's has ` = ` before any `(`. A
 ; declaration that does not end with its own `;` is tree-sitter's recovery from
-; an unexpanded macro (it made up a MISSING `;`), not a variable.
+; an unexpanded macro (it made up a MISSING `;`), not a variable, unless an
+; attribute after the declarator (`int v __attribute__((unused));`, `int
+; fb[N] __read_mostly;`) made it stop there: `#ends-statement?`, tested in Rust
+; (lang.rs).
 ((declaration declarator: (_) @name) @definition.variable
  (#has-parent? @definition.variable
   translation_unit
@@ -54,4 +57,4 @@
   linkage_specification)
  (#not-match? @definition.variable "^extern\\s")
  (#not-match? @name "^[*\\s]*[A-Za-z_][A-Za-z0-9_]*\\s*\\(")
- (#match? @definition.variable ";$"))
+ (#ends-statement? @definition.variable))
