@@ -13,6 +13,11 @@
 
 (preproc_function_def name: (identifier) @name) @definition.macro
 
+; `#pragma weak name` and `#pragma weak name = target` define the weak symbol
+; `name`, a macro to ctags. extract.rs names it by the word after `weak`.
+((preproc_call argument: (preproc_arg) @name) @definition.macro
+ (#match? @definition.macro "^#\\s*pragma\\s+weak\\s"))
+
 ; A function definition, whatever its return type wraps the declarator in
 ; (`char *f(void)`, `int (*f(void))[4]`).
 (function_definition declarator: (_) @name) @definition.function

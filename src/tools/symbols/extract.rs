@@ -750,9 +750,23 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
 
 /// The name a definition is stored under: its [`identifier`], except that a C++
 /// destructor written with a space (`Class:: ~ Class() {}`) is named `~Class`, as
-/// ctags names it and as a lookup spells it.
+/// ctags names it and as a lookup spells it, and a C `#pragma weak name = target` by
+/// its `name`.
 fn definition_name<'s>(source: &'s [u8], node: Node<'_>) -> Option<Cow<'s, str>> {
     let text = identifier(source, node)?;
+    if node.kind() == "preproc_arg"
+        && node
+            .parent()
+            .is_some_and(|parent| parent.kind() == "preproc_call")
+    {
+        let rest = text.trim_start().strip_prefix("weak")?.trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = rest.get(..end)?;
+        return (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit()))
+            .then_some(Cow::Borrowed(name));
+    }
     if node.kind() == "destructor_name" && text.contains(char::is_whitespace) {
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         return Some(Cow::Owned(compact));

@@ -139,3 +139,23 @@ fn c_variable_with_a_trailing_attribute_is_found() {
         );
     }
 }
+
+#[test]
+fn c_weak_symbol_of_a_pragma_is_a_macro() {
+    // ctags tags the weak symbol `#pragma weak` declares as a macro; the target is
+    // only referred to.
+    let f = Fixture::new(&[(
+        "src/weak.c",
+        "#pragma once\n#pragma weak fast_copy = slow_copy\n#pragma weak spare_hook\n",
+    )]);
+    assert_eq!(f.lines("fast_copy"), ["fast_copy [macro] -> src/weak.c:2"]);
+    assert_eq!(
+        f.lines("spare_hook"),
+        ["spare_hook [macro] -> src/weak.c:3"]
+    );
+    let lines = f.lines("slow_copy");
+    assert!(
+        lines.iter().all(|line| !line.starts_with("slow_copy [")),
+        "{lines:?}"
+    );
+}
