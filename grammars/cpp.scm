@@ -249,7 +249,15 @@
 
 ; A namespace or class whose block tree-sitter could not parse (unexpanded
 ; macros inside) is still named right after its keyword.
-(ERROR "namespace" . [(identifier) (namespace_identifier)] @name) @definition.namespace
+; `namespace a::b MACRO(…) {` defines both.
+(ERROR
+  "namespace"
+  .
+  [
+    (identifier) @name
+    (namespace_identifier) @name
+    (nested_namespace_specifier (namespace_identifier) @name)
+  ]) @definition.namespace
 
 (type_definition declarator: (_) @name) @definition.typedef
 
@@ -261,7 +269,8 @@
 ; prototypes or `extern`s, as in grammars/c.scm (with its `#ends-statement?`
 ; for an attribute after the declarator), nor prototypes misread because of a
 ; macro (as for members above). A literal after the `(` (`std::string
-; name("x");`) makes it a constructor call, not a parameter list.
+; name("x");`) makes it a constructor call, not a parameter list, and a second
+; `(` an attribute (`char *__attribute__((aligned(8))) *p;`).
 ((declaration declarator: (_) @name) @definition.variable
  (#has-parent? @definition.variable
   translation_unit
@@ -272,6 +281,6 @@
   declaration_list
   linkage_specification)
  (#not-match? @definition.variable "^extern\\s")
- (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\(\\s*[^\"'0-9\\s])")
+ (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\(\\s*[^\"'0-9\\s(])")
  (#not-match? @definition.variable "^[^=;{(<\\[]*(\\w\\s*\\(\\s*[^*&^\\s(\"'0-9]|[A-Za-z0-9]\\s*\\(\\s*\\()")
  (#ends-statement? @definition.variable))

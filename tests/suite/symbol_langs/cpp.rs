@@ -262,3 +262,15 @@ fn cpp_variable_built_by_a_constructor_call_is_found() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn cpp_nested_namespace_before_a_macro_is_found() {
+    // A macro between the name and the brace breaks the parse; both namespaces are
+    // still named right after the keyword.
+    let f = Fixture::new(&[(
+        "src/ns.cpp",
+        "namespace outer::inner EXPORT_TAG(\"v1\")\n{\n}\n",
+    )]);
+    assert_eq!(f.lines("outer"), ["outer [namespace] -> src/ns.cpp:1"]);
+    assert_eq!(f.lines("inner"), ["inner [namespace] -> src/ns.cpp:1"]);
+}
