@@ -63,3 +63,15 @@
  (#not-match? @definition.variable "^extern\\s")
  (#not-match? @name "^[*\\s]*[A-Za-z_][A-Za-z0-9_]*\\s*\\(")
  (#ends-statement? @definition.variable))
+
+; `typedef MACRO(T) name;` and `MACRO(T) name;`, a type written by a macro:
+; tree-sitter ends the typedef, or reads a call, before the name, which is left
+; alone in a statement of its own on the same line (`#after-macro?`, lang.rs).
+; An upper-case word after a call is a macro itself (`f() NOEXCEPT;`).
+((expression_statement . (identifier) @name .) @definition.typedef
+ (#after-macro? @definition.typedef type_definition))
+
+((expression_statement . (identifier) @name .) @definition.variable
+ (#has-parent? @definition.variable translation_unit declaration_list linkage_specification)
+ (#not-match? @name "^[A-Z][A-Z0-9_]*$")
+ (#after-macro? @definition.variable expression_statement))

@@ -794,7 +794,11 @@ pub(crate) struct QueryPart {
 ///   up to the real `;` (`int v __attribute__((aligned(16)));`, the kernel's
 ///   `struct fb_info *fb[FB_MAX] __read_mostly;`): see [`attributes_to_end`]. The
 ///   grammars take a trailing attribute only in a struct's fields. Any other made-up `;` is
-///   tree-sitter's recovery from an unexpanded macro, not a declaration.
+///   tree-sitter's recovery from an unexpanded macro, not a declaration;
+/// - `(#after-macro? @c kind)`: the node (a statement `name;`) starts on the line where
+///   its previous sibling, of that kind, ends without its own `;`: tree-sitter ended
+///   `typedef MACRO(T) name;` or `MACRO(T) name;` (a type written by a macro) before
+///   the name, which is then the typedef's or the variable's.
 ///
 /// They say what spelling the structure out in the query says (`[(kind_a (x) @c)
 /// (kind_b (x) @c) …]`, `(module (_ !name (block (x) @c)))` for `"block _ module"`, or
@@ -822,6 +826,8 @@ pub(crate) enum NodeRule {
     BeforeMacroBody,
     /// `#ends-statement?`.
     EndsStatement,
+    /// `#after-macro?`, with the previous sibling's kind.
+    AfterMacro(Box<str>),
 }
 
 /// One step of a [`NodeRule::Ancestors`] chain.
@@ -840,18 +846,34 @@ impl NodeTest {
             NodeRule::Ancestors(chains) => ancestors_start_with(node, chains),
             NodeRule::BeforeMacroBody => before_macro_body(node),
             NodeRule::EndsStatement => ends_statement(node, source),
+            NodeRule::AfterMacro(kind) => after_macro(node, kind, source),
         }
     }
+}
+
+/// Whether `node` follows, on the line where it ends, a sibling of `kind` that
+/// tree-sitter ended without its own `;` (see [`NodeTest`]).
+fn after_macro(node: tree_sitter::Node<'_>, kind: &str, source: &[u8]) -> bool {
+    node.prev_sibling().is_some_and(|previous| {
+        previous.kind() == kind
+            && previous.end_position().row == node.start_position().row
+            && !ends_statement_itself(previous, source)
+    })
+}
+
+/// Whether `node`'s text ends with `;`.
+fn ends_statement_itself(node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
+    let end = node.end_byte();
+    end > 0 && source.get(end - 1) == Some(&b';')
 }
 
 /// Whether `node` ends with its own `;` or only attributes stand between it and the
 /// `;` on its last line (see [`NodeTest`]).
 fn ends_statement(node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
-    let end = node.end_byte();
-    if end > 0 && source.get(end - 1) == Some(&b';') {
+    if ends_statement_itself(node, source) {
         return true;
     }
-    let rest = source.get(end..).unwrap_or_default();
+    let rest = source.get(node.end_byte()..).unwrap_or_default();
     let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
     attributes_to_end(line)
 }
@@ -963,6 +985,25 @@ fn node_tests(query: &Query, language: &Language) -> Result<Vec<Vec<NodeTest>>, 
             let one_step = match operator {
                 "has-parent?" => true,
                 "has-ancestors?" => false,
+                "after-macro?" => {
+                    let [
+                        tree_sitter::QueryPredicateArg::Capture(capture),
+                        tree_sitter::QueryPredicateArg::String(kind),
+                    ] = &*predicate.args
+                    else {
+                        return Err(format!("#{operator} takes a capture, then a node kind"));
+                    };
+                    if language.id_for_node_kind(kind, true) == 0 {
+                        return Err(format!(
+                            "#{operator} names `{kind}`, which is not a node kind of the grammar"
+                        ));
+                    }
+                    tests.push(NodeTest {
+                        capture: *capture,
+                        rule: NodeRule::AfterMacro(kind.clone()),
+                    });
+                    continue;
+                }
                 "before-macro-body?" | "ends-statement?" => {
                     let [tree_sitter::QueryPredicateArg::Capture(capture)] = &*predicate.args
                     else {

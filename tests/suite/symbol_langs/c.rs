@@ -159,3 +159,19 @@ fn c_weak_symbol_of_a_pragma_is_a_macro() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn c_type_written_by_a_macro_still_names_its_typedef_and_variable() {
+    let f = Fixture::new(&[
+        ("src/chain.c", "typedef ARRAY_OF(struct link) link_chain;\n"),
+        ("src/data.c", "EXPORTED_DATA(struct table) default_table;\n"),
+    ]);
+    assert_eq!(
+        f.lines("link_chain"),
+        ["link_chain [typedef] -> src/chain.c:1"]
+    );
+    assert_eq!(
+        f.lines("default_table"),
+        ["default_table [variable] -> src/data.c:1"]
+    );
+}
