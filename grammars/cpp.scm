@@ -285,6 +285,14 @@
  (#not-match? @definition.variable "^[^=;{(<\\[]*(\\w\\s*\\(\\s*[^*&^\\s(\"'0-9]|[A-Za-z0-9]\\s*\\(\\s*\\()")
  (#ends-statement? @definition.variable))
 
+; `typedef MACRO(T) name;` may also read as a parenthesized declarator, and the
+; name as an ERROR after it (tree-sitter-c reads a macro type, so C needs no such
+; pattern, which there would take the last parameter of a broken function-pointer
+; typedef).
+(type_definition
+  declarator: (parenthesized_declarator)
+  (ERROR . (identifier) @name .)) @definition.typedef
+
 ; `typedef MACRO(T) name;` and `MACRO(T) name;`, a type written by a macro:
 ; tree-sitter ends the typedef, or reads a call, before the name, which is left
 ; alone in a statement of its own on the same line (`#after-macro?`, lang.rs).

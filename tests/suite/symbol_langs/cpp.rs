@@ -274,3 +274,19 @@ fn cpp_nested_namespace_before_a_macro_is_found() {
     assert_eq!(f.lines("outer"), ["outer [namespace] -> src/ns.cpp:1"]);
     assert_eq!(f.lines("inner"), ["inner [namespace] -> src/ns.cpp:1"]);
 }
+
+#[test]
+fn cpp_typedef_of_a_type_written_by_a_macro_is_named() {
+    // tree-sitter-cpp reads `WRAP(struct node)` as parentheses around a declarator and
+    // the name after it as an ERROR; the typedef is that name, not `node`.
+    let f = Fixture::new(&[("src/node.cpp", "typedef WRAP(struct node) node_ptr;\n")]);
+    assert_eq!(
+        f.lines("node_ptr"),
+        ["node_ptr [typedef] -> src/node.cpp:1"]
+    );
+    let lines = f.lines("node");
+    assert!(
+        lines.iter().all(|line| !line.starts_with("node [")),
+        "{lines:?}"
+    );
+}
