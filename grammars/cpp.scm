@@ -93,7 +93,14 @@
 ; followed by its body (`{`), perhaps after a trailing macro, is a definition.
 (ERROR (function_declarator) @name @definition.function . "{")
 
-(ERROR (function_declarator) @name @definition.function . (ERROR) . "{")
+; A macro after the parameters may also read as a type (`static LOCAL(T *) f(int a)
+; MAY_EXIT {`).
+(ERROR
+  (function_declarator) @name @definition.function
+  .
+  [(ERROR) (type_identifier)]
+  .
+  "{")
 
 (namespace_definition name: (namespace_identifier) @name) @definition.namespace
 

@@ -386,7 +386,7 @@ units! {
     typescript_units, "lang-typescript", "TypeScript", "parser-typescript.r", "TypeScript", ["ts"], "ts", 95.6;
     java_units, "lang-java", "Java", "parser-java.r", "Java", ["java"], "java", 97.8;
     c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 88.7;
-    cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 97.9;
+    cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 98.0;
     csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 97.9;
     ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 96.5;
     php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 88.1;

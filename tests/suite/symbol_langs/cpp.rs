@@ -290,3 +290,17 @@ fn cpp_typedef_of_a_type_written_by_a_macro_is_named() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn cpp_function_between_macros_in_a_broken_region_is_found() {
+    // A macro for the return type and one after the parameters leave tree-sitter an
+    // ERROR holding both calls and the trailing macro before the body.
+    let f = Fixture::new(&[(
+        "src/err.cpp",
+        "RETURNS(struct report *) on_failure(int code) NEVER_RETURNS\n{\n\tif (code == 0)\n\t\texit (1);\n\treturn 0;\n}\n",
+    )]);
+    assert_eq!(
+        f.lines("on_failure"),
+        ["on_failure [function] -> src/err.cpp:1"]
+    );
+}
