@@ -13,6 +13,11 @@
 
 (preproc_function_def name: (identifier) @name) @definition.macro
 
+; `#pragma weak name` and `#pragma weak name = target` define the weak symbol
+; `name`, a macro to ctags. extract.rs names it by the word after `weak`.
+((preproc_call argument: (preproc_arg) @name) @definition.macro
+ (#match? @definition.macro "^#\\s*pragma\\s+weak\\s"))
+
 ; A function definition, whatever its return type wraps the declarator in
 ; (`char *f(void)`, `int (*f(void))[4]`).
 (function_definition declarator: (_) @name) @definition.function
@@ -42,7 +47,10 @@
 ; A prototype's declarator reads `name(` after any `*`s; a function pointer's
 ; starts with `(`, an initialized variable's has ` = ` before any `(`. A
 ; declaration that does not end with its own `;` is tree-sitter's recovery from
-; an unexpanded macro (it made up a MISSING `;`), not a variable.
+; an unexpanded macro (it made up a MISSING `;`), not a variable, unless an
+; attribute after the declarator (`int v __attribute__((unused));`, `int
+; fb[N] __read_mostly;`) made it stop there: `#ends-statement?`, tested in Rust
+; (lang.rs).
 ((declaration declarator: (_) @name) @definition.variable
  (#has-parent? @definition.variable
   translation_unit
@@ -54,4 +62,16 @@
   linkage_specification)
  (#not-match? @definition.variable "^extern\\s")
  (#not-match? @name "^[*\\s]*[A-Za-z_][A-Za-z0-9_]*\\s*\\(")
- (#match? @definition.variable ";$"))
+ (#ends-statement? @definition.variable))
+
+; `typedef MACRO(T) name;` and `MACRO(T) name;`, a type written by a macro:
+; tree-sitter ends the typedef, or reads a call, before the name, which is left
+; alone in a statement of its own on the same line (`#after-macro?`, lang.rs).
+; An upper-case word after a call is a macro itself (`f() NOEXCEPT;`).
+((expression_statement . (identifier) @name .) @definition.typedef
+ (#after-macro? @definition.typedef type_definition))
+
+((expression_statement . (identifier) @name .) @definition.variable
+ (#has-parent? @definition.variable translation_unit declaration_list linkage_specification)
+ (#not-match? @name "^[A-Z][A-Z0-9_]*$")
+ (#after-macro? @definition.variable expression_statement))

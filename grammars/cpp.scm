@@ -56,6 +56,24 @@
   ]
   body: (_)) @definition.function
 
+; An empty body after the parameters followed by a `;` (`void f() { };`) reads
+; as a declaration initialized with an empty braced list (`int n{};`), but a
+; function declarator takes no initializer: it is a definition. Its text ends
+; with the parameters, qualifiers, `{ }` and its own `;`, without a `) :`: a
+; constructor's initializer list after a macro (`API S() : a(0), b(0) {}` reads
+; `b(0) {}` as a declarator) is no such function.
+([
+   (declaration
+     declarator: (init_declarator
+       declarator: (function_declarator) @name
+       value: (initializer_list)))
+   (field_declaration
+     declarator: (function_declarator) @name
+     default_value: (initializer_list))
+ ] @definition.function
+ (#match? @definition.function "\\)[\\s\\w&]*\\{\\s*\\}\\s*;$")
+ (#not-match? @definition.function "\\)\\s*:[^:]"))
+
 ; A macro call after the parameters (`bool f() const LOCKS_EXCLUDED(mu) {`)
 ; makes tree-sitter end the declaration there with a made-up (MISSING) `;`, so
 ; its text does not end with one, and read the macro as a function (with no
@@ -75,7 +93,14 @@
 ; followed by its body (`{`), perhaps after a trailing macro, is a definition.
 (ERROR (function_declarator) @name @definition.function . "{")
 
-(ERROR (function_declarator) @name @definition.function . (ERROR) . "{")
+; A macro after the parameters may also read as a type (`static LOCAL(T *) f(int a)
+; MAY_EXIT {`).
+(ERROR
+  (function_declarator) @name @definition.function
+  .
+  [(ERROR) (type_identifier)]
+  .
+  "{")
 
 (namespace_definition name: (namespace_identifier) @name) @definition.namespace
 
@@ -158,13 +183,14 @@
 ; An unexpanded macro before the type (`static BOOST_FORCEINLINE storage_type
 ; f(…) BOOST_NOEXCEPT;`) makes tree-sitter take the type, or the macro after
 ; the parameters, for the member's name: such a declaration, whose text has a
-; word followed by `(` (not `(*`, a function pointer) before any `=`, `<`, `[`,
+; word followed by `(` (not `(*`, a function pointer, nor `__attribute__((`:
+; `char c __attribute__((deprecated));`) before any `=`, `<`, `[`,
 ; `{` or `;`, is a member function declaration too. So is a declaration that
 ; tree-sitter ended at the misread name with a made-up (MISSING) `;`: a real one
 ; ends with its own `;`.
 ((field_declaration declarator: (_) @name) @definition.member
  (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
- (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
+ (#not-match? @definition.member "^[^=;{(<\\[]*(\\w\\s*\\(\\s*[^*&^\\s(]|[A-Za-z0-9]\\s*\\(\\s*\\()")
  (#match? @definition.member ";$"))
 
 ; An export macro before a class name (`class GTEST_API_ TestResult {`, see
@@ -203,7 +229,7 @@
        (compound_statement))
     ]))
  (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_]*\\s*\\()")
- (#not-match? @definition.member "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
+ (#not-match? @definition.member "^[^=;{(<\\[]*(\\w\\s*\\(\\s*[^*&^\\s(]|[A-Za-z0-9]\\s*\\(\\s*\\()")
  (#match? @definition.member ";$")
  (#not-match? @definition.function ";$"))
 
@@ -230,7 +256,15 @@
 
 ; A namespace or class whose block tree-sitter could not parse (unexpanded
 ; macros inside) is still named right after its keyword.
-(ERROR "namespace" . [(identifier) (namespace_identifier)] @name) @definition.namespace
+; `namespace a::b MACRO(…) {` defines both.
+(ERROR
+  "namespace"
+  .
+  [
+    (identifier) @name
+    (namespace_identifier) @name
+    (nested_namespace_specifier (namespace_identifier) @name)
+  ]) @definition.namespace
 
 (type_definition declarator: (_) @name) @definition.typedef
 
@@ -239,8 +273,11 @@
 
 ; Variables: declarations outside any function body (at the top level, in a
 ; namespace, a preprocessor conditional or an `extern "C"` block) that are not
-; prototypes or `extern`s, as in grammars/c.scm, nor prototypes misread
-; because of a macro (as for members above).
+; prototypes or `extern`s, as in grammars/c.scm (with its `#ends-statement?`
+; for an attribute after the declarator), nor prototypes misread because of a
+; macro (as for members above). A literal after the `(` (`std::string
+; name("x");`) makes it a constructor call, not a parameter list, and a second
+; `(` an attribute (`char *__attribute__((aligned(8))) *p;`).
 ((declaration declarator: (_) @name) @definition.variable
  (#has-parent? @definition.variable
   translation_unit
@@ -251,6 +288,26 @@
   declaration_list
   linkage_specification)
  (#not-match? @definition.variable "^extern\\s")
- (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\()")
- (#not-match? @definition.variable "^[^=;{(<\\[]*\\w\\s*\\(\\s*[^*&^\\s]")
- (#match? @definition.variable ";$"))
+ (#not-match? @name "^[*&\\s]*(operator\\b|~|[A-Za-z_][A-Za-z0-9_:]*\\s*\\(\\s*[^\"'0-9\\s(])")
+ (#not-match? @definition.variable "^[^=;{(<\\[]*(\\w\\s*\\(\\s*[^*&^\\s(\"'0-9]|[A-Za-z0-9]\\s*\\(\\s*\\()")
+ (#ends-statement? @definition.variable))
+
+; `typedef MACRO(T) name;` may also read as a parenthesized declarator, and the
+; name as an ERROR after it (tree-sitter-c reads a macro type, so C needs no such
+; pattern, which there would take the last parameter of a broken function-pointer
+; typedef).
+(type_definition
+  declarator: (parenthesized_declarator)
+  (ERROR . (identifier) @name .)) @definition.typedef
+
+; `typedef MACRO(T) name;` and `MACRO(T) name;`, a type written by a macro:
+; tree-sitter ends the typedef, or reads a call, before the name, which is left
+; alone in a statement of its own on the same line (`#after-macro?`, lang.rs).
+; An upper-case word after a call is a macro itself (`f() NOEXCEPT;`).
+((expression_statement . (identifier) @name .) @definition.typedef
+ (#after-macro? @definition.typedef type_definition))
+
+((expression_statement . (identifier) @name .) @definition.variable
+ (#has-parent? @definition.variable translation_unit declaration_list linkage_specification)
+ (#not-match? @name "^[A-Z][A-Z0-9_]*$")
+ (#after-macro? @definition.variable expression_statement))

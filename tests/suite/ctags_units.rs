@@ -234,6 +234,17 @@ fn unescape(name: &str) -> String {
     out
 }
 
+/// A name as find_symbol matches it: a C++ operator however it is spaced (ctags writes
+/// `operator -=` and `operator int*` where the source, and so our name, may read
+/// `operator-=` or `operator int *`; a lookup of either finds both, see `same_name`).
+fn lookup_key(name: &str) -> String {
+    if name.starts_with("operator") {
+        name.chars().filter(|c| !c.is_whitespace()).collect()
+    } else {
+        name.to_owned()
+    }
+}
+
 /// Whether a unit's options make ctags print something other than a tags file.
 fn other_output(args: &str) -> bool {
     args.lines().any(|a| {
@@ -294,10 +305,10 @@ fn measure(units: &Path, suite: &Suite) -> Measured {
                 .of(&format!("input.{}", suite.read_as), &bytes)
                 .unwrap_or_default()
                 .into_iter()
-                .map(|(name, line, _)| (name, line))
+                .map(|(name, line, _)| (lookup_key(&name), line))
                 .collect();
             for tag in expected {
-                let found = ours.contains(&(tag.name.clone(), tag.line));
+                let found = ours.contains(&(lookup_key(&tag.name), tag.line));
                 measured.expected += 1;
                 let entry = measured.kinds.entry(tag.kind.clone()).or_default();
                 entry.0 += 1;
@@ -406,8 +417,8 @@ units! {
     javascript_units, "lang-javascript", "JavaScript", "parser-javascript.r", "JavaScript", ["js"], "js", 91.7;
     typescript_units, "lang-typescript", "TypeScript", "parser-typescript.r", "TypeScript", ["ts"], "ts", 95.6;
     java_units, "lang-java", "Java", "parser-java.r", "Java", ["java"], "java", 100.0;
-    c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 87.0;
-    cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 88.8;
+    c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 88.7;
+    cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 98.0;
     csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 99.6;
     ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 100.0;
     php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 90.6;

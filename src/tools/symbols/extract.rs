@@ -28,6 +28,7 @@
 //! the construct starts rather than the line of the name, as ctags does for impl blocks
 //! whose header spans several lines.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
@@ -350,7 +351,7 @@ impl Extractor {
                 if read.is_multiple_of(CHECK_EVERY) && budget.check().is_some() {
                     return Ok(None);
                 }
-                if let Some(candidate) = candidate(part, found) {
+                if let Some(candidate) = candidate(part, found, source) {
                     if candidates.len() >= MAX_CANDIDATES {
                         cut = Some(Cut::Definitions);
                         break 'parts;
@@ -400,6 +401,7 @@ fn deeper_than(root: Node<'_>, limit: u32) -> bool {
 fn candidate<'tree>(
     part: &'static QueryPart,
     found: &tree_sitter::QueryMatch<'_, 'tree>,
+    source: &[u8],
 ) -> Option<Candidate<'tree>> {
     let mut name = None;
     let mut item = None;
@@ -420,7 +422,7 @@ fn candidate<'tree>(
                     .captures()
                     .iter()
                     .filter(|capture| capture.index == test.capture)
-                    .all(|capture| test.holds(capture.node))
+                    .all(|capture| test.holds(capture.node, source))
             })
         });
     if !tests_hold {
@@ -529,7 +531,8 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
             | "array_declarator"
             | "function_declarator"
             | "init_declarator" => node.child_by_field_name("declarator"),
-            "parenthesized_declarator" | "attributed_declarator" => node.named_child(0),
+            "attributed_declarator" => node.named_child(0),
+            "parenthesized_declarator" => parenthesized(node),
             // C++: `&r`, `a::b::name`, `Box<T>`, `get<T>`.
             "reference_declarator" => node.named_child(0),
             "qualified_identifier" | "template_type" | "template_function" => {
@@ -545,6 +548,54 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
         node = next?;
     }
     None
+}
+
+/// The declarator inside a C parenthesized declarator: `(*fp)`, and `(__stdcall *fp)`,
+/// `(WINAPI *fp)` or `(WINAPI f)`, where a calling convention, or a macro standing for
+/// one (which tree-sitter reads as a type, or as an ERROR of one word), comes before
+/// it.
+/// Anything else before it is a parse that macros broke, which names nothing.
+fn parenthesized(node: Node<'_>) -> Option<Node<'_>> {
+    let mut cursor = node.walk();
+    let parts: Vec<Node<'_>> = node
+        .named_children(&mut cursor)
+        .filter(|child| child.kind() != "comment")
+        .collect();
+    let one_word = |part: Node<'_>| {
+        matches!(part.kind(), "identifier" | "type_identifier") && part.named_child_count() == 0
+    };
+    match parts.as_slice() {
+        [] => None,
+        [only] => Some(*only),
+        // Only a function's declarator (`(WINAPI *fp)(int)`): `typedef M(a, b) t;`,
+        // a macro call tree-sitter also reads as parentheses, names nothing inside.
+        [convention, declarator]
+            if node
+                .parent()
+                .is_some_and(|parent| parent.kind() == "function_declarator") =>
+        {
+            let convention_like = matches!(convention.kind(), "ms_call_modifier")
+                || one_word(*convention)
+                || (convention.kind() == "ERROR"
+                    && convention.child_count() == 1
+                    && convention.named_child(0).is_some_and(one_word));
+            if !convention_like {
+                return None;
+            }
+            // `(WINAPI f)` reads as an ERROR of the macro, then the name.
+            if declarator.kind() == "pointer_declarator"
+                || (convention.kind() == "ERROR" && one_word(*declarator))
+            {
+                return Some(*declarator);
+            }
+            // Or as the macro read as a type, then an ERROR of the name.
+            (declarator.kind() == "ERROR" && declarator.named_child_count() == 1)
+                .then(|| declarator.named_child(0))
+                .flatten()
+                .filter(|name| one_word(*name))
+        }
+        _ => None,
+    }
 }
 
 /// The identifier node that names a scope node, by its rule.
@@ -707,6 +758,32 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
             .or_else(|| text.strip_prefix('#'))
             .unwrap_or(text),
     )
+}
+
+/// The name a definition is stored under: its [`identifier`], except that a C++
+/// destructor written with a space (`Class:: ~ Class() {}`) is named `~Class`, as
+/// ctags names it and as a lookup spells it, and a C `#pragma weak name = target` by
+/// its `name`.
+fn definition_name<'s>(source: &'s [u8], node: Node<'_>) -> Option<Cow<'s, str>> {
+    let text = identifier(source, node)?;
+    if node.kind() == "preproc_arg"
+        && node
+            .parent()
+            .is_some_and(|parent| parent.kind() == "preproc_call")
+    {
+        let rest = text.trim_start().strip_prefix("weak")?.trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = rest.get(..end)?;
+        return (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit()))
+            .then_some(Cow::Borrowed(name));
+    }
+    if node.kind() == "destructor_name" && text.contains(char::is_whitespace) {
+        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        return Some(Cow::Owned(compact));
+    }
+    Some(Cow::Borrowed(text))
 }
 
 /// What a scope node on the way down to a definition adds to its scope path.
@@ -890,9 +967,10 @@ fn collect<'t>(
             cut = Some(Cut::Definitions);
             break;
         }
-        let Some(text) = identifier(source, candidate.node) else {
+        let Some(text) = definition_name(source, candidate.node) else {
             continue;
         };
+        let text = &*text;
         let Ok(len) = u16::try_from(text.len() + candidate.suffix.len()) else {
             continue;
         };

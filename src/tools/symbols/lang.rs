@@ -788,7 +788,17 @@ pub(crate) struct QueryPart {
 /// - `(#before-macro-body? @c)`: its next named sibling is a `function_definition`
 ///   with no type whose declarator is a call of a bare name (`LOCKS_EXCLUDED(mu) {…}`):
 ///   how tree-sitter-cpp reads a macro call after a declaration's parameters, giving
-///   the declaration's body to the macro.
+///   the declaration's body to the macro;
+/// - `(#ends-statement? @c)`: its text ends with its own `;`, or tree-sitter made the
+///   `;` up (MISSING) because an attribute follows the declarator on the same line,
+///   up to the real `;` (`int v __attribute__((aligned(16)));`, the kernel's
+///   `struct fb_info *fb[FB_MAX] __read_mostly;`): see [`attributes_to_end`]. The
+///   grammars take a trailing attribute only in a struct's fields. Any other made-up `;` is
+///   tree-sitter's recovery from an unexpanded macro, not a declaration;
+/// - `(#after-macro? @c kind)`: the node (a statement `name;`) starts on the line where
+///   its previous sibling, of that kind, ends without its own `;`: tree-sitter ended
+///   `typedef MACRO(T) name;` or `MACRO(T) name;` (a type written by a macro) before
+///   the name, which is then the typedef's or the variable's.
 ///
 /// They say what spelling the structure out in the query says (`[(kind_a (x) @c)
 /// (kind_b (x) @c) …]`, `(module (_ !name (block (x) @c)))` for `"block _ module"`, or
@@ -814,6 +824,10 @@ pub(crate) enum NodeRule {
     Ancestors(Vec<Vec<Ancestor>>),
     /// `#before-macro-body?`.
     BeforeMacroBody,
+    /// `#ends-statement?`.
+    EndsStatement,
+    /// `#after-macro?`, with the previous sibling's kind.
+    AfterMacro(Box<str>),
 }
 
 /// One step of a [`NodeRule::Ancestors`] chain.
@@ -826,11 +840,99 @@ pub(crate) enum Ancestor {
 }
 
 impl NodeTest {
-    /// Whether `node` passes the test.
-    pub(crate) fn holds(&self, node: tree_sitter::Node<'_>) -> bool {
+    /// Whether `node` of the file `source` passes the test.
+    pub(crate) fn holds(&self, node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
         match &self.rule {
             NodeRule::Ancestors(chains) => ancestors_start_with(node, chains),
             NodeRule::BeforeMacroBody => before_macro_body(node),
+            NodeRule::EndsStatement => ends_statement(node, source),
+            NodeRule::AfterMacro(kind) => after_macro(node, kind, source),
+        }
+    }
+}
+
+/// Whether `node` follows, on the line where it ends, a sibling of `kind` that
+/// tree-sitter ended without its own `;` (see [`NodeTest`]).
+fn after_macro(node: tree_sitter::Node<'_>, kind: &str, source: &[u8]) -> bool {
+    node.prev_sibling().is_some_and(|previous| {
+        previous.kind() == kind
+            && previous.end_position().row == node.start_position().row
+            && !ends_statement_itself(previous, source)
+    })
+}
+
+/// Whether `node`'s text ends with `;`.
+fn ends_statement_itself(node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
+    let end = node.end_byte();
+    end > 0 && source.get(end - 1) == Some(&b';')
+}
+
+/// Whether `node` ends with its own `;` or only attributes stand between it and the
+/// `;` on its last line (see [`NodeTest`]).
+fn ends_statement(node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
+    if ends_statement_itself(node, source) {
+        return true;
+    }
+    let rest = source.get(node.end_byte()..).unwrap_or_default();
+    let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
+    attributes_to_end(line)
+}
+
+/// Whether `text` is attributes up to the end of a declarator (`;`, `=` or `,`): words,
+/// the first of them reserved (`__attribute__((…))`, the kernel's `__read_mostly`), and
+/// only reserved ones followed by parentheses. Anything else is not an attribute:
+/// `ZEXPORT deflate(…)` and `__init setup(void)` are a function's name after a macro,
+/// `__ARGS((int a))` a prototype's parameters for pre-ANSI compilers.
+fn attributes_to_end(text: &[u8]) -> bool {
+    let mut at = 0;
+    let mut first = true;
+    loop {
+        while text.get(at).is_some_and(u8::is_ascii_whitespace) {
+            at += 1;
+        }
+        match text.get(at) {
+            Some(b';' | b'=' | b',') => return !first,
+            Some(b) if b.is_ascii_alphabetic() || *b == b'_' => {}
+            _ => return false,
+        }
+        let start = at;
+        while text
+            .get(at)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        {
+            at += 1;
+        }
+        let word = text.get(start..at).unwrap_or_default();
+        let reserved = word.starts_with(b"__");
+        if first && !reserved {
+            return false;
+        }
+        first = false;
+        while text.get(at).is_some_and(u8::is_ascii_whitespace) {
+            at += 1;
+        }
+        if text.get(at) != Some(&b'(') {
+            continue;
+        }
+        let double = text.get(at + 1) == Some(&b'(');
+        if !reserved || (double && !word.starts_with(b"__attribute")) {
+            return false;
+        }
+        let mut depth = 0usize;
+        loop {
+            match text.get(at) {
+                Some(b'(') => depth += 1,
+                Some(b')') => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        at += 1;
+                        break;
+                    }
+                }
+                Some(_) => {}
+                None => return false,
+            }
+            at += 1;
         }
     }
 }
@@ -883,14 +985,38 @@ fn node_tests(query: &Query, language: &Language) -> Result<Vec<Vec<NodeTest>>, 
             let one_step = match operator {
                 "has-parent?" => true,
                 "has-ancestors?" => false,
-                "before-macro-body?" => {
+                "after-macro?" => {
+                    let [
+                        tree_sitter::QueryPredicateArg::Capture(capture),
+                        tree_sitter::QueryPredicateArg::String(kind),
+                    ] = &*predicate.args
+                    else {
+                        return Err(format!("#{operator} takes a capture, then a node kind"));
+                    };
+                    if language.id_for_node_kind(kind, true) == 0 {
+                        return Err(format!(
+                            "#{operator} names `{kind}`, which is not a node kind of the grammar"
+                        ));
+                    }
+                    tests.push(NodeTest {
+                        capture: *capture,
+                        rule: NodeRule::AfterMacro(kind.clone()),
+                    });
+                    continue;
+                }
+                "before-macro-body?" | "ends-statement?" => {
                     let [tree_sitter::QueryPredicateArg::Capture(capture)] = &*predicate.args
                     else {
                         return Err(format!("#{operator} takes one capture"));
                     };
+                    let rule = if operator == "ends-statement?" {
+                        NodeRule::EndsStatement
+                    } else {
+                        NodeRule::BeforeMacroBody
+                    };
                     tests.push(NodeTest {
                         capture: *capture,
-                        rule: NodeRule::BeforeMacroBody,
+                        rule,
                     });
                     continue;
                 }

@@ -100,3 +100,78 @@ fn c_qualified_names_narrow_the_answer() {
         ["GREEN [enumerator] color -> src/point.c:10"]
     );
 }
+
+#[test]
+fn c_variable_with_a_trailing_attribute_is_found() {
+    // The grammar takes no attribute after a top-level declarator and makes up a `;`
+    // before it; the variable is still one. A pre-ANSI parameter macro in the same
+    // place (`__P((…))`) makes a prototype, which ctags does not tag by default, and
+    // so does a macro before a function's name, where the type is no variable.
+    // One file each: tree-sitter's recovery from one such line reaches into the next.
+    let f = Fixture::new(&[
+        (
+            "src/counter.c",
+            "static int counter __attribute__((unused));\n",
+        ),
+        (
+            "src/slots.c",
+            "struct table *slots[MAX_SLOTS] __cacheline_aligned;\n",
+        ),
+        ("src/legacy.c", "void legacy __P((int a));\n"),
+        (
+            "src/zip.c",
+            "API_EXTERN long API_CALL compress_all(int level);\n",
+        ),
+        ("src/setup.c", "static char __init setup_all(void);\n"),
+    ]);
+    assert_eq!(
+        f.lines("counter"),
+        ["counter [variable] -> src/counter.c:1"]
+    );
+    assert_eq!(f.lines("slots"), ["slots [variable] -> src/slots.c:1"]);
+    for name in ["legacy", "long", "char"] {
+        let lines = f.lines(name);
+        assert!(
+            lines
+                .iter()
+                .all(|line| !line.starts_with(&format!("{name} ["))),
+            "find_symbol({name}): {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn c_weak_symbol_of_a_pragma_is_a_macro() {
+    // ctags tags the weak symbol `#pragma weak` declares as a macro; the target is
+    // only referred to.
+    let f = Fixture::new(&[(
+        "src/weak.c",
+        "#pragma once\n#pragma weak fast_copy = slow_copy\n#pragma weak spare_hook\n",
+    )]);
+    assert_eq!(f.lines("fast_copy"), ["fast_copy [macro] -> src/weak.c:2"]);
+    assert_eq!(
+        f.lines("spare_hook"),
+        ["spare_hook [macro] -> src/weak.c:3"]
+    );
+    let lines = f.lines("slow_copy");
+    assert!(
+        lines.iter().all(|line| !line.starts_with("slow_copy [")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn c_type_written_by_a_macro_still_names_its_typedef_and_variable() {
+    let f = Fixture::new(&[
+        ("src/chain.c", "typedef ARRAY_OF(struct link) link_chain;\n"),
+        ("src/data.c", "EXPORTED_DATA(struct table) default_table;\n"),
+    ]);
+    assert_eq!(
+        f.lines("link_chain"),
+        ["link_chain [typedef] -> src/chain.c:1"]
+    );
+    assert_eq!(
+        f.lines("default_table"),
+        ["default_table [variable] -> src/data.c:1"]
+    );
+}

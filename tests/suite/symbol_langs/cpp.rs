@@ -180,3 +180,127 @@ fn cpp_qualified_names_narrow_the_answer() {
         ["inner [namespace] outer -> src/stack.h:2"]
     );
 }
+
+#[test]
+fn cpp_destructor_written_with_a_space_is_named_without_it() {
+    let f = Fixture::new(&[(
+        "src/widget.cpp",
+        "Widget:: ~ Widget() { }\nclass Pane {\npublic: ~ Pane() { }\n};\n",
+    )]);
+    assert_eq!(
+        f.lines("~Widget"),
+        ["~Widget [function] Widget -> src/widget.cpp:1"]
+    );
+    assert_eq!(
+        f.lines("~Pane"),
+        ["~Pane [function] Pane -> src/widget.cpp:3"]
+    );
+}
+
+#[test]
+fn cpp_function_with_an_empty_body_and_a_semicolon_is_found() {
+    // `void f() { };` reads as a declaration initialized with `{ }`, in a namespace
+    // and in a class alike.
+    let f = Fixture::new(&[(
+        "src/ui.cpp",
+        "namespace ui {\nvoid reset() { };\n}\nstruct Pane {\n  void clear() { };\n};\n",
+    )]);
+    assert_eq!(f.lines("reset"), ["reset [function] ui -> src/ui.cpp:2"]);
+    assert_eq!(f.lines("clear"), ["clear [function] Pane -> src/ui.cpp:5"]);
+}
+
+#[test]
+fn cpp_variable_and_member_with_a_trailing_attribute_are_found() {
+    let f = Fixture::new(&[(
+        "src/attr.cpp",
+        "int hits __attribute__((aligned(8)));\n\
+         struct Tag {\n  char code __attribute__((deprecated));\n};\n",
+    )]);
+    assert_eq!(f.lines("hits"), ["hits [variable] -> src/attr.cpp:1"]);
+    assert_eq!(f.lines("code"), ["code [member] Tag -> src/attr.cpp:3"]);
+}
+
+#[test]
+fn cpp_typedef_of_a_function_with_a_calling_convention_macro_is_named() {
+    // The macro (`WINAPI`, `CALLBACK`) before the name inside the parentheses is read as
+    // a type or an ERROR; the typedef is the name after it.
+    let f = Fixture::new(&[(
+        "src/calls.cpp",
+        "typedef void (CALLCONV handler_t)(void);\ntypedef int (CALLCONV* hook_t)(int);\n",
+    )]);
+    assert_eq!(
+        f.lines("handler_t"),
+        ["handler_t [typedef] -> src/calls.cpp:1"]
+    );
+    assert_eq!(f.lines("hook_t"), ["hook_t [typedef] -> src/calls.cpp:2"]);
+    let lines = f.lines("CALLCONV");
+    assert!(
+        lines.iter().all(|line| !line.starts_with("CALLCONV [")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn cpp_variable_built_by_a_constructor_call_is_found() {
+    // A literal after the `(` makes it a constructor's arguments, not a prototype's
+    // parameters.
+    let f = Fixture::new(&[(
+        "src/words.cpp",
+        "std::string greeting(\"hi\"), farewell(\"bye\");\nstd::string shout(const char* s);\n",
+    )]);
+    assert_eq!(
+        f.lines("greeting"),
+        ["greeting [variable] -> src/words.cpp:1"]
+    );
+    assert_eq!(
+        f.lines("farewell"),
+        ["farewell [variable] -> src/words.cpp:1"]
+    );
+    let lines = f.lines("shout");
+    assert!(
+        lines.iter().all(|line| !line.starts_with("shout [")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn cpp_nested_namespace_before_a_macro_is_found() {
+    // A macro between the name and the brace breaks the parse; both namespaces are
+    // still named right after the keyword.
+    let f = Fixture::new(&[(
+        "src/ns.cpp",
+        "namespace outer::inner EXPORT_TAG(\"v1\")\n{\n}\n",
+    )]);
+    assert_eq!(f.lines("outer"), ["outer [namespace] -> src/ns.cpp:1"]);
+    assert_eq!(f.lines("inner"), ["inner [namespace] -> src/ns.cpp:1"]);
+}
+
+#[test]
+fn cpp_typedef_of_a_type_written_by_a_macro_is_named() {
+    // tree-sitter-cpp reads `WRAP(struct node)` as parentheses around a declarator and
+    // the name after it as an ERROR; the typedef is that name, not `node`.
+    let f = Fixture::new(&[("src/node.cpp", "typedef WRAP(struct node) node_ptr;\n")]);
+    assert_eq!(
+        f.lines("node_ptr"),
+        ["node_ptr [typedef] -> src/node.cpp:1"]
+    );
+    let lines = f.lines("node");
+    assert!(
+        lines.iter().all(|line| !line.starts_with("node [")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn cpp_function_between_macros_in_a_broken_region_is_found() {
+    // A macro for the return type and one after the parameters leave tree-sitter an
+    // ERROR holding both calls and the trailing macro before the body.
+    let f = Fixture::new(&[(
+        "src/err.cpp",
+        "RETURNS(struct report *) on_failure(int code) NEVER_RETURNS\n{\n\tif (code == 0)\n\t\texit (1);\n\treturn 0;\n}\n",
+    )]);
+    assert_eq!(
+        f.lines("on_failure"),
+        ["on_failure [function] -> src/err.cpp:1"]
+    );
+}
