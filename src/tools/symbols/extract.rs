@@ -505,6 +505,8 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "string_content"
                     // PHP
                     | "name"
+                    // Shell: a function's name, or an alias's `name=value`.
+                    | "word"
             )
             .then_some(node);
         }
@@ -673,6 +675,11 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
     let text = std::str::from_utf8(source.get(node.start_byte()..node.end_byte())?).ok()?;
     if node.kind() == "simple_symbol" {
         return Some(text.strip_prefix(':').unwrap_or(text));
+    }
+    // A shell alias is a word that assigns (`ll='ls -l'` is the word `ll=` and a string):
+    // its name is what is before the `=`. A function's name never holds one.
+    if node.kind() == "word" {
+        return Some(text.split_once('=').map_or(text, |(name, _)| name));
     }
     // A C++ conversion operator (`operator T&() const`) is named without its parameters
     // and qualifiers, `operator T&`, as ctags names it: up to the parameter list, which

@@ -568,6 +568,25 @@ pub(crate) const LANGS: &[LangSpec] = &[
         separator: "::",
         file_scope_kind: None,
     },
+    #[cfg(feature = "lang-bash")]
+    LangSpec {
+        name: "Shell",
+        // ctags' Sh map (sh, bash, ksh, zsh, ash; `.SH` as well, which no other
+        // language claims). A script without an extension is not read: the walk picks a
+        // language by the name alone, and looking for a `#!` line would read every
+        // extensionless file (a LICENSE, a Makefile) once more.
+        extensions: &["sh", "SH", "bsh", "bash", "ksh", "zsh", "ash"],
+        grammar: || tree_sitter_bash::LANGUAGE.into(),
+        query: include_str!("../../../grammars/bash.scm"),
+        // Functions are defined in `if` blocks, `case` arms and other functions' bodies,
+        // and ctags tags them there.
+        max_start_depth: None,
+        // ctags gives shell functions no scope: a function defined inside another is
+        // defined globally when the outer one runs.
+        scopes: &[],
+        separator: ".",
+        file_scope_kind: None,
+    },
 ];
 
 /// The scopes of JavaScript definitions, as ctags prints them: classes, functions and
@@ -1313,6 +1332,10 @@ mod tests {
         assert_eq!(name("lib/app.rb"), Some("Ruby"));
         #[cfg(feature = "lang-php")]
         assert_eq!(name("src/Kernel.php"), Some("PHP"));
+        #[cfg(feature = "lang-bash")]
+        assert_eq!(name("completions/git.bash"), Some("Shell"));
+        #[cfg(feature = "lang-bash")]
+        assert_eq!(name("configure.sh"), Some("Shell"));
         assert_eq!(name("x.kt"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);

@@ -15,6 +15,8 @@ use std::process::{Command, Stdio};
 
 use metron::testing::Definitions;
 
+#[cfg(feature = "lang-bash")]
+mod bash;
 #[cfg(feature = "lang-c")]
 mod c;
 #[cfg(feature = "lang-cpp")]

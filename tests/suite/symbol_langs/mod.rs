@@ -2,6 +2,8 @@
 //! module per language with a fixture holding one of every default Universal Ctags kind,
 //! the scope each answer shows, and qualified lookups. Go and Rust are in `symbols.rs`.
 
+#[cfg(feature = "lang-bash")]
+mod bash;
 #[cfg(feature = "lang-c")]
 mod c;
 #[cfg(feature = "lang-cpp")]
@@ -42,6 +44,8 @@ fn fixtures() -> Vec<(&'static str, &'static str, &'static str)> {
         ("src/lib.rs", "Rust", crate::suite::symbols::LIB_RS),
         ("src/parse.rs", "Rust", crate::suite::symbols::PARSE_RS),
     ]);
+    #[cfg(feature = "lang-bash")]
+    all.push(("sh/lib.sh", "Shell", bash::LIB_SH));
     #[cfg(feature = "lang-c")]
     all.push(("c/point.c", "C", c::POINT_C));
     #[cfg(feature = "lang-cpp")]
