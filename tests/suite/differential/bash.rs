@@ -76,10 +76,12 @@ fn recall_against_ctags_on_a_shell_tree() {
         .filter(|(_, tag)| !library(tag))
         .cloned()
         .collect();
-    let (found_completions, total_completions) =
-        recall("Shell, completions alone", &completions, &ours, |kind, tag| {
-            excluded.contains(&(kind.to_owned(), tag.clone()))
-        });
+    let (found_completions, total_completions) = recall(
+        "Shell, completions alone",
+        &completions,
+        &ours,
+        |kind, tag| excluded.contains(&(kind.to_owned(), tag.clone())),
+    );
     assert!(
         found * 100 >= total * 90,
         "Shell recall {found}/{total} is under 90%"

@@ -74,8 +74,7 @@ fn nested_shell_functions_have_no_scope() {
 fn every_assigning_word_of_an_alias_line_is_an_alias() {
     let f = Fixture::new(&[("lib.sh", LIB_SH)]);
     assert_eq!(f.lines("lt"), ["lt [alias] -> lib.sh:3"]);
-    let Some(defs) =
-        Definitions::new().of("aliases.zsh", b"alias shown\nalias -g G='| grep'\n")
+    let Some(defs) = Definitions::new().of("aliases.zsh", b"alias shown\nalias -g G='| grep'\n")
     else {
         panic!("the shell grammar is compiled in");
     };
@@ -102,9 +101,7 @@ fn heredocs_and_sourced_files_define_nothing() {
 /// ctags' extensions for the shell, `.SH` included; a script without one is not read.
 #[test]
 fn shell_scripts_by_extension() {
-    for path in [
-        "a.sh", "a.SH", "a.bsh", "a.bash", "a.ksh", "a.zsh", "a.ash",
-    ] {
+    for path in ["a.sh", "a.SH", "a.bsh", "a.bash", "a.ksh", "a.zsh", "a.ash"] {
         assert!(metron::testing::symbol_file(path), "{path}");
     }
     assert!(!metron::testing::symbol_file("bin/configure"));
