@@ -455,18 +455,20 @@ fn candidate<'tree>(
 /// a C# `#define`'s name is its `preproc_arg`. `None` when there is
 /// no identifier (`()`).
 fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
-    // A Java package and a C# namespace are named by their whole dotted name, as ctags
-    // names them (`java.util.concurrent`), not by their last part.
-    if matches!(node.kind(), "scoped_identifier" | "qualified_name")
-        && node.parent().is_some_and(|parent| {
-            matches!(
-                parent.kind(),
-                "package_declaration"
-                    | "namespace_declaration"
-                    | "file_scoped_namespace_declaration"
-            )
-        })
-    {
+    // A Java or Kotlin package and a C# namespace are named by their whole dotted name,
+    // as ctags names them (`java.util.concurrent`), not by their last part.
+    if matches!(
+        node.kind(),
+        "scoped_identifier" | "qualified_name" | "qualified_identifier"
+    ) && node.parent().is_some_and(|parent| {
+        matches!(
+            parent.kind(),
+            "package_declaration"
+                | "namespace_declaration"
+                | "file_scoped_namespace_declaration"
+                | "package_header"
+        )
+    }) {
         return Some(node);
     }
     let mut node = node;

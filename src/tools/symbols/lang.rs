@@ -80,6 +80,9 @@ pub(crate) const KINDS: &[&str] = &[
     "trait",
     "define",
     // C and C++: every kind is shared with the languages above.
+    // Kotlin (package, class, interface, method, constant and variable are shared)
+    "object",
+    "typealias",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
@@ -567,6 +570,39 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-kotlin")]
+    LangSpec {
+        name: "Kotlin",
+        // ctags' map: sources and scripts (`build.gradle.kts`).
+        extensions: &["kt", "kts"],
+        grammar: || tree_sitter_kotlin_ng::LANGUAGE.into(),
+        query: include_str!("../../../grammars/kotlin.scm"),
+        // ctags tags a function's local `val`s and `fun`s, so no limit.
+        max_start_depth: None,
+        // ctags scopes by the classes, objects and functions around a definition,
+        // after the package (`com.example.Circle.area`).
+        scopes: &[
+            ScopeRule {
+                node: "class_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "object_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "companion_object",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "function_declaration",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
+        // As in Java: `app.Circle.area` names a method by its package.
+        file_scope_kind: Some("package"),
     },
     #[cfg(feature = "lang-bash")]
     LangSpec {
@@ -1325,7 +1361,8 @@ mod tests {
         assert_eq!(name("include/git2.h"), Some("C++"));
         #[cfg(feature = "lang-cpp")]
         assert_eq!(name("boost/asio.hpp"), Some("C++"));
-        assert_eq!(name("x.kt"), None);
+        #[cfg(feature = "lang-kotlin")]
+        assert_eq!(name("app/src/Main.kt"), Some("Kotlin"));
         #[cfg(feature = "lang-python")]
         assert_eq!(name("pkg/mod.py"), Some("Python"));
         #[cfg(feature = "lang-ruby")]
@@ -1336,7 +1373,7 @@ mod tests {
         assert_eq!(name("completions/git.bash"), Some("Shell"));
         #[cfg(feature = "lang-bash")]
         assert_eq!(name("configure.sh"), Some("Shell"));
-        assert_eq!(name("x.kt"), None);
+        assert_eq!(name("x.swift"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);
         assert_eq!(name("x.GO"), None);

@@ -14,6 +14,8 @@ mod csharp;
 mod java;
 #[cfg(feature = "lang-javascript")]
 mod javascript;
+#[cfg(feature = "lang-kotlin")]
+mod kotlin;
 #[cfg(feature = "lang-php")]
 mod php;
 #[cfg(feature = "lang-python")]
@@ -68,6 +70,8 @@ fn fixtures() -> Vec<(&'static str, &'static str, &'static str)> {
         ("js/app.js", "JavaScript", javascript::APP_JS),
         ("js/view.jsx", "JavaScript", javascript::VIEW_JSX),
     ]);
+    #[cfg(feature = "lang-kotlin")]
+    all.push(("kt/Shapes.kt", "Kotlin", kotlin::SHAPES_KT));
     #[cfg(feature = "lang-php")]
     all.push(("php/app.php", "PHP", php::APP_PHP));
     #[cfg(feature = "lang-python")]
