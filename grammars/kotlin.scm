@@ -9,9 +9,12 @@
 
 (package_header (qualified_identifier) @name) @definition.package
 
-(class_declaration "class" name: (identifier) @name) @definition.class
-
+; An interface first: when two patterns capture the same name the first one
+; written wins, and every other class_declaration is a class (`enum class`,
+; `data class`, `annotation class`, whose keyword the grammar folds away).
 (class_declaration "interface" name: (identifier) @name) @definition.interface
+
+(class_declaration name: (identifier) @name) @definition.class
 
 (object_declaration name: (identifier) @name) @definition.object
 

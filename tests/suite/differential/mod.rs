@@ -29,6 +29,8 @@ mod go;
 mod java;
 #[cfg(feature = "lang-javascript")]
 mod javascript;
+#[cfg(feature = "lang-kotlin")]
+mod kotlin;
 #[cfg(feature = "lang-php")]
 mod php;
 #[cfg(feature = "lang-python")]
