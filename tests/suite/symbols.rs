@@ -352,7 +352,7 @@ fn output_is_sorted_by_path_then_line_across_languages() {
         ("a/b.go", "package b\n\nvar Run = 1\n\nfunc init() {}\n"),
         ("a.go", "package a\n\ntype Run int\n"),
         ("a/notes.txt", "func Run() {}\n"),
-        ("a/run.kt", "fun Run() {}\n"),
+        ("a/run.swift", "func Run() {}\n"),
     ]);
     assert_eq!(
         f.lines("Run"),
@@ -390,7 +390,7 @@ fn misses_and_bad_names_are_plain() {
     ));
 
     // With no file a grammar covers, the tool is withdrawn: a call is refused with why.
-    let empty = Fixture::new(&[("main.kt", "fun main() {}\n")]);
+    let empty = Fixture::new(&[("main.swift", "func main() {}\n")]);
     let refused = empty.find("main");
     assert!(
         matches!(&refused, Err(ToolError::Refused(m)) if m.contains("no supported source files")),
@@ -818,7 +818,7 @@ use super::fake_ollama::{FakeOllama, answer};
 #[test]
 fn find_symbol_is_not_offered_in_a_project_without_supported_files() {
     let p = TestProject::git();
-    p.file("app.kt", "fun main() {}\n");
+    p.file("app.swift", "func main() {}\n");
     p.file("README.md", "# app\n");
     let fake = FakeOllama::start(vec![answer("ok", 10, 1)]);
     let run = metron(p.root())
@@ -871,12 +871,12 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
     p.file("a.go", "package a\n");
     p.file("cmd/b.go", "package main\n");
     p.file("src/lib.rs", "fn f() {}\n");
-    p.file("tools/x.kt", "val x = 1\n");
-    p.file("tools/y.kt", "val y = 1\n");
+    p.file("tools/x.swift", "let x = 1\n");
+    p.file("tools/y.swift", "let y = 1\n");
     p.file("web/App.vue", "<template/>\n");
     p.file("notes.md", "# notes\n");
     p.file("data.json", "{}\n");
-    let expected = "find_symbol: Go 2 files, Rust 1; no grammar for 2 .kt files, 1 .vue file";
+    let expected = "find_symbol: Go 2 files, Rust 1; no grammar for 2 .swift files, 1 .vue file";
 
     let fake = FakeOllama::start(vec![]);
     let run = metron(p.root())
@@ -899,10 +899,10 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
     assert!(run.stdout.lines().any(|l| l == expected), "{run:?}");
 
     // Without any supported file the doctor says why the tool is withdrawn.
-    let kt = TestProject::git();
-    kt.file("app.kt", "fun main() {}\n");
+    let swift = TestProject::git();
+    swift.file("app.swift", "func main() {}\n");
     let fake = FakeOllama::start(vec![]);
-    let run = metron(kt.root())
+    let run = metron(swift.root())
         .args(["--doctor"])
         .env("OLLAMA_HOST", fake.base_url())
         .run();
@@ -914,7 +914,7 @@ fn doctor_and_config_name_the_languages_found_and_not_covered() {
     );
     assert!(
         run.stdout.lines().any(|l| l.ends_with(&format!(
-            "find_symbol: no {} files; no grammar for 1 .kt file",
+            "find_symbol: no {} files; no grammar for 1 .swift file",
             symbol_languages()
         ))),
         "{run:?}"

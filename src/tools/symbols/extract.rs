@@ -457,18 +457,20 @@ fn candidate<'tree>(
 /// a C# `#define`'s name is its `preproc_arg`. `None` when there is
 /// no identifier (`()`).
 fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
-    // A Java package and a C# namespace are named by their whole dotted name, as ctags
-    // names them (`java.util.concurrent`), not by their last part.
-    if matches!(node.kind(), "scoped_identifier" | "qualified_name")
-        && node.parent().is_some_and(|parent| {
-            matches!(
-                parent.kind(),
-                "package_declaration"
-                    | "namespace_declaration"
-                    | "file_scoped_namespace_declaration"
-            )
-        })
-    {
+    // A Java or Kotlin package and a C# namespace are named by their whole dotted name,
+    // as ctags names them (`java.util.concurrent`), not by their last part.
+    if matches!(
+        node.kind(),
+        "scoped_identifier" | "qualified_name" | "qualified_identifier"
+    ) && node.parent().is_some_and(|parent| {
+        matches!(
+            parent.kind(),
+            "package_declaration"
+                | "namespace_declaration"
+                | "file_scoped_namespace_declaration"
+                | "package_header"
+        )
+    }) {
         return Some(node);
     }
     let mut node = node;
@@ -507,6 +509,8 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "string_content"
                     // PHP
                     | "name"
+                    // Shell: a function's name, or an alias's `name=value`.
+                    | "word"
             )
             .then_some(node);
         }
@@ -736,6 +740,11 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
         let parameters = declaration.child_by_field_name("parameters")?;
         let name = source.get(node.start_byte()..parameters.start_byte())?;
         return Some(std::str::from_utf8(name).ok()?.trim_end());
+    }
+    // A shell alias is a word that assigns (`ll='ls -l'` is the word `ll=` and a string):
+    // its name is what is before the `=`. A function's name never holds one.
+    if node.kind() == "word" {
+        return Some(text.split_once('=').map_or(text, |(name, _)| name));
     }
     // A C++ conversion operator (`operator T&() const`) is named without its parameters
     // and qualifiers, `operator T&`, as ctags names it: up to the parameter list, which

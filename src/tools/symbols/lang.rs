@@ -80,6 +80,9 @@ pub(crate) const KINDS: &[&str] = &[
     "trait",
     "define",
     // C and C++: every kind is shared with the languages above.
+    // Kotlin (package, class, interface, method, constant and variable are shared)
+    "object",
+    "typealias",
 ];
 
 /// How the name of a scope node is read, for the scope of the definitions inside it.
@@ -566,6 +569,58 @@ pub(crate) const LANGS: &[LangSpec] = &[
             },
         ],
         separator: "::",
+        file_scope_kind: None,
+    },
+    #[cfg(feature = "lang-kotlin")]
+    LangSpec {
+        name: "Kotlin",
+        // ctags' map: sources and scripts (`build.gradle.kts`).
+        extensions: &["kt", "kts"],
+        grammar: || tree_sitter_kotlin_ng::LANGUAGE.into(),
+        query: include_str!("../../../grammars/kotlin.scm"),
+        // ctags tags a function's local `val`s and `fun`s, so no limit.
+        max_start_depth: None,
+        // ctags scopes by the classes, objects and functions around a definition,
+        // after the package (`com.example.Circle.area`).
+        scopes: &[
+            ScopeRule {
+                node: "class_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "object_declaration",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "companion_object",
+                name: ScopeName::Field("name"),
+            },
+            ScopeRule {
+                node: "function_declaration",
+                name: ScopeName::Field("name"),
+            },
+        ],
+        separator: ".",
+        // As in Java: `app.Circle.area` names a method by its package.
+        file_scope_kind: Some("package"),
+    },
+    #[cfg(feature = "lang-bash")]
+    LangSpec {
+        name: "Shell",
+        // ctags' Sh map (sh, bash, ksh, zsh, ash; `.SH` as well, which no other
+        // language claims). A script without an extension is not read: the walk picks a
+        // language by the name alone, and looking for a `#!` line would read every
+        // extensionless file (a LICENSE, a Makefile) once more.
+        extensions: &["sh", "SH", "bsh", "bash", "ksh", "zsh", "ash"],
+        grammar: || tree_sitter_bash::LANGUAGE.into(),
+        query: include_str!("../../../grammars/bash.scm"),
+        // Functions are defined in `if` blocks, `case` arms and other functions' bodies,
+        // and ctags tags them there.
+        max_start_depth: None,
+        // ctags gives shell functions no scope: a function defined inside another is
+        // defined globally when the outer one runs.
+        scopes: &[],
+        separator: ".",
         file_scope_kind: None,
     },
 ];
@@ -1432,14 +1487,19 @@ mod tests {
         assert_eq!(name("include/git2.h"), Some("C++"));
         #[cfg(feature = "lang-cpp")]
         assert_eq!(name("boost/asio.hpp"), Some("C++"));
-        assert_eq!(name("x.kt"), None);
+        #[cfg(feature = "lang-kotlin")]
+        assert_eq!(name("app/src/Main.kt"), Some("Kotlin"));
         #[cfg(feature = "lang-python")]
         assert_eq!(name("pkg/mod.py"), Some("Python"));
         #[cfg(feature = "lang-ruby")]
         assert_eq!(name("lib/app.rb"), Some("Ruby"));
         #[cfg(feature = "lang-php")]
         assert_eq!(name("src/Kernel.php"), Some("PHP"));
-        assert_eq!(name("x.kt"), None);
+        #[cfg(feature = "lang-bash")]
+        assert_eq!(name("completions/git.bash"), Some("Shell"));
+        #[cfg(feature = "lang-bash")]
+        assert_eq!(name("configure.sh"), Some("Shell"));
+        assert_eq!(name("x.swift"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("a.go/README"), None);
         assert_eq!(name("x.GO"), None);

@@ -438,7 +438,7 @@ mod tests {
         let files = [
             "a.go",
             "b.rs",
-            "c.kt",
+            "c.swift",
             ".hidden.go",
             ".hid/d.go",
             "ignored/e.go",

@@ -15,6 +15,8 @@ use std::process::{Command, Stdio};
 
 use metron::testing::Definitions;
 
+#[cfg(feature = "lang-bash")]
+mod bash;
 #[cfg(feature = "lang-c")]
 mod c;
 #[cfg(feature = "lang-cpp")]
@@ -27,6 +29,8 @@ mod go;
 mod java;
 #[cfg(feature = "lang-javascript")]
 mod javascript;
+#[cfg(feature = "lang-kotlin")]
+mod kotlin;
 #[cfg(feature = "lang-php")]
 mod php;
 #[cfg(feature = "lang-python")]

@@ -2,6 +2,8 @@
 //! module per language with a fixture holding one of every default Universal Ctags kind,
 //! the scope each answer shows, and qualified lookups. Go's and Rust's fixtures are in `symbols.rs`.
 
+#[cfg(feature = "lang-bash")]
+mod bash;
 #[cfg(feature = "lang-c")]
 mod c;
 #[cfg(feature = "lang-cpp")]
@@ -14,6 +16,8 @@ mod go;
 mod java;
 #[cfg(feature = "lang-javascript")]
 mod javascript;
+#[cfg(feature = "lang-kotlin")]
+mod kotlin;
 #[cfg(feature = "lang-php")]
 mod php;
 #[cfg(feature = "lang-python")]
@@ -44,6 +48,8 @@ fn fixtures() -> Vec<(&'static str, &'static str, &'static str)> {
         ("src/lib.rs", "Rust", crate::suite::symbols::LIB_RS),
         ("src/parse.rs", "Rust", crate::suite::symbols::PARSE_RS),
     ]);
+    #[cfg(feature = "lang-bash")]
+    all.push(("sh/lib.sh", "Shell", bash::LIB_SH));
     #[cfg(feature = "lang-c")]
     all.push(("c/point.c", "C", c::POINT_C));
     #[cfg(feature = "lang-cpp")]
@@ -66,6 +72,8 @@ fn fixtures() -> Vec<(&'static str, &'static str, &'static str)> {
         ("js/app.js", "JavaScript", javascript::APP_JS),
         ("js/view.jsx", "JavaScript", javascript::VIEW_JSX),
     ]);
+    #[cfg(feature = "lang-kotlin")]
+    all.push(("kt/Shapes.kt", "Kotlin", kotlin::SHAPES_KT));
     #[cfg(feature = "lang-php")]
     all.push(("php/app.php", "PHP", php::APP_PHP));
     #[cfg(feature = "lang-python")]
