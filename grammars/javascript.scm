@@ -29,6 +29,9 @@
 ; ctags tags the name of a named function expression as well as the variable.
 (function_expression name: (identifier) @name) @definition.function
 
+; And of a named generator expression (`var g = function* gen() {}`).
+(generator_function name: (identifier) @name) @definition.generator
+
 (method_definition "get" name: (_) @name) @definition.getter
 
 (method_definition "set" name: (_) @name) @definition.setter
@@ -60,6 +63,16 @@
 
 (variable_declaration
   (variable_declarator name: (identifier) @name value: (object (_))) @definition.variable)
+
+; A `var` in a block of top-level code (`if (...) { var v = 1; }`) is a global
+; all the same: `var` is scoped by functions, not blocks.
+((variable_declarator name: (identifier) @name) @definition.variable
+ (#has-ancestors? @definition.variable
+   "variable_declaration statement_block _ program"
+   "variable_declaration statement_block else_clause if_statement program"
+   "variable_declaration statement_block statement_block _ program"
+   "variable_declaration statement_block statement_block program"
+   "variable_declaration statement_block program"))
 
 ; Top-level variables, exported or not.
 (program
@@ -114,6 +127,32 @@
   (variable_declarator value: (object (pair value: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))))
   (assignment_expression right: (object (pair value: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))))
 ])
+
+; The same in parentheses (`var o = ({ a: 1 })`), which changes nothing.
+(variable_declarator
+  value: (parenthesized_expression
+    (object (pair key: (_) @name) @definition.property)))
+
+; `X.prototype = { ... }` makes X a class (pre-class JavaScript's spelling), whose
+; keys the patterns above tag.
+((assignment_expression
+   left: (member_expression
+     object: (identifier) @name
+     property: (property_identifier) @_prototype)
+   right: (object)) @definition.class
+ (#eq? @_prototype "prototype"))
+
+; The controller of a SAP UI5 application, `sap.ui.controller("app.name", { ... })`:
+; its function-valued keys are its methods (ctags knows this call too).
+((call_expression
+   function: (member_expression) @_callee
+   arguments: (arguments
+     (string)
+     (object
+       (pair
+         key: (_) @name
+         value: [(function_expression) (arrow_function)]) @definition.method)))
+ (#eq? @_callee "sap.ui.controller"))
 
 ; `module.exports = { a, b }` lists what the module defines.
 (assignment_expression

@@ -980,14 +980,20 @@ impl Definitions {
 }
 
 impl QueryPart {
-    /// The part's capture meanings and node tests, checked: a capture must be `@name` or
-    /// `@definition.<a kind in KINDS>`, and there must be one `@name`.
+    /// The part's capture meanings and node tests, checked: a capture must be `@name`,
+    /// `@definition.<a kind in KINDS>` or `@_<anything>` (a node that only a text
+    /// predicate reads, as in `(#eq? @_property "prototype")`), and there must be one
+    /// `@name`.
     fn new(query: Query, first_pattern: usize, language: &Language) -> Result<QueryPart, String> {
         let mut name_capture = None;
         let mut capture_kinds = Vec::with_capacity(query.capture_names().len());
         for (index, capture) in query.capture_names().iter().enumerate() {
             if *capture == "name" {
                 name_capture = u32::try_from(index).ok();
+                capture_kinds.push(None);
+                continue;
+            }
+            if capture.starts_with('_') {
                 capture_kinds.push(None);
                 continue;
             }
