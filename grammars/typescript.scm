@@ -120,6 +120,11 @@
     declaration: (variable_declaration
       (variable_declarator name: (identifier) @name) @definition.variable)))
 
+; The loop variable of a `for (let x of xs)` or `for (var k in o)` of top-level
+; code, in a loop nested in one too: a variable of the script, as ctags reads it.
+((for_in_statement ["let" "var"] left: (identifier) @name) @definition.variable
+ (#has-ancestors? @definition.variable "program" "statement_block for_in_statement program"))
+
 ; `declare const x: T` and `declare let x: T`.
 (ambient_declaration
   (lexical_declaration

@@ -428,7 +428,7 @@ macro_rules! units {
 units! {
     python_units, "lang-python", "Python", "parser-python.r", "Python", ["py"], "py", 98.4;
     javascript_units, "lang-javascript", "JavaScript", "parser-javascript.r", "JavaScript", ["js", "jsx"], "js", 95.3;
-    typescript_units, "lang-typescript", "TypeScript", "parser-typescript.r", "TypeScript", ["ts"], "ts", 95.6;
+    typescript_units, "lang-typescript", "TypeScript", "parser-typescript.r", "TypeScript", ["ts"], "ts", 96.6;
     java_units, "lang-java", "Java", "parser-java.r", "Java", ["java"], "java", 97.8;
     c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 87.0;
     cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 88.8;
