@@ -28,6 +28,7 @@
 //! the construct starts rather than the line of the name, as ctags does for impl blocks
 //! whose header spans several lines.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
@@ -36,6 +37,7 @@ use tree_sitter::{Node, ParseOptions, Parser, QueryCursor, QueryCursorOptions, T
 
 use super::SymbolError;
 use super::budget::Budget;
+use super::escapes;
 use super::lang::{Definitions, KINDS, Lang, QueryPart, ScopeName};
 
 /// Kinds whose line is the line of the whole construct, not of its name.
@@ -521,6 +523,9 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
             // JavaScript: `'key'` is named by its text, `['key']` by its string (ctags
             // names `[ expr ]` by its source text, which is no name), and a member
             // `X.y` (assigned to) by its property, as ctags names them.
+            // A key spelled with escapes (`'\u00e9'`) is the whole string, decoded
+            // by [`name_text`].
+            "string" if has_escapes(node) => return Some(node),
             "string" => node.named_child(0),
             "computed_property_name" => node.named_child(0).filter(|n| n.kind() == "string"),
             "member_expression" => node.child_by_field_name("property"),
@@ -545,6 +550,44 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
         node = next?;
     }
     None
+}
+
+/// Whether `node`, a string, is a JavaScript one (fragments and escapes only) with at
+/// least one escape: its name is its decoded value, not its first fragment.
+fn has_escapes(node: Node<'_>) -> bool {
+    let mut cursor = node.walk();
+    let mut escapes = false;
+    for child in node.named_children(&mut cursor) {
+        match child.kind() {
+            "escape_sequence" => escapes = true,
+            "string_fragment" => {}
+            _ => return false,
+        }
+    }
+    escapes
+}
+
+/// The name a definition's name node gives: its [`identifier`] text, with a
+/// JavaScript string's or identifier's escapes decoded (`\u00e9_2` is `é_2`, as ctags
+/// names it). `None` when there is no name or an escape cannot be decoded.
+fn name_text<'s>(source: &'s [u8], node: Node<'_>) -> Option<Cow<'s, str>> {
+    let text = identifier(source, node)?;
+    if node.kind() == "string" {
+        return escapes::string_value(text).map(Cow::Owned);
+    }
+    if matches!(
+        node.kind(),
+        "identifier"
+            | "property_identifier"
+            | "private_property_identifier"
+            | "shorthand_property_identifier"
+            | "shorthand_property_identifier_pattern"
+    ) {
+        // An identifier of another language that holds a backslash for another reason
+        // keeps its text.
+        return escapes::identifier(text).or(Some(Cow::Borrowed(text)));
+    }
+    Some(Cow::Borrowed(text))
 }
 
 /// The identifier node that names a scope node, by its rule.
@@ -878,7 +921,7 @@ fn collect<'t>(
             cut = Some(Cut::Definitions);
             break;
         }
-        let Some(text) = identifier(source, candidate.node) else {
+        let Some(text) = name_text(source, candidate.node) else {
             continue;
         };
         let Ok(len) = u16::try_from(text.len() + candidate.suffix.len()) else {
@@ -919,7 +962,7 @@ fn collect<'t>(
             scope_ids.insert(scope.clone(), id);
             id
         };
-        let Some((start, _)) = append(&mut names, text) else {
+        let Some((start, _)) = append(&mut names, &text) else {
             break;
         };
         if append(&mut names, candidate.suffix).is_none() {

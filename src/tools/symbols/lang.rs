@@ -1182,10 +1182,13 @@ mod tests {
             };
             for part in &defs.parts {
                 assert!(part.capture_kinds.iter().any(Option::is_some));
+                let names = part.capture_kinds.iter().zip(part.query.capture_names());
                 assert_eq!(
-                    part.capture_kinds.iter().filter(|k| k.is_none()).count(),
+                    names
+                        .filter(|(kind, capture)| kind.is_none() && !capture.starts_with('_'))
+                        .count(),
                     1,
-                    "exactly one @name capture"
+                    "exactly one @name capture besides the @_ ones text predicates read"
                 );
             }
             assert_eq!(defs.scopes.len(), lang.spec().scopes.len());

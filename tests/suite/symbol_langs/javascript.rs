@@ -126,7 +126,10 @@ fn names_with_a_dollar_sign_are_names_to_ask_for() {
 
 #[test]
 fn a_named_generator_expression_is_a_generator() {
-    let f = Fixture::new(&[("gen.js", "var counter = function* count() {\n  yield 1;\n};\n")]);
+    let f = Fixture::new(&[(
+        "gen.js",
+        "var counter = function* count() {\n  yield 1;\n};\n",
+    )]);
     assert_eq!(f.lines("count"), ["count [generator] counter -> gen.js:1"]);
 }
 
@@ -145,10 +148,7 @@ fn a_var_in_a_top_level_block_is_a_global() {
 #[test]
 fn keys_of_a_parenthesised_object_are_properties() {
     let f = Fixture::new(&[("opts.js", "var defaults = ({ depth: 3 });\n")]);
-    assert_eq!(
-        f.lines("depth"),
-        ["depth [property] defaults -> opts.js:1"]
-    );
+    assert_eq!(f.lines("depth"), ["depth [property] defaults -> opts.js:1"]);
 }
 
 #[test]
@@ -175,4 +175,14 @@ fn the_methods_of_a_ui5_controller_are_found() {
     assert_eq!(f.lines("onInit").len(), 1, "{:?}", f.lines("onInit"));
     let skipped = f.lines("skipped");
     assert!(skipped[0].starts_with("No definition"), "{skipped:?}");
+}
+
+#[test]
+fn names_spelled_with_unicode_escapes_are_found_decoded() {
+    let f = Fixture::new(&[(
+        "escaped.js",
+        "function caf\\u00e9() {}\nvar table = {\n  'na\\u{ef}ve': function () {},\n};\n",
+    )]);
+    assert_eq!(f.lines("café"), ["café [function] -> escaped.js:1"]);
+    assert_eq!(f.lines("naïve"), ["naïve [method] table -> escaped.js:3"]);
 }
