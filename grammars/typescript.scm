@@ -35,6 +35,8 @@
 ; names a module to augment, not a definition).
 (internal_module name: (identifier) @name) @definition.namespace
 
+; `namespace a.b` is `b` in the scope `a` (ctags names it `a.b`; so a lookup finds
+; it by either), and its members are in the scope `a.b`.
 (internal_module name: (nested_identifier property: (_) @name)) @definition.namespace
 
 (module name: (identifier) @name) @definition.namespace

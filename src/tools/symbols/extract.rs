@@ -459,16 +459,19 @@ fn candidate<'tree>(
 fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
     // A Java package and a C# namespace are named by their whole dotted name, as ctags
     // names them (`java.util.concurrent`), not by their last part.
-    if matches!(node.kind(), "scoped_identifier" | "qualified_name")
-        && node.parent().is_some_and(|parent| {
-            matches!(
-                parent.kind(),
-                "package_declaration"
-                    | "namespace_declaration"
-                    | "file_scoped_namespace_declaration"
-            )
-        })
-    {
+    // So is a TypeScript `namespace a.b`, which also scopes its members `a.b`.
+    if matches!(
+        node.kind(),
+        "scoped_identifier" | "qualified_name" | "nested_identifier"
+    ) && node.parent().is_some_and(|parent| {
+        matches!(
+            parent.kind(),
+            "package_declaration"
+                | "namespace_declaration"
+                | "file_scoped_namespace_declaration"
+                | "internal_module"
+        )
+    }) {
         return Some(node);
     }
     let mut node = node;

@@ -146,3 +146,23 @@ fn loop_variables_of_top_level_code_are_variables() {
     let inner = f.lines("inner");
     assert!(inner[0].starts_with("No definition"), "{inner:?}");
 }
+
+#[test]
+fn a_dotted_namespace_scopes_its_members_by_its_whole_name() {
+    let f = Fixture::new(&[(
+        "config.ts",
+        "namespace app.settings {\n  export const depth = 2;\n}\n",
+    )]);
+    assert_eq!(
+        f.lines("settings"),
+        ["settings [namespace] app -> config.ts:1"]
+    );
+    assert_eq!(
+        f.lines("app.settings"),
+        ["settings [namespace] app -> config.ts:1"]
+    );
+    assert_eq!(
+        f.lines("app.settings.depth"),
+        ["depth [constant] app.settings -> config.ts:2"]
+    );
+}
