@@ -159,9 +159,9 @@
   right: (object (shorthand_property_identifier) @name @definition.field))
 
 ; `this.m = function` and `X.prototype.m = function` define methods; ctags
-; reads any top-level `X.prototype.m = value` as a method of X. A query cannot
-; test that the middle name is `prototype`, so any top-level `a.b.c = value`
-; is one here (rare outside prototypes).
+; reads any top-level `X.prototype.m = value` as a method of X. At the top level
+; any `a.b.c = value` is one here (rare outside prototypes); deeper, only one
+; whose middle name is `prototype` (next pattern but one).
 (assignment_expression
   left: (member_expression
     object: [(member_expression) (this)]
@@ -174,6 +174,14 @@
       left: (member_expression
         object: (member_expression object: (identifier))
         property: (property_identifier) @name)) @definition.method))
+
+; Anywhere, when the middle name is `prototype`: `X.prototype.isX = true` in a
+; constructor, `A.B.prototype.alias = this.m` in a method.
+((assignment_expression
+   left: (member_expression
+     object: (member_expression property: (property_identifier) @_prototype)
+     property: (property_identifier) @name)) @definition.method
+ (#eq? @_prototype "prototype"))
 
 ; `X.f = function`, `f = function`, and the same with a function called at
 ; once (`X.Geometry = ( function () { ... } )()`).

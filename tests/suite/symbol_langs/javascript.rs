@@ -186,3 +186,16 @@ fn names_spelled_with_unicode_escapes_are_found_decoded() {
     assert_eq!(f.lines("café"), ["café [function] -> escaped.js:1"]);
     assert_eq!(f.lines("naïve"), ["naïve [method] table -> escaped.js:3"]);
 }
+
+#[test]
+fn a_prototype_member_assigned_inside_a_function_is_a_method() {
+    let f = Fixture::new(&[(
+        "widget.js",
+        "function Widget() {\n  Widget.prototype.isWidget = true;\n  Widget.prototype.render = this.draw;\n}\nfunction g() {\n  a.b.notMethod = 1;\n}\n",
+    )]);
+    assert_eq!(f.lines("isWidget").len(), 1, "{:?}", f.lines("isWidget"));
+    assert!(f.lines("isWidget")[0].contains("[method]"));
+    assert!(f.lines("render")[0].contains("[method]"));
+    let other = f.lines("notMethod");
+    assert!(other[0].starts_with("No definition"), "{other:?}");
+}
