@@ -117,21 +117,22 @@
   (assignment_expression right: (object (pair value: (object (pair key: (_) @name value: [(function_expression) (generator_function) (arrow_function)]) @definition.method))))
 ])
 
-([
-  (variable_declarator value: (object (pair key: (_) @name) @definition.property))
-  (assignment_expression right: (object (pair key: (_) @name) @definition.property))
-  (variable_declarator value: (object (pair value: (object (pair key: (_) @name) @definition.property))))
-  (assignment_expression right: (object (pair value: (object (pair key: (_) @name) @definition.property))))
-  (variable_declarator value: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))
-  (assignment_expression right: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))
-  (variable_declarator value: (object (pair value: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))))
-  (assignment_expression right: (object (pair value: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))))
-])
-
-; The same in parentheses (`var o = ({ a: 1 })`), which changes nothing.
-(variable_declarator
-  value: (parenthesized_expression
-    (object (pair key: (_) @name) @definition.property)))
+; The keys as properties: one pattern whose allowed parents, up to four objects
+; deep, are tested in Rust (`#has-ancestors?`, see lang.rs): spelled out as nested
+; patterns they were the costliest part of the query's compile. An object under a
+; declarator, an assignment or a pair can only be its value (or right side), so
+; the chains need no field names.
+((pair key: (_) @name) @definition.property
+ (#has-ancestors? @definition.property
+   "object variable_declarator"
+   "object assignment_expression"
+   "object parenthesized_expression variable_declarator"
+   "object pair object variable_declarator"
+   "object pair object assignment_expression"
+   "object pair object pair object variable_declarator"
+   "object pair object pair object assignment_expression"
+   "object pair object pair object pair object variable_declarator"
+   "object pair object pair object pair object assignment_expression"))
 
 ; `X.prototype = { ... }` makes X a class (pre-class JavaScript's spelling), whose
 ; keys the patterns above tag.
