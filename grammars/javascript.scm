@@ -29,6 +29,9 @@
 ; ctags tags the name of a named function expression as well as the variable.
 (function_expression name: (identifier) @name) @definition.function
 
+; And of a named generator expression (`var g = function* gen() {}`).
+(generator_function name: (identifier) @name) @definition.generator
+
 (method_definition "get" name: (_) @name) @definition.getter
 
 (method_definition "set" name: (_) @name) @definition.setter
@@ -60,6 +63,16 @@
 
 (variable_declaration
   (variable_declarator name: (identifier) @name value: (object (_))) @definition.variable)
+
+; A `var` in a block of top-level code (`if (...) { var v = 1; }`) is a global
+; all the same: `var` is scoped by functions, not blocks.
+((variable_declarator name: (identifier) @name) @definition.variable
+ (#has-ancestors? @definition.variable
+   "variable_declaration statement_block _ program"
+   "variable_declaration statement_block else_clause if_statement program"
+   "variable_declaration statement_block statement_block _ program"
+   "variable_declaration statement_block statement_block program"
+   "variable_declaration statement_block program"))
 
 ; Top-level variables, exported or not.
 (program
@@ -104,25 +117,52 @@
   (assignment_expression right: (object (pair value: (object (pair key: (_) @name value: [(function_expression) (generator_function) (arrow_function)]) @definition.method))))
 ])
 
-([
-  (variable_declarator value: (object (pair key: (_) @name) @definition.property))
-  (assignment_expression right: (object (pair key: (_) @name) @definition.property))
-  (variable_declarator value: (object (pair value: (object (pair key: (_) @name) @definition.property))))
-  (assignment_expression right: (object (pair value: (object (pair key: (_) @name) @definition.property))))
-  (variable_declarator value: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))
-  (assignment_expression right: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))
-  (variable_declarator value: (object (pair value: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))))
-  (assignment_expression right: (object (pair value: (object (pair value: (object (pair value: (object (pair key: (_) @name) @definition.property))))))))
-])
+; The keys as properties: one pattern whose allowed parents, up to four objects
+; deep, are tested in Rust (`#has-ancestors?`, see lang.rs): spelled out as nested
+; patterns they were the costliest part of the query's compile. An object under a
+; declarator, an assignment or a pair can only be its value (or right side), so
+; the chains need no field names.
+((pair key: (_) @name) @definition.property
+ (#has-ancestors? @definition.property
+   "object variable_declarator"
+   "object assignment_expression"
+   "object parenthesized_expression variable_declarator"
+   "object pair object variable_declarator"
+   "object pair object assignment_expression"
+   "object pair object pair object variable_declarator"
+   "object pair object pair object assignment_expression"
+   "object pair object pair object pair object variable_declarator"
+   "object pair object pair object pair object assignment_expression"))
+
+; `X.prototype = { ... }` makes X a class (pre-class JavaScript's spelling), whose
+; keys the patterns above tag.
+((assignment_expression
+   left: (member_expression
+     object: (identifier) @name
+     property: (property_identifier) @_prototype)
+   right: (object)) @definition.class
+ (#eq? @_prototype "prototype"))
+
+; The controller of a SAP UI5 application, `sap.ui.controller("app.name", { ... })`:
+; its function-valued keys are its methods (ctags knows this call too).
+((call_expression
+   function: (member_expression) @_callee
+   arguments: (arguments
+     (string)
+     (object
+       (pair
+         key: (_) @name
+         value: [(function_expression) (arrow_function)]) @definition.method)))
+ (#eq? @_callee "sap.ui.controller"))
 
 ; `module.exports = { a, b }` lists what the module defines.
 (assignment_expression
   right: (object (shorthand_property_identifier) @name @definition.field))
 
 ; `this.m = function` and `X.prototype.m = function` define methods; ctags
-; reads any top-level `X.prototype.m = value` as a method of X. A query cannot
-; test that the middle name is `prototype`, so any top-level `a.b.c = value`
-; is one here (rare outside prototypes).
+; reads any top-level `X.prototype.m = value` as a method of X. At the top level
+; any `a.b.c = value` is one here (rare outside prototypes); deeper, only one
+; whose middle name is `prototype` (next pattern but one).
 (assignment_expression
   left: (member_expression
     object: [(member_expression) (this)]
@@ -135,6 +175,14 @@
       left: (member_expression
         object: (member_expression object: (identifier))
         property: (property_identifier) @name)) @definition.method))
+
+; Anywhere, when the middle name is `prototype`: `X.prototype.isX = true` in a
+; constructor, `A.B.prototype.alias = this.m` in a method.
+((assignment_expression
+   left: (member_expression
+     object: (member_expression property: (property_identifier) @_prototype)
+     property: (property_identifier) @name)) @definition.method
+ (#eq? @_prototype "prototype"))
 
 ; `X.f = function`, `f = function`, and the same with a function called at
 ; once (`X.Geometry = ( function () { ... } )()`).

@@ -35,6 +35,8 @@
 ; names a module to augment, not a definition).
 (internal_module name: (identifier) @name) @definition.namespace
 
+; `namespace a.b` is `b` in the scope `a` (ctags names it `a.b`; so a lookup finds
+; it by either), and its members are in the scope `a.b`.
 (internal_module name: (nested_identifier property: (_) @name)) @definition.namespace
 
 (module name: (identifier) @name) @definition.namespace
@@ -119,6 +121,11 @@
   (export_statement
     declaration: (variable_declaration
       (variable_declarator name: (identifier) @name) @definition.variable)))
+
+; The loop variable of a `for (let x of xs)` or `for (var k in o)` of top-level
+; code, in a loop nested in one too: a variable of the script, as ctags reads it.
+((for_in_statement ["let" "var"] left: (identifier) @name) @definition.variable
+ (#has-ancestors? @definition.variable "program" "statement_block for_in_statement program"))
 
 ; `declare const x: T` and `declare let x: T`.
 (ambient_declaration

@@ -37,6 +37,7 @@ use tree_sitter::{Node, ParseOptions, Parser, QueryCursor, QueryCursorOptions, T
 
 use super::SymbolError;
 use super::budget::Budget;
+use super::escapes;
 use super::lang::{Definitions, KINDS, Lang, QueryPart, ScopeName};
 
 /// Kinds whose line is the line of the whole construct, not of its name.
@@ -458,10 +459,11 @@ fn candidate<'tree>(
 /// no identifier (`()`).
 fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
     // A Java or Kotlin package and a C# namespace are named by their whole dotted name,
-    // as ctags names them (`java.util.concurrent`), not by their last part.
+    // as ctags names them (`java.util.concurrent`), not by their last part. So is a
+    // TypeScript `namespace a.b`, which also scopes its members `a.b`.
     if matches!(
         node.kind(),
-        "scoped_identifier" | "qualified_name" | "qualified_identifier"
+        "scoped_identifier" | "qualified_name" | "qualified_identifier" | "nested_identifier"
     ) && node.parent().is_some_and(|parent| {
         matches!(
             parent.kind(),
@@ -469,6 +471,7 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                 | "namespace_declaration"
                 | "file_scoped_namespace_declaration"
                 | "package_header"
+                | "internal_module"
         )
     }) {
         return Some(node);
@@ -527,6 +530,9 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
             // JavaScript: `'key'` is named by its text, `['key']` by its string (ctags
             // names `[ expr ]` by its source text, which is no name), and a member
             // `X.y` (assigned to) by its property, as ctags names them.
+            // A key spelled with escapes (`'\u00e9'`) is the whole string, decoded
+            // by [`definition_name`].
+            "string" if has_escapes(node) => return Some(node),
             "string" => node.named_child(0),
             "computed_property_name" => node.named_child(0).filter(|n| n.kind() == "string"),
             "member_expression" => node.child_by_field_name("property"),
@@ -600,6 +606,21 @@ fn parenthesized(node: Node<'_>) -> Option<Node<'_>> {
         }
         _ => None,
     }
+}
+
+/// Whether `node`, a string, is a JavaScript one (fragments and escapes only) with at
+/// least one escape: its name is its decoded value, not its first fragment.
+fn has_escapes(node: Node<'_>) -> bool {
+    let mut cursor = node.walk();
+    let mut escapes = false;
+    for child in node.named_children(&mut cursor) {
+        match child.kind() {
+            "escape_sequence" => escapes = true,
+            "string_fragment" => {}
+            _ => return false,
+        }
+    }
+    escapes
 }
 
 /// The identifier node that names a scope node, by its rule.
@@ -771,8 +792,9 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
 
 /// The name a definition is stored under: its [`identifier`], except that a C++
 /// destructor written with a space (`Class:: ~ Class() {}`) is named `~Class`, as
-/// ctags names it and as a lookup spells it, and a C `#pragma weak name = target` by
-/// its `name`.
+/// ctags names it and as a lookup spells it, a C `#pragma weak name = target` by its
+/// `name`, and a JavaScript name with escapes by its decoded value. `None` when there is
+/// no name or an escape cannot be decoded.
 fn definition_name<'s>(source: &'s [u8], node: Node<'_>) -> Option<Cow<'s, str>> {
     let text = identifier(source, node)?;
     if node.kind() == "preproc_arg"
@@ -791,6 +813,23 @@ fn definition_name<'s>(source: &'s [u8], node: Node<'_>) -> Option<Cow<'s, str>>
     if node.kind() == "destructor_name" && text.contains(char::is_whitespace) {
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         return Some(Cow::Owned(compact));
+    }
+    // A JavaScript string's or identifier's escapes are decoded (`\u00e9_2` is `é_2`, as
+    // ctags names it).
+    if node.kind() == "string" {
+        return escapes::string_value(text).map(Cow::Owned);
+    }
+    if matches!(
+        node.kind(),
+        "identifier"
+            | "property_identifier"
+            | "private_property_identifier"
+            | "shorthand_property_identifier"
+            | "shorthand_property_identifier_pattern"
+    ) {
+        // An identifier of another language that holds a backslash for another reason
+        // keeps its text.
+        return escapes::identifier(text).or(Some(Cow::Borrowed(text)));
     }
     Some(Cow::Borrowed(text))
 }

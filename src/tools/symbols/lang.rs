@@ -1161,14 +1161,20 @@ impl Definitions {
 }
 
 impl QueryPart {
-    /// The part's capture meanings and node tests, checked: a capture must be `@name` or
-    /// `@definition.<a kind in KINDS>`, and there must be one `@name`.
+    /// The part's capture meanings and node tests, checked: a capture must be `@name`,
+    /// `@definition.<a kind in KINDS>` or `@_<anything>` (a node that only a text
+    /// predicate reads, as in `(#eq? @_property "prototype")`), and there must be one
+    /// `@name`.
     fn new(query: Query, first_pattern: usize, language: &Language) -> Result<QueryPart, String> {
         let mut name_capture = None;
         let mut capture_kinds = Vec::with_capacity(query.capture_names().len());
         for (index, capture) in query.capture_names().iter().enumerate() {
             if *capture == "name" {
                 name_capture = u32::try_from(index).ok();
+                capture_kinds.push(None);
+                continue;
+            }
+            if capture.starts_with('_') {
                 capture_kinds.push(None);
                 continue;
             }
@@ -1357,10 +1363,13 @@ mod tests {
             };
             for part in &defs.parts {
                 assert!(part.capture_kinds.iter().any(Option::is_some));
+                let names = part.capture_kinds.iter().zip(part.query.capture_names());
                 assert_eq!(
-                    part.capture_kinds.iter().filter(|k| k.is_none()).count(),
+                    names
+                        .filter(|(kind, capture)| kind.is_none() && !capture.starts_with('_'))
+                        .count(),
                     1,
-                    "exactly one @name capture"
+                    "exactly one @name capture besides the @_ ones text predicates read"
                 );
             }
             assert_eq!(defs.scopes.len(), lang.spec().scopes.len());

@@ -41,6 +41,7 @@
 mod budget;
 mod cache;
 pub(crate) mod census;
+mod escapes;
 pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;

@@ -82,12 +82,15 @@ pub(crate) fn token(name: &str) -> Option<&str> {
 }
 
 /// False only when `haystack` (a whole file) cannot define `name`: it lacks the name's
-/// [`token`] as a whole identifier, or, for a name without one, the name's text.
+/// [`token`] as a whole identifier, or, for a name without one, the name's text. A
+/// non-ASCII name may also be spelled with `\u` escapes (JavaScript's `\u00e9_2` defines
+/// `é_2`), so a file holding one may define any non-ASCII name.
 pub(crate) fn may_define(haystack: &[u8], name: &str) -> bool {
-    match token(name) {
+    let spelled = match token(name) {
         Some(token) => contains_ident(haystack, token),
         None => !name.is_empty() && memmem::find(haystack, name.as_bytes()).is_some(),
-    }
+    };
+    spelled || (!name.is_ascii() && memmem::find(haystack, b"\\u").is_some())
 }
 
 /// A name, hashed the way [`Summary`] hashes tokens.
@@ -234,6 +237,14 @@ mod tests {
         assert!(contains_ident(b"r#match", "match"));
         assert!(!contains_ident(b"", "x"));
         assert!(!contains_ident(b"x", ""));
+    }
+
+    #[test]
+    fn non_ascii_names_may_be_spelled_with_escapes() {
+        let js = b"function \\u00e9_2() {}\n";
+        assert!(may_define(js, "\u{e9}_2"));
+        assert!(!may_define(b"function e_2() {}\n", "\u{e9}_2"));
+        assert!(!may_define(js, "other"));
     }
 
     #[test]

@@ -123,3 +123,79 @@ fn names_with_a_dollar_sign_are_names_to_ask_for() {
         ["$get [method] $Store -> src/stream.js:3"]
     );
 }
+
+#[test]
+fn a_named_generator_expression_is_a_generator() {
+    let f = Fixture::new(&[(
+        "gen.js",
+        "var counter = function* count() {\n  yield 1;\n};\n",
+    )]);
+    assert_eq!(f.lines("count"), ["count [generator] counter -> gen.js:1"]);
+}
+
+#[test]
+fn a_var_in_a_top_level_block_is_a_global() {
+    let f = Fixture::new(&[(
+        "setup.js",
+        "if (typeof window !== 'undefined') {\n  var host = window;\n} else {\n  var host2 = global;\n}\nfunction f() {\n  if (true) {\n    var local = 1;\n  }\n}\n",
+    )]);
+    assert_eq!(f.lines("host"), ["host [variable] -> setup.js:2"]);
+    assert_eq!(f.lines("host2"), ["host2 [variable] -> setup.js:4"]);
+    let local = f.lines("local");
+    assert!(local[0].starts_with("No definition"), "{local:?}");
+}
+
+#[test]
+fn keys_of_a_parenthesised_object_are_properties() {
+    let f = Fixture::new(&[("opts.js", "var defaults = ({ depth: 3 });\n")]);
+    assert_eq!(f.lines("depth"), ["depth [property] defaults -> opts.js:1"]);
+}
+
+#[test]
+fn an_object_assigned_to_a_prototype_makes_a_class() {
+    let f = Fixture::new(&[(
+        "shape.js",
+        "function Shape() {}\nShape.prototype = {\n  area: function () { return 0; },\n};\n",
+    )]);
+    assert_eq!(
+        f.lines("Shape"),
+        [
+            "Shape [function] -> shape.js:1",
+            "Shape [class] -> shape.js:2"
+        ]
+    );
+}
+
+#[test]
+fn the_methods_of_a_ui5_controller_are_found() {
+    let f = Fixture::new(&[(
+        "Main.controller.js",
+        "sap.ui.controller(\"shop.Main\", {\n  onInit: function () {},\n});\nother.call(\"x\", {\n  skipped: function () {},\n});\n",
+    )]);
+    assert_eq!(f.lines("onInit").len(), 1, "{:?}", f.lines("onInit"));
+    let skipped = f.lines("skipped");
+    assert!(skipped[0].starts_with("No definition"), "{skipped:?}");
+}
+
+#[test]
+fn names_spelled_with_unicode_escapes_are_found_decoded() {
+    let f = Fixture::new(&[(
+        "escaped.js",
+        "function caf\\u00e9() {}\nvar table = {\n  'na\\u{ef}ve': function () {},\n};\n",
+    )]);
+    assert_eq!(f.lines("café"), ["café [function] -> escaped.js:1"]);
+    assert_eq!(f.lines("naïve"), ["naïve [method] table -> escaped.js:3"]);
+}
+
+#[test]
+fn a_prototype_member_assigned_inside_a_function_is_a_method() {
+    let f = Fixture::new(&[(
+        "widget.js",
+        "function Widget() {\n  Widget.prototype.isWidget = true;\n  Widget.prototype.render = this.draw;\n}\nfunction g() {\n  a.b.notMethod = 1;\n}\n",
+    )]);
+    assert_eq!(f.lines("isWidget").len(), 1, "{:?}", f.lines("isWidget"));
+    assert!(f.lines("isWidget")[0].contains("[method]"));
+    assert!(f.lines("render")[0].contains("[method]"));
+    let other = f.lines("notMethod");
+    assert!(other[0].starts_with("No definition"), "{other:?}");
+}

@@ -134,3 +134,35 @@ fn typescript_members_show_their_scope_and_qualified_names_narrow() {
         ["Red [enumerator] Color -> src/store.ts:12"]
     );
 }
+
+#[test]
+fn loop_variables_of_top_level_code_are_variables() {
+    let f = Fixture::new(&[(
+        "script.ts",
+        "for (let item of items) {\n  for (let key in item) {\n    log(key);\n  }\n}\nfunction f() {\n  for (let inner of items) {}\n}\n",
+    )]);
+    assert_eq!(f.lines("item"), ["item [variable] -> script.ts:1"]);
+    assert_eq!(f.lines("key"), ["key [variable] -> script.ts:2"]);
+    let inner = f.lines("inner");
+    assert!(inner[0].starts_with("No definition"), "{inner:?}");
+}
+
+#[test]
+fn a_dotted_namespace_scopes_its_members_by_its_whole_name() {
+    let f = Fixture::new(&[(
+        "config.ts",
+        "namespace app.settings {\n  export const depth = 2;\n}\n",
+    )]);
+    assert_eq!(
+        f.lines("settings"),
+        ["settings [namespace] app -> config.ts:1"]
+    );
+    assert_eq!(
+        f.lines("app.settings"),
+        ["settings [namespace] app -> config.ts:1"]
+    );
+    assert_eq!(
+        f.lines("app.settings.depth"),
+        ["depth [constant] app.settings -> config.ts:2"]
+    );
+}
