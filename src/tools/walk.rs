@@ -123,9 +123,14 @@ pub(crate) fn builder(
     let record = skipped.clone();
     // The rules of every directory entered, by path relative to the root. A directory's
     // rules are loaded when the filter admits it, which is before any entry in it is
-    // filtered, in a sorted walk and a parallel one alike.
-    let entered: Mutex<HashMap<PathBuf, Arc<rules::DirRules>>> =
-        Mutex::new(HashMap::from([(PathBuf::new(), root_rules)]));
+    // filtered, in a sorted walk and a parallel one alike. Inert rules (no rule file, no
+    // `.git`) are not kept: they would change no verdict, and every entry below would
+    // pay for asking them.
+    let mut entered = HashMap::new();
+    if !root_rules.is_inert() {
+        entered.insert(PathBuf::new(), root_rules);
+    }
+    let entered: Mutex<HashMap<PathBuf, Arc<rules::DirRules>>> = Mutex::new(entered);
     // The filter outlives this call; it reads rule files through its own handle.
     let project = project
         .try_clone()
@@ -167,10 +172,12 @@ pub(crate) fn builder(
             }
             match rules::load(&project, relative, &budget) {
                 Ok(loaded) => {
-                    entered
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(relative.to_path_buf(), Arc::new(loaded));
+                    if !loaded.is_inert() {
+                        entered
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .insert(relative.to_path_buf(), Arc::new(loaded));
+                    }
                     true
                 }
                 Err((shown, why)) => {

@@ -128,6 +128,16 @@ pub(crate) struct DirRules {
     has_git: bool,
 }
 
+impl DirRules {
+    /// Whether these rules can change no verdict: no rule file, and not a repository's
+    /// root. [`matched`] would pass over them, so the walk leaves them out of every
+    /// entry's chain instead of paying, for every entry below them, the path work of
+    /// asking them.
+    pub(crate) fn is_inert(&self) -> bool {
+        !self.has_git && self.matchers.iter().all(Option::is_none)
+    }
+}
+
 /// The distinct rule content one walk has used, for [`MAX_WALK_RULE_BYTES`].
 #[derive(Debug, Default)]
 pub(crate) struct Budget {
@@ -342,6 +352,7 @@ pub(crate) fn ancestors(root: &Path) -> Vec<(PathBuf, Arc<DirRules>)> {
             }
             (dir.to_path_buf(), Arc::new(rules))
         })
+        .filter(|(_, rules)| !rules.is_inert())
         .collect();
     chain.reverse();
     chain
@@ -407,6 +418,17 @@ mod tests {
         let at = Kind::ALL.iter().position(|k| *k == kind).expect("kind");
         rules.matchers[at] = Some(compiled(&Arc::from(text.as_bytes())));
         Arc::new(rules)
+    }
+
+    #[test]
+    fn rules_are_inert_only_without_a_rule_file_and_without_git() {
+        assert!(DirRules::default().is_inert());
+        let repository = DirRules {
+            has_git: true,
+            ..DirRules::default()
+        };
+        assert!(!repository.is_inert());
+        assert!(!rules(Kind::Ignore, "*.tmp\n", false).is_inert());
     }
 
     #[test]
