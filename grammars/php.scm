@@ -42,6 +42,18 @@
     (encapsed_string (string_content) @name)
   ])))
 
+; `define(<<<K` with the name on the next line: a heredoc or nowdoc of one line names
+; the constant too, at the line of `define`, as for ctags. Its indentation (a PHP 7.3
+; closing marker's) is trimmed in extract.rs.
+((function_call_expression
+  function: (name) @definition.define
+  (#eq? @definition.define "define")
+  arguments: (arguments . (argument [
+    (heredoc (heredoc_body . (string_content) @name .))
+    (nowdoc (nowdoc_body . (nowdoc_string) @name .))
+  ])))
+ (#set! line "construct"))
+
 ; `use Foo\Bar as Baz;` is Baz; `use Foo\Bar;` is Bar; also inside a group
 ; `use Foo\{Bar, Baz as Q}` and for `use function`/`use const`.
 (namespace_use_clause alias: (name) @name) @definition.alias

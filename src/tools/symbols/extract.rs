@@ -430,17 +430,22 @@ fn candidate<'tree>(
         return None;
     }
     let node = principal_name(name)?;
-    let at_item = KINDS
-        .get(usize::from(kind))
-        .is_some_and(|k| KINDS_AT_ITEM_LINE.contains(k));
-    let row = if at_item { item } else { node }.start_position().row;
-    let suffix = part
-        .query
-        .property_settings(found.pattern_index)
+    let properties = part.query.property_settings(found.pattern_index);
+    let suffix = properties
         .iter()
         .find(|property| &*property.key == "suffix")
         .and_then(|property| property.value.as_deref())
         .unwrap_or("");
+    // A pattern whose name can sit lines below its construct's start (a PHP `define()`
+    // named by a heredoc) asks for the construct's line, where ctags puts it, with
+    // `(#set! line "construct")`.
+    let at_item = KINDS
+        .get(usize::from(kind))
+        .is_some_and(|k| KINDS_AT_ITEM_LINE.contains(k))
+        || properties.iter().any(|property| {
+            &*property.key == "line" && property.value.as_deref() == Some("construct")
+        });
+    let row = if at_item { item } else { node }.start_position().row;
     Some(Candidate {
         node,
         range: (node.start_byte(), node.end_byte()),
@@ -510,8 +515,9 @@ fn principal_name(node: Node<'_>) -> Option<Node<'_>> {
                     | "operator"
                     | "global_variable"
                     | "string_content"
-                    // PHP
+                    // PHP; a nowdoc's text names a `define()` (`define(<<<'K'`).
                     | "name"
+                    | "nowdoc_string"
                     // Shell: a function's name, or an alias's `name=value`.
                     | "word"
             )
@@ -793,8 +799,9 @@ fn identifier<'s>(source: &'s [u8], node: Node<'_>) -> Option<&'s str> {
 /// The name a definition is stored under: its [`identifier`], except that a C++
 /// destructor written with a space (`Class:: ~ Class() {}`) is named `~Class`, as
 /// ctags names it and as a lookup spells it, a C `#pragma weak name = target` by its
-/// `name`, and a JavaScript name with escapes by its decoded value. `None` when there is
-/// no name or an escape cannot be decoded.
+/// `name`, a JavaScript name with escapes by its decoded value, and a PHP constant
+/// named by a heredoc without its indentation. `None` when there is no name or an
+/// escape cannot be decoded.
 fn definition_name<'s>(source: &'s [u8], node: Node<'_>) -> Option<Cow<'s, str>> {
     let text = identifier(source, node)?;
     if node.kind() == "preproc_arg"
@@ -809,6 +816,16 @@ fn definition_name<'s>(source: &'s [u8], node: Node<'_>) -> Option<Cow<'s, str>>
         let name = rest.get(..end)?;
         return (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit()))
             .then_some(Cow::Borrowed(name));
+    }
+    // A PHP `define()` named by a heredoc or nowdoc holds the line's indentation, which
+    // PHP 7.3 strips up to the closing marker's: the name is the text without it.
+    if matches!(node.kind(), "string_content" | "nowdoc_string")
+        && node
+            .parent()
+            .is_some_and(|parent| matches!(parent.kind(), "heredoc_body" | "nowdoc_body"))
+    {
+        let name = text.trim();
+        return (!name.is_empty()).then_some(Cow::Borrowed(name));
     }
     if node.kind() == "destructor_name" && text.contains(char::is_whitespace) {
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();

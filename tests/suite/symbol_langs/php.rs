@@ -123,3 +123,33 @@ fn php_closure_held_by_a_local_is_no_definition() {
     assert_eq!(f.lines("top"), ["top [function] -> src/box.php:2"]);
     assert!(f.lines("adder")[0].starts_with("No definition of"));
 }
+
+/// A PHP 7.3 heredoc whose closing marker is followed by an operator on its line ends
+/// there: what follows is code again (tree-sitter-php before 0.25 read the rest of the
+/// file as the heredoc's text).
+#[test]
+fn php_heredoc_closed_before_an_operator() {
+    let source = "<?php\n$greeting = <<<TXT\n    hello\n    TXT . \"!\";\n$sum = <<<N\n  1\n  N+2;\nfunction after_heredocs() {}\n";
+    let f = Fixture::new(&[("src/docs.php", source)]);
+    assert_eq!(f.lines("greeting"), ["greeting [variable] -> src/docs.php:2"]);
+    assert_eq!(f.lines("sum"), ["sum [variable] -> src/docs.php:5"]);
+    assert_eq!(
+        f.lines("after_heredocs"),
+        ["after_heredocs [function] -> src/docs.php:8"]
+    );
+}
+
+/// `define()` named by a one-line heredoc or nowdoc defines the constant written in it,
+/// without the indentation PHP 7.3 strips; a heredoc that interpolates names nothing.
+#[test]
+fn php_define_named_by_a_heredoc() {
+    let source = "<?php\ndefine(<<<K\nFIRST_KEY\nK, 1);\ndefine(<<<K\n    INDENTED_KEY\n    K, 2);\ndefine(<<<'K'\n  NOWDOC_KEY\n  K, 3);\ndefine(<<<K\n  KEY_$suffix\n  K, 4);\n";
+    let f = Fixture::new(&[("src/keys.php", source)]);
+    assert_eq!(f.lines("FIRST_KEY"), ["FIRST_KEY [define] -> src/keys.php:2"]);
+    assert_eq!(
+        f.lines("INDENTED_KEY"),
+        ["INDENTED_KEY [define] -> src/keys.php:5"]
+    );
+    assert_eq!(f.lines("NOWDOC_KEY"), ["NOWDOC_KEY [define] -> src/keys.php:8"]);
+    assert!(f.lines("KEY_")[0].starts_with("No definition of"));
+}
