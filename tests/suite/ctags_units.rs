@@ -454,7 +454,7 @@ units! {
     cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 98.0;
     csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 99.6;
     ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 100.0;
-    php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 95.0;
+    php_units, "lang-php", "PHP", "parser-php.r", "PHP", ["php"], "php", 97.6;
     go_units, "lang-go", "Go", "parser-go.r", "Go", ["go"], "go", 99.4;
     rust_units, "lang-rust", "Rust", "parser-rust.r", "Rust", ["rs"], "rs", 100.0;
 }

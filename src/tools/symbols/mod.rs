@@ -45,6 +45,8 @@ mod escapes;
 pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
+#[cfg(feature = "lang-php")]
+mod php_script;
 pub(crate) mod prefilter;
 #[cfg(test)]
 mod soundness;

@@ -131,7 +131,10 @@ fn php_closure_held_by_a_local_is_no_definition() {
 fn php_heredoc_closed_before_an_operator() {
     let source = "<?php\n$greeting = <<<TXT\n    hello\n    TXT . \"!\";\n$sum = <<<N\n  1\n  N+2;\nfunction after_heredocs() {}\n";
     let f = Fixture::new(&[("src/docs.php", source)]);
-    assert_eq!(f.lines("greeting"), ["greeting [variable] -> src/docs.php:2"]);
+    assert_eq!(
+        f.lines("greeting"),
+        ["greeting [variable] -> src/docs.php:2"]
+    );
     assert_eq!(f.lines("sum"), ["sum [variable] -> src/docs.php:5"]);
     assert_eq!(
         f.lines("after_heredocs"),
@@ -145,11 +148,40 @@ fn php_heredoc_closed_before_an_operator() {
 fn php_define_named_by_a_heredoc() {
     let source = "<?php\ndefine(<<<K\nFIRST_KEY\nK, 1);\ndefine(<<<K\n    INDENTED_KEY\n    K, 2);\ndefine(<<<'K'\n  NOWDOC_KEY\n  K, 3);\ndefine(<<<K\n  KEY_$suffix\n  K, 4);\n";
     let f = Fixture::new(&[("src/keys.php", source)]);
-    assert_eq!(f.lines("FIRST_KEY"), ["FIRST_KEY [define] -> src/keys.php:2"]);
+    assert_eq!(
+        f.lines("FIRST_KEY"),
+        ["FIRST_KEY [define] -> src/keys.php:2"]
+    );
     assert_eq!(
         f.lines("INDENTED_KEY"),
         ["INDENTED_KEY [define] -> src/keys.php:5"]
     );
-    assert_eq!(f.lines("NOWDOC_KEY"), ["NOWDOC_KEY [define] -> src/keys.php:8"]);
+    assert_eq!(
+        f.lines("NOWDOC_KEY"),
+        ["NOWDOC_KEY [define] -> src/keys.php:8"]
+    );
     assert!(f.lines("KEY_")[0].starts_with("No definition of"));
+}
+
+/// PHP 5's `<script language="php">` … `</script>` encloses PHP code as `<?php` … `?>`
+/// does; what follows the close tag is HTML again, and a close tag in a comment or
+/// string does not end the code.
+#[test]
+fn php_script_language_php_tags() {
+    let source = "<html>\n<script language=\"php\">\nfunction in_script() {}\n// </script> in a comment\n$tag = '</script>';\nfunction after_comment() {}\n</script>\nfunction not_php() {}\n<SCRIPT\n  LANGUAGE = php\n>\nclass AcrossLines {}\n</script\n>\n</html>\n";
+    let f = Fixture::new(&[("src/page.php", source)]);
+    assert_eq!(
+        f.lines("in_script"),
+        ["in_script [function] -> src/page.php:3"]
+    );
+    assert_eq!(
+        f.lines("after_comment"),
+        ["after_comment [function] -> src/page.php:6"]
+    );
+    assert_eq!(f.lines("tag"), ["tag [variable] -> src/page.php:5"]);
+    assert!(f.lines("not_php")[0].starts_with("No definition of"));
+    assert_eq!(
+        f.lines("AcrossLines"),
+        ["AcrossLines [class] -> src/page.php:12"]
+    );
 }
