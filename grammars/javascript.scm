@@ -227,28 +227,18 @@
 ; declaration as the string's value, so `var s = "…⏎var t = 1` still defines
 ; `t`, a variable or a constant by the keyword the error ends with. Valid code
 ; has no error there, so nothing else matches.
-((program
-   [
-     (variable_declaration
-       (variable_declarator
-         (ERROR (identifier) @_keyword .)
-         value: (assignment_expression left: (identifier) @name) @definition.variable))
-     (lexical_declaration
-       (variable_declarator
-         (ERROR (identifier) @_keyword .)
-         value: (assignment_expression left: (identifier) @name) @definition.variable))
-   ])
- (#any-of? @_keyword "var" "let"))
+((variable_declarator
+   (ERROR (identifier) @_keyword .)
+   value: (assignment_expression left: (identifier) @name) @definition.variable)
+ (#any-of? @_keyword "var" "let")
+ (#has-ancestors? @definition.variable
+   "variable_declarator variable_declaration program"
+   "variable_declarator lexical_declaration program"))
 
-((program
-   [
-     (variable_declaration
-       (variable_declarator
-         (ERROR (identifier) @_keyword .)
-         value: (assignment_expression left: (identifier) @name) @definition.constant))
-     (lexical_declaration
-       (variable_declarator
-         (ERROR (identifier) @_keyword .)
-         value: (assignment_expression left: (identifier) @name) @definition.constant))
-   ])
- (#eq? @_keyword "const"))
+((variable_declarator
+   (ERROR (identifier) @_keyword .)
+   value: (assignment_expression left: (identifier) @name) @definition.constant)
+ (#eq? @_keyword "const")
+ (#has-ancestors? @definition.constant
+   "variable_declarator variable_declaration program"
+   "variable_declarator lexical_declaration program"))
