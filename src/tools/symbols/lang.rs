@@ -1092,8 +1092,7 @@ fn node_tests(query: &Query, language: &Language) -> Result<Vec<Vec<NodeTest>>, 
                 }
                 "inside?" => {
                     let mut args = predicate.args.iter();
-                    let Some(tree_sitter::QueryPredicateArg::Capture(capture)) = args.next()
-                    else {
+                    let Some(tree_sitter::QueryPredicateArg::Capture(capture)) = args.next() else {
                         return Err(format!("#{operator} takes a capture, then node kinds"));
                     };
                     let mut kinds = Vec::new();

@@ -209,7 +209,10 @@ fn a_declaration_after_an_unterminated_string_is_found() {
         "typing.js",
         "var greeting = \"hello\nvar retries = 3\nlet open = \"x\nconst depth = 2;\nfunction f() {\n  var u = \"x\n  var local = 1;\n}\n",
     )]);
-    assert_eq!(f.lines("retries"), ["retries [variable] greeting -> typing.js:2"]);
+    assert_eq!(
+        f.lines("retries"),
+        ["retries [variable] greeting -> typing.js:2"]
+    );
     assert_eq!(f.lines("depth"), ["depth [constant] open -> typing.js:4"]);
     assert_eq!(f.lines("greeting"), ["greeting [variable] -> typing.js:1"]);
     // A function's locals are not definitions, open string or not.

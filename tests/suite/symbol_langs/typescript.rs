@@ -197,6 +197,10 @@ fn an_assignment_in_an_enum_value_call_is_not_a_member() {
         "enum Size {\n  Small = 1\n  Large = pick(chosen = 2)\n}\nlet seen = 0;\nseen = 3;\n",
     )]);
     assert_eq!(f.lines("Large"), ["Large [enumerator] Size -> calls.ts:3"]);
-    assert!(f.lines("chosen")[0].starts_with("No definition"), "{:?}", f.lines("chosen"));
+    assert!(
+        f.lines("chosen")[0].starts_with("No definition"),
+        "{:?}",
+        f.lines("chosen")
+    );
     assert_eq!(f.lines("seen"), ["seen [variable] -> calls.ts:5"]);
 }
