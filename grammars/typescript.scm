@@ -153,3 +153,21 @@
 (ambient_declaration
   (variable_declaration
     (variable_declarator name: (identifier) @name) @definition.variable))
+
+; An unterminated string (`var s = "…` while it is being typed) ends at its line;
+; tree-sitter reads the next line's keyword into an error and that line's
+; declaration as the string's value, so `var s = "…⏎var t = 1` still defines
+; `t`: a variable at the top level, or a constant anywhere, by the keyword the
+; error ends with, as for any declaration. Valid code has no error there.
+((variable_declarator
+   (ERROR (identifier) @_keyword .)
+   value: (assignment_expression left: (identifier) @name) @definition.variable)
+ (#any-of? @_keyword "var" "let")
+ (#has-ancestors? @definition.variable
+   "variable_declarator variable_declaration program"
+   "variable_declarator lexical_declaration program"))
+
+((variable_declarator
+   (ERROR (identifier) @_keyword .)
+   value: (assignment_expression left: (identifier) @name) @definition.constant)
+ (#eq? @_keyword "const"))

@@ -204,3 +204,18 @@ fn an_assignment_in_an_enum_value_call_is_not_a_member() {
     );
     assert_eq!(f.lines("seen"), ["seen [variable] -> calls.ts:5"]);
 }
+
+#[test]
+fn a_declaration_after_an_unterminated_string_is_found() {
+    // The strings on lines 1, 4 and 6 are left open, as while they are typed: the
+    // declarations on the next lines are still definitions, by their own keyword (a
+    // `const` in a function too, as any local constant).
+    let f = Fixture::new(&[(
+        "typing.ts",
+        "let greeting = \"hello\nvar retries = 3\nfunction f() {\n  let u = \"x\n  const limit = 1;\n  let v = \"y\n  let local = 2;\n}\n",
+    )]);
+    assert_eq!(f.lines("retries"), ["retries [variable] -> typing.ts:2"]);
+    assert_eq!(f.lines("limit"), ["limit [constant] f -> typing.ts:5"]);
+    let local = f.lines("local");
+    assert!(local[0].starts_with("No definition"), "{local:?}");
+}
