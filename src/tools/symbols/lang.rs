@@ -169,6 +169,10 @@ pub(crate) struct LangSpec {
     /// A definition kind naming the namespace of the whole file (Go's `package`): never
     /// shown, but a qualified lookup may name it (`http.Get`).
     pub(crate) file_scope_kind: Option<&'static str>,
+    /// The source as the grammar should read it, when the grammar misreads a construct
+    /// that defines nothing and loses the rest of the file to it: a same-length copy
+    /// (every offset and line kept), or `None` to parse the source itself.
+    pub(crate) parseable: Option<fn(&[u8]) -> Option<Vec<u8>>>,
 }
 
 /// Every language compiled in, in the order the doctor lists them.
@@ -200,6 +204,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: Some("package"),
+        parseable: None,
     },
     #[cfg(feature = "lang-rust")]
     LangSpec {
@@ -247,6 +252,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-java")]
     LangSpec {
@@ -285,6 +291,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // A user names a class by its package as Go names a function by its package:
         // `java.util.HashMap.put`, `util.HashMap`.
         file_scope_kind: Some("package"),
+        parseable: None,
     },
     #[cfg(feature = "lang-csharp")]
     LangSpec {
@@ -330,6 +337,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // narrows `B.Greeter.Greet`. (In a file with block namespaces the first one is
         // named twice on the way down, which a suffix match does not notice.)
         file_scope_kind: Some("namespace"),
+        parseable: None,
     },
     #[cfg(feature = "lang-javascript")]
     LangSpec {
@@ -345,6 +353,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: JS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-typescript")]
     LangSpec {
@@ -359,6 +368,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     // TSX is TypeScript with JSX, a grammar of its own (`<T>x` casts and JSX tags
     // collide), read with the same query. ctags has no TSX language; its TypeScript
@@ -373,6 +383,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-c")]
     LangSpec {
@@ -411,6 +422,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // ctags joins nested C scopes with `::` too (`struct:outer::inner`).
         separator: "::",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-cpp")]
     LangSpec {
@@ -463,6 +475,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-python")]
     LangSpec {
@@ -490,6 +503,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-ruby")]
     LangSpec {
@@ -527,6 +541,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-php")]
     LangSpec {
@@ -570,6 +585,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-kotlin")]
     LangSpec {
@@ -603,6 +619,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         separator: ".",
         // As in Java: `app.Circle.area` names a method by its package.
         file_scope_kind: Some("package"),
+        parseable: None,
     },
     #[cfg(feature = "lang-bash")]
     LangSpec {
@@ -622,6 +639,9 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: &[],
         separator: ".",
         file_scope_kind: None,
+        // tree-sitter-bash loses the rest of a file to some patterns and regular
+        // expressions (see shell_source.rs).
+        parseable: Some(super::shell_source::parseable),
     },
 ];
 
