@@ -26,10 +26,10 @@
   ]
   (#match? @name "^[^-=][^=]*="))
 
-; The grammar does not parse some of bash: a bracket expression that starts
-; with `]` in a regular expression (`=~ [^]]*`), an extended glob as a `case`
-; pattern (`-!(-*)@(x|y)`). The function around the construct, and often much
-; of the file after it, is then an ERROR in which `name ( )` and
+; The grammar does not parse some of bash. The patterns that lost the rest of a
+; file are rewritten before parsing (src/tools/symbols/shell_source.rs); what is
+; left, an extended glob group with a blank inside (`@(a|b )`) or a `;;&` case
+; terminator, can leave the function around it an ERROR in which `name ( )` and
 ; `function name` may still stand as tokens. A word right before `( )` is
 ; nothing else in shell but an empty array assignment (`COMPREPLY=()`), and
 ; `function` is a reserved word.

@@ -10,9 +10,9 @@
 //! - in a `[[ x =~ re ]]` regular expression, a bracket expression whose first member is
 //!   `]` (`[^]]`, `[]a]`): that `]` becomes `_`; a line continuation right after `=~`
 //!   (`=~ \` at the end of a line) loses its backslash;
-//! - an extended glob group after other text in the same word (`*@(a|b)`,
-//!   `$dir/!($skip)`, `-+([0-9])`): its parentheses and `|` become `_`, so the word
-//!   stays one word;
+//! - an extended glob group that is part of a longer word (`*@(a|b)`, `$dir/!($skip)`,
+//!   `@(*/|x)*`) or holds a bracket expression (`@(help|[h?])`): its parentheses and
+//!   `|` become `_`, so the word stays one word;
 //! - in the pattern of a parameter expansion (`${x%%[<{(]*}`, `${x%]}`), a brace or
 //!   parenthesis inside a bracket expression, and a `]` that closes no bracket, become
 //!   `_`.
@@ -96,26 +96,29 @@ fn regex_operands(source: &[u8], edits: &mut Vec<(usize, u8)>) {
     }
 }
 
-/// Each extended glob group (`@(`, `+(`, `!(`, `?(`, `*(`) whose operator follows other
-/// text of the same word: its parentheses and alternatives become word characters. A
-/// group that a blank, a quote or the end of the file interrupts is left alone.
+/// Each extended glob group (`@(`, `+(`, `!(`, `?(`, `*(`) with other text of its word
+/// before or after it, or with a bracket expression inside: its parentheses and
+/// alternatives become word characters. A group alone in its word without brackets
+/// (`@(a|b)`, a `case` pattern) is read right and left alone, and so is a group that a
+/// blank, a quote or the end of the file interrupts.
 fn extglob_groups(source: &[u8], edits: &mut Vec<(usize, u8)>) {
     let mut done = 0;
     for open in memchr_iter(b'(', source) {
-        if open < done || open < 2 {
+        if open < done || open < 1 {
             continue;
         }
-        let (Some(&operator), Some(&before)) = (source.get(open - 1), source.get(open - 2))
-        else {
-            continue;
-        };
-        if !matches!(operator, b'@' | b'+' | b'!' | b'?' | b'*') || is_blank(before) {
+        if !matches!(source.get(open - 1), Some(b'@' | b'+' | b'!' | b'?' | b'*')) {
             continue;
         }
+        let text_before = open
+            .checked_sub(2)
+            .and_then(|i| source.get(i))
+            .is_some_and(|&b| !is_blank(b));
         let mut marks = Vec::new();
         let mut depth = 0usize;
         let mut i = open;
         let mut closed = false;
+        let mut brackets = false;
         while let Some(&byte) = source.get(i) {
             match byte {
                 b'\\' => {
@@ -124,6 +127,7 @@ fn extglob_groups(source: &[u8], edits: &mut Vec<(usize, u8)>) {
                 }
                 b'\'' | b'"' => break,
                 b if is_blank(b) => break,
+                b'[' => brackets = true,
                 b'(' => {
                     depth += 1;
                     marks.push(i);
@@ -141,7 +145,12 @@ fn extglob_groups(source: &[u8], edits: &mut Vec<(usize, u8)>) {
             }
             i += 1;
         }
-        if closed {
+        // What ends a word after the group: a blank, the `)` of a `case` pattern, an
+        // operator.
+        let text_after = source.get(i + 1).is_some_and(|&b| {
+            !is_blank(b) && !matches!(b, b')' | b';' | b'|' | b'&' | b'<' | b'>')
+        });
+        if closed && (text_before || text_after || brackets) {
             edits.extend(marks.into_iter().map(|at| (at, FILLER)));
             done = i + 1;
         }
@@ -264,6 +273,17 @@ f() {
         assert!(out.contains("*@_one_two_*"));
         assert!(out.contains("${g%%[<__]*}"));
         assert!(out.contains("$dir/!_$skip_;"));
+    }
+
+    #[test]
+    fn extglob_groups_alone_in_their_word_are_left_alone() {
+        let source = "case $1 in\n    @(a|b)) x ;;\n    !(c)|d) y ;;\nesac\n[[ $1 == @(a|b) ]]\n";
+        assert_eq!(parseable(source.as_bytes()), None);
+        let source = "[[ $1 == @(*/|[.~])* ]]\n[[ $2 == @(h|[h?]) ]]\n";
+        assert_eq!(
+            rewritten(source),
+            "[[ $1 == @_*/_[.~]_* ]]\n[[ $2 == @_h_[h?]_ ]]\n"
+        );
     }
 
     #[test]
