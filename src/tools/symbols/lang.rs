@@ -172,8 +172,12 @@ pub(crate) struct LangSpec {
     /// The source as the grammar should read it, when the grammar misreads a construct
     /// that defines nothing and loses the rest of the file to it: a same-length copy
     /// (every offset and line kept), or `None` to parse the source itself.
-    pub(crate) parseable: Option<fn(&[u8]) -> Option<Vec<u8>>>,
+    pub(crate) parseable: Option<Rewrite>,
 }
+
+/// A same-length rewrite of a source before parsing: the copy, or `None` when the
+/// source needs none.
+pub(crate) type Rewrite = fn(&[u8]) -> Option<Vec<u8>>;
 
 /// Every language compiled in, in the order the doctor lists them.
 pub(crate) const LANGS: &[LangSpec] = &[
