@@ -27,6 +27,11 @@ use memchr::{memchr_iter, memmem};
 /// The byte every overwritten punctuation byte becomes: a word character to the grammar.
 const FILLER: u8 = b'_';
 
+/// How far a group or an expansion is read before it is left alone: real ones are a
+/// few dozen bytes, and without a bound, a long line of unclosed `${` or `@(` (a
+/// generated file) would be read again from each one, in time quadratic in the line.
+const MAX_SPAN: usize = 1024;
+
 /// `source` with the constructs above overwritten, or `None` when it has none of them.
 pub(crate) fn parseable(source: &[u8]) -> Option<Vec<u8>> {
     let mut edits = Vec::new();
@@ -100,7 +105,7 @@ fn regex_operands(source: &[u8], edits: &mut Vec<(usize, u8)>) {
 /// before or after it, or with a bracket expression inside: its parentheses and
 /// alternatives become word characters. A group alone in its word without brackets
 /// (`@(a|b)`, a `case` pattern) is read right and left alone, and so is a group that a
-/// blank, a quote or the end of the file interrupts.
+/// blank, a quote or the end of the file interrupts, with the groups inside it.
 fn extglob_groups(source: &[u8], edits: &mut Vec<(usize, u8)>) {
     let mut done = 0;
     for open in memchr_iter(b'(', source) {
@@ -120,6 +125,9 @@ fn extglob_groups(source: &[u8], edits: &mut Vec<(usize, u8)>) {
         let mut closed = false;
         let mut brackets = false;
         while let Some(&byte) = source.get(i) {
+            if i - open > MAX_SPAN {
+                break;
+            }
             match byte {
                 b'\\' => {
                     i += 2;
@@ -152,8 +160,10 @@ fn extglob_groups(source: &[u8], edits: &mut Vec<(usize, u8)>) {
         });
         if closed && (text_before || text_after || brackets) {
             edits.extend(marks.into_iter().map(|at| (at, FILLER)));
-            done = i + 1;
         }
+        // The groups inside this one were read with it: reading each again would take
+        // time quadratic in the nesting.
+        done = i + 1;
     }
 }
 
@@ -162,31 +172,44 @@ fn extglob_groups(source: &[u8], edits: &mut Vec<(usize, u8)>) {
 /// none, become word characters. The subscript before the operator (`${a[i]%x}`) is
 /// left alone; an expansion with a quote or a `$` inside a bracket expression, or that
 /// does not close on its line, is left alone whole.
+///
+/// An expansion nested in another is read with the outer one (`${a:-${b%]}}`), not again
+/// on its own: that would take time quadratic in the nesting.
 fn expansion_patterns(source: &[u8], edits: &mut Vec<(usize, u8)>) {
+    let mut done = 0;
     for dollar in memmem::find_iter(source, b"${") {
+        if dollar < done {
+            continue;
+        }
         let mut mine = Vec::new();
-        if expansion_pattern(source, dollar + 2, &mut mine) {
+        let (closed, end) = expansion_pattern(source, dollar + 2, &mut mine);
+        if closed {
             edits.extend(mine);
         }
+        done = end;
     }
 }
 
-/// One expansion's edits, from just after its `${`; `false` when it is to be left alone.
-fn expansion_pattern(source: &[u8], start: usize, edits: &mut Vec<(usize, u8)>) -> bool {
+/// One expansion's edits, from just after its `${`, and where its reading stopped:
+/// `false` when it is to be left alone.
+fn expansion_pattern(source: &[u8], start: usize, edits: &mut Vec<(usize, u8)>) -> (bool, usize) {
     let mut depth = 1usize;
     let mut pattern = false;
     let mut subscript = 0usize;
     let mut i = start;
     while let Some(&byte) = source.get(i) {
+        if i - start > MAX_SPAN {
+            return (false, i);
+        }
         match byte {
-            b'\n' => return false,
+            b'\n' => return (false, i),
             b'\\' => {
                 i += 2;
                 continue;
             }
             b'[' if pattern => match bracket(source, i, edits) {
                 Some(end) => i = end,
-                None => return false,
+                None => return (false, i),
             },
             b'[' => subscript += 1,
             b']' if subscript > 0 => subscript -= 1,
@@ -195,7 +218,7 @@ fn expansion_pattern(source: &[u8], start: usize, edits: &mut Vec<(usize, u8)>) 
             b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    return true;
+                    return (true, i);
                 }
             }
             // `${#name}` is a length, not a pattern; after the name, `#`, `%` and `/`
@@ -206,7 +229,7 @@ fn expansion_pattern(source: &[u8], start: usize, edits: &mut Vec<(usize, u8)>) 
         }
         i += 1;
     }
-    false
+    (false, i)
 }
 
 /// The bracket expression opening at `open` in a pattern: its braces and parentheses
@@ -222,6 +245,9 @@ fn bracket(source: &[u8], open: usize, edits: &mut Vec<(usize, u8)>) -> Option<u
         i += 1;
     }
     while let Some(&byte) = source.get(i) {
+        if i - open > MAX_SPAN {
+            return None;
+        }
         match byte {
             b']' => return Some(i),
             b'\n' | b'\'' | b'"' | b'$' => return None,
@@ -284,6 +310,16 @@ f() {
             rewritten(source),
             "[[ $1 == @_*/_[.~]_* ]]\n[[ $2 == @_h_[h?]_ ]]\n"
         );
+    }
+
+    /// A long line of unclosed groups and expansions is read in linear time, and left
+    /// alone.
+    #[test]
+    fn unclosed_groups_on_a_long_line_are_bounded() {
+        let line = "x@(${".repeat(200_000);
+        let started = std::time::Instant::now();
+        assert_eq!(parseable(line.as_bytes()), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]
