@@ -28,7 +28,7 @@ use memchr::{memchr_iter, memmem};
 const FILLER: u8 = b'_';
 
 /// How far a group or an expansion is read before it is left alone: real ones are a
-/// few dozen bytes (bash-completion's longest, a list of file extensions, about 500),
+/// few dozen bytes (bash-completion's longest, a list of file extensions, is 600),
 /// and a generated file's long line is not worth reading to its end for each.
 const MAX_SPAN: usize = 1024;
 
