@@ -45,3 +45,20 @@
   .
   (ERROR . "(" . ")")
 )
+
+; A `[ ]` test whose operator is a variable (`[ "$op" "$path" ]`) also starts an
+; error that runs on, in which a later header's name may be left as a word right
+; before an ERROR opening with `( )`, or as the last word of a command the error
+; joined it to. Either way the `( )` right after a word can only be a header.
+(
+  (word) @name @definition.function
+  .
+  (ERROR . "(" . ")")
+  (#not-match? @name "=")
+)
+
+(ERROR
+  (command argument: (word) @name .) @definition.function
+  .
+  "(" . ")"
+  (#not-match? @name "="))

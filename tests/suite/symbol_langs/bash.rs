@@ -295,3 +295,41 @@ _after() { echo \"done\"; }
         ]
     );
 }
+
+/// A `[ ]` test whose operator is a variable (`[ "$op" "$d" ]`) makes an error the
+/// grammar does not recover from, and no rewrite helps: the headers after it are still
+/// found in the error.
+#[test]
+fn functions_after_a_test_with_a_variable_operator_are_found() {
+    let source = "\
+find_dir()
+{
+  local op=$1
+  shift
+  for d in \"$@\"; do
+    [ \"$op\" \"$d\" ] || continue
+    echo \"$d\"
+    return 0
+  done
+  return 1
+}
+
+running()
+{
+  [ -f \"$1\" ] || return 1
+}
+
+started()
+{
+  echo \"yes\"
+}
+";
+    assert_eq!(
+        shell_functions(source),
+        [
+            ("find_dir".to_owned(), 1, "function"),
+            ("running".to_owned(), 13, "function"),
+            ("started".to_owned(), 18, "function"),
+        ]
+    );
+}
