@@ -306,6 +306,10 @@ impl Extractor {
                 ControlFlow::Continue(())
             }
         };
+        // A same-length copy where the grammar would misread the source: offsets, lines
+        // and names are the source's own, so everything below reads the copy.
+        let parseable = lang.spec().parseable.and_then(|rewrite| rewrite(source));
+        let source = parseable.as_deref().unwrap_or(source);
         let len = source.len();
         // `parse` gives up only when the budget halts it (or without a language, which
         // cannot happen here).

@@ -169,7 +169,15 @@ pub(crate) struct LangSpec {
     /// A definition kind naming the namespace of the whole file (Go's `package`): never
     /// shown, but a qualified lookup may name it (`http.Get`).
     pub(crate) file_scope_kind: Option<&'static str>,
+    /// The source as the grammar should read it, when the grammar misreads a construct
+    /// that defines nothing and loses the rest of the file to it: a same-length copy
+    /// (every offset and line kept), or `None` to parse the source itself.
+    pub(crate) parseable: Option<Rewrite>,
 }
+
+/// A same-length rewrite of a source before parsing: the copy, or `None` when the
+/// source needs none.
+pub(crate) type Rewrite = fn(&[u8]) -> Option<Vec<u8>>;
 
 /// Every language compiled in, in the order the doctor lists them.
 pub(crate) const LANGS: &[LangSpec] = &[
@@ -200,6 +208,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: Some("package"),
+        parseable: None,
     },
     #[cfg(feature = "lang-rust")]
     LangSpec {
@@ -247,6 +256,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-java")]
     LangSpec {
@@ -285,6 +295,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // A user names a class by its package as Go names a function by its package:
         // `java.util.HashMap.put`, `util.HashMap`.
         file_scope_kind: Some("package"),
+        parseable: None,
     },
     #[cfg(feature = "lang-csharp")]
     LangSpec {
@@ -330,6 +341,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // narrows `B.Greeter.Greet`. (In a file with block namespaces the first one is
         // named twice on the way down, which a suffix match does not notice.)
         file_scope_kind: Some("namespace"),
+        parseable: None,
     },
     #[cfg(feature = "lang-javascript")]
     LangSpec {
@@ -345,6 +357,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: JS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-typescript")]
     LangSpec {
@@ -359,6 +372,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     // TSX is TypeScript with JSX, a grammar of its own (`<T>x` casts and JSX tags
     // collide), read with the same query. ctags has no TSX language; its TypeScript
@@ -373,6 +387,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-c")]
     LangSpec {
@@ -411,6 +426,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // ctags joins nested C scopes with `::` too (`struct:outer::inner`).
         separator: "::",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-cpp")]
     LangSpec {
@@ -463,6 +479,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-python")]
     LangSpec {
@@ -490,6 +507,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-ruby")]
     LangSpec {
@@ -527,6 +545,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-php")]
     LangSpec {
@@ -570,6 +589,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        parseable: None,
     },
     #[cfg(feature = "lang-kotlin")]
     LangSpec {
@@ -603,6 +623,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         separator: ".",
         // As in Java: `app.Circle.area` names a method by its package.
         file_scope_kind: Some("package"),
+        parseable: None,
     },
     #[cfg(feature = "lang-bash")]
     LangSpec {
@@ -622,6 +643,9 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: &[],
         separator: ".",
         file_scope_kind: None,
+        // tree-sitter-bash loses the rest of a file to some patterns and regular
+        // expressions (see shell_source.rs).
+        parseable: Some(super::shell_source::parseable),
     },
 ];
 

@@ -46,6 +46,8 @@ pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
 pub(crate) mod prefilter;
+#[cfg(feature = "lang-bash")]
+mod shell_source;
 #[cfg(test)]
 mod soundness;
 mod tree;
