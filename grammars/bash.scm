@@ -26,10 +26,10 @@
   ]
   (#match? @name "^[^-=][^=]*="))
 
-; The grammar does not parse some of bash: a bracket expression that starts
-; with `]` in a regular expression (`=~ [^]]*`), an extended glob as a `case`
-; pattern (`-!(-*)@(x|y)`). The function around the construct, and often much
-; of the file after it, is then an ERROR in which `name ( )` and
+; The grammar does not parse some of bash. The patterns that lost the rest of a
+; file are rewritten before parsing (src/tools/symbols/shell_source.rs); what is
+; left, an extended glob group with a blank inside (`@(a|b )`) or a `;;&` case
+; terminator, can leave the function around it an ERROR in which `name ( )` and
 ; `function name` may still stand as tokens. A word right before `( )` is
 ; nothing else in shell but an empty array assignment (`COMPREPLY=()`), and
 ; `function` is a reserved word.
@@ -45,3 +45,20 @@
   .
   (ERROR . "(" . ")")
 )
+
+; A `[ ]` test whose operator is a variable (`[ "$op" "$path" ]`) also starts an
+; error that runs on, in which a later header's name may be left as a word right
+; before an ERROR opening with `( )`, or as the last word of a command the error
+; joined it to. Either way the `( )` right after a word can only be a header.
+(
+  (word) @name @definition.function
+  .
+  (ERROR . "(" . ")")
+  (#not-match? @name "=")
+)
+
+(ERROR
+  (command argument: (word) @name .) @definition.function
+  .
+  "(" . ")"
+  (#not-match? @name "="))

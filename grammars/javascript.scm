@@ -221,3 +221,24 @@
         object: (identifier)
         property: (property_identifier) @name)
       right: (new_expression)) @definition.variable))
+
+; An unterminated string (`var s = "…` while it is being typed) ends at its line;
+; tree-sitter reads the next line's keyword into an error and that line's
+; declaration as the string's value, so `var s = "…⏎var t = 1` still defines
+; `t`, a variable or a constant by the keyword the error ends with. Valid code
+; has no error there, so nothing else matches.
+((variable_declarator
+   (ERROR (identifier) @_keyword .)
+   value: (assignment_expression left: (identifier) @name) @definition.variable)
+ (#any-of? @_keyword "var" "let")
+ (#has-ancestors? @definition.variable
+   "variable_declarator variable_declaration program"
+   "variable_declarator lexical_declaration program"))
+
+((variable_declarator
+   (ERROR (identifier) @_keyword .)
+   value: (assignment_expression left: (identifier) @name) @definition.constant)
+ (#eq? @_keyword "const")
+ (#has-ancestors? @definition.constant
+   "variable_declarator variable_declaration program"
+   "variable_declarator lexical_declaration program"))

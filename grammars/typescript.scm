@@ -31,6 +31,24 @@
 
 (enum_body (enum_assignment name: (_) @name) @definition.enumerator)
 
+; Members written without commas, as while an enum is being typed (`enum Color {
+; Red Green Blue }`, or one a line): tree-sitter reads the names before the last
+; as an error in the body, and the members after one with a value as a chain of
+; assignments inside that value (`A = 1⏎B = 2⏎C = 3` as `A = 1 (B = (C = 3))`,
+; with errors between). Valid TypeScript has none of these errors, and an enum
+; value cannot assign.
+(enum_body (ERROR [(identifier) (property_identifier)] @name @definition.enumerator))
+
+; A member without a value after one with a value (`A = 1⏎B⏎C = 3`): the names
+; after the value in the error that holds it.
+((ERROR (_) (identifier) @name @definition.enumerator)
+ (#inside? @name enum_assignment
+   ERROR assignment_expression binary_expression unary_expression))
+
+((assignment_expression left: (identifier) @name @definition.enumerator)
+ (#inside? @name enum_assignment
+   assignment_expression binary_expression unary_expression ERROR))
+
 ; `namespace A.B {}` and `module A {}` (not `declare module 'name'`, which
 ; names a module to augment, not a definition).
 (internal_module name: (identifier) @name) @definition.namespace
@@ -135,3 +153,21 @@
 (ambient_declaration
   (variable_declaration
     (variable_declarator name: (identifier) @name) @definition.variable))
+
+; An unterminated string (`var s = "…` while it is being typed) ends at its line;
+; tree-sitter reads the next line's keyword into an error and that line's
+; declaration as the string's value, so `var s = "…⏎var t = 1` still defines
+; `t`: a variable at the top level, or a constant anywhere, by the keyword the
+; error ends with, as for any declaration. Valid code has no error there.
+((variable_declarator
+   (ERROR (identifier) @_keyword .)
+   value: (assignment_expression left: (identifier) @name) @definition.variable)
+ (#any-of? @_keyword "var" "let")
+ (#has-ancestors? @definition.variable
+   "variable_declarator variable_declaration program"
+   "variable_declarator lexical_declaration program"))
+
+((variable_declarator
+   (ERROR (identifier) @_keyword .)
+   value: (assignment_expression left: (identifier) @name) @definition.constant)
+ (#eq? @_keyword "const"))

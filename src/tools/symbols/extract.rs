@@ -12,8 +12,9 @@
 //!
 //! A pattern may say which ancestors a capture must have,
 //! `(#has-parent? @definition.variable translation_unit declaration_list)` or
-//! `(#has-ancestors? @definition.variable "module" "block _ module")`, or what must
-//! follow it (`#before-macro-body?`): a match whose node fails is dropped before the
+//! `(#has-ancestors? @definition.variable "module" "block _ module")`, which kinds it
+//! may be nested in, however deep, up to one (`#inside?`), or what must follow it
+//! (`#before-macro-body?`): a match whose node fails is dropped before the
 //! earliest pattern wins, exactly as if the query had spelled that structure out (which
 //! costs far more to compile; see [`super::lang::NodeTest`]).
 //!

@@ -172,8 +172,12 @@ pub(crate) struct LangSpec {
     /// The source as the grammar should read it, when the grammar misreads a construct
     /// that defines nothing and loses the rest of the file to it: a same-length copy
     /// (every offset and line kept), or `None` to parse the source itself.
-    pub(crate) parseable: Option<fn(&[u8]) -> Option<Vec<u8>>>,
+    pub(crate) parseable: Option<Rewrite>,
 }
+
+/// A same-length rewrite of a source before parsing: the copy, or `None` when the
+/// source needs none.
+pub(crate) type Rewrite = fn(&[u8]) -> Option<Vec<u8>>;
 
 /// Every language compiled in, in the order the doctor lists them.
 pub(crate) const LANGS: &[LangSpec] = &[
@@ -641,7 +645,9 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: &[],
         separator: ".",
         file_scope_kind: None,
-        parseable: None,
+        // tree-sitter-bash loses the rest of a file to some patterns and regular
+        // expressions (see shell_source.rs).
+        parseable: Some(super::shell_source::parseable),
     },
 ];
 
@@ -873,7 +879,12 @@ pub(crate) struct QueryPart {
 /// - `(#after-macro? @c kind)`: the node (a statement `name;`) starts on the line where
 ///   its previous sibling, of that kind, ends without its own `;`: tree-sitter ended
 ///   `typedef MACRO(T) name;` or `MACRO(T) name;` (a type written by a macro) before
-///   the name, which is then the typedef's or the variable's.
+///   the name, which is then the typedef's or the variable's;
+/// - `(#inside? @c kind through …)`: its ancestors, read upward from its parent, are
+///   any number of nodes of the `through` kinds, then one of `kind`. Error recovery
+///   nests what should be siblings as deep as the source repeats them (TypeScript enum
+///   members written without commas become a chain of assignments inside the first
+///   member's value), which no fixed chain of `#has-ancestors?` covers.
 ///
 /// They say what spelling the structure out in the query says (`[(kind_a (x) @c)
 /// (kind_b (x) @c) …]`, `(module (_ !name (block (x) @c)))` for `"block _ module"`, or
@@ -903,6 +914,13 @@ pub(crate) enum NodeRule {
     EndsStatement,
     /// `#after-macro?`, with the previous sibling's kind.
     AfterMacro(Box<str>),
+    /// `#inside?`: the kind reached, and the kinds allowed on the way up to it.
+    Inside {
+        /// The ancestor that must be reached.
+        target: Box<str>,
+        /// The kinds that may stand between the node and `target`.
+        through: Vec<Box<str>>,
+    },
 }
 
 /// One step of a [`NodeRule::Ancestors`] chain.
@@ -922,8 +940,27 @@ impl NodeTest {
             NodeRule::BeforeMacroBody => before_macro_body(node),
             NodeRule::EndsStatement => ends_statement(node, source),
             NodeRule::AfterMacro(kind) => after_macro(node, kind, source),
+            NodeRule::Inside { target, through } => inside(node, target, through),
         }
     }
+}
+
+/// Whether `node`'s ancestors are nodes of the `through` kinds up to one of `target`
+/// (see [`NodeTest`]). The walk stops at the first other kind, so it costs a step or
+/// two for the usual node, which sits in a statement.
+fn inside(node: tree_sitter::Node<'_>, target: &str, through: &[Box<str>]) -> bool {
+    let mut at = node;
+    while let Some(parent) = at.parent() {
+        let kind = parent.kind();
+        if kind == target {
+            return true;
+        }
+        if !through.iter().any(|allowed| **allowed == *kind) {
+            return false;
+        }
+        at = parent;
+    }
+    false
 }
 
 /// Whether `node` follows, on the line where it ends, a sibling of `kind` that
@@ -1076,6 +1113,36 @@ fn node_tests(query: &Query, language: &Language) -> Result<Vec<Vec<NodeTest>>, 
                     tests.push(NodeTest {
                         capture: *capture,
                         rule: NodeRule::AfterMacro(kind.clone()),
+                    });
+                    continue;
+                }
+                "inside?" => {
+                    let mut args = predicate.args.iter();
+                    let Some(tree_sitter::QueryPredicateArg::Capture(capture)) = args.next() else {
+                        return Err(format!("#{operator} takes a capture, then node kinds"));
+                    };
+                    let mut kinds = Vec::new();
+                    for arg in args {
+                        let tree_sitter::QueryPredicateArg::String(kind) = arg else {
+                            return Err(format!("#{operator} takes a capture, then node kinds"));
+                        };
+                        if language.id_for_node_kind(kind, true) == 0 {
+                            return Err(format!(
+                                "#{operator} names `{kind}`, which is not a node kind of the grammar"
+                            ));
+                        }
+                        kinds.push(kind.clone());
+                    }
+                    let mut kinds = kinds.into_iter();
+                    let Some(target) = kinds.next() else {
+                        return Err(format!("#{operator} takes a capture, then node kinds"));
+                    };
+                    tests.push(NodeTest {
+                        capture: *capture,
+                        rule: NodeRule::Inside {
+                            target,
+                            through: kinds.collect(),
+                        },
                     });
                     continue;
                 }
@@ -1447,6 +1514,10 @@ mod tests {
             tests(r#"((identifier) @name (#before-macro-body? @name))"#),
             Ok(1)
         );
+        assert_eq!(
+            tests(r#"((identifier) @name (#inside? @name module ERROR block))"#),
+            Ok(1)
+        );
         let refused = |source: &str, why: &str| {
             let result = tests(source);
             assert!(
@@ -1475,6 +1546,14 @@ mod tests {
             "takes a capture",
         );
         refused(r#"((identifier) @name (#has-parent? @name _))"#, "`_`");
+        refused(
+            r#"((identifier) @name (#inside? @name module blok))"#,
+            "`blok`",
+        );
+        refused(
+            r#"((identifier) @name (#inside? @name))"#,
+            "takes a capture, then node kinds",
+        );
         refused(
             r#"((identifier) @name (#has-parent? module))"#,
             "takes a capture",

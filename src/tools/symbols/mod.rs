@@ -48,6 +48,8 @@ pub(crate) mod lang;
 #[cfg(feature = "lang-php")]
 mod php_script;
 pub(crate) mod prefilter;
+#[cfg(feature = "lang-bash")]
+mod shell_source;
 #[cfg(test)]
 mod soundness;
 mod tree;

@@ -10,14 +10,15 @@ use crate::suite::common::{ctags_available, skip};
 /// - `heredoc`, the end marker of a here-document (`EOF`), which find_symbol does not
 ///   tag (docs/find_symbol.md, Shell): a delimiter is no name anyone looks up;
 /// - ctags' false positives, from reading shell line by line: a name with `=` (ctags
-///   reads the array assignment `COMPREPLY=(...)` as a function `COMPREPLY=`) or
-///   starting with `-` (an option), and a function whose line neither starts with the
+///   reads the array assignment `COMPREPLY=(...)` as a function `COMPREPLY=`),
+///   starting with `-` (an option) or `{` (ctags reads `o=${o%%[<{().[]*}` as a
+///   function `{`), and a function whose line neither starts with the
 ///   `function` keyword nor has the name before `(`: ctags takes the word after any
 ///   `function`, so `compgen -A function -- "$cur"` defines `--` and
 ///   `complete -F _f function declare` defines `declare`.
 fn is_excluded(kind: &str, tag: &Tag, source_line: Option<&str>) -> bool {
     let (name, _, _) = tag;
-    if kind == "heredoc" || name.contains('=') || name.starts_with('-') {
+    if kind == "heredoc" || name.contains('=') || name.starts_with(['-', '{']) {
         return true;
     }
     if kind != "function" {
@@ -34,11 +35,12 @@ fn is_excluded(kind: &str, tag: &Tag, source_line: Option<&str>) -> bool {
     !keyword && !before_parens
 }
 
-/// What is left, on bash-completion 2.11: the grammar cannot parse a bracket
-/// expression that starts with `]` in a `=~` regular expression (`[^]]`), and loses
-/// the rest of the file to an error from there on: in `bash_completion`, the library,
-/// that is 68 of its functions. An extended glob as a `case` pattern
-/// (`-!(-*)@([Zoy]|V*)`) loses the function around it.
+/// On bash-completion 2.11, every function ctags finds is found. The grammar loses the
+/// rest of a file to a few patterns (a `=~` bracket expression opening with `]`, an
+/// extended glob group inside a word, a brace in an expansion's bracket expression),
+/// which are rewritten before parsing (`shell_source.rs`): without that, the library
+/// `bash_completion` lost 58 of its 80 functions and the recall was 92.76%. The
+/// library is still measured apart, so a new way of losing it shows.
 #[test]
 fn recall_against_ctags_on_a_shell_tree() {
     let test = "recall_against_ctags_on_a_shell_tree";
@@ -69,7 +71,8 @@ fn recall_against_ctags_on_a_shell_tree() {
         excluded.contains(&(kind.to_owned(), tag.clone()))
     });
     assert!(total > 0, "ctags found no shell tags");
-    // The completions alone, without the library the grammar loses most of.
+    // The completions alone, without the library the grammar lost most of before the
+    // rewrite.
     let library = |tag: &Tag| tag.1.ends_with("/bash_completion.bash");
     let completions: Vec<(String, Tag)> = theirs
         .iter()
@@ -83,8 +86,8 @@ fn recall_against_ctags_on_a_shell_tree() {
         |kind, tag| excluded.contains(&(kind.to_owned(), tag.clone())),
     );
     assert!(
-        found * 100 >= total * 90,
-        "Shell recall {found}/{total} is under 90%"
+        found * 1000 >= total * 995,
+        "Shell recall {found}/{total} is under 99.5%"
     );
     assert!(
         found_completions * 1000 >= total_completions * 995,

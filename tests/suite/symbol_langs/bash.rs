@@ -107,15 +107,16 @@ fn shell_scripts_by_extension() {
     assert!(!metron::testing::symbol_file("bin/configure"));
 }
 
-/// The grammar cannot parse an extended glob inside `[[ == ]]`
-/// (`*.@(asc|sig)\ *`): the function header before it is left as a command followed
-/// by an error, or as loose tokens in one, and is still found.
+/// The grammar cannot parse an extended glob group with a blank inside it in
+/// `[[ == ]]` (`*@(asc|sig )*`), which the rewrite before parsing leaves alone: the
+/// function header before it is left as a command followed by an error, or as loose
+/// tokens in one, and is still found.
 #[test]
 fn a_function_around_an_unparsable_glob_is_still_found() {
     let source = "\
 _tool()
 {
-    if [[ $line == *.@(asc|sig)\\ * ]]; then
+    if [[ $line == *@(asc|sig )* ]]; then
         return
     fi
 }
@@ -141,7 +142,7 @@ fn an_empty_array_assignment_is_no_function() {
 _tool()
 {
     COMPREPLY=()
-    if [[ $line == *.@(asc|sig)\\ * ]]; then
+    if [[ $line == *@(asc|sig )* ]]; then
         return
     fi
 }
@@ -152,5 +153,183 @@ _tool()
     assert!(
         defs.iter().all(|(name, _, _)| name != "COMPREPLY"),
         "{defs:?}"
+    );
+}
+
+/// The functions of `source`, through the real extraction path, by name and line.
+fn shell_functions(source: &str) -> Vec<(String, usize, &'static str)> {
+    let Some(defs) = Definitions::new().of("lib.bash", source.as_bytes()) else {
+        panic!("the shell grammar is compiled in");
+    };
+    defs
+}
+
+/// A `=~` bracket expression whose first member is `]` (`[^]]`): tree-sitter-bash
+/// loses the function around it and every one after it unless the `]` is overwritten
+/// before parsing.
+#[test]
+fn a_regex_bracket_opening_with_a_close_bracket_loses_nothing() {
+    let source = "\
+_pick()
+{
+    if [[ $1 =~ ^key\\[([^]]*)$ ]]; then
+        echo \"${BASH_REMATCH[1]}\"
+    fi
+}
+
+_after() { echo \"done\"; }
+";
+    assert_eq!(
+        shell_functions(source),
+        [
+            ("_pick".to_owned(), 1, "function"),
+            ("_after".to_owned(), 8, "function"),
+        ]
+    );
+}
+
+/// A line continuation between `=~` and its regular expression.
+#[test]
+fn a_regex_on_the_next_line_loses_nothing() {
+    let source = "\
+_split()
+{
+    while [[ $1 =~ \\
+        ^([a-z]+)-(.*)$ ]]; do
+        set -- \"${BASH_REMATCH[2]}\"
+    done
+}
+
+_after() { echo \"done\"; }
+";
+    assert_eq!(
+        shell_functions(source),
+        [
+            ("_split".to_owned(), 1, "function"),
+            ("_after".to_owned(), 9, "function"),
+        ]
+    );
+}
+
+/// An extended glob group after other text of the word, in `[[ == ]]`.
+#[test]
+fn an_extglob_group_inside_a_word_loses_nothing() {
+    let source = "\
+_archive()
+{
+    [[ $1 == *.@(tar|zip) ]] && echo archive
+}
+
+_after() { echo \"done\"; }
+";
+    assert_eq!(
+        shell_functions(source),
+        [
+            ("_archive".to_owned(), 1, "function"),
+            ("_after".to_owned(), 6, "function"),
+        ]
+    );
+}
+
+/// A brace in a bracket expression of a parameter expansion's pattern.
+#[test]
+fn a_brace_in_an_expansion_pattern_loses_nothing() {
+    let source = "\
+_stem()
+{
+    local word=${1%%[({]*}
+    echo \"$word\"
+}
+
+_after() { echo \"done\"; }
+";
+    assert_eq!(
+        shell_functions(source),
+        [
+            ("_stem".to_owned(), 1, "function"),
+            ("_after".to_owned(), 7, "function"),
+        ]
+    );
+}
+
+/// A `]` that opens a parameter expansion's pattern (`${1%]}`, a trailing bracket cut).
+#[test]
+fn a_close_bracket_opening_an_expansion_pattern_loses_nothing() {
+    let source = "\
+_host()
+{
+    local host=\"${1%]}\"
+    echo \"$host\"
+}
+
+_after() { echo \"done\"; }
+";
+    assert_eq!(
+        shell_functions(source),
+        [
+            ("_host".to_owned(), 1, "function"),
+            ("_after".to_owned(), 7, "function"),
+        ]
+    );
+}
+
+/// An extended glob group that opens its word and holds a bracket expression
+/// (`@(*/|[.~])*`, a path or not).
+#[test]
+fn an_extglob_group_with_brackets_loses_nothing() {
+    let source = "\
+_modules()
+{
+    if [[ $1 == @(*/|[.~])* ]]; then
+        echo \"path\"
+    fi
+}
+
+_after() { echo \"done\"; }
+";
+    assert_eq!(
+        shell_functions(source),
+        [
+            ("_modules".to_owned(), 1, "function"),
+            ("_after".to_owned(), 8, "function"),
+        ]
+    );
+}
+
+/// A `[ ]` test whose operator is a variable (`[ "$op" "$d" ]`) makes an error the
+/// grammar does not recover from, and no rewrite helps: the headers after it are still
+/// found in the error.
+#[test]
+fn functions_after_a_test_with_a_variable_operator_are_found() {
+    let source = "\
+find_dir()
+{
+  local op=$1
+  shift
+  for d in \"$@\"; do
+    [ \"$op\" \"$d\" ] || continue
+    echo \"$d\"
+    return 0
+  done
+  return 1
+}
+
+running()
+{
+  [ -f \"$1\" ] || return 1
+}
+
+started()
+{
+  echo \"yes\"
+}
+";
+    assert_eq!(
+        shell_functions(source),
+        [
+            ("find_dir".to_owned(), 1, "function"),
+            ("running".to_owned(), 13, "function"),
+            ("started".to_owned(), 18, "function"),
+        ]
     );
 }

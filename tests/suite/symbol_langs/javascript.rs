@@ -199,3 +199,23 @@ fn a_prototype_member_assigned_inside_a_function_is_a_method() {
     let other = f.lines("notMethod");
     assert!(other[0].starts_with("No definition"), "{other:?}");
 }
+
+#[test]
+fn a_declaration_after_an_unterminated_string_is_found() {
+    // The strings on lines 1 and 3 are left open, as while they are typed: the declarations on the
+    // next lines are still definitions, by their own keyword. Tree-sitter nests each in
+    // the value of the declaration whose string is open, so that one is its scope.
+    let f = Fixture::new(&[(
+        "typing.js",
+        "var greeting = \"hello\nvar retries = 3\nlet open = \"x\nconst depth = 2;\nfunction f() {\n  var u = \"x\n  var local = 1;\n}\n",
+    )]);
+    assert_eq!(
+        f.lines("retries"),
+        ["retries [variable] greeting -> typing.js:2"]
+    );
+    assert_eq!(f.lines("depth"), ["depth [constant] open -> typing.js:4"]);
+    assert_eq!(f.lines("greeting"), ["greeting [variable] -> typing.js:1"]);
+    // A function's locals are not definitions, open string or not.
+    let local = f.lines("local");
+    assert!(local[0].starts_with("No definition"), "{local:?}");
+}

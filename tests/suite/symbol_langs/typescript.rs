@@ -166,3 +166,56 @@ fn a_dotted_namespace_scopes_its_members_by_its_whole_name() {
         ["depth [constant] app.settings -> config.ts:2"]
     );
 }
+
+#[test]
+fn enum_members_written_without_commas_are_found() {
+    // As while an enum is typed: names on one line, and one a line with and without
+    // values, none separated by commas.
+    let f = Fixture::new(&[(
+        "flags.ts",
+        "enum Mode { Read Write Exec }\nenum Level {\n  Low = 1\n  Mid\n  High = Low | Mid\n  Top = -1\n}\n",
+    )]);
+    for (name, line) in [
+        ("Read", "Read [enumerator] Mode -> flags.ts:1"),
+        ("Write", "Write [enumerator] Mode -> flags.ts:1"),
+        ("Exec", "Exec [enumerator] Mode -> flags.ts:1"),
+        ("Low", "Low [enumerator] Level -> flags.ts:3"),
+        ("Mid", "Mid [enumerator] Level -> flags.ts:4"),
+        ("High", "High [enumerator] Level -> flags.ts:5"),
+        ("Top", "Top [enumerator] Level -> flags.ts:6"),
+    ] {
+        assert_eq!(f.lines(name), [line], "{name}");
+    }
+}
+
+#[test]
+fn an_assignment_in_an_enum_value_call_is_not_a_member() {
+    // Only the chain tree-sitter builds from missing commas names members: an
+    // assignment passed to a call, or one outside any enum, names none.
+    let f = Fixture::new(&[(
+        "calls.ts",
+        "enum Size {\n  Small = 1\n  Large = pick(chosen = 2)\n}\nlet seen = 0;\nseen = 3;\n",
+    )]);
+    assert_eq!(f.lines("Large"), ["Large [enumerator] Size -> calls.ts:3"]);
+    assert!(
+        f.lines("chosen")[0].starts_with("No definition"),
+        "{:?}",
+        f.lines("chosen")
+    );
+    assert_eq!(f.lines("seen"), ["seen [variable] -> calls.ts:5"]);
+}
+
+#[test]
+fn a_declaration_after_an_unterminated_string_is_found() {
+    // The strings on lines 1, 4 and 6 are left open, as while they are typed: the
+    // declarations on the next lines are still definitions, by their own keyword (a
+    // `const` in a function too, as any local constant).
+    let f = Fixture::new(&[(
+        "typing.ts",
+        "let greeting = \"hello\nvar retries = 3\nfunction f() {\n  let u = \"x\n  const limit = 1;\n  let v = \"y\n  let local = 2;\n}\n",
+    )]);
+    assert_eq!(f.lines("retries"), ["retries [variable] -> typing.ts:2"]);
+    assert_eq!(f.lines("limit"), ["limit [constant] f -> typing.ts:5"]);
+    let local = f.lines("local");
+    assert!(local[0].starts_with("No definition"), "{local:?}");
+}
