@@ -32,23 +32,16 @@
 ; `const X = 1;` at the top level or in a class, interface or enum.
 (const_declaration (const_element (name) @name)) @definition.define
 
-; `define('X', 1)` anywhere. The function's name is captured as the construct so
-; a predicate can test its text.
-(function_call_expression
+; `define('X', 1)` anywhere, at the line of `define`, as ctags tags it: a one-line
+; heredoc or nowdoc names the constant too (`define(<<<K` with the name on the next
+; line), without its indentation (a PHP 7.3 closing marker's; trimmed in extract.rs).
+; The function's name is captured as the construct so a predicate can test its text.
+((function_call_expression
   function: (name) @definition.define
   (#eq? @definition.define "define")
   arguments: (arguments . (argument [
     (string (string_content) @name)
     (encapsed_string (string_content) @name)
-  ])))
-
-; `define(<<<K` with the name on the next line: a heredoc or nowdoc of one line names
-; the constant too, at the line of `define`, as for ctags. Its indentation (a PHP 7.3
-; closing marker's) is trimmed in extract.rs.
-((function_call_expression
-  function: (name) @definition.define
-  (#eq? @definition.define "define")
-  arguments: (arguments . (argument [
     (heredoc (heredoc_body . (string_content) @name .))
     (nowdoc (nowdoc_body . (nowdoc_string) @name .))
   ])))
