@@ -305,11 +305,16 @@ impl Extractor {
                 ControlFlow::Continue(())
             }
         };
-        let len = source.len();
+        // What is parsed and queried: `source`, or a copy with C's trigraphs and
+        // digraphs respelled at the same offsets. Names and scopes are read from
+        // `source` (`collect`), so what is shown is what the file says.
+        let respelled = lang.spec().respell.apply(source);
+        let parsed = respelled.as_deref().unwrap_or(source);
+        let len = parsed.len();
         // `parse` gives up only when the budget halts it (or without a language, which
         // cannot happen here).
         let tree = parser.parse_with_options(
-            &mut |at, _| source.get(at..len).unwrap_or_default(),
+            &mut |at, _| parsed.get(at..len).unwrap_or_default(),
             None,
             Some(ParseOptions::new().progress_callback(&mut progress)),
         );
@@ -345,14 +350,14 @@ impl Extractor {
             let options = QueryCursorOptions::new().progress_callback(&mut progress);
             let mut matches =
                 self.cursor
-                    .matches_with_options(&part.query, tree.root_node(), source, options);
+                    .matches_with_options(&part.query, tree.root_node(), parsed, options);
             let mut read = 0usize;
             while let Some(found) = matches.next() {
                 read += 1;
                 if read.is_multiple_of(CHECK_EVERY) && budget.check().is_some() {
                     return Ok(None);
                 }
-                if let Some(candidate) = candidate(part, found, source) {
+                if let Some(candidate) = candidate(part, found, parsed) {
                     if candidates.len() >= MAX_CANDIDATES {
                         cut = Some(Cut::Definitions);
                         break 'parts;

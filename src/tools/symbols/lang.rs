@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tree_sitter::{Language, Query};
 
 use super::SymbolError;
+use super::trigraphs::Respell;
 
 /// Every kind name a query may use, as Universal Ctags spells it (plus `constant` and
 /// `union` for the Rust items ctags does not tag). A definition stores an index into
@@ -169,6 +170,9 @@ pub(crate) struct LangSpec {
     /// A definition kind naming the namespace of the whole file (Go's `package`): never
     /// shown, but a qualified lookup may name it (`http.Get`).
     pub(crate) file_scope_kind: Option<&'static str>,
+    /// Spellings the grammar has no tokens for, read as what they stand for before
+    /// parsing (C's trigraphs and digraphs).
+    pub(crate) respell: Respell,
 }
 
 /// Every language compiled in, in the order the doctor lists them.
@@ -200,6 +204,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: Some("package"),
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-rust")]
     LangSpec {
@@ -247,6 +252,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-java")]
     LangSpec {
@@ -285,6 +291,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // A user names a class by its package as Go names a function by its package:
         // `java.util.HashMap.put`, `util.HashMap`.
         file_scope_kind: Some("package"),
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-csharp")]
     LangSpec {
@@ -330,6 +337,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // narrows `B.Greeter.Greet`. (In a file with block namespaces the first one is
         // named twice on the way down, which a suffix match does not notice.)
         file_scope_kind: Some("namespace"),
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-javascript")]
     LangSpec {
@@ -345,6 +353,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: JS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-typescript")]
     LangSpec {
@@ -359,6 +368,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
     // TSX is TypeScript with JSX, a grammar of its own (`<T>x` casts and JSX tags
     // collide), read with the same query. ctags has no TSX language; its TypeScript
@@ -373,6 +383,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-c")]
     LangSpec {
@@ -411,6 +422,9 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // ctags joins nested C scopes with `::` too (`struct:outer::inner`).
         separator: "::",
         file_scope_kind: None,
+        // `??=define` and `struct s <% … %>` are C (trigraphs and digraphs), which
+        // tree-sitter-c has no tokens for. C++ is parsed as written: see trigraphs.rs.
+        respell: Respell::CTrigraphsAndDigraphs,
     },
     #[cfg(feature = "lang-cpp")]
     LangSpec {
@@ -463,6 +477,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-python")]
     LangSpec {
@@ -490,6 +505,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-ruby")]
     LangSpec {
@@ -527,6 +543,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-php")]
     LangSpec {
@@ -570,6 +587,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-kotlin")]
     LangSpec {
@@ -603,6 +621,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         separator: ".",
         // As in Java: `app.Circle.area` names a method by its package.
         file_scope_kind: Some("package"),
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-bash")]
     LangSpec {
@@ -622,6 +641,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: &[],
         separator: ".",
         file_scope_kind: None,
+        respell: Respell::AsWritten,
     },
 ];
 

@@ -49,6 +49,7 @@ pub(crate) mod prefilter;
 #[cfg(test)]
 mod soundness;
 mod tree;
+mod trigraphs;
 
 use std::cmp::Ordering;
 
