@@ -938,8 +938,7 @@ fn after_macro(node: tree_sitter::Node<'_>, kind: &str, source: &[u8]) -> bool {
 
 /// Whether `node`'s text ends with `;`.
 fn ends_statement_itself(node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
-    let end = node.end_byte();
-    end > 0 && source.get(end - 1) == Some(&b';')
+    ends_with(node, source, b';')
 }
 
 /// Whether `node` ends with its own `;` or only attributes stand between it and the
@@ -950,15 +949,25 @@ fn ends_statement(node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
     }
     let rest = source.get(node.end_byte()..).unwrap_or_default();
     let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
-    attributes_to_end(line)
+    // An array is no function, so after `name[N]` no call-like word can be a function's
+    // name or parameters: it is one more attribute macro (`fb[N] __read_mostly X Y(1);`).
+    let after_array = ends_with(node, source, b']');
+    attributes_to_end(line, after_array)
+}
+
+/// Whether `node`'s text ends with the byte `last`.
+fn ends_with(node: tree_sitter::Node<'_>, source: &[u8], last: u8) -> bool {
+    let end = node.end_byte();
+    end > 0 && source.get(end - 1) == Some(&last)
 }
 
 /// Whether `text` is attributes up to the end of a declarator (`;`, `=` or `,`): words,
 /// the first of them reserved (`__attribute__((…))`, the kernel's `__read_mostly`), and
-/// only reserved ones followed by parentheses. Anything else is not an attribute:
-/// `ZEXPORT deflate(…)` and `__init setup(void)` are a function's name after a macro,
-/// `__ARGS((int a))` a prototype's parameters for pre-ANSI compilers.
-fn attributes_to_end(text: &[u8]) -> bool {
+/// only reserved ones followed by parentheses, unless the declarator is an array
+/// (`after_array`), which nothing after it can make a function. Anything else is not an
+/// attribute: `ZEXPORT deflate(…)` and `__init setup(void)` are a function's name after
+/// a macro, `__ARGS((int a))` a prototype's parameters for pre-ANSI compilers.
+fn attributes_to_end(text: &[u8], after_array: bool) -> bool {
     let mut at = 0;
     let mut first = true;
     loop {
@@ -990,7 +999,7 @@ fn attributes_to_end(text: &[u8]) -> bool {
             continue;
         }
         let double = text.get(at + 1) == Some(&b'(');
-        if !reserved || (double && !word.starts_with(b"__attribute")) {
+        if !after_array && (!reserved || (double && !word.starts_with(b"__attribute"))) {
             return false;
         }
         let mut depth = 0usize;

@@ -252,3 +252,30 @@ fn c_header_read_as_c_is_respelled_too() {
         ["HEADER_LIMIT [macro] -> include/limits2.h:1"]
     );
 }
+
+#[test]
+fn c_array_with_call_like_attribute_macros_is_a_variable() {
+    // After an array declarator and a reserved attribute word, a macro that reads as a
+    // call is one more attribute: an array cannot be a function. The same words after a
+    // plain name still make a function's name after a macro, not a variable.
+    let f = Fixture::new(&[
+        (
+            "src/slots.c",
+            "static int slot_table[SLOTS] __hot PLACED IN_SECTION(2, 3);\n",
+        ),
+        ("src/boot.c", "static int __cold BOOT_FN start_up(void);\n"),
+    ]);
+    assert_eq!(
+        f.lines("slot_table"),
+        ["slot_table [variable] -> src/slots.c:1"]
+    );
+    for name in ["PLACED", "IN_SECTION", "start_up", "BOOT_FN"] {
+        let lines = f.lines(name);
+        assert!(
+            lines
+                .iter()
+                .all(|line| !line.starts_with(&format!("{name} ["))),
+            "find_symbol({name}): {lines:?}"
+        );
+    }
+}
