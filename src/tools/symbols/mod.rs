@@ -46,11 +46,13 @@ pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
 pub(crate) mod prefilter;
+mod respell;
 #[cfg(feature = "lang-bash")]
 mod shell_source;
 #[cfg(test)]
 mod soundness;
 mod tree;
+mod trigraphs;
 
 use std::cmp::Ordering;
 
