@@ -477,7 +477,7 @@ units! {
     javascript_units, "lang-javascript", "JavaScript", "parser-javascript.r", "JavaScript", ["js", "jsx"], "js", 98.0;
     typescript_units, "lang-typescript", "TypeScript", "parser-typescript.r", "TypeScript", ["ts"], "ts", 99.1;
     java_units, "lang-java", "Java", "parser-java.r", "Java", ["java"], "java", 100.0;
-    c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 88.7;
+    c_units, "lang-c", "C", "parser-c.r", "C", ["c", "h"], "c", 98.3;
     cpp_units, "lang-cpp", "C++", "parser-cxx.r", "C++", ["cpp", "cc", "cxx", "h", "hpp", "hh"], "cpp", 98.0;
     csharp_units, "lang-csharp", "C#", "csharp-review-needed.r", "C#", ["cs"], "cs", 99.6;
     ruby_units, "lang-ruby", "Ruby", "parser-ruby.r", "Ruby", ["rb"], "rb", 100.0;

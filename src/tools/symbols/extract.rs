@@ -306,15 +306,16 @@ impl Extractor {
                 ControlFlow::Continue(())
             }
         };
-        // A same-length copy where the grammar would misread the source: offsets, lines
-        // and names are the source's own, so everything below reads the copy.
-        let parseable = lang.spec().parseable.and_then(|rewrite| rewrite(source));
-        let source = parseable.as_deref().unwrap_or(source);
-        let len = source.len();
+        // What is parsed and queried: `source`, or a same-length copy the grammar reads
+        // as the language means it (`respell.rs`). Names and scopes are read from
+        // `source` (`collect`), so what is shown is what the file says.
+        let respelled = lang.spec().respell.apply(source);
+        let parsed = respelled.as_deref().unwrap_or(source);
+        let len = parsed.len();
         // `parse` gives up only when the budget halts it (or without a language, which
         // cannot happen here).
         let tree = parser.parse_with_options(
-            &mut |at, _| source.get(at..len).unwrap_or_default(),
+            &mut |at, _| parsed.get(at..len).unwrap_or_default(),
             None,
             Some(ParseOptions::new().progress_callback(&mut progress)),
         );
@@ -350,14 +351,14 @@ impl Extractor {
             let options = QueryCursorOptions::new().progress_callback(&mut progress);
             let mut matches =
                 self.cursor
-                    .matches_with_options(&part.query, tree.root_node(), source, options);
+                    .matches_with_options(&part.query, tree.root_node(), parsed, options);
             let mut read = 0usize;
             while let Some(found) = matches.next() {
                 read += 1;
                 if read.is_multiple_of(CHECK_EVERY) && budget.check().is_some() {
                     return Ok(None);
                 }
-                if let Some(candidate) = candidate(part, found, source) {
+                if let Some(candidate) = candidate(part, found, parsed) {
                     if candidates.len() >= MAX_CANDIDATES {
                         cut = Some(Cut::Definitions);
                         break 'parts;

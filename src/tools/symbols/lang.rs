@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tree_sitter::{Language, Query};
 
 use super::SymbolError;
+use super::respell::Respell;
 
 /// Every kind name a query may use, as Universal Ctags spells it (plus `constant` and
 /// `union` for the Rust items ctags does not tag). A definition stores an index into
@@ -169,15 +170,10 @@ pub(crate) struct LangSpec {
     /// A definition kind naming the namespace of the whole file (Go's `package`): never
     /// shown, but a qualified lookup may name it (`http.Get`).
     pub(crate) file_scope_kind: Option<&'static str>,
-    /// The source as the grammar should read it, when the grammar misreads a construct
-    /// that defines nothing and loses the rest of the file to it: a same-length copy
-    /// (every offset and line kept), or `None` to parse the source itself.
-    pub(crate) parseable: Option<Rewrite>,
+    /// What the grammar reads instead of the file as written, where it would misread
+    /// it and lose the rest of the file (C's trigraphs, bash's patterns).
+    pub(crate) respell: Respell,
 }
-
-/// A same-length rewrite of a source before parsing: the copy, or `None` when the
-/// source needs none.
-pub(crate) type Rewrite = fn(&[u8]) -> Option<Vec<u8>>;
 
 /// Every language compiled in, in the order the doctor lists them.
 pub(crate) const LANGS: &[LangSpec] = &[
@@ -208,7 +204,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: Some("package"),
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-rust")]
     LangSpec {
@@ -256,7 +252,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-java")]
     LangSpec {
@@ -295,7 +291,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // A user names a class by its package as Go names a function by its package:
         // `java.util.HashMap.put`, `util.HashMap`.
         file_scope_kind: Some("package"),
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-csharp")]
     LangSpec {
@@ -341,7 +337,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // narrows `B.Greeter.Greet`. (In a file with block namespaces the first one is
         // named twice on the way down, which a suffix match does not notice.)
         file_scope_kind: Some("namespace"),
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-javascript")]
     LangSpec {
@@ -357,7 +353,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: JS_SCOPES,
         separator: ".",
         file_scope_kind: None,
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-typescript")]
     LangSpec {
@@ -372,7 +368,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     // TSX is TypeScript with JSX, a grammar of its own (`<T>x` casts and JSX tags
     // collide), read with the same query. ctags has no TSX language; its TypeScript
@@ -387,7 +383,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: TS_SCOPES,
         separator: ".",
         file_scope_kind: None,
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-c")]
     LangSpec {
@@ -426,7 +422,9 @@ pub(crate) const LANGS: &[LangSpec] = &[
         // ctags joins nested C scopes with `::` too (`struct:outer::inner`).
         separator: "::",
         file_scope_kind: None,
-        parseable: None,
+        // `??=define` and `struct s <% … %>` are C (trigraphs and digraphs), which
+        // tree-sitter-c has no tokens for. C++ is parsed as written: see trigraphs.rs.
+        respell: Respell::CTrigraphsAndDigraphs,
     },
     #[cfg(feature = "lang-cpp")]
     LangSpec {
@@ -479,7 +477,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-python")]
     LangSpec {
@@ -507,7 +505,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-ruby")]
     LangSpec {
@@ -545,7 +543,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: ".",
         file_scope_kind: None,
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-php")]
     LangSpec {
@@ -589,9 +587,9 @@ pub(crate) const LANGS: &[LangSpec] = &[
         ],
         separator: "::",
         file_scope_kind: None,
-        // tree-sitter-php knows only `<?php` and `?>` as PHP 5's open and close tags
-        // (see php_script.rs).
-        parseable: Some(super::php_script::parseable),
+        // tree-sitter-php knows only `<?php` and `?>` as PHP's open and close tags, not
+        // PHP 5's `<script language="php">` and `</script>` (see php_script.rs).
+        respell: Respell::PhpScriptTags,
     },
     #[cfg(feature = "lang-kotlin")]
     LangSpec {
@@ -625,7 +623,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         separator: ".",
         // As in Java: `app.Circle.area` names a method by its package.
         file_scope_kind: Some("package"),
-        parseable: None,
+        respell: Respell::AsWritten,
     },
     #[cfg(feature = "lang-bash")]
     LangSpec {
@@ -645,9 +643,7 @@ pub(crate) const LANGS: &[LangSpec] = &[
         scopes: &[],
         separator: ".",
         file_scope_kind: None,
-        // tree-sitter-bash loses the rest of a file to some patterns and regular
-        // expressions (see shell_source.rs).
-        parseable: Some(super::shell_source::parseable),
+        respell: Respell::ShellPatterns,
     },
 ];
 
@@ -975,8 +971,7 @@ fn after_macro(node: tree_sitter::Node<'_>, kind: &str, source: &[u8]) -> bool {
 
 /// Whether `node`'s text ends with `;`.
 fn ends_statement_itself(node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
-    let end = node.end_byte();
-    end > 0 && source.get(end - 1) == Some(&b';')
+    ends_with(node, source, b';')
 }
 
 /// Whether `node` ends with its own `;` or only attributes stand between it and the
@@ -987,15 +982,25 @@ fn ends_statement(node: tree_sitter::Node<'_>, source: &[u8]) -> bool {
     }
     let rest = source.get(node.end_byte()..).unwrap_or_default();
     let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
-    attributes_to_end(line)
+    // An array is no function, so after `name[N]` no call-like word can be a function's
+    // name or parameters: it is one more attribute macro (`fb[N] __read_mostly X Y(1);`).
+    let after_array = ends_with(node, source, b']');
+    attributes_to_end(line, after_array)
+}
+
+/// Whether `node`'s text ends with the byte `last`.
+fn ends_with(node: tree_sitter::Node<'_>, source: &[u8], last: u8) -> bool {
+    let end = node.end_byte();
+    end > 0 && source.get(end - 1) == Some(&last)
 }
 
 /// Whether `text` is attributes up to the end of a declarator (`;`, `=` or `,`): words,
 /// the first of them reserved (`__attribute__((…))`, the kernel's `__read_mostly`), and
-/// only reserved ones followed by parentheses. Anything else is not an attribute:
-/// `ZEXPORT deflate(…)` and `__init setup(void)` are a function's name after a macro,
-/// `__ARGS((int a))` a prototype's parameters for pre-ANSI compilers.
-fn attributes_to_end(text: &[u8]) -> bool {
+/// only reserved ones followed by parentheses, unless the declarator is an array
+/// (`after_array`), which nothing after it can make a function. Anything else is not an
+/// attribute: `ZEXPORT deflate(…)` and `__init setup(void)` are a function's name after
+/// a macro, `__ARGS((int a))` a prototype's parameters for pre-ANSI compilers.
+fn attributes_to_end(text: &[u8], after_array: bool) -> bool {
     let mut at = 0;
     let mut first = true;
     loop {
@@ -1027,7 +1032,7 @@ fn attributes_to_end(text: &[u8]) -> bool {
             continue;
         }
         let double = text.get(at + 1) == Some(&b'(');
-        if !reserved || (double && !word.starts_with(b"__attribute")) {
+        if !after_array && (!reserved || (double && !word.starts_with(b"__attribute"))) {
             return false;
         }
         let mut depth = 0usize;

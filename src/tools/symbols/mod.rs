@@ -45,14 +45,15 @@ mod escapes;
 pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
-#[cfg(feature = "lang-php")]
 mod php_script;
 pub(crate) mod prefilter;
+mod respell;
 #[cfg(feature = "lang-bash")]
 mod shell_source;
 #[cfg(test)]
 mod soundness;
 mod tree;
+mod trigraphs;
 
 use std::cmp::Ordering;
 

@@ -175,3 +175,107 @@ fn c_type_written_by_a_macro_still_names_its_typedef_and_variable() {
         ["default_table [variable] -> src/data.c:1"]
     );
 }
+
+#[test]
+fn c_trigraph_define_is_a_macro() {
+    // `??=` is `#` (C11 5.2.1.1); the grammar has no token for it, so the file is read
+    // with it respelled, at the same offsets.
+    let f = Fixture::new(&[(
+        "src/tri.c",
+        "??=define LIMIT 8\n??=define TWICE(x) ((x) * 2)\nint after_them;\n",
+    )]);
+    assert_eq!(f.lines("LIMIT"), ["LIMIT [macro] -> src/tri.c:1"]);
+    assert_eq!(f.lines("TWICE"), ["TWICE [macro] -> src/tri.c:2"]);
+    assert_eq!(
+        f.lines("after_them"),
+        ["after_them [variable] -> src/tri.c:3"]
+    );
+}
+
+#[test]
+fn c_trigraph_brackets_and_braces_make_a_struct_and_an_array_typedef() {
+    let f = Fixture::new(&[(
+        "src/cells.c",
+        "typedef int row??(3??);\nstruct cell ??<\n    int value;\n??>;\n",
+    )]);
+    assert_eq!(f.lines("row"), ["row [typedef] -> src/cells.c:1"]);
+    assert_eq!(f.lines("cell"), ["cell [struct] -> src/cells.c:2"]);
+    assert_eq!(f.lines("value"), ["value [member] cell -> src/cells.c:3"]);
+}
+
+#[test]
+fn c_trigraph_backslash_continues_the_macro() {
+    // `??/` at the end of a line is a line continuation: the next line is the macro's
+    // body, not a directive of its own.
+    let f = Fixture::new(&[(
+        "src/cont.c",
+        "??=define SPAN 4 ??/\n#define inside_span\n??=define AFTER_SPAN 1\n",
+    )]);
+    assert_eq!(f.lines("SPAN"), ["SPAN [macro] -> src/cont.c:1"]);
+    assert_eq!(
+        f.lines("AFTER_SPAN"),
+        ["AFTER_SPAN [macro] -> src/cont.c:3"]
+    );
+    let lines = f.lines("inside_span");
+    assert!(
+        lines.iter().all(|line| !line.starts_with("inside_span [")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn c_digraph_define_struct_body_and_function_body() {
+    // `%:` is `#`, `<%` `%>` are braces and `<:` `:>` brackets (C11 6.4.6).
+    let f = Fixture::new(&[(
+        "src/di.c",
+        "%:define PAIR_MAX 2\n\
+         struct pair <%\n    int left;\n%>;\n\
+         typedef int grid<:4:>;\n\
+         int first(void)\n<%\n    return 0;\n%>\n",
+    )]);
+    assert_eq!(f.lines("PAIR_MAX"), ["PAIR_MAX [macro] -> src/di.c:1"]);
+    assert_eq!(f.lines("pair"), ["pair [struct] -> src/di.c:2"]);
+    assert_eq!(f.lines("left"), ["left [member] pair -> src/di.c:3"]);
+    assert_eq!(f.lines("grid"), ["grid [typedef] -> src/di.c:5"]);
+    assert_eq!(f.lines("first"), ["first [function] -> src/di.c:6"]);
+}
+
+#[test]
+fn c_header_read_as_c_is_respelled_too() {
+    // In a project with C sources and no C++ ones, `.h` is C, digraphs included.
+    let f = Fixture::new(&[
+        ("src/use.c", "int use_it;\n"),
+        ("include/limits2.h", "%:define HEADER_LIMIT 2\n"),
+    ]);
+    assert_eq!(
+        f.lines("HEADER_LIMIT"),
+        ["HEADER_LIMIT [macro] -> include/limits2.h:1"]
+    );
+}
+
+#[test]
+fn c_array_with_call_like_attribute_macros_is_a_variable() {
+    // After an array declarator and a reserved attribute word, a macro that reads as a
+    // call is one more attribute: an array cannot be a function. The same words after a
+    // plain name still make a function's name after a macro, not a variable.
+    let f = Fixture::new(&[
+        (
+            "src/slots.c",
+            "static int slot_table[SLOTS] __hot PLACED IN_SECTION(2, 3);\n",
+        ),
+        ("src/boot.c", "static int __cold BOOT_FN start_up(void);\n"),
+    ]);
+    assert_eq!(
+        f.lines("slot_table"),
+        ["slot_table [variable] -> src/slots.c:1"]
+    );
+    for name in ["PLACED", "IN_SECTION", "start_up", "BOOT_FN"] {
+        let lines = f.lines(name);
+        assert!(
+            lines
+                .iter()
+                .all(|line| !line.starts_with(&format!("{name} ["))),
+            "find_symbol({name}): {lines:?}"
+        );
+    }
+}
