@@ -45,6 +45,7 @@ mod escapes;
 pub(crate) mod extract;
 mod index;
 pub(crate) mod lang;
+#[cfg(feature = "lang-php")]
 mod php_script;
 pub(crate) mod prefilter;
 mod respell;
@@ -53,6 +54,7 @@ mod shell_source;
 #[cfg(test)]
 mod soundness;
 mod tree;
+#[cfg(feature = "lang-c")]
 mod trigraphs;
 
 use std::cmp::Ordering;
