@@ -169,7 +169,7 @@ fn files_per_directory(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            let relative = entry.path().strip_prefix(root).unwrap_or(Path::new(""));
+            let relative = walk::beneath(entry.path(), root).unwrap_or(Path::new(""));
             let Some(path) = project.walked_path(relative) else {
                 return WalkState::Continue;
             };
@@ -179,9 +179,14 @@ fn files_per_directory(
                 return WalkState::Quit;
             }
             *total += 1;
-            *per_dir
-                .entry(parent_of(path.as_str()).to_owned())
-                .or_default() += 1;
+            // Most files are in a directory already counted: no key is built for them.
+            let dir = parent_of(path.as_str());
+            match per_dir.get_mut(dir) {
+                Some(n) => *n += 1,
+                None => {
+                    per_dir.insert(dir.to_owned(), 1);
+                }
+            }
             WalkState::Continue
         })
     });

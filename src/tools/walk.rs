@@ -121,16 +121,16 @@ pub(crate) fn builder(
     let ancestors = rules::ancestors(&root);
     let skipped = Skipped::default();
     let record = skipped.clone();
-    // The rules of every directory entered, by path relative to the root. A directory's
-    // rules are loaded when the filter admits it, which is before any entry in it is
-    // filtered, in a sorted walk and a parallel one alike. Inert rules (no rule file, no
-    // `.git`) are not kept: they would change no verdict, and every entry below would
-    // pay for asking them.
-    let mut entered = HashMap::new();
-    if !root_rules.is_inert() {
-        entered.insert(PathBuf::new(), root_rules);
-    }
-    let entered: Mutex<HashMap<PathBuf, Arc<rules::DirRules>>> = Mutex::new(entered);
+    // The rule chain of every directory entered, by path relative to the root: the
+    // root's ancestors' rules, then those of each directory from the root down to it.
+    // A directory's chain is built when the filter admits it, which is before any entry
+    // in it is filtered, in a sorted walk and a parallel one alike; so each entry costs
+    // one lookup (its parent's), not one per ancestor, and no path is built for it.
+    // Inert rules (no rule file, no `.git`) are left out of the chains: they would
+    // change no verdict, and every entry below would pay for asking them.
+    let root_chain = Chain::root(ancestors, &root, root_rules);
+    let entered: Mutex<HashMap<PathBuf, Chain>> =
+        Mutex::new(HashMap::from([(PathBuf::new(), root_chain)]));
     // The filter outlives this call; it reads rule files through its own handle.
     let project = project
         .try_clone()
@@ -144,20 +144,21 @@ pub(crate) fn builder(
             if is_git_entry(entry) || !narrow.as_ref().is_none_or(|keep| keep(entry)) {
                 return false;
             }
-            let Ok(relative) = entry.path().strip_prefix(&root) else {
+            let Some(relative) = beneath(entry.path(), &root) else {
                 return false;
             };
             if project.is_protected_secret(relative) {
                 return false;
             }
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let mut chain = ancestors.clone();
-            chain.extend(
-                chain_of(&entered, relative)
-                    .into_iter()
-                    .map(|(dir, rules)| (root.join(dir), rules)),
+            let chain = chain_of(&entered, relative);
+            let verdict = rules::matched(
+                chain.links(),
+                global.as_deref(),
+                entry.path(),
+                relative,
+                is_dir,
             );
-            let verdict = rules::matched(&chain, global.as_deref(), entry.path(), relative, is_dir);
             if verdict.is_ignore() || verdict.is_none() && is_hidden(entry) {
                 return false;
             }
@@ -172,12 +173,11 @@ pub(crate) fn builder(
             }
             match rules::load(&project, relative, &budget) {
                 Ok(loaded) => {
-                    if !loaded.is_inert() {
-                        entered
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .insert(relative.to_path_buf(), Arc::new(loaded));
-                    }
+                    let own = chain.below(&root, relative, loaded);
+                    entered
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(relative.to_path_buf(), own);
                     true
                 }
                 Err((shown, why)) => {
@@ -190,23 +190,87 @@ pub(crate) fn builder(
     Ok((builder, skipped))
 }
 
-/// The rules of the directories above `entry`, root first.
-fn chain_of(
-    entered: &Mutex<HashMap<PathBuf, Arc<rules::DirRules>>>,
-    entry: &Path,
-) -> Vec<(PathBuf, Arc<rules::DirRules>)> {
+/// The rules that apply to the entries of one directory: the root's ancestors' and those
+/// of every directory from the root down to it, outermost first, each with its path as
+/// [`rules::matched`] wants it. Shared: a directory without rules of its own hands its
+/// parent's chain down unchanged.
+#[derive(Debug, Clone, Default)]
+struct Chain(Arc<[(PathBuf, Arc<rules::DirRules>)]>);
+
+impl Chain {
+    /// The chain of the root's entries: its ancestors' rules, then its own.
+    fn root(
+        ancestors: Vec<(PathBuf, Arc<rules::DirRules>)>,
+        root: &Path,
+        own: Arc<rules::DirRules>,
+    ) -> Chain {
+        let mut links = ancestors;
+        if !own.is_inert() {
+            links.push((root.to_path_buf(), own));
+        }
+        Chain(links.into())
+    }
+
+    /// The chain of the entries of `dir` (relative to `root`), one of this chain's
+    /// directory's subdirectories, whose own rules are `own`.
+    fn below(&self, root: &Path, dir: &Path, own: rules::DirRules) -> Chain {
+        if own.is_inert() {
+            return self.clone();
+        }
+        let mut links = self.0.to_vec();
+        links.push((root.join(dir), Arc::new(own)));
+        Chain(links.into())
+    }
+
+    fn links(&self) -> &[(PathBuf, Arc<rules::DirRules>)] {
+        &self.0
+    }
+}
+
+/// The chain that applies to `entry` (relative to the root): its directory's. That
+/// directory was entered, so its chain is there; if it ever were not, the nearest entered
+/// directory above stands in, which leaves out no rule that was ever loaded.
+fn chain_of(entered: &Mutex<HashMap<PathBuf, Chain>>, entry: &Path) -> Chain {
     let entered = entered.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut chain: Vec<_> = entry
+    entry
         .ancestors()
         .skip(1)
-        .filter_map(|dir| {
-            entered
-                .get(dir)
-                .map(|rules| (dir.to_path_buf(), Arc::clone(rules)))
+        .find_map(|dir| entered.get(dir))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `path` relative to `dir`, as [`Path::strip_prefix`] gives it, found by comparing
+/// bytes: the walk builds every entry's path by appending plain names to the root's, so
+/// the root's bytes and a separator start it. `Path::strip_prefix` parses both paths into
+/// components, which a profile of a listing put at the top of metron's own work when
+/// done for every entry and every directory of its rule chain. A path that is not plain
+/// (a redundant separator, a `.` component) is left to `Path::strip_prefix`.
+pub(crate) fn beneath<'a>(path: &'a Path, dir: &Path) -> Option<&'a Path> {
+    use std::os::unix::ffi::OsStrExt;
+    let fast = path
+        .as_os_str()
+        .as_bytes()
+        .strip_prefix(dir.as_os_str().as_bytes())
+        .and_then(|rest| match rest {
+            [] => Some(&[][..]),
+            [b'/', rest @ ..] if !dir.as_os_str().is_empty() => Some(rest),
+            _ => None,
         })
-        .collect();
-    chain.reverse();
-    chain
+        .filter(|rest| is_plain(rest));
+    match fast {
+        Some(rest) => Some(Path::new(std::ffi::OsStr::from_bytes(rest))),
+        None => path.strip_prefix(dir).ok(),
+    }
+}
+
+/// No `.` component, no doubled or trailing separator: what `Path::strip_prefix` would
+/// return unchanged.
+fn is_plain(relative: &[u8]) -> bool {
+    relative.is_empty()
+        || relative
+            .split(|&b| b == b'/')
+            .all(|part| !part.is_empty() && part != b".")
 }
 
 /// A name starting with a dot, skipped as ripgrep skips it unless a rule re-includes it.
@@ -236,7 +300,40 @@ pub(crate) fn files<'a>(
     walk.filter_map(Result::ok)
         .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
         .filter_map(move |entry| {
-            let relative = entry.path().strip_prefix(&root).unwrap_or(Path::new(""));
+            let relative = beneath(entry.path(), &root).unwrap_or(Path::new(""));
             project.walked_path(relative)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn beneath_agrees_with_strip_prefix() {
+        let cases = [
+            ("/r/a/b.go", "/r"),
+            ("/r", "/r"),
+            ("/r/a", "/r/a"),
+            ("/r/a/./b", "/r"),
+            ("/r//a", "/r"),
+            ("/r/a/", "/r"),
+            ("/ra/b", "/r"),
+            ("/r/a", "/r/"),
+            ("/a", "/"),
+            ("a/b", ""),
+            ("", ""),
+            ("/r/.hidden/x", "/r"),
+            ("/r/..x/y", "/r"),
+            ("/s/a", "/r"),
+        ];
+        for (path, dir) in cases {
+            let (path, dir) = (Path::new(path), Path::new(dir));
+            assert_eq!(
+                beneath(path, dir).map(Path::as_os_str),
+                path.strip_prefix(dir).ok().map(Path::as_os_str),
+                "{path:?} beneath {dir:?}"
+            );
+        }
+    }
 }

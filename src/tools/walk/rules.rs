@@ -170,7 +170,8 @@ pub(crate) fn load(
     dir: &Path,
     budget: &Mutex<Budget>,
 ) -> Result<DirRules, (String, Unsafe)> {
-    let git = project.open_dir(dir).ok().and_then(|d| {
+    let opened = project.open_dir(dir).ok();
+    let git = opened.as_ref().and_then(|d| {
         d.symlink_metadata(".git")
             .ok()
             .map(|meta| meta.file_type().is_dir())
@@ -181,6 +182,19 @@ pub(crate) fn load(
     };
     for (slot, kind) in rules.matchers.iter_mut().zip(Kind::ALL) {
         if kind == Kind::Exclude && git != Some(true) {
+            continue;
+        }
+        // Most directories have none of the rule files. One lookup of the name in the
+        // directory already open says so; the checked read through the project handle
+        // resolves the whole path from the root again, one lookup per component, for
+        // every kind in every directory (this probe took a listing of the Go tree to
+        // 0.92x the CPU time). Anything but "no such name" (the file, a symlink, an
+        // error) takes the checked read below, as before.
+        if kind != Kind::Exclude
+            && let Some(d) = &opened
+            && d.symlink_metadata(kind.file())
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
             continue;
         }
         let relative = dir.join(kind.file());
@@ -373,7 +387,7 @@ pub(crate) fn matched(
     let mut found: [Match<()>; 4] = [Match::None, Match::None, Match::None, Match::None];
     let mut past_repository = false;
     for (dir, rules) in chain.iter().rev() {
-        let relative = entry.strip_prefix(dir).unwrap_or(entry);
+        let relative = super::beneath(entry, dir).unwrap_or(entry);
         for (at, kind) in Kind::ALL.into_iter().enumerate() {
             if !found[at].is_none() || kind.needs_git() && (!in_git || past_repository) {
                 continue;
