@@ -43,6 +43,13 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
         Ok(session) => session,
         Err(exit) => return exit,
     };
+    // The instruction files the model gets, and any it does not get whole, before the
+    // request: stderr, as the rest of what is not the answer.
+    for line in
+        crate::frontend::instructions_lines(session.agent.instructions(), &session.loaded.config)
+    {
+        print_wrapped(Stream::Stderr, &line, HANG);
+    }
     session::block_on(async || {
         let num_ctx = session.loaded.config.num_ctx;
         let mut display = Display::new(false, &session.loaded.config.model).with_evidence_last();

@@ -249,6 +249,9 @@ fn print_banner(session: &Session) {
     if session.yes {
         say(&format!("approvals: {}", ask::YES_NOTICE));
     }
+    for line in crate::frontend::instructions_lines(session.agent.instructions(), &config.config) {
+        say(&line);
+    }
     println!();
 }
 
@@ -513,7 +516,7 @@ fn run_slash_command(command: Command, session: &mut Session) {
             Err(why) => error(terminal_safe(&why)),
         },
         Command::Context => say(&terminal_safe(
-            &session.agent.ledger().context(session.agent.history()),
+            &commands::context_text(&session.agent, &session.loaded.config),
         )),
         // Handled by the loop: leaving, and asking the server (which needs the runtime).
         Command::Exit | Command::Model(_) | Command::SaveModel(_) => {}
