@@ -927,21 +927,22 @@ fn tools_checks(project: Project, loaded: &Loaded, instructions: Instructions) -
     checks
 }
 
-/// The instructions row: the files a session started here would send, with their size in
+/// The `agents` row (the instruction files, named for AGENTS.md and kept as short as the
+/// other row names): the files a session started here would send, with their size in
 /// tokens (or that there are none, or that they are off), then a warning per file not sent
 /// whole. Names and notes are escaped: they are the file system's and the repository's.
 fn instructions_checks(instructions: &Instructions, config: &Config) -> Vec<Check> {
     let line = instructions.line(
         agent::prompt::approx_tokens,
-        &config.instructions_fallback_names,
+        &config.instructions_fallbacks,
     );
-    let mut checks = vec![Check::ok("instructions", one_line_safe(&line))];
+    let mut checks = vec![Check::ok("agents", one_line_safe(&line))];
     for note in &instructions.notes {
         let text = note.text();
         // The notes end with their remedy after the last "; ".
         let (what, remedy) = text.rsplit_once("; ").unwrap_or((&text, "see docs/instructions.md"));
         checks.push(Check::warn(
-            "instructions",
+            "agents",
             one_line_safe(what),
             one_line_safe(remedy),
         ));

@@ -877,8 +877,8 @@ fn check_key(config: &Config, key: Key, source: &Source) -> Result<(), ConfigErr
             )),
             None => Ok(()),
         },
-        Key::instructions_fallback_names => match config
-            .instructions_fallback_names
+        Key::instructions_fallbacks => match config
+            .instructions_fallbacks
             .iter()
             .find(|n| !is_plain_file_name(n))
         {

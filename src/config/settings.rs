@@ -432,7 +432,7 @@ settings! {
     /// tokens: an eighth of the default 16k context); the rest is cut, with a note.
     [TightenOnly] instructions_max_bytes: u64 = 8192;
     /// Names read in a directory that has no AGENTS.md, in order (trusted config only).
-    [Privileged] instructions_fallback_names: Vec<String> = vec!["CLAUDE.md".to_owned()];
+    [Privileged] instructions_fallbacks: Vec<String> = vec!["CLAUDE.md".to_owned()];
 }
 
 impl Config {

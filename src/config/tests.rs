@@ -816,7 +816,7 @@ fn every_privileged_key_is_refused_from_a_project_file() {
             Key::command_git_writes,
             // Which files become the model's instructions is the user's choice: a
             // repository could otherwise point it at any name it ships.
-            Key::instructions_fallback_names,
+            Key::instructions_fallbacks,
         ]
     );
     for &key in &privileged {
@@ -1097,7 +1097,7 @@ fn instructions_keys_their_flag_and_what_a_project_may_do_with_them() {
     let mut loaded = load_text("{}", ConfigTrust::User, &ConfigEnv::default()).expect("loads");
     assert!(loaded.config.instructions);
     assert_eq!(loaded.config.instructions_max_bytes, 8192);
-    assert_eq!(loaded.config.instructions_fallback_names, ["CLAUDE.md"]);
+    assert_eq!(loaded.config.instructions_fallbacks, ["CLAUDE.md"]);
     let flags = Flags {
         no_instructions: true,
         ..Flags::default()
@@ -1107,23 +1107,23 @@ fn instructions_keys_their_flag_and_what_a_project_may_do_with_them() {
     assert_eq!(loaded.source_of("instructions").to_string(), "--no-instructions");
 
     let loaded = load_both(
-        r#"{"instructions": true, "instructions_fallback_names": ["EVIL.md"]}"#,
+        r#"{"instructions": true, "instructions_fallbacks": ["EVIL.md"]}"#,
         r#"{"instructions": false}"#,
         |_| {},
     );
     assert!(!loaded.config.instructions, "{:?}", loaded.warnings);
-    assert_eq!(loaded.config.instructions_fallback_names, ["CLAUDE.md"]);
+    assert_eq!(loaded.config.instructions_fallbacks, ["CLAUDE.md"]);
     assert!(
         loaded
             .warnings
             .iter()
-            .any(|w| w.contains("instructions_fallback_names")),
+            .any(|w| w.contains("instructions_fallbacks")),
         "{:?}",
         loaded.warnings
     );
 
     for bad in [r#"["../x.md"]"#, r#"["a/b.md"]"#, r#"[""]"#, r#"[".."]"#] {
-        let text = format!(r#"{{"instructions_fallback_names": {bad}}}"#);
+        let text = format!(r#"{{"instructions_fallbacks": {bad}}}"#);
         let err = load_text(&text, ConfigTrust::User, &ConfigEnv::default())
             .map(|_| String::new())
             .unwrap_or_else(|e| e.to_string());

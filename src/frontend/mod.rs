@@ -132,7 +132,7 @@ pub(crate) fn instructions_lines(
     if instructions.state == State::Off || !instructions.files.is_empty() {
         let line = instructions.line(
             crate::agent::prompt::approx_tokens,
-            &config.instructions_fallback_names,
+            &config.instructions_fallbacks,
         );
         lines.push(format!("instructions: {}", terminal_safe(&line)));
     }

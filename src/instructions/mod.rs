@@ -3,7 +3,7 @@
 //! Found as Codex finds them: the user's own `AGENTS.md` in their metron directory first,
 //! then one file per directory from the project root down to the working directory, root
 //! first. In each directory the file is `AGENTS.md`, or else the first of
-//! `instructions_fallback_names` (`CLAUDE.md` by default) that is there, since many
+//! `instructions_fallbacks` (`CLAUDE.md` by default) that is there, since many
 //! repositories ship only that. All of them together are cut to `instructions_max_bytes`.
 //!
 //! The text is the repository's words to the model, never policy: it is sent as guidance
@@ -203,7 +203,7 @@ impl Instructions {
         let names: Vec<&str> = std::iter::once(AGENTS_MD)
             .chain(
                 config
-                    .instructions_fallback_names
+                    .instructions_fallbacks
                     .iter()
                     .map(String::as_str)
                     .filter(|name| crate::config::is_plain_file_name(name)),

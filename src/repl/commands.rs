@@ -621,7 +621,7 @@ pub(crate) fn context_text<M: Model>(agent: &Agent<M>, config: &crate::config::C
     let instructions = agent.instructions();
     let mut text = format!(
         "instructions: {}\n",
-        instructions.line(approx_tokens, &config.instructions_fallback_names)
+        instructions.line(approx_tokens, &config.instructions_fallbacks)
     );
     for file in &instructions.files {
         let first = file

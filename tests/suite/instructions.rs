@@ -124,7 +124,7 @@ fn a_configured_fallback_name_replaces_claude_md() {
         in_user_dir(
             m,
             "config.json",
-            r#"{"instructions_fallback_names": ["GEMINI.md"]}"#,
+            r#"{"instructions_fallbacks": ["GEMINI.md"]}"#,
         )
     });
     assert_eq!(run.code, 0, "{run:?}");
@@ -133,14 +133,14 @@ fn a_configured_fallback_name_replaces_claude_md() {
     assert!(!sent.contains("CLAUDE RULES"), "{sent}");
 
     // A repository cannot choose the names: its `.metron.json` is ignored, with a warning.
-    p.file(".metron.json", r#"{"instructions_fallback_names": ["EVIL.md"]}"#)
+    p.file(".metron.json", r#"{"instructions_fallbacks": ["EVIL.md"]}"#)
         .file("EVIL.md", "EVIL RULES.\n");
     let fake = answering(1);
     let run = ask(p.root(), &fake, |m| m);
     assert_eq!(run.code, 0, "{run:?}");
     let sent = system(&fake.chat_bodies()[0]);
     assert!(sent.contains("CLAUDE RULES") && !sent.contains("EVIL"), "{sent}");
-    assert!(run.stderr.contains("instructions_fallback_names"), "{run:?}");
+    assert!(run.stderr.contains("instructions_fallbacks"), "{run:?}");
 }
 
 #[test]
@@ -282,8 +282,8 @@ fn the_doctor_names_the_files_and_counts_them_in_the_fixed_prompt() {
     let row = run
         .stdout
         .lines()
-        .find(|l| l.contains("instructions") && l.starts_with("ok"))
-        .unwrap_or_else(|| panic!("no instructions row: {run:?}"));
+        .find(|l| l.starts_with("ok    agents "))
+        .unwrap_or_else(|| panic!("no agents row: {run:?}"));
     assert!(row.ends_with("AGENTS.md (~501 tokens)"), "{row}");
     let tools = run
         .stdout
