@@ -29,8 +29,8 @@ use crate::config::{
 use crate::disclosure::{self, Route};
 use crate::display::one_line_safe;
 use crate::frontend::Exit;
-use crate::instructions::Instructions;
 use crate::frontend::models::{describe, installed_as, sole_tool_model};
+use crate::instructions::Instructions;
 use crate::ollama::wire::{ChatRequest, ModelDetails};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
@@ -221,12 +221,9 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
         Some(project) => {
             // The instructions a session started here would send, as it would read them.
             let instructions = match &here {
-                Some(here) => Instructions::load(
-                    &project,
-                    here,
-                    config::user_dir(env).as_deref(),
-                    config,
-                ),
+                Some(here) => {
+                    Instructions::load(&project, here, config::user_dir(env).as_deref(), config)
+                }
                 None => Instructions::off(),
             };
             checks.extend(instructions_checks(&instructions, config));
@@ -932,15 +929,14 @@ fn tools_checks(project: Project, loaded: &Loaded, instructions: Instructions) -
 /// tokens (or that there are none, or that they are off), then a warning per file not sent
 /// whole. Names and notes are escaped: they are the file system's and the repository's.
 fn instructions_checks(instructions: &Instructions, config: &Config) -> Vec<Check> {
-    let line = instructions.line(
-        agent::prompt::approx_tokens,
-        &config.instructions_fallbacks,
-    );
+    let line = instructions.line(agent::prompt::approx_tokens, &config.instructions_fallbacks);
     let mut checks = vec![Check::ok("agents", one_line_safe(&line))];
     for note in &instructions.notes {
         let text = note.text();
         // The notes end with their remedy after the last "; ".
-        let (what, remedy) = text.rsplit_once("; ").unwrap_or((&text, "see docs/instructions.md"));
+        let (what, remedy) = text
+            .rsplit_once("; ")
+            .unwrap_or((&text, "see docs/instructions.md"));
         checks.push(Check::warn(
             "agents",
             one_line_safe(what),

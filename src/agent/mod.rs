@@ -262,7 +262,11 @@ impl<M: Model> Agent<M> {
     /// history trim appends, so every request of the session starts with the same bytes
     /// (system prompt, instructions) and Ollama's prompt cache keeps them.
     pub(crate) fn with_instructions(mut self, instructions: Instructions) -> Agent<M> {
-        self.history = History::new(&format!("{}{}", prompt::SYSTEM_PROMPT, instructions.block()));
+        self.history = History::new(&format!(
+            "{}{}",
+            prompt::SYSTEM_PROMPT,
+            instructions.block()
+        ));
         self.instructions = instructions;
         self
     }

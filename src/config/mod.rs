@@ -752,7 +752,12 @@ pub(crate) fn apply_flags(loaded: &mut Loaded, flags: &Flags) -> Result<(), Conf
     }
     if flags.no_instructions {
         let source = Source::Flag(NO_INSTRUCTIONS_FLAG);
-        set(&mut loaded.config, Key::instructions, &Value::Bool(false), &source)?;
+        set(
+            &mut loaded.config,
+            Key::instructions,
+            &Value::Bool(false),
+            &source,
+        )?;
         loaded.sources.insert(Key::instructions.name(), source);
     }
     Ok(())

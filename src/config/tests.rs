@@ -1104,7 +1104,10 @@ fn instructions_keys_their_flag_and_what_a_project_may_do_with_them() {
     };
     apply_flags(&mut loaded, &flags).expect("a flag");
     assert!(!loaded.config.instructions);
-    assert_eq!(loaded.source_of("instructions").to_string(), "--no-instructions");
+    assert_eq!(
+        loaded.source_of("instructions").to_string(),
+        "--no-instructions"
+    );
 
     let loaded = load_both(
         r#"{"instructions": true, "instructions_fallbacks": ["EVIL.md"]}"#,
@@ -1127,7 +1130,10 @@ fn instructions_keys_their_flag_and_what_a_project_may_do_with_them() {
         let err = load_text(&text, ConfigTrust::User, &ConfigEnv::default())
             .map(|_| String::new())
             .unwrap_or_else(|e| e.to_string());
-        assert!(err.contains("must be a file name without a directory"), "{bad}: {err}");
+        assert!(
+            err.contains("must be a file name without a directory"),
+            "{bad}: {err}"
+        );
     }
     let zero = load_text(
         r#"{"instructions_max_bytes": 0}"#,

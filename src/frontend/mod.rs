@@ -137,7 +137,10 @@ pub(crate) fn instructions_lines(
         lines.push(format!("instructions: {}", terminal_safe(&line)));
     }
     for note in &instructions.notes {
-        lines.push(format!("instructions: note: {}", terminal_safe(&note.text())));
+        lines.push(format!(
+            "instructions: note: {}",
+            terminal_safe(&note.text())
+        ));
     }
     lines
 }

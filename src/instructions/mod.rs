@@ -122,9 +122,9 @@ impl Note {
             Problem::NotRegular => format!(
                 "{file} was not read: it is not a regular file (a FIFO, device or socket); make it a regular file"
             ),
-            Problem::NotUtf8 => format!(
-                "{file} was not read: it is not UTF-8 text; save it as UTF-8"
-            ),
+            Problem::NotUtf8 => {
+                format!("{file} was not read: it is not UTF-8 text; save it as UTF-8")
+            }
             Problem::Unreadable(why) => {
                 format!("{file} was not read: {why}; check its permissions")
             }
@@ -218,7 +218,13 @@ impl Instructions {
     /// Reads the first usable file of `names` in `dir` (relative to the root, `""` for the
     /// root itself): at most one file per directory. A name that is there but unusable
     /// gets a note and the next name is tried.
-    fn read_directory(&mut self, project: &Project, dir: &str, names: &[&str], budget: &mut Budget) {
+    fn read_directory(
+        &mut self,
+        project: &Project,
+        dir: &str,
+        names: &[&str],
+        budget: &mut Budget,
+    ) {
         for name in names {
             let raw = if dir.is_empty() {
                 (*name).to_owned()

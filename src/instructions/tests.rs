@@ -36,11 +36,12 @@ fn a_cut_lands_on_a_line_break_and_says_so() {
     };
     assert_eq!(file.text, "line one\nline two\n");
     assert!(file.cut);
-    assert_eq!(
-        found.notes[0].problem,
-        Problem::Cut { kept: 18, cap: 20 }
+    assert_eq!(found.notes[0].problem, Problem::Cut { kept: 18, cap: 20 });
+    assert!(
+        found
+            .block()
+            .contains("[metron: the instructions were cut here at the 20-byte cap")
     );
-    assert!(found.block().contains("[metron: the instructions were cut here at the 20-byte cap"));
 }
 
 #[test]
@@ -74,6 +75,38 @@ fn the_block_is_the_same_bytes_every_time_and_empty_without_files() {
     let (dir, project) = project_with(&[("AGENTS.md", b"Use tabs.\n")]);
     let found = Instructions::load(&project, dir.path(), None, &config(100));
     assert_eq!(found.block(), found.clone().block());
-    assert!(found.block().contains("--- AGENTS.md ---\nUse tabs.\n--- end"));
+    assert!(
+        found
+            .block()
+            .contains("--- AGENTS.md ---\nUse tabs.\n--- end")
+    );
     assert_eq!(Instructions::off().block(), "");
+}
+
+#[test]
+fn at_most_the_cap_and_one_byte_is_read_from_a_huge_file() {
+    let (dir, project) = project_with(&[]);
+    let file = std::fs::File::create(dir.path().join("AGENTS.md")).expect("create");
+    file.set_len(1 << 30).expect("a sparse gibibyte");
+    let path = project.resolve("AGENTS.md").expect("resolve");
+    let bytes = project.read_prefix(&path, 100).expect("read");
+    assert_eq!(bytes.len(), 101);
+}
+
+#[test]
+fn the_users_file_is_refused_when_it_is_a_device_or_a_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let link = dir.path().join("AGENTS.md");
+    std::os::unix::fs::symlink("/dev/zero", &link).expect("symlink");
+    assert_eq!(read::user_file(&link, 100), Err(Problem::NotRegular));
+    let sub = dir.path().join("sub");
+    std::fs::create_dir_all(sub.join("AGENTS.md")).expect("mkdir");
+    assert_eq!(
+        read::user_file(&sub.join("AGENTS.md"), 100),
+        Err(Problem::Directory)
+    );
+    assert_eq!(read::user_file(&dir.path().join("none"), 100), Ok(None));
+    std::fs::write(dir.path().join("mine.md"), "x".repeat(500)).expect("write");
+    let read = read::user_file(&dir.path().join("mine.md"), 100).expect("read");
+    assert_eq!(read.map(|b| b.len()), Some(101));
 }

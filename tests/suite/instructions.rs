@@ -24,7 +24,11 @@ fn ask(cwd: &Path, fake: &FakeOllama, setup: impl FnOnce(Metron) -> Metron) -> R
 
 /// A fake that answers `n` requests.
 fn answering(n: usize) -> FakeOllama {
-    FakeOllama::start((0..n).map(|i| answer(&format!("Answer {i}."), 10, 2)).collect())
+    FakeOllama::start(
+        (0..n)
+            .map(|i| answer(&format!("Answer {i}."), 10, 2))
+            .collect(),
+    )
 }
 
 /// Writes `text` as `name` in the run's metron directory (HOME/.metron).
@@ -104,9 +108,15 @@ fn claude_md_is_read_where_a_directory_has_no_agents_md() {
     let run = ask(&p.path("lib"), &fake, |m| m);
     assert_eq!(run.code, 0, "{run:?}");
     let sent = system(&fake.chat_bodies()[0]);
-    let at = positions(&sent, &["--- AGENTS.md ---", "--- lib/CLAUDE.md ---\nLIB CLAUDE."]);
+    let at = positions(
+        &sent,
+        &["--- AGENTS.md ---", "--- lib/CLAUDE.md ---\nLIB CLAUDE."],
+    );
     assert!(at[0] < at[1], "{sent}");
-    assert!(!sent.contains("ROOT CLAUDE"), "one file per directory: {sent}");
+    assert!(
+        !sent.contains("ROOT CLAUDE"),
+        "one file per directory: {sent}"
+    );
     assert!(
         run.stderr
             .contains("instructions: AGENTS.md (~4 tokens), lib/CLAUDE.md (~3 tokens)"),
@@ -139,7 +149,10 @@ fn a_configured_fallback_name_replaces_claude_md() {
     let run = ask(p.root(), &fake, |m| m);
     assert_eq!(run.code, 0, "{run:?}");
     let sent = system(&fake.chat_bodies()[0]);
-    assert!(sent.contains("CLAUDE RULES") && !sent.contains("EVIL"), "{sent}");
+    assert!(
+        sent.contains("CLAUDE RULES") && !sent.contains("EVIL"),
+        "{sent}"
+    );
     assert!(run.stderr.contains("instructions_fallbacks"), "{run:?}");
 }
 
@@ -157,11 +170,17 @@ fn the_cap_cuts_at_a_line_and_both_the_person_and_the_model_are_told() {
     let sent = system(&fake.chat_bodies()[0]);
     // Two whole lines (78 bytes) fit in 100; the third would not.
     let kept = format!("--- AGENTS.md ---\n{}", line.repeat(2).trim_end());
-    assert!(sent.contains(&format!("{kept}\n[metron: the instructions were cut here at the 100-byte cap")), "{sent}");
+    assert!(
+        sent.contains(&format!(
+            "{kept}\n[metron: the instructions were cut here at the 100-byte cap"
+        )),
+        "{sent}"
+    );
     assert_eq!(sent.matches("Keep every function").count(), 2, "{sent}");
     assert!(!sent.contains("SUB RULE"), "{sent}");
     assert!(
-        run.stderr.contains("instructions: AGENTS.md (~20 tokens, cut)"),
+        run.stderr
+            .contains("instructions: AGENTS.md (~20 tokens, cut)"),
         "{run:?}"
     );
     assert!(
@@ -206,7 +225,10 @@ fn the_prompt_prefix_is_byte_identical_across_turns_and_after_a_history_trim() {
     // prefix the cache holds is untouched.
     let third = system(&bodies[2]);
     assert!(third.len() > first.len(), "no trim happened:\n{third}");
-    assert!(third[first.len()..].contains("Earlier messages were dropped"), "{third}");
+    assert!(
+        third[first.len()..].contains("Earlier messages were dropped"),
+        "{third}"
+    );
     assert_eq!(content(&bodies[2], 1), "second", "{:#}", bodies[2]);
 }
 
@@ -256,7 +278,10 @@ fn control_characters_in_names_and_text_are_escaped_in_the_banner_and_context() 
         .stdin("/context\n")
         .run();
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(!run.stdout.contains('\x1b') && !run.stdout.contains('\x07'), "{run:?}");
+    assert!(
+        !run.stdout.contains('\x1b') && !run.stdout.contains('\x07'),
+        "{run:?}"
+    );
     assert!(
         run.stdout
             .contains("instructions: sub\\u{1b}[31mred/AGENTS.md (~7 tokens)"),
@@ -290,7 +315,10 @@ fn the_doctor_names_the_files_and_counts_them_in_the_fixed_prompt() {
         .lines()
         .find(|l| l.contains("schema bytes"))
         .unwrap_or_else(|| panic!("no tools row: {run:?}"));
-    assert!(tools.contains("with the system prompt and instructions)"), "{tools}");
+    assert!(
+        tools.contains("with the system prompt and instructions)"),
+        "{tools}"
+    );
 
     let bare = TestProject::git();
     let run = metron(bare.root())
@@ -298,7 +326,8 @@ fn the_doctor_names_the_files_and_counts_them_in_the_fixed_prompt() {
         .env("OLLAMA_HOST", refused_url())
         .run();
     assert!(
-        run.stdout.contains("none found (looked for AGENTS.md, CLAUDE.md"),
+        run.stdout
+            .contains("none found (looked for AGENTS.md, CLAUDE.md"),
         "{run:?}"
     );
 }
@@ -310,7 +339,8 @@ fn unusable_files_each_get_a_note_and_the_session_still_starts() {
     p.symlink("AGENTS.md", "/dev/zero")
         .file("CLAUDE.md", "ROOT CLAUDE.\n");
     // a: a directory named AGENTS.md, then CLAUDE.md that is not UTF-8.
-    p.dir("a/AGENTS.md").file("a/CLAUDE.md", b"\xff\xfe\x00bad".as_slice());
+    p.dir("a/AGENTS.md")
+        .file("a/CLAUDE.md", b"\xff\xfe\x00bad".as_slice());
     // a/b: a FIFO, which must never block the start.
     p.fifo("a/b/AGENTS.md");
     // a/b/c: a 64 MiB file, of which at most the cap is read.
@@ -332,7 +362,11 @@ fn unusable_files_each_get_a_note_and_the_session_still_starts() {
     let sent = system(&fake.chat_bodies()[0]);
     assert!(sent.contains("--- CLAUDE.md ---\nROOT CLAUDE."), "{sent}");
     // The cut file is NUL bytes (valid UTF-8): sent up to the cap, never more.
-    assert!(sent.len() < SYSTEM_PROMPT.len() + 8192 + 1024, "{}", sent.len());
+    assert!(
+        sent.len() < SYSTEM_PROMPT.len() + 8192 + 1024,
+        "{}",
+        sent.len()
+    );
 }
 
 #[test]
