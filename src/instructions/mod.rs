@@ -341,6 +341,19 @@ impl Instructions {
                 ));
             }
         }
+        // A file that filled the cap exactly was not cut, but the files after it were not
+        // read: the model is told so too.
+        let unread = self
+            .notes
+            .iter()
+            .filter(|note| matches!(note.problem, Problem::OverCap { .. }))
+            .count();
+        if unread > 0 && !self.files.iter().any(|file| file.cut) {
+            text.push_str(&format!(
+                "\n[metron: {unread} more instruction file(s) were not read: the {}-byte cap was reached]",
+                self.cap
+            ));
+        }
         text.push_str("\n--- end of project instructions ---");
         text
     }

@@ -59,6 +59,13 @@ fn a_file_exactly_at_the_cap_is_whole_and_the_next_is_over_it() {
     assert_eq!(found.files.len(), 1, "{found:?}");
     assert!(!found.files[0].cut);
     assert_eq!(found.notes[0].problem, Problem::OverCap { cap: 6 });
+    assert!(
+        found
+            .block()
+            .contains("\n[metron: 1 more instruction file(s) were not read: the 6-byte cap was reached]\n--- end"),
+        "{}",
+        found.block()
+    );
 }
 
 #[test]
