@@ -21,7 +21,7 @@ mod piped;
 
 use std::io::{IsTerminal, Read};
 
-use crate::agent::ledger::{EVENT_SCHEMA_VERSION, WithdrawnTool};
+use crate::agent::ledger::{EVENT_SCHEMA_VERSION, InstructionSent, WithdrawnTool};
 use crate::agent::{Event, TurnStatus};
 use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, HANG, Stream, footer, marks_escaped, print_wrapped, terminal_safe};
@@ -132,6 +132,16 @@ fn session_start(session: &Session) -> Event {
             .map(|w| WithdrawnTool {
                 name: w.name.to_owned(),
                 reason: w.reason.to_string(),
+            })
+            .collect(),
+        instructions: agent
+            .instructions()
+            .files
+            .iter()
+            .map(|file| InstructionSent {
+                path: file.origin.shown(),
+                bytes: file.text.len(),
+                cut: file.cut,
             })
             .collect(),
     }
