@@ -194,6 +194,19 @@ fn the_cap_cuts_at_a_line_and_both_the_person_and_the_model_are_told() {
             .contains("instructions: note: sub/AGENTS.md was not read: the files before it used up the 100-byte cap"),
         "{run:?}"
     );
+
+    // The session's banner says the same, on stdout before the first prompt.
+    let m = metron(&p.path("sub"));
+    let run = in_user_dir(m, "config.json", r#"{"instructions_max_bytes": 100}"#)
+        .env("OLLAMA_HOST", refused_url())
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "\ninstructions: AGENTS.md (~20 tokens, cut)\ninstructions: note: AGENTS.md was cut after 78 bytes"
+        ),
+        "{run:?}"
+    );
 }
 
 #[test]
