@@ -66,6 +66,11 @@ struct Cli {
     #[arg(short = 'm', long = "model", value_name = "NAME")]
     model: Option<String>,
 
+    /// Do not read AGENTS.md (or its fallback names, CLAUDE.md by default) from the
+    /// project or your metron directory for this run (the `instructions` key, set false).
+    #[arg(long)]
+    no_instructions: bool,
+
     /// Apply patches and run commands without asking (required by -p to edit files or run
     /// commands; works before or after a subcommand).
     #[arg(long, global = true)]
@@ -123,7 +128,10 @@ pub fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(e) => return parse_error(&e).into(),
     };
-    let flags = Flags { model: cli.model };
+    let flags = Flags {
+        model: cli.model,
+        no_instructions: cli.no_instructions,
+    };
     let exit = match cli.command {
         Some(Command::Tool { .. })
             if cli.doctor || cli.prompt.is_some() || flags.model.is_some() =>

@@ -30,6 +30,7 @@ use crate::disclosure::{self, Route};
 use crate::display::one_line_safe;
 use crate::frontend::Exit;
 use crate::frontend::models::{describe, installed_as, sole_tool_model};
+use crate::instructions::Instructions;
 use crate::ollama::wire::{ChatRequest, ModelDetails};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
@@ -162,6 +163,7 @@ pub(crate) fn exit_for(checks: &[Check]) -> Exit {
 /// Runs every check for a session started in `cwd`, in the order they are shown.
 fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Vec<Check> {
     let mut checks = Vec::new();
+    let here = cwd.as_ref().ok().cloned();
     let (project, check) = project_check(cwd);
     checks.push(check);
     let config_root = project
@@ -216,7 +218,17 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
         loaded.source(crate::config::Key::remote_endpoint),
     ));
     match project {
-        Some(project) => checks.extend(tools_checks(project, &loaded)),
+        Some(project) => {
+            // The instructions a session started here would send, as it would read them.
+            let instructions = match &here {
+                Some(here) => {
+                    Instructions::load(&project, here, config::user_dir(env).as_deref(), config)
+                }
+                None => Instructions::off(),
+            };
+            checks.extend(instructions_checks(&instructions, config));
+            checks.extend(tools_checks(project, &loaded, instructions));
+        }
         None => checks.push(Check::warn(
             "tools",
             "skipped: there is no project to offer tools on",
@@ -858,12 +870,13 @@ fn sandbox_check(config: &Config) -> Check {
 }
 
 /// The tools offered (with what their schemas cost per request) and those withdrawn.
-fn tools_checks(project: Project, loaded: &Loaded) -> Vec<Check> {
+fn tools_checks(project: Project, loaded: &Loaded, instructions: Instructions) -> Vec<Check> {
     let config = &loaded.config;
     let toolbox = Toolbox::new(project, Budgets::from_config(config))
         .with_limits(CommandLimits::from_config(config))
         .for_availability_only();
-    let agent = Agent::new(NoInference, toolbox, Settings::from_config(config));
+    let agent = Agent::new(NoInference, toolbox, Settings::from_config(config))
+        .with_instructions(instructions);
     let names: Vec<&str> = agent.offered().iter().map(|spec| spec.name).collect();
     let mut checks = Vec::new();
     if names.is_empty() {
@@ -874,19 +887,24 @@ fn tools_checks(project: Project, loaded: &Loaded) -> Vec<Check> {
         ));
     } else {
         let bytes = agent.schema_bytes();
-        let with_prompt = bytes + agent::prompt::SYSTEM_PROMPT.len();
+        let fixed = agent.fixed_prompt();
+        let with_prompt = fixed.total();
+        let with = if fixed.instructions > 0 {
+            "with the system prompt and instructions"
+        } else {
+            "with the system prompt"
+        };
         checks.push(Check::ok(
             "tools",
             format!(
-                "{} ({bytes} schema bytes, ~{} tokens per request; ~{} with the system prompt)",
+                "{} ({bytes} schema bytes, ~{} tokens per request; ~{} {with})",
                 names.join(", "),
                 agent::prompt::approx_tokens(bytes),
                 agent::prompt::approx_tokens(with_prompt),
             ),
         ));
     }
-    let fixed =
-        agent::prompt::approx_tokens(agent.schema_bytes() + agent::prompt::SYSTEM_PROMPT.len());
+    let fixed = agent::prompt::approx_tokens(agent.fixed_prompt().total());
     if let Some(check) = fixed_prompt_check(
         config.num_ctx,
         loaded.source(crate::config::Key::num_ctx),
@@ -906,6 +924,28 @@ fn tools_checks(project: Project, loaded: &Loaded) -> Vec<Check> {
     checks
 }
 
+/// The `agents` row (the instruction files, named for AGENTS.md and kept as short as the
+/// other row names): the files a session started here would send, with their size in
+/// tokens (or that there are none, or that they are off), then a warning per file not sent
+/// whole. Names and notes are escaped: they are the file system's and the repository's.
+fn instructions_checks(instructions: &Instructions, config: &Config) -> Vec<Check> {
+    let line = instructions.line(agent::prompt::approx_tokens, &config.instructions_fallbacks);
+    let mut checks = vec![Check::ok("agents", one_line_safe(&line))];
+    for note in &instructions.notes {
+        let text = note.text();
+        // The notes end with their remedy after the last "; ".
+        let (what, remedy) = text
+            .rsplit_once("; ")
+            .unwrap_or((&text, "see docs/instructions.md"));
+        checks.push(Check::warn(
+            "agents",
+            one_line_safe(what),
+            one_line_safe(remedy),
+        ));
+    }
+    checks
+}
+
 /// The tokens `num_ctx` must hold beyond the fixed prompt (the system prompt and the
 /// tool definitions, sent on every request): the person's request, one tool result
 /// (a 120-line slice is about 1,000 tokens) and a short answer. Below that, every turn
@@ -921,7 +961,7 @@ fn fixed_prompt_check(num_ctx: u64, source: &Source, fixed: usize) -> Option<Che
         Check::fail(
             "context",
             format!(
-                "num_ctx {num_ctx} ({}) cannot hold the fixed prompt: the system prompt and tool definitions take ~{fixed} tokens on every request, and a turn needs {FIXED_PROMPT_MARGIN} more for the request, a tool result and the answer",
+                "num_ctx {num_ctx} ({}) cannot hold the fixed prompt: the system prompt, the project's instructions and the tool definitions take ~{fixed} tokens on every request, and a turn needs {FIXED_PROMPT_MARGIN} more for the request, a tool result and the answer",
                 origin(source)
             ),
             format!(

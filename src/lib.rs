@@ -15,6 +15,8 @@
 //! - [`authority`]: every decision between a tool's proposal and its effect: policy
 //!   (offered, withdrawn, repeated, cancelled), who approves, standing grants, stale-edit
 //!   preconditions, and the journal the ledger is written from;
+//! - `instructions`: the AGENTS.md files sent after the system prompt, found from the
+//!   project root down to the working directory and capped;
 //! - [`agent`]: the loop (model → tool call → policy → approval → execution → result),
 //!   the system prompt, history compaction and the ledger;
 //! - [`sandbox`]: what an approved command can reach while it runs (Landlock, seccomp
@@ -35,6 +37,7 @@ mod disclosure;
 mod display;
 mod doctor;
 mod frontend;
+mod instructions;
 pub mod ollama;
 mod oneshot;
 pub mod project;

@@ -21,7 +21,7 @@ mod piped;
 
 use std::io::{IsTerminal, Read};
 
-use crate::agent::ledger::{EVENT_SCHEMA_VERSION, WithdrawnTool};
+use crate::agent::ledger::{EVENT_SCHEMA_VERSION, InstructionSent, WithdrawnTool};
 use crate::agent::{Event, TurnStatus};
 use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, HANG, Stream, footer, marks_escaped, print_wrapped, terminal_safe};
@@ -43,6 +43,13 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
         Ok(session) => session,
         Err(exit) => return exit,
     };
+    // The instruction files the model gets, and any it does not get whole, before the
+    // request: stderr, as the rest of what is not the answer.
+    for line in
+        crate::frontend::instructions_lines(session.agent.instructions(), &session.loaded.config)
+    {
+        print_wrapped(Stream::Stderr, &line, HANG);
+    }
     session::block_on(async || {
         let num_ctx = session.loaded.config.num_ctx;
         let mut display = Display::new(false, &session.loaded.config.model).with_evidence_last();
@@ -125,6 +132,16 @@ fn session_start(session: &Session) -> Event {
             .map(|w| WithdrawnTool {
                 name: w.name.to_owned(),
                 reason: w.reason.to_string(),
+            })
+            .collect(),
+        instructions: agent
+            .instructions()
+            .files
+            .iter()
+            .map(|file| InstructionSent {
+                path: file.origin.shown(),
+                bytes: file.text.len(),
+                cut: file.cut,
             })
             .collect(),
     }

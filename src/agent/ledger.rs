@@ -143,6 +143,9 @@ pub enum Event {
         tools_offered: Vec<String>,
         /// The tools withheld, with the reason.
         tools_withdrawn: Vec<WithdrawnTool>,
+        /// The instruction files sent after the system prompt on every request, in order
+        /// (empty when there are none, or they are off).
+        instructions: Vec<InstructionSent>,
     },
     /// The person's line started a turn.
     TurnStart {
@@ -306,6 +309,17 @@ pub struct WithdrawnTool {
     pub name: String,
     /// Why.
     pub reason: String,
+}
+
+/// An instruction file sent after the system prompt, in [`Event::SessionStart`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstructionSent {
+    /// The file: the user's by its full path, a project's relative to the root.
+    pub path: String,
+    /// The bytes of it sent.
+    pub bytes: usize,
+    /// True when `instructions_max_bytes` cut it.
+    pub cut: bool,
 }
 
 /// A file in an [`Event::Effect`]: content hashes are git blob ids (`null` = absent).

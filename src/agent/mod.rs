@@ -37,6 +37,7 @@ use serde_json::value::RawValue;
 
 use crate::authority::policy::{CallPolicy, Rule, WithdrawalReason};
 use crate::config::Config;
+use crate::instructions::Instructions;
 use crate::ollama::wire::{ChatRequest, Message, Options, Role, ToolCall};
 use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::tools::{ToolError, ToolResult, ToolSpec, Toolbox};
@@ -203,6 +204,8 @@ pub struct Agent<M> {
     notes_for_model: Vec<String>,
     /// Every tool result of the session, so a reply quoting one is never run as a call.
     shown: text_calls::Shown,
+    /// The project's instructions, sent after the system prompt on every request.
+    instructions: Instructions,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
@@ -250,6 +253,36 @@ impl<M: Model> Agent<M> {
             ledger: Ledger::default(),
             notes_for_model: Vec::new(),
             shown: text_calls::Shown::default(),
+            instructions: Instructions::off(),
+        }
+    }
+
+    /// Sends `instructions` after the system prompt, in the same message, from the first
+    /// request on. They go in the system message, between metron's rules and anything a
+    /// history trim appends, so every request of the session starts with the same bytes
+    /// (system prompt, instructions) and Ollama's prompt cache keeps them.
+    pub(crate) fn with_instructions(mut self, instructions: Instructions) -> Agent<M> {
+        self.history = History::new(&format!(
+            "{}{}",
+            prompt::SYSTEM_PROMPT,
+            instructions.block()
+        ));
+        self.instructions = instructions;
+        self
+    }
+
+    /// The instructions sent with every request.
+    pub(crate) fn instructions(&self) -> &Instructions {
+        &self.instructions
+    }
+
+    /// What every request carries before the conversation: the system prompt with the
+    /// instructions, and the tool definitions.
+    pub(crate) fn fixed_prompt(&self) -> FixedPrompt {
+        FixedPrompt {
+            system_prompt: prompt::SYSTEM_PROMPT.len(),
+            instructions: self.instructions.block().len(),
+            tools: self.schema_bytes(),
         }
     }
 
@@ -687,6 +720,38 @@ impl<M: Model> Agent<M> {
         self.history.compact(
             self.settings.compact_threshold_bytes,
             self.settings.max_history_messages,
+        )
+    }
+}
+
+/// The bytes every request carries before the conversation, part by part: the fixed
+/// overhead `/config`, `/context` and the doctor show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FixedPrompt {
+    /// metron's system prompt.
+    pub(crate) system_prompt: usize,
+    /// The project's instructions, as sent (with their frame).
+    pub(crate) instructions: usize,
+    /// The tool definitions.
+    pub(crate) tools: usize,
+}
+
+impl FixedPrompt {
+    /// All of it.
+    pub(crate) fn total(self) -> usize {
+        self.system_prompt + self.instructions + self.tools
+    }
+
+    /// One line: `3110 bytes (~778 tokens) on every request: system prompt 520,
+    /// instructions 2100, tool definitions 490`.
+    pub(crate) fn line(self) -> String {
+        format!(
+            "{} bytes (~{} tokens) on every request: system prompt {}, instructions {}, tool definitions {}",
+            self.total(),
+            prompt::approx_tokens(self.total()),
+            self.system_prompt,
+            self.instructions,
+            self.tools
         )
     }
 }

@@ -149,10 +149,16 @@ pub(crate) struct Flags {
     /// `--model NAME`: overrides `model`, so a model can be chosen for one run without
     /// editing a file or exporting a variable.
     pub(crate) model: Option<String>,
+    /// `--no-instructions`: sets `instructions` to false for this run, so a session can be
+    /// started without the repository's AGENTS.md without editing a file.
+    pub(crate) no_instructions: bool,
 }
 
 /// The flag that sets `model`, as `/config` and `--doctor` name its layer.
 pub(crate) const MODEL_FLAG: &str = "--model";
+
+/// The flag that turns `instructions` off, as `/config` and `--doctor` name its layer.
+pub(crate) const NO_INSTRUCTIONS_FLAG: &str = "--no-instructions";
 
 /// A configuration problem that stops metron at startup (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -744,6 +750,16 @@ pub(crate) fn apply_flags(loaded: &mut Loaded, flags: &Flags) -> Result<(), Conf
     if let Some(model) = &flags.model {
         set_from(loaded, Key::model, model, Source::Flag(MODEL_FLAG))?;
     }
+    if flags.no_instructions {
+        let source = Source::Flag(NO_INSTRUCTIONS_FLAG);
+        set(
+            &mut loaded.config,
+            Key::instructions,
+            &Value::Bool(false),
+            &source,
+        )?;
+        loaded.sources.insert(Key::instructions.name(), source);
+    }
     Ok(())
 }
 
@@ -866,8 +882,29 @@ fn check_key(config: &Config, key: Key, source: &Source) -> Result<(), ConfigErr
             )),
             None => Ok(()),
         },
+        Key::instructions_fallbacks => match config
+            .instructions_fallbacks
+            .iter()
+            .find(|n| !is_plain_file_name(n))
+        {
+            Some(name) => invalid(format!(
+                "entry `{name}` must be a file name without a directory, such as `CLAUDE.md` or `GEMINI.md`"
+            )),
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
+}
+
+/// True for a name that is one directory entry: not empty, no `/`, not `.` or `..`, no
+/// control character. An instruction file name is looked up in each directory from the
+/// root down, so a path in it could reach outside that directory.
+pub(crate) fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains('/')
+        && !name.chars().any(char::is_control)
 }
 
 /// True when a `allowed_project_programs` entry starts with a relative path holding a `/`

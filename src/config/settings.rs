@@ -424,6 +424,15 @@ settings! {
     /// directory, so the next session offers them with the arrow keys. A project's file may
     /// only turn it off (see `config::load`).
     [TightenOnly] save_input_history: bool = true;
+    /// Read the project's instruction files (AGENTS.md, else a fallback name, from the
+    /// project root down to the working directory) and the user's own AGENTS.md, and send
+    /// them after the system prompt. A project's file may only turn it off.
+    [TightenOnly] instructions: bool = true;
+    /// Most bytes of instruction text sent, all files together (8 KiB, about 2,000
+    /// tokens: an eighth of the default 16k context); the rest is cut, with a note.
+    [TightenOnly] instructions_max_bytes: u64 = 8192;
+    /// Names read in a directory that has no AGENTS.md, in order (trusted config only).
+    [Privileged] instructions_fallbacks: Vec<String> = vec!["CLAUDE.md".to_owned()];
 }
 
 impl Config {

@@ -79,6 +79,7 @@ fn the_model_flag_overrides_the_environment_and_the_file() {
     let mut loaded = load_text(r#"{"model":"big"}"#, ConfigTrust::User, &env).expect("loads");
     let flags = Flags {
         model: Some("chosen:7b".into()),
+        ..Flags::default()
     };
     apply_flags(&mut loaded, &flags).expect("a model name");
     validate(&loaded).expect("valid");
@@ -92,6 +93,7 @@ fn the_model_flag_overrides_the_environment_and_the_file() {
         &mut loaded,
         &Flags {
             model: Some(" ".into()),
+            ..Flags::default()
         },
     )
     .expect("a string");
@@ -703,6 +705,7 @@ fn the_environment_and_flags_stay_above_both_files() {
     assert_eq!(loaded.config.model, "env");
     let flags = Flags {
         model: Some("flag".into()),
+        ..Flags::default()
     };
     let loaded = load(&root, &env, &flags).expect("load");
     assert_eq!(loaded.config.model, "flag");
@@ -811,6 +814,9 @@ fn every_privileged_key_is_refused_from_a_project_file() {
             Key::command_protected_paths,
             Key::command_network,
             Key::command_git_writes,
+            // Which files become the model's instructions is the user's choice: a
+            // repository could otherwise point it at any name it ships.
+            Key::instructions_fallbacks,
         ]
     );
     for &key in &privileged {
@@ -1081,4 +1087,58 @@ fn the_default_model_is_the_one_the_readme_pulls() {
         "docs/usage.md's banner"
     );
     assert!(read("metron.example.json").contains(&format!("\"model\": \"{DEFAULT_MODEL}\"")));
+}
+
+/// `--no-instructions` is the top layer of `instructions`, named as its source; a
+/// project's file may turn instructions off but not back on over the user's `false`, and
+/// may not choose the fallback names at all.
+#[test]
+fn instructions_keys_their_flag_and_what_a_project_may_do_with_them() {
+    let mut loaded = load_text("{}", ConfigTrust::User, &ConfigEnv::default()).expect("loads");
+    assert!(loaded.config.instructions);
+    assert_eq!(loaded.config.instructions_max_bytes, 8192);
+    assert_eq!(loaded.config.instructions_fallbacks, ["CLAUDE.md"]);
+    let flags = Flags {
+        no_instructions: true,
+        ..Flags::default()
+    };
+    apply_flags(&mut loaded, &flags).expect("a flag");
+    assert!(!loaded.config.instructions);
+    assert_eq!(
+        loaded.source_of("instructions").to_string(),
+        "--no-instructions"
+    );
+
+    let loaded = load_both(
+        r#"{"instructions": true, "instructions_fallbacks": ["EVIL.md"]}"#,
+        r#"{"instructions": false}"#,
+        |_| {},
+    );
+    assert!(!loaded.config.instructions, "{:?}", loaded.warnings);
+    assert_eq!(loaded.config.instructions_fallbacks, ["CLAUDE.md"]);
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("instructions_fallbacks")),
+        "{:?}",
+        loaded.warnings
+    );
+
+    for bad in [r#"["../x.md"]"#, r#"["a/b.md"]"#, r#"[""]"#, r#"[".."]"#] {
+        let text = format!(r#"{{"instructions_fallbacks": {bad}}}"#);
+        let err = load_text(&text, ConfigTrust::User, &ConfigEnv::default())
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string());
+        assert!(
+            err.contains("must be a file name without a directory"),
+            "{bad}: {err}"
+        );
+    }
+    let zero = load_text(
+        r#"{"instructions_max_bytes": 0}"#,
+        ConfigTrust::User,
+        &ConfigEnv::default(),
+    );
+    assert!(zero.is_err());
 }

@@ -117,6 +117,34 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
     Ok((project, loaded))
 }
 
+/// What the person is told of the session's instructions at start (the REPL's banner,
+/// `-p`'s stderr): the files sent with their size in tokens, or that they are off, then a
+/// line per file not sent whole. Nothing when instructions are on and none was found, so
+/// a project without them starts as it always did. Escaped: the names and notes are the
+/// file system's and the repository's text.
+pub(crate) fn instructions_lines(
+    instructions: &crate::instructions::Instructions,
+    config: &config::Config,
+) -> Vec<String> {
+    use crate::display::terminal_safe;
+    use crate::instructions::State;
+    let mut lines = Vec::new();
+    if instructions.state == State::Off || !instructions.files.is_empty() {
+        let line = instructions.line(
+            crate::agent::prompt::approx_tokens,
+            &config.instructions_fallbacks,
+        );
+        lines.push(format!("instructions: {}", terminal_safe(&line)));
+    }
+    for note in &instructions.notes {
+        lines.push(format!(
+            "instructions: note: {}",
+            terminal_safe(&note.text())
+        ));
+    }
+    lines
+}
+
 /// Writes a tool's text to stdout with a final newline. A closed pipe (`| head`) is not an
 /// error: the reader got what it wanted.
 pub(crate) fn print_text(text: &str, exit: Exit) -> Exit {

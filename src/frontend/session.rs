@@ -11,6 +11,7 @@ use crate::authority::{Approver, CancelToken};
 use crate::config::Config;
 use crate::config::{Flags, Loaded};
 use crate::display::{Display, HANG, Stream, print_wrapped};
+use crate::instructions::Instructions;
 use crate::ollama::Client;
 use crate::project::Project;
 use crate::tools::{Access, Budgets, CommandLimits, Toolbox};
@@ -113,6 +114,17 @@ pub(crate) fn start(
         Exit::Usage
     })?;
     let config = &loaded.config;
+    // Read once, before the first request: every request of the session then carries the
+    // same instructions.
+    let instructions = match std::env::current_dir() {
+        Ok(cwd) => Instructions::load(
+            &project,
+            &cwd,
+            crate::config::user_dir(&crate::config::ConfigEnv::from_process()).as_deref(),
+            config,
+        ),
+        Err(_) => Instructions::off(),
+    };
     let (toolbox, cancel) = toolbox(mode, project, config, yes, ask)?;
     // The model takes seconds over the first prompt: find_symbol's index reads and parses
     // the project meanwhile, so the model's first lookup finds the work done.
@@ -157,7 +169,8 @@ pub(crate) fn start(
         error(message);
         Exit::Usage
     })?;
-    let agent = Agent::new(client, toolbox, Settings::from_config(config));
+    let agent =
+        Agent::new(client, toolbox, Settings::from_config(config)).with_instructions(instructions);
     if let Some(host) = &model_host {
         print_wrapped(
             Stream::Stderr,

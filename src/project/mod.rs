@@ -782,6 +782,30 @@ impl Project {
         Ok((bytes, metadata.permissions().mode() & 0o7777))
     }
 
+    /// Reads at most `limit + 1` bytes from the start of a regular file beneath the root:
+    /// for the project's instruction files (AGENTS.md), which metron reads on its own
+    /// account and cuts to a cap rather than refusing when they are long. The open is the
+    /// one [`Project::open_named_file`] makes: a symlink is followed only beneath the root
+    /// (`-> /dev/zero` or `-> ~/.ssh/...` fails the open), a directory, FIFO or device is
+    /// refused before a byte is read, and the extra byte says whether more followed.
+    pub(crate) fn read_prefix(
+        &self,
+        path: &ProjectPath,
+        limit: u64,
+    ) -> Result<Vec<u8>, BoundaryError> {
+        use std::io::Read;
+        self.refuse_secret(path)?;
+        let file = self.open_named_file(path)?;
+        let mut bytes = Vec::new();
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|source| BoundaryError::Io {
+                path: path.to_string(),
+                source,
+            })?;
+        Ok(bytes)
+    }
+
     /// Opens a file the model named, for reading, by following its path one component at
     /// a time through directory handles, and says where the file really is and whether it
     /// is one of git's internal files. For view_slice, which must not show `.git/` even

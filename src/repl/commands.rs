@@ -584,6 +584,10 @@ pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>, yes: bool
     if let Some(census) = Census::of(agent.toolbox().project()) {
         let _ = writeln!(text, "{}", census.line());
     }
+    if let Some(files) = agent.instructions().summary(approx_tokens) {
+        let _ = writeln!(text, "instructions: {files}");
+    }
+    let _ = writeln!(text, "fixed prompt: {}", agent.fixed_prompt().line());
     text
 }
 
@@ -608,6 +612,37 @@ pub(crate) fn tags_text(languages: &[(&str, usize)], millis: u128) -> String {
         each.join(", ")
     )
 }
+
+/// `/context`: the instructions sent with every request (each file, its size and its first
+/// line), what is not sent of them, the fixed prompt every request carries, then what the
+/// model has been shown from the project. Unescaped: the caller escapes it whole, since
+/// the file names and lines are the repository's text.
+pub(crate) fn context_text<M: Model>(agent: &Agent<M>, config: &crate::config::Config) -> String {
+    let instructions = agent.instructions();
+    let mut text = format!(
+        "instructions: {}\n",
+        instructions.line(approx_tokens, &config.instructions_fallbacks)
+    );
+    for file in &instructions.files {
+        let first = file
+            .text
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or("");
+        let first: String = first.chars().take(PREVIEW_CHARS).collect();
+        let _ = writeln!(text, "  {}: {}", file.origin.shown(), shown(&first));
+    }
+    for note in &instructions.notes {
+        let _ = writeln!(text, "  note: {}", note.text());
+    }
+    let _ = writeln!(text, "fixed prompt: {}", agent.fixed_prompt().line());
+    text.push_str(&agent.ledger().context(agent.history()));
+    text
+}
+
+/// The characters of an instruction file's first line that `/context` shows.
+const PREVIEW_CHARS: usize = 72;
 
 /// `/history`: what the next request will carry.
 pub(crate) fn history_text<M: Model>(agent: &Agent<M>) -> String {

@@ -249,6 +249,9 @@ fn print_banner(session: &Session) {
     if session.yes {
         say(&format!("approvals: {}", ask::YES_NOTICE));
     }
+    for line in crate::frontend::instructions_lines(session.agent.instructions(), &config.config) {
+        say(&line);
+    }
     println!();
 }
 
@@ -512,9 +515,10 @@ fn run_slash_command(command: Command, session: &mut Session) {
             Ok(text) => print!("{}", terminal_safe(&text)),
             Err(why) => error(terminal_safe(&why)),
         },
-        Command::Context => say(&terminal_safe(
-            &session.agent.ledger().context(session.agent.history()),
-        )),
+        Command::Context => say(&terminal_safe(&commands::context_text(
+            &session.agent,
+            &session.loaded.config,
+        ))),
         // Handled by the loop: leaving, and asking the server (which needs the runtime).
         Command::Exit | Command::Model(_) | Command::SaveModel(_) => {}
     }

@@ -384,6 +384,7 @@ fn work_session() -> (Run, Vec<Value>) {
 fn setup_session() -> (Run, Vec<Value>) {
     let p = TestProject::git();
     p.file(".metron.json", format!(r#"{{"model": "{CLOUD}"}}"#));
+    p.file("AGENTS.md", "Run make check before answering.\n");
     let (_dir, user) = user_config(r#"{"model": "mine:7b", "num_ctx": 2048}"#);
     let fake = FakeOllama::builder()
         .model(DEFAULT_MODEL, &["completion", "tools"], 32768)

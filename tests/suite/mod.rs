@@ -18,6 +18,7 @@ mod fake_ollama;
 mod fake_ollama_selftest;
 mod file_modes;
 mod fuzz_replay;
+mod instructions;
 mod json_events;
 mod ledger;
 mod live;
