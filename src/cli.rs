@@ -17,6 +17,7 @@ use crate::config::{Flags, edit_distance};
 use crate::frontend::ask::AskOnTerminal;
 use crate::frontend::session::{self, Mode};
 use crate::frontend::{Exit, error, print_text, startup};
+use crate::sessions::Resume;
 use crate::tools::{self, Access, ToolError};
 
 mod completion;
@@ -65,6 +66,23 @@ struct Cli {
     /// with the session, -p and --doctor; /model NAME switches within a session).
     #[arg(short = 'm', long = "model", value_name = "NAME")]
     model: Option<String>,
+
+    /// Continue the last session of this project, in the session or with -p: its
+    /// conversation and its model (unless --model is given), never its standing
+    /// approvals.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["resume", "doctor", "example_config"])]
+    continue_last: bool,
+
+    /// Continue session ID of this project; without ID, list this project's saved
+    /// sessions, newest first (time, model, requests, first request), and exit.
+    #[arg(
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with_all = ["doctor", "example_config"]
+    )]
+    resume: Option<String>,
 
     /// Apply patches and run commands without asking (required by -p to edit files or run
     /// commands; works before or after a subcommand).
@@ -147,12 +165,42 @@ pub fn main() -> std::process::ExitCode {
         },
         None if cli.example_config => print_text(&crate::config::example_json(), Exit::Success),
         None if cli.doctor => crate::doctor::run(&flags),
-        None => match cli.prompt {
-            Some(prompt) => crate::oneshot::run(&prompt, cli.yes, cli.json, &flags),
-            None => crate::repl::run(cli.yes, &flags),
-        },
+        None if cli.resume.as_deref() == Some("") => list_sessions(&flags),
+        None => {
+            let resume = match cli.resume {
+                Some(id) => Resume::Id(id),
+                None if cli.continue_last => Resume::Last,
+                None => Resume::New,
+            };
+            match cli.prompt {
+                Some(prompt) => crate::oneshot::run(&prompt, cli.yes, cli.json, &flags, &resume),
+                None => crate::repl::run(cli.yes, &flags, &resume),
+            }
+        }
     };
     exit.into()
+}
+
+/// `metron --resume` without an ID: this project's sessions on stdout, newest first. An
+/// empty list is said on stderr and is not a failure (exit 0): there is simply nothing to
+/// resume yet.
+fn list_sessions(flags: &Flags) -> Exit {
+    let (project, _) = match startup(flags) {
+        Ok(started) => started,
+        Err(exit) => return exit,
+    };
+    let Some(dir) = crate::sessions::project_dir(project.root()) else {
+        error("no sessions are saved without a user directory; set $HOME or $METRON_CONFIG_DIR");
+        return Exit::Failure;
+    };
+    let lines = crate::sessions::list_lines(&dir);
+    if lines.is_empty() {
+        error("this project has no saved sessions yet; one is saved once a request is sent");
+        return Exit::Success;
+    }
+    let mut text = lines.join("\n");
+    text.push_str("\n(continue one with metron --resume ID, or the newest with metron -c)");
+    print_text(&text, Exit::Success)
 }
 
 /// Reports a command line clap refused. A word where a subcommand would go is most often

@@ -89,6 +89,9 @@ pub trait Observer {
     fn tool_fault(&mut self, _call: &ToolCall, _message: &str) {}
     /// A ledger event (printed as JSON Lines by `--json`).
     fn event(&mut self, _event: &Event) {}
+    /// Something the person should know that is not part of the turn (the session file
+    /// stopped saving).
+    fn warning(&mut self, _text: &str) {}
 }
 
 /// The settings the loop needs, taken from [`Config`].
@@ -203,6 +206,8 @@ pub struct Agent<M> {
     notes_for_model: Vec<String>,
     /// Every tool result of the session, so a reply quoting one is never run as a call.
     shown: text_calls::Shown,
+    /// Where history is saved as it changes, so the session can be resumed.
+    log: Option<crate::sessions::SessionLog>,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
@@ -250,6 +255,32 @@ impl<M: Model> Agent<M> {
             ledger: Ledger::default(),
             notes_for_model: Vec::new(),
             shown: text_calls::Shown::default(),
+            log: None,
+        }
+    }
+
+    /// Saves this session to `log` from now on (what history holds now is saved with the
+    /// next change).
+    pub(crate) fn save_to(&mut self, log: crate::sessions::SessionLog) {
+        self.log = Some(log);
+    }
+
+    /// Takes up a saved session's history as it was last sent, so the next request
+    /// carries the same prefix.
+    pub(crate) fn restore(&mut self, saved: &crate::sessions::Saved) {
+        self.history =
+            History::restored(prompt::SYSTEM_PROMPT, saved.messages.clone(), saved.dropped);
+        // A session killed in the middle of a turn ends on the person's line, a call or a
+        // result the model never answered: closed here as an interrupted turn would be,
+        // so the next request does not read as the model's turn still running.
+        let unanswered = self.history.messages().last().is_some_and(|m| {
+            m.role == Role::User
+                || m.role == Role::Tool
+                || (m.role == Role::Assistant && !m.tool_calls.is_empty())
+        });
+        if unanswered {
+            self.history
+                .push(Message::new(Role::Assistant, RESUMED_UNANSWERED));
         }
     }
 
@@ -285,10 +316,24 @@ impl<M: Model> Agent<M> {
         &self.ledger
     }
 
-    /// Clears the conversation, keeping the system prompt.
-    pub(crate) fn reset(&mut self) {
+    /// Clears the conversation, keeping the system prompt. Returns the warning to show
+    /// if saving the session stopped.
+    pub(crate) fn reset(&mut self) -> Option<String> {
         self.history.reset();
         self.open_turn = None;
+        self.save()
+    }
+
+    /// Saves what changed in history since the last save; the warning when saving stops.
+    fn save(&mut self) -> Option<String> {
+        self.log.as_mut()?.sync(&self.history)
+    }
+
+    /// [`Agent::save`], with its warning shown through `observer`.
+    fn save_seen(&mut self, observer: &mut dyn Observer) {
+        if let Some(warning) = self.save() {
+            observer.warning(&warning);
+        }
     }
 
     /// Runs one user turn to its answer.
@@ -320,6 +365,7 @@ impl<M: Model> Agent<M> {
             format!("{}\n\n{line}", notes.join("\n"))
         };
         self.history.push(Message::new(Role::User, message));
+        self.save_seen(observer);
         let mut report = TurnReport::default();
         for round in 1..=self.settings.max_turns {
             if round > 1 && self.cancelled_by_user() {
@@ -422,9 +468,11 @@ impl<M: Model> Agent<M> {
                 tool_calls: calls.iter().map(sendable_call).collect(),
                 ..Message::new(Role::Assistant, content.clone())
             });
+            self.save_seen(observer);
             if calls.is_empty() {
                 report.answer = content;
                 report.compaction = self.compact();
+                self.save_seen(observer);
                 self.open_turn = None;
                 let (stop, error) = if report.answer.trim().is_empty() {
                     (Stop::EmptyAnswer, Some(EMPTY_ANSWER.to_owned()))
@@ -444,6 +492,7 @@ impl<M: Model> Agent<M> {
                 report.tool_time += spent;
                 self.shown.record(&text);
                 self.history.push(Message::tool_result(call, text));
+                self.save_seen(observer);
                 report.tool_calls += 1;
                 if let Some(open) = &mut self.open_turn {
                     open.tools_run += 1;
@@ -647,10 +696,12 @@ impl<M: Model> Agent<M> {
         self.end_turn(open.turn, stop, &open.report, error, observer);
         if open.tools_run == 0 {
             self.history.truncate(open.start);
+            self.save_seen(observer);
             return;
         }
         self.history.push(Message::new(Role::Assistant, note));
         self.compact();
+        self.save_seen(observer);
     }
 
     /// Records the end of a turn in the ledger, emits its event, and returns its status:
@@ -690,6 +741,10 @@ impl<M: Model> Agent<M> {
         )
     }
 }
+
+/// Closes a saved turn that was never answered (metron was killed during it).
+const RESUMED_UNANSWERED: &str =
+    "(metron stopped before answering this; the session was resumed later)";
 
 /// `turn_end.error` for a reply with neither tool calls nor text.
 const EMPTY_ANSWER: &str = "the model's answer was empty (Ollama drops a tool call it cannot parse); rephrase the request, or try another model";
@@ -742,7 +797,10 @@ impl<M> Agent<M> {
 
     /// Asks `model` from the next request on (`/model NAME`). History, ledger and tools
     /// are kept, so the conversation carries over to the new model.
-    pub(crate) fn set_model(&mut self, model: String) {
+    /// Returns the warning to show if saving the session stopped.
+    pub(crate) fn set_model(&mut self, model: String) -> Option<String> {
+        let warning = self.log.as_mut().and_then(|log| log.model(&model));
         self.settings.model = model;
+        warning
     }
 }

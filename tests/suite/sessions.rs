@@ -1,0 +1,388 @@
+//! Sessions that resume (docs/sessions.md), through the real binary against the fake
+//! Ollama server: `-c` in `-p` and in the REPL, `--resume` listing and choosing, a session
+//! killed with SIGKILL in the middle of a turn, standing approvals not carried over, and
+//! the files' modes.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::common::{
+    Live, PATIENCE, Run, TestProject, exit_on_a_terminal, greet_patch, greet_project, hermetic,
+    metron, metron_in_script, rejoined, script_available, skip,
+};
+use super::fake_ollama::{Chunk, FakeOllama, Reply, answer, call, text};
+
+/// A user directory kept across the runs of one test (HOME and METRON_CONFIG_DIR).
+fn shared_home() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("metron-sessions-")
+        .tempdir()
+        .expect("create a temp home")
+}
+
+/// `metron ARGS` in `p` against `fake`, with `home` as the user directory and `stdin`.
+fn run(p: &TestProject, home: &Path, fake: &FakeOllama, args: &[&str], stdin: &str) -> Run {
+    metron(p.root())
+        .env("HOME", home)
+        .env("METRON_CONFIG_DIR", home)
+        .env("OLLAMA_HOST", fake.base_url())
+        .args(args)
+        .stdin(stdin)
+        .run()
+}
+
+/// The contents of the messages of chat request `n`.
+fn contents(fake: &FakeOllama, n: usize) -> Vec<String> {
+    let bodies = fake.chat_bodies();
+    let body = bodies.get(n).unwrap_or_else(|| panic!("no request {n}"));
+    body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every session file under `home`.
+fn session_files(home: &Path) -> Vec<PathBuf> {
+    let root = home.join(".metron").join("sessions");
+    let mut files = Vec::new();
+    for project in std::fs::read_dir(&root)
+        .expect("the sessions directory")
+        .flatten()
+    {
+        for file in std::fs::read_dir(project.path())
+            .expect("a project directory")
+            .flatten()
+        {
+            files.push(file.path());
+        }
+    }
+    files
+}
+
+#[test]
+fn continue_in_one_shot_mode_carries_the_conversation_and_the_model() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![
+        answer("The first answer.", 10, 3),
+        answer("The second answer.", 20, 3),
+        answer("The third answer.", 20, 3),
+    ]);
+    let first = run(
+        &p,
+        home.path(),
+        &fake,
+        &["-m", "other:7b", "-p", "first question"],
+        "",
+    );
+    assert_eq!(first.code, 0, "{first:?}");
+    let second = run(&p, home.path(), &fake, &["-c", "-p", "second question"], "");
+    assert_eq!(second.code, 0, "{second:?}");
+    assert_eq!(second.stdout, "The second answer.\n");
+    assert!(second.stderr.contains("resumed session "), "{second:?}");
+    let sent = contents(&fake, 1);
+    assert_eq!(
+        sent[1..],
+        ["first question", "The first answer.", "second question"],
+        "{sent:?}"
+    );
+    // The prefix is byte for byte the one the first run would have sent next.
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies[1]["messages"][0], bodies[0]["messages"][0]);
+    assert_eq!(
+        bodies[1]["model"], "other:7b",
+        "the session keeps its model"
+    );
+    // --model wins over the saved one.
+    let third = run(
+        &p,
+        home.path(),
+        &fake,
+        &["-c", "-m", "third:1b", "-p", "third"],
+        "",
+    );
+    assert_eq!(third.code, 0, "{third:?}");
+    assert_eq!(fake.chat_bodies()[2]["model"], "third:1b");
+    assert_eq!(contents(&fake, 2).len(), 6, "{:?}", contents(&fake, 2));
+}
+
+#[test]
+fn continue_in_the_repl_carries_the_conversation() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![
+        answer("The first answer.", 10, 3),
+        answer("The second answer.", 20, 3),
+    ]);
+    let first = run(&p, home.path(), &fake, &[], "first question\n");
+    assert_eq!(first.code, 0, "{first:?}");
+    let second = run(&p, home.path(), &fake, &["--continue"], "second question\n");
+    assert_eq!(second.code, 0, "{second:?}");
+    assert!(second.stdout.contains("The second answer."), "{second:?}");
+    assert!(
+        second
+            .stderr
+            .contains("Standing approvals are not carried over: authority is per session."),
+        "{second:?}"
+    );
+    assert_eq!(
+        contents(&fake, 1)[1..],
+        ["first question", "The first answer.", "second question"]
+    );
+}
+
+#[test]
+fn continue_with_nothing_saved_exits_1_and_says_how_to_start() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![]);
+    let run = run(&p, home.path(), &fake, &["-c", "-p", "anything"], "");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("no saved session to continue"),
+        "{run:?}"
+    );
+    assert!(fake.chat_bodies().is_empty());
+}
+
+#[test]
+fn resume_without_an_id_lists_the_sessions_newest_first_and_an_id_picks_one() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![
+        answer("One.", 10, 3),
+        answer("Two.", 10, 3),
+        answer("Back to one.", 10, 3),
+    ]);
+    let empty = run(&p, home.path(), &fake, &["--resume"], "");
+    assert_eq!((empty.code, empty.stdout.as_str()), (0, ""), "{empty:?}");
+    assert!(empty.stderr.contains("no saved sessions"), "{empty:?}");
+    assert_eq!(
+        run(&p, home.path(), &fake, &["-p", "the older request"], "").code,
+        0
+    );
+    // Modification times have a resolution of a second on some file systems.
+    let older = session_files(home.path());
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .append(true)
+        .open(&older[0])
+        .and_then(|f| f.set_modified(past))
+        .expect("age the first session");
+    assert_eq!(
+        run(
+            &p,
+            home.path(),
+            &fake,
+            &["-m", "m2:1b", "-p", "the newer request"],
+            ""
+        )
+        .code,
+        0
+    );
+    let list = run(&p, home.path(), &fake, &["--resume"], "");
+    assert_eq!(list.code, 0, "{list:?}");
+    let lines: Vec<&str> = list.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines[0].contains("the newer request") && lines[0].contains("m2:1b"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[0].contains(" UTC ") && lines[0].contains("1 request "),
+        "{lines:?}"
+    );
+    assert!(lines[1].contains("the older request"), "{lines:?}");
+    assert!(lines[2].contains("metron --resume ID"), "{lines:?}");
+    // The older one, by its id.
+    let id = lines[1].split_whitespace().next().expect("an id");
+    let resumed = run(
+        &p,
+        home.path(),
+        &fake,
+        &["--resume", id, "-p", "and now?"],
+        "",
+    );
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(
+        contents(&fake, 2)[1..],
+        ["the older request", "One.", "and now?"]
+    );
+    let unknown = run(
+        &p,
+        home.path(),
+        &fake,
+        &["--resume", "19990101-000000-1", "-p", "x"],
+        "",
+    );
+    assert_eq!(unknown.code, 1, "{unknown:?}");
+    assert!(
+        unknown.stderr.contains("`metron --resume` lists them"),
+        "{unknown:?}"
+    );
+}
+
+#[test]
+fn a_session_killed_in_the_middle_of_a_turn_continues_with_its_earlier_messages() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![
+        answer("The first answer.", 10, 3),
+        // The second reply never finishes: metron is killed while it waits.
+        Reply::Stream(vec![text("half an ans"), Chunk::Hang]),
+    ]);
+    let (mut command, unused) = hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
+    command
+        .env("HOME", home.path())
+        .env("METRON_CONFIG_DIR", home.path())
+        .env("OLLAMA_HOST", fake.base_url());
+    let mut live = Live::start(command, unused);
+    live.send("first question\n");
+    live.wait_stdout("The first answer.", 1);
+    live.send("second question\n");
+    assert!(fake.wait_for_hangs(1, PATIENCE), "{}", live.stderr());
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &live.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let dead = live.finish();
+    assert_ne!(dead.code, 0, "{dead:?}");
+    fake.push(answer("Resumed.", 30, 3));
+    let resumed = run(&p, home.path(), &fake, &["-c", "-p", "third question"], "");
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(resumed.stdout, "Resumed.\n");
+    assert_eq!(
+        contents(&fake, 2)[1..],
+        [
+            "first question",
+            "The first answer.",
+            "second question",
+            "(metron stopped before answering this; the session was resumed later)",
+            "third question",
+        ]
+    );
+}
+
+#[test]
+fn a_file_cut_by_a_crash_still_resumes_and_says_what_was_skipped() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![answer("One.", 10, 3), answer("Two.", 10, 3)]);
+    assert_eq!(run(&p, home.path(), &fake, &["-p", "first"], "").code, 0);
+    let file = &session_files(home.path())[0];
+    // Half a record, as a kill -9 during the write would leave it.
+    let mut bytes = std::fs::read(file).expect("read the session");
+    bytes.extend_from_slice(br#"{"kind":"message","message":{"role":"user","cont"#);
+    std::fs::write(file, bytes).expect("cut the session");
+    let resumed = run(&p, home.path(), &fake, &["-c", "-p", "second"], "");
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(resumed.stderr.contains("1 unreadable line"), "{resumed:?}");
+    assert_eq!(contents(&fake, 1)[1..], ["first", "One.", "second"]);
+    // What the resumed run added is readable after the cut line.
+    fake.push(answer("Three.", 10, 3));
+    assert_eq!(
+        run(&p, home.path(), &fake, &["-c", "-p", "third"], "").code,
+        0
+    );
+    assert_eq!(
+        contents(&fake, 2)[1..],
+        ["first", "One.", "second", "Two.", "third"]
+    );
+}
+
+#[test]
+fn session_files_are_private_to_the_user() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![answer("One.", 10, 3)]);
+    assert_eq!(run(&p, home.path(), &fake, &["-p", "first"], "").code, 0);
+    let files = session_files(home.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = |path: &Path| std::fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&files[0]), 0o600);
+    let project_dir = files[0].parent().expect("a parent");
+    assert_eq!(mode(project_dir), 0o700);
+    assert_eq!(mode(project_dir.parent().expect("sessions")), 0o700);
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&files[0])
+            .expect("read")
+            .lines()
+            .next()
+            .expect("a line"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        (first["kind"].as_str(), first["version"].as_u64()),
+        (Some("start"), Some(1))
+    );
+}
+
+#[test]
+fn a_resumed_session_asks_again_where_a_standing_approval_was_given() {
+    if !script_available() {
+        return skip(
+            "a_resumed_session_asks_again_where_a_standing_approval_was_given",
+            "util-linux `script` is not installed",
+        );
+    }
+    const QUESTION: &str = "Apply this patch? [y/N/a] ";
+    let p = greet_project();
+    let home = shared_home();
+    let again = "--- a/greet.go\n+++ b/greet.go\n@@ -3,4 +3,4 @@\n // Greet says hello.\n func Greet() string {\n-\treturn \"hola\"\n+\treturn \"salut\"\n }\n";
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Done.", 150, 9),
+        call("apply_patch", json!({"diff": again}), 200, 20),
+        answer("Done again.", 250, 9),
+    ]);
+    let terminal = |args: &[&str]| {
+        let (mut script, unused) = hermetic("script", p.root());
+        metron_in_script(&mut script, args);
+        script
+            .env("HOME", home.path())
+            .env("METRON_CONFIG_DIR", home.path())
+            .env("OLLAMA_HOST", fake.base_url());
+        Live::start(script, unused)
+    };
+    let mut live = terminal(&[]);
+    live.wait_stdout("metron > ", 1);
+    live.send("make Greet return hola\r");
+    live.wait_stdout(QUESTION, 1);
+    live.send("a\r");
+    live.wait_stdout("Done.", 1);
+    let first = exit_on_a_terminal(live);
+    assert!(
+        first.stdout.contains("standing approval"),
+        "{}",
+        first.stdout
+    );
+    let mut live = terminal(&["-c"]);
+    live.wait_stdout("metron > ", 1);
+    live.send("now salut\r");
+    // Asked again: yesterday's "a" is not a grant today.
+    live.wait_stdout(QUESTION, 1);
+    live.send("y\r");
+    live.wait_stdout("Done again.", 1);
+    let second = exit_on_a_terminal(live);
+    assert!(
+        rejoined(&second.stdout)
+            .iter()
+            .any(|l| l.contains("Standing approvals are not carried over")),
+        "{}",
+        second.stdout
+    );
+    assert!(
+        std::fs::read_to_string(p.path("greet.go"))
+            .expect("read")
+            .contains("salut"),
+        "{}",
+        second.stdout
+    );
+}
