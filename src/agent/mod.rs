@@ -72,6 +72,16 @@ impl Model for Client {
     }
 }
 
+/// Where a session's history goes as it changes, so it can be resumed (the session
+/// file, `crate::sessions`). Defined here so the loop does not depend on how it is kept.
+pub(crate) trait Saver: std::fmt::Debug {
+    /// Saves what changed in `history` since the last call; returns the one warning to
+    /// show when saving stops.
+    fn sync(&mut self, history: &History) -> Option<String>;
+    /// Saves a switch of model; the warning when saving stops.
+    fn model(&mut self, model: &str) -> Option<String>;
+}
+
 /// What the person sees of a turn while it runs. Every method has a quiet default so a
 /// test or a script implements only what it needs.
 pub trait Observer {
@@ -207,7 +217,7 @@ pub struct Agent<M> {
     /// Every tool result of the session, so a reply quoting one is never run as a call.
     shown: text_calls::Shown,
     /// Where history is saved as it changes, so the session can be resumed.
-    log: Option<crate::sessions::SessionLog>,
+    log: Option<Box<dyn Saver>>,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
@@ -261,15 +271,14 @@ impl<M: Model> Agent<M> {
 
     /// Saves this session to `log` from now on (what history holds now is saved with the
     /// next change).
-    pub(crate) fn save_to(&mut self, log: crate::sessions::SessionLog) {
+    pub(crate) fn save_to(&mut self, log: Box<dyn Saver>) {
         self.log = Some(log);
     }
 
-    /// Takes up a saved session's history as it was last sent, so the next request
-    /// carries the same prefix.
-    pub(crate) fn restore(&mut self, saved: &crate::sessions::Saved) {
-        self.history =
-            History::restored(prompt::SYSTEM_PROMPT, saved.messages.clone(), saved.dropped);
+    /// Takes up a saved session's history as it was last sent (`messages`, after
+    /// `dropped` were trimmed), so the next request carries the same prefix.
+    pub(crate) fn restore(&mut self, messages: Vec<Message>, dropped: usize) {
+        self.history = History::restored(prompt::SYSTEM_PROMPT, messages, dropped);
         // A session killed in the middle of a turn ends on the person's line, a call or a
         // result the model never answered: closed here as an interrupted turn would be,
         // so the next request does not read as the model's turn still running.

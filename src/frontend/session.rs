@@ -178,9 +178,9 @@ pub(crate) fn start(
     let mut agent = Agent::new(client, toolbox, Settings::from_config(config));
     match (resumed, sessions_dir) {
         (Some((path, saved)), _) => {
-            agent.restore(&saved);
+            agent.restore(saved.messages.clone(), saved.dropped);
             let log = SessionLog::resume(Box::new(Files), path, &saved, agent.history());
-            agent.save_to(log);
+            agent.save_to(Box::new(log));
             print_wrapped(Stream::Stderr, &crate::sessions::resumed_line(&saved), HANG);
         }
         (None, Some(dir)) => {
@@ -188,14 +188,14 @@ pub(crate) fn start(
                 crate::sessions::place::unix_now(),
                 std::process::id(),
             );
-            agent.save_to(SessionLog::create(
+            agent.save_to(Box::new(SessionLog::create(
                 Box::new(Files),
                 &dir,
                 &id,
                 &root,
                 &config.model,
                 config.num_ctx,
-            ));
+            )));
         }
         (None, None) => error(
             "warning: this session is not saved, so it cannot be resumed: neither $HOME nor $METRON_CONFIG_DIR is set; set one to keep sessions",

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::format::{FORMAT_VERSION, Limits, Record};
 use super::read::Saved;
 use super::store::SessionStore;
-use crate::agent::History;
+use crate::agent::{History, Saver};
 
 /// The file one session is saved to, while saving still works.
 #[derive(Debug)]
@@ -91,11 +91,13 @@ impl SessionLog {
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
+}
 
+impl Saver for SessionLog {
     /// Saves what changed in `history` since the last call: the new messages, or the
     /// whole history when it changed other than by appending. Returns the warning to show
     /// when saving stops here.
-    pub(crate) fn sync(&mut self, history: &History) -> Option<String> {
+    fn sync(&mut self, history: &History) -> Option<String> {
         if self.stopped {
             return None;
         }
@@ -126,7 +128,7 @@ impl SessionLog {
     }
 
     /// Saves a switch of model (`/model NAME`), so a resume keeps the new one.
-    pub(crate) fn model(&mut self, model: &str) -> Option<String> {
+    fn model(&mut self, model: &str) -> Option<String> {
         if self.stopped || self.pending_start.is_some() {
             // Nothing saved yet: the `start` record will name the model.
             if let Some(Record::Start { model: saved, .. }) = &mut self.pending_start {
@@ -138,7 +140,9 @@ impl SessionLog {
             model: model.to_owned(),
         })
     }
+}
 
+impl SessionLog {
     /// Writes one record (the pending `start` first); on a failure stops saving and
     /// returns the one warning.
     fn write(&mut self, record: &Record) -> Option<String> {
