@@ -120,6 +120,25 @@ enum Command {
     },
     /// Print the manual page (roff) on stdout; release archives ship it as man/metron.1.
     Man,
+    /// List or prune this project's saved sessions (nothing is ever deleted otherwise).
+    Sessions {
+        #[command(subcommand)]
+        action: SessionsAction,
+    },
+}
+
+/// What `metron sessions` does.
+#[derive(Debug, Subcommand)]
+enum SessionsAction {
+    /// List this project's saved sessions, newest first (as `metron --resume` does).
+    List,
+    /// Remove this project's sessions last written longer ago than AGE, naming each one.
+    Prune {
+        /// How old a session must be to go: a number and a unit, `d` (days), `h` (hours)
+        /// or `w` (weeks), for example 30d.
+        #[arg(long = "older-than", value_name = "AGE", value_parser = crate::sessions::prune::parse_age)]
+        older_than: std::time::Duration,
+    },
 }
 
 /// Every tool with its description and argument schema, as the model sees them.
@@ -163,6 +182,10 @@ pub fn main() -> std::process::ExitCode {
                 Exit::Failure
             }
         },
+        Some(Command::Sessions { action }) => match action {
+            SessionsAction::List => list_sessions(&flags),
+            SessionsAction::Prune { older_than } => prune_sessions(&flags, older_than),
+        },
         None if cli.example_config => print_text(&crate::config::example_json(), Exit::Success),
         None if cli.doctor => crate::doctor::run(&flags),
         None if cli.resume.as_deref() == Some("") => list_sessions(&flags),
@@ -201,6 +224,46 @@ fn list_sessions(flags: &Flags) -> Exit {
     let mut text = lines.join("\n");
     text.push_str("\n(continue one with metron --resume ID, or the newest with metron -c)");
     print_text(&text, Exit::Success)
+}
+
+/// `metron sessions prune --older-than AGE`: removes this project's sessions last
+/// written before then, naming each on stdout; 1 when one could not be removed.
+fn prune_sessions(flags: &Flags, older_than: std::time::Duration) -> Exit {
+    let (project, _) = match startup(flags) {
+        Ok(started) => started,
+        Err(exit) => return exit,
+    };
+    let Some(dir) = crate::sessions::project_dir(project.root()) else {
+        error("no sessions are saved without a user directory; set $HOME or $METRON_CONFIG_DIR");
+        return Exit::Failure;
+    };
+    let now = crate::sessions::place::unix_now();
+    let pruned = crate::sessions::prune::prune(
+        &crate::sessions::store::Files,
+        &dir,
+        now.saturating_sub(older_than.as_secs()),
+    );
+    for line in &pruned.removed {
+        println!("removed {line}");
+    }
+    for failure in &pruned.failed {
+        error(failure);
+    }
+    println!(
+        "{} {} removed, {} kept",
+        pruned.removed.len(),
+        if pruned.removed.len() == 1 {
+            "session"
+        } else {
+            "sessions"
+        },
+        pruned.kept
+    );
+    if pruned.failed.is_empty() {
+        Exit::Success
+    } else {
+        Exit::Failure
+    }
 }
 
 /// Reports a command line clap refused. A word where a subcommand would go is most often

@@ -213,6 +213,10 @@ mod tests {
             }
             super::super::store::Files.append(path, line)
         }
+
+        fn remove(&self, path: &Path) -> std::io::Result<()> {
+            std::fs::remove_file(path)
+        }
     }
 
     fn log(dir: &Path, store: Box<dyn SessionStore>) -> SessionLog {

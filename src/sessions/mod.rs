@@ -10,6 +10,7 @@
 pub(crate) mod format;
 pub(crate) mod log;
 pub(crate) mod place;
+pub(crate) mod prune;
 pub(crate) mod read;
 pub(crate) mod store;
 

@@ -17,6 +17,9 @@ pub(crate) trait SessionStore: Send + Sync + std::fmt::Debug {
     /// Appends `line` (one record, newline included) to the file at `path` with one
     /// write, creating the file (0600) and its directories (0700) when missing.
     fn append(&self, path: &Path, line: &[u8]) -> io::Result<()>;
+
+    /// Removes the session file at `path` (`metron sessions prune`).
+    fn remove(&self, path: &Path) -> io::Result<()>;
 }
 
 /// The real file system.
@@ -43,5 +46,9 @@ impl SessionStore for Files {
         // One write call per record: with O_APPEND a crash leaves at most this line cut.
         file.write_all(line)?;
         file.flush()
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
     }
 }

@@ -596,7 +596,7 @@ fn help_lists_every_subcommand_including_man() {
             .collect();
         assert_eq!(
             commands,
-            ["tool", "completions", "man", "help"],
+            ["tool", "completions", "man", "sessions", "help"],
             "{flag}: {run:?}"
         );
     }

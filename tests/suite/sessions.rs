@@ -386,3 +386,54 @@ fn a_resumed_session_asks_again_where_a_standing_approval_was_given() {
         second.stdout
     );
 }
+
+#[test]
+fn prune_removes_only_the_sessions_older_than_asked_and_names_them() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![answer("One.", 10, 3), answer("Two.", 10, 3)]);
+    assert_eq!(
+        run(&p, home.path(), &fake, &["-p", "an old request"], "").code,
+        0
+    );
+    let old = session_files(home.path()).remove(0);
+    let forty_days = std::time::Duration::from_secs(40 * 86_400);
+    std::fs::File::options()
+        .append(true)
+        .open(&old)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now() - forty_days))
+        .expect("age the session");
+    assert_eq!(
+        run(&p, home.path(), &fake, &["-p", "a new request"], "").code,
+        0
+    );
+    let pruned = run(
+        &p,
+        home.path(),
+        &fake,
+        &["sessions", "prune", "--older-than", "30d"],
+        "",
+    );
+    assert_eq!(pruned.code, 0, "{pruned:?}");
+    let lines: Vec<&str> = pruned.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{pruned:?}");
+    assert!(
+        lines[0].starts_with("removed ") && lines[0].ends_with(": an old request"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[1], "1 session removed, 1 kept");
+    assert!(!old.exists());
+    let list = run(&p, home.path(), &fake, &["sessions", "list"], "");
+    assert_eq!(list.code, 0, "{list:?}");
+    assert!(list.stdout.contains("a new request"), "{list:?}");
+    assert!(!list.stdout.contains("an old request"), "{list:?}");
+    let bad = run(
+        &p,
+        home.path(),
+        &fake,
+        &["sessions", "prune", "--older-than", "30"],
+        "",
+    );
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(bad.stderr.contains("for example 30d"), "{bad:?}");
+}
