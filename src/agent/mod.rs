@@ -25,6 +25,7 @@ pub(crate) mod ledger;
 pub(crate) mod outcome;
 pub mod prompt;
 pub(crate) mod record;
+pub(crate) mod stale;
 pub(crate) mod text_calls;
 pub(crate) mod think_tags;
 pub(crate) mod truncation;
@@ -80,6 +81,9 @@ pub(crate) trait Saver: std::fmt::Debug {
     fn sync(&mut self, history: &History) -> Option<String>;
     /// Saves a switch of model; the warning when saving stops.
     fn model(&mut self, model: &str) -> Option<String>;
+    /// Saves a claim about the project (a file written or read, a command passed), so a
+    /// resumed session can check it; the warning when saving stops.
+    fn fact(&mut self, fact: &stale::Fact) -> Option<String>;
 }
 
 /// What the person sees of a turn while it runs. Every method has a quiet default so a
@@ -218,6 +222,8 @@ pub struct Agent<M> {
     shown: text_calls::Shown,
     /// Where history is saved as it changes, so the session can be resumed.
     log: Option<Box<dyn Saver>>,
+    /// What the session's calls claim about the files, checked before each turn.
+    facts: Vec<stale::Fact>,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
@@ -266,6 +272,7 @@ impl<M: Model> Agent<M> {
             notes_for_model: Vec::new(),
             shown: text_calls::Shown::default(),
             log: None,
+            facts: Vec::new(),
         }
     }
 
@@ -277,8 +284,19 @@ impl<M: Model> Agent<M> {
 
     /// Takes up a saved session's history as it was last sent (`messages`, after
     /// `dropped` were trimmed), so the next request carries the same prefix.
-    pub(crate) fn restore(&mut self, messages: Vec<Message>, dropped: usize) {
+    /// `facts` are what its calls claimed about the files, checked at the first turn.
+    pub(crate) fn restore(
+        &mut self,
+        messages: Vec<Message>,
+        dropped: usize,
+        facts: Vec<stale::Fact>,
+    ) {
         self.history = History::restored(prompt::SYSTEM_PROMPT, messages, dropped);
+        // The ledger is not restored, so its call numbers mean nothing here.
+        self.facts = facts
+            .into_iter()
+            .map(|fact| stale::Fact { call: 0, ..fact })
+            .collect();
         // A session killed in the middle of a turn ends on the person's line, a call or a
         // result the model never answered: closed here as an interrupted turn would be,
         // so the next request does not read as the model's turn still running.
@@ -365,6 +383,12 @@ impl<M: Model> Agent<M> {
             tools_run: 0,
             report: TurnReport::default(),
         });
+        // Claims of earlier calls that the files no longer bear out: told once, to both.
+        if let Some(note) = stale::check(self.toolbox.project(), &mut self.facts) {
+            observer.warning(&note);
+            self.notes_for_model
+                .push(format!("(Note from metron: {note}.)"));
+        }
         // What happened since the model last looked (an /undo) comes first, so it never
         // goes on believing in a patch the person reverted.
         let message = if self.notes_for_model.is_empty() {
@@ -656,12 +680,91 @@ impl<M: Model> Agent<M> {
             result: text.clone(),
             summary,
         });
+        let number = self.ledger.entries().len();
         if wrote {
             // The ledger's number for this call, so /undo can name it.
-            let number = self.ledger.entries().len();
             self.toolbox.authority().number_newest_applied(number);
         }
+        self.record_facts(number, observer);
         (text, waited)
+    }
+
+    /// The claims ledger entry `number` makes about the project: the files it wrote (their
+    /// content after), the file it read (hashed now, bounded by `stale::MAX_HASH_BYTES`),
+    /// the command that passed.
+    fn record_facts(&mut self, number: usize, observer: &mut dyn Observer) {
+        let Some(entry) = self.ledger.entries().last() else {
+            return;
+        };
+        let mut facts = Vec::new();
+        for effect in &entry.effects {
+            match effect {
+                crate::authority::journal::Effect::Wrote { files } => {
+                    for file in files {
+                        facts.push(stale::Fact::now(
+                            stale::Claim::Wrote,
+                            file.path.clone(),
+                            file.after.as_ref().map(ToString::to_string),
+                            number,
+                        ));
+                    }
+                }
+                crate::authority::journal::Effect::Ran {
+                    exit: crate::authority::journal::Exit::Code(0),
+                    ..
+                } => {
+                    if let Some(command) = entry.arguments["command"].as_str() {
+                        facts.push(stale::Fact::now(
+                            stale::Claim::Passed,
+                            command.to_owned(),
+                            None,
+                            number,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if entry.tool == "view_slice"
+            && entry.outcome == CallOutcome::Ok
+            && let Some(path) = entry.arguments["path"].as_str()
+            && let Ok(hash) = stale::hash_now(self.toolbox.project(), path)
+        {
+            facts.push(stale::Fact::now(
+                stale::Claim::Read,
+                path.to_owned(),
+                hash,
+                number,
+            ));
+        }
+        for fact in facts {
+            if let Some(log) = self.log.as_mut()
+                && let Some(warning) = log.fact(&fact)
+            {
+                observer.warning(&warning);
+            }
+            self.facts.push(fact);
+        }
+    }
+
+    /// Lines for `/ledger`: each claim found stale, by call.
+    pub(crate) fn stale_lines(&self) -> Vec<String> {
+        self.facts
+            .iter()
+            .filter(|f| f.stale)
+            .map(|f| {
+                let call = match f.call {
+                    0 => "an earlier session".to_owned(),
+                    n => format!("call {n}"),
+                };
+                let claim = match f.claim {
+                    stale::Claim::Wrote => format!("wrote {}", f.subject),
+                    stale::Claim::Read => format!("read {}", f.subject),
+                    stale::Claim::Passed => format!("`{}` passed", f.subject),
+                };
+                format!("stale: {call}: {claim}; the files have changed since")
+            })
+            .collect()
     }
 
     /// Runs a tool off the async thread, so the runtime stays free while it works (the

@@ -178,7 +178,7 @@ pub(crate) fn start(
     let mut agent = Agent::new(client, toolbox, Settings::from_config(config));
     match (resumed, sessions_dir) {
         (Some((path, saved)), _) => {
-            agent.restore(saved.messages.clone(), saved.dropped);
+            agent.restore(saved.messages.clone(), saved.dropped, saved.facts.clone());
             let log = SessionLog::resume(Box::new(Files), path, &saved, agent.history());
             agent.save_to(Box::new(log));
             print_wrapped(Stream::Stderr, &crate::sessions::resumed_line(&saved), HANG);

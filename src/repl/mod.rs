@@ -505,7 +505,11 @@ fn run_slash_command(command: Command, session: &mut Session) {
         Command::Ledger => {
             say(&terminal_safe(&session.agent.ledger().render(
                 &session.agent.toolbox().authority().standing_approvals(),
-            )))
+            )));
+            // Evidence the files no longer bear out, marked under the calls it came from.
+            for line in session.agent.stale_lines() {
+                say(&terminal_safe(&line));
+            }
         }
         Command::Diff => match session.agent.session_diff() {
             Ok(diff) if diff.is_empty() => {

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::stale::Fact;
 use crate::ollama::wire::Message;
 
 /// The format written by this version. A file whose `start` says another is refused.
@@ -71,6 +72,12 @@ pub(crate) enum Record {
         messages: Vec<Message>,
         /// Messages trimmed from the front so far.
         dropped: usize,
+    },
+    /// A claim about the project from a call (a file written or read, a command that
+    /// passed), for the staleness check of a resumed session.
+    Fact {
+        /// The claim.
+        fact: Fact,
     },
     /// The model was switched (`/model NAME`).
     Model {

@@ -140,6 +140,15 @@ impl Saver for SessionLog {
             model: model.to_owned(),
         })
     }
+
+    /// Saves a claim about the project. Before the first message there is nothing to
+    /// check it against later, so nothing is written.
+    fn fact(&mut self, fact: &crate::agent::stale::Fact) -> Option<String> {
+        if self.stopped || self.pending_start.is_some() {
+            return None;
+        }
+        self.write(&Record::Fact { fact: fact.clone() })
+    }
 }
 
 impl SessionLog {

@@ -31,6 +31,8 @@ pub(crate) struct Saved {
     pub(crate) skipped: usize,
     /// Bytes read (the whole file unless it passed the file bound).
     pub(crate) bytes: u64,
+    /// What the session's calls claimed about the files.
+    pub(crate) facts: Vec<crate::agent::stale::Fact>,
     /// The bytes read end inside a line (a crash cut it): an append must start a new one.
     pub(crate) torn_tail: bool,
 }
@@ -113,6 +115,7 @@ fn apply(saved: &mut Saved, record: Record, path: &Path) -> Result<(), String> {
             saved.dropped = dropped;
         }
         Record::Model { model } => saved.model = model,
+        Record::Fact { fact } => saved.facts.push(fact),
     }
     Ok(())
 }

@@ -437,3 +437,80 @@ fn prune_removes_only_the_sessions_older_than_asked_and_names_them() {
     assert_eq!(bad.code, 2, "{bad:?}");
     assert!(bad.stderr.contains("for example 30d"), "{bad:?}");
 }
+
+#[test]
+fn a_file_metron_wrote_and_someone_else_changed_is_noted_on_resume() {
+    let p = greet_project();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({"diff": greet_patch()}), 100, 20),
+        answer("Patched.", 150, 9),
+        answer("Noted.", 200, 9),
+    ]);
+    let first = run(
+        &p,
+        home.path(),
+        &fake,
+        &["--yes", "-p", "make Greet return hola"],
+        "",
+    );
+    assert_eq!(first.code, 0, "{first:?}");
+    // The person edits the file metron wrote, outside metron.
+    std::fs::write(p.path("greet.go"), "package greet\n// edited by hand\n").expect("edit");
+    let second = run(&p, home.path(), &fake, &["-c", "-p", "what now?"], "");
+    assert_eq!(second.code, 0, "{second:?}");
+    let note = "since the last turn: greet.go changed outside metron (you wrote it at ";
+    assert!(second.stderr.contains(note), "{second:?}");
+    let sent = contents(&fake, 2);
+    let request = sent.last().expect("the request");
+    assert!(
+        request.starts_with(&format!("(Note from metron: {note}"))
+            && request.ends_with("what now?"),
+        "{request}"
+    );
+}
+
+#[test]
+fn a_file_the_model_read_and_that_changed_between_turns_is_noted_and_marked_in_the_ledger() {
+    let p = greet_project();
+    let fake = FakeOllama::start(vec![
+        call(
+            "view_slice",
+            json!({"path": "greet.go", "start": 1, "end": 5}),
+            100,
+            20,
+        ),
+        answer("Read it.", 150, 9),
+        answer("Noted.", 200, 9),
+        answer("Nothing changed.", 250, 9),
+    ]);
+    let mut live = Live::metron(p.root(), &[], &fake);
+    live.send("read greet.go\n");
+    live.wait_stdout("Read it.", 1);
+    std::fs::write(p.path("greet.go"), "package greet\n// edited by hand\n").expect("edit");
+    live.send("and now?\n");
+    live.wait_stdout("Noted.", 1);
+    live.send("/ledger\n");
+    live.wait_stdout(
+        "stale: call 1: read greet.go; the files have changed since",
+        1,
+    );
+    // Said once: the next turn carries no note.
+    live.send("again?\n");
+    live.wait_stdout("Nothing changed.", 1);
+    live.close_stdin();
+    let run = live.finish();
+    assert_eq!(run.code, 0, "{run:?}");
+    let note = "since the last turn: greet.go changed outside metron (you read it at ";
+    assert_eq!(run.stderr.matches(note).count(), 1, "{run:?}");
+    assert!(
+        contents(&fake, 2)
+            .last()
+            .expect("a request")
+            .starts_with("(Note from metron: since")
+    );
+    assert_eq!(
+        contents(&fake, 3).last().map(String::as_str),
+        Some("again?")
+    );
+}
