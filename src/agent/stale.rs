@@ -185,3 +185,64 @@ fn clock(ms: u64) -> String {
     let secs = ms / 1000;
     format!("{:02}:{:02} UTC", secs % 86_400 / 3600, secs % 3600 / 60)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(dir: &std::path::Path) -> Project {
+        Project::discover(dir).expect("a project")
+    }
+
+    fn read_fact(project: &Project, path: &str) -> Fact {
+        let hash = hash_now(project, path).expect("checkable");
+        Fact::now(Claim::Read, path.to_owned(), hash, 1)
+    }
+
+    #[test]
+    fn a_file_at_the_hash_bound_is_checked_and_one_past_it_is_not() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let at = vec![b'a'; MAX_HASH_BYTES as usize];
+        std::fs::write(dir.path().join("at.bin"), &at).expect("write");
+        std::fs::write(dir.path().join("past.bin"), [at.as_slice(), b"a"].concat()).expect("write");
+        let p = project(dir.path());
+        assert!(matches!(hash_now(&p, "at.bin"), Ok(Some(_))));
+        assert_eq!(hash_now(&p, "past.bin"), Err(()));
+        assert_eq!(hash_now(&p, "gone.bin"), Ok(None));
+        let mut facts = vec![read_fact(&p, "at.bin")];
+        std::fs::write(dir.path().join("at.bin"), &at[1..]).expect("edit");
+        let note = check(&p, &mut facts).expect("a note");
+        assert!(
+            note.contains("at.bin changed outside metron (you read it at "),
+            "{note}"
+        );
+        assert!(facts[0].stale);
+        assert_eq!(check(&p, &mut facts), None, "said once");
+    }
+
+    #[test]
+    fn at_most_the_newest_files_up_to_the_bound_are_hashed_in_one_turn() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let p = project(dir.path());
+        let mut facts = Vec::new();
+        for n in 0..=MAX_FILES_CHECKED {
+            let name = format!("f{n}.txt");
+            std::fs::write(dir.path().join(&name), "before").expect("write");
+            facts.push(read_fact(&p, &name));
+        }
+        for n in 0..=MAX_FILES_CHECKED {
+            std::fs::write(dir.path().join(format!("f{n}.txt")), "after").expect("edit");
+        }
+        let note = check(&p, &mut facts).expect("a note");
+        assert_eq!(
+            note.matches("changed outside metron").count(),
+            MAX_FILES_CHECKED
+        );
+        assert!(!facts[0].stale, "the oldest is left for the next turn");
+        let next = check(&p, &mut facts).expect("the rest");
+        assert!(
+            next.starts_with("since the last turn: f0.txt changed"),
+            "{next}"
+        );
+    }
+}

@@ -514,3 +514,42 @@ fn a_file_the_model_read_and_that_changed_between_turns_is_noted_and_marked_in_t
         Some("again?")
     );
 }
+
+#[test]
+fn a_command_that_passed_before_files_changed_is_noted() {
+    let p = TestProject::git();
+    p.file("a.txt", "one\n");
+    let home = shared_home();
+    std::fs::create_dir_all(home.path().join(".metron")).expect("user dir");
+    std::fs::write(
+        home.path().join(".metron/config.json"),
+        r#"{"allowed_commands": ["echo"]}"#,
+    )
+    .expect("user config");
+    let fake = FakeOllama::start(vec![
+        call("run_command", json!({"command": "echo checked"}), 100, 20),
+        answer("It passes.", 150, 9),
+        answer("Noted.", 200, 9),
+    ]);
+    let first = run(
+        &p,
+        home.path(),
+        &fake,
+        &["--yes", "-p", "run the check"],
+        "",
+    );
+    assert_eq!(first.code, 0, "{first:?}");
+    p.file("b.txt", "new\n");
+    let second = run(&p, home.path(), &fake, &["-c", "-p", "still good?"], "");
+    assert_eq!(second.code, 0, "{second:?}");
+    let note = "since the last turn: `echo checked` passed before 1 file changed";
+    assert!(second.stderr.contains(note), "{second:?}");
+    assert!(
+        contents(&fake, 2)
+            .last()
+            .expect("a request")
+            .starts_with(&format!("(Note from metron: {note}")),
+        "{:?}",
+        contents(&fake, 2)
+    );
+}
