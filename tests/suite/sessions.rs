@@ -553,3 +553,93 @@ fn a_command_that_passed_before_files_changed_is_noted() {
         contents(&fake, 2)
     );
 }
+
+/// A project with a file whose slice is purged after the turn, and a user config that
+/// trims history to 4 messages, in `home`: compaction does both to the first turns.
+fn compacting(home: &Path) -> TestProject {
+    let p = TestProject::git();
+    let lines: String = (1..=40)
+        .map(|n| format!("line {n:02} of the big file\n"))
+        .collect();
+    p.file("big.txt", lines);
+    std::fs::create_dir_all(home.join(".metron")).expect("user dir");
+    std::fs::write(
+        home.join(".metron/config.json"),
+        r#"{"max_history_messages": 4}"#,
+    )
+    .expect("user config");
+    p
+}
+
+fn compacting_script() -> Vec<Reply> {
+    vec![
+        call(
+            "view_slice",
+            json!({"path": "big.txt", "start": 1, "end": 40}),
+            100,
+            20,
+        ),
+        answer("Read.", 150, 9),
+        answer("Second.", 200, 9),
+        answer("Third.", 250, 9),
+    ]
+}
+
+#[test]
+fn a_resumed_session_sends_the_prefix_an_unbroken_one_would_after_compaction() {
+    // One session, three turns.
+    let home = shared_home();
+    let p = compacting(home.path());
+    let fake = FakeOllama::start(compacting_script());
+    let unbroken = run(&p, home.path(), &fake, &[], "one\ntwo\nthree\n");
+    assert_eq!(unbroken.code, 0, "{unbroken:?}");
+    let expected = fake.chat_bodies()[3]["messages"].clone();
+    // The same three turns, each in its own run.
+    let home = shared_home();
+    let p = compacting(home.path());
+    let fake = FakeOllama::start(compacting_script());
+    assert_eq!(run(&p, home.path(), &fake, &["-p", "one"], "").code, 0);
+    assert_eq!(
+        run(&p, home.path(), &fake, &["-c", "-p", "two"], "").code,
+        0
+    );
+    assert_eq!(
+        run(&p, home.path(), &fake, &["-c", "-p", "three"], "").code,
+        0
+    );
+    let resumed = fake.chat_bodies()[3]["messages"].clone();
+    assert_eq!(resumed, expected);
+    // Compaction did happen: the system prompt carries the trim note, the slice is gone.
+    let text = resumed.to_string();
+    assert!(!text.contains("line 20 of the big file"), "{text}");
+    assert_eq!(resumed.as_array().map(Vec::len), Some(4), "{resumed:#}");
+}
+
+#[test]
+fn slash_sessions_lists_this_projects_sessions() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![answer("One.", 10, 3)]);
+    let empty = run(&p, home.path(), &fake, &[], "/sessions\n");
+    assert!(
+        empty
+            .stdout
+            .contains("no saved sessions in this project yet"),
+        "{empty:?}"
+    );
+    assert_eq!(
+        run(&p, home.path(), &fake, &["-p", "the first request"], "").code,
+        0
+    );
+    let listed = run(&p, home.path(), &fake, &[], "/sessions\n");
+    assert_eq!(listed.code, 0, "{listed:?}");
+    let line = listed
+        .stdout
+        .lines()
+        .find(|l| l.contains("the first request"))
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert!(
+        line.contains("1 request ") && line.contains(" UTC "),
+        "{line}"
+    );
+}
