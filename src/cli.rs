@@ -242,6 +242,7 @@ fn prune_sessions(flags: &Flags, older_than: std::time::Duration) -> Exit {
         &crate::sessions::store::Files,
         &dir,
         now.saturating_sub(older_than.as_secs()),
+        None,
     );
     for line in &pruned.removed {
         println!("removed {line}");

@@ -424,6 +424,11 @@ settings! {
     /// directory, so the next session offers them with the arrow keys. A project's file may
     /// only turn it off (see `config::load`).
     [TightenOnly] save_input_history: bool = true;
+    /// At the start of a session, remove this project's saved sessions last written more
+    /// than this many days ago, naming each (as `metron sessions prune` does by hand); 0,
+    /// the default, removes none. Only your own file may set it: a repository must never
+    /// delete your sessions.
+    [Privileged] session_retention_days: u64 = 0;
 }
 
 impl Config {

@@ -176,8 +176,10 @@ pub(crate) fn start(
         Exit::Usage
     })?;
     let mut agent = Agent::new(client, toolbox, Settings::from_config(config));
-    match (resumed, sessions_dir) {
+    let mut resumed_path = None;
+    match (resumed, sessions_dir.clone()) {
         (Some((path, saved)), _) => {
+            resumed_path = Some(path.clone());
             agent.restore(saved.messages.clone(), saved.dropped, saved.facts.clone());
             let log = SessionLog::resume(Box::new(Files), path, &saved, agent.history());
             agent.save_to(Box::new(log));
@@ -200,6 +202,9 @@ pub(crate) fn start(
         (None, None) => error(
             "warning: this session is not saved, so it cannot be resumed: neither $HOME nor $METRON_CONFIG_DIR is set; set one to keep sessions",
         ),
+    }
+    if let Some(dir) = &sessions_dir {
+        retain(&loaded, dir, resumed_path.as_deref());
     }
     if let Some(host) = &model_host {
         print_wrapped(
@@ -238,6 +243,31 @@ fn resumed(
             error(message);
             Err(Exit::Failure)
         }
+    }
+}
+
+/// `session_retention_days`: removes the project's sessions older than it (never `keep`,
+/// the one being resumed), saying what went and why.
+fn retain(loaded: &Loaded, dir: &std::path::Path, keep: Option<&std::path::Path>) {
+    let days = loaded.config.session_retention_days;
+    if days == 0 {
+        return;
+    }
+    let now = crate::sessions::place::unix_now();
+    let cutoff = now.saturating_sub(days.saturating_mul(86_400));
+    let pruned = crate::sessions::prune::prune(&Files, dir, cutoff, keep);
+    for line in &pruned.removed {
+        print_wrapped(
+            Stream::Stderr,
+            &format!(
+                "removed session {line} (session_retention_days: {days}, {})",
+                loaded.source(crate::config::Key::session_retention_days)
+            ),
+            HANG,
+        );
+    }
+    for failure in &pruned.failed {
+        error(format!("warning: {failure}"));
     }
 }
 

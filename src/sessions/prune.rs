@@ -19,12 +19,18 @@ pub(crate) struct Pruned {
     pub(crate) failed: Vec<String>,
 }
 
-/// Removes the sessions in `dir` last written before `cutoff` (Unix seconds).
-pub(crate) fn prune(store: &dyn SessionStore, dir: &Path, cutoff: u64) -> Pruned {
+/// Removes the sessions in `dir` last written before `cutoff` (Unix seconds), never
+/// `keep` (a session being resumed).
+pub(crate) fn prune(
+    store: &dyn SessionStore,
+    dir: &Path,
+    cutoff: u64,
+    keep: Option<&Path>,
+) -> Pruned {
     let mut pruned = Pruned::default();
     let (listed, _) = super::read::list(dir, usize::MAX);
     for session in listed {
-        if session.modified >= cutoff {
+        if session.modified >= cutoff || keep == Some(session.path.as_path()) {
             pruned.kept += 1;
             continue;
         }

@@ -643,3 +643,48 @@ fn slash_sessions_lists_this_projects_sessions() {
         "{line}"
     );
 }
+
+#[test]
+fn retention_in_the_users_config_removes_old_sessions_at_start_but_never_the_resumed_one() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![
+        answer("One.", 10, 3),
+        answer("Two.", 10, 3),
+        answer("Three.", 10, 3),
+    ]);
+    let age = |file: &Path| {
+        let forty_days = std::time::Duration::from_secs(40 * 86_400);
+        std::fs::File::options()
+            .append(true)
+            .open(file)
+            .and_then(|f| f.set_modified(std::time::SystemTime::now() - forty_days))
+            .expect("age the session");
+    };
+    assert_eq!(
+        run(&p, home.path(), &fake, &["-p", "an old request"], "").code,
+        0
+    );
+    age(&session_files(home.path())[0]);
+    std::fs::write(
+        home.path().join(".metron/config.json"),
+        r#"{"session_retention_days": 30}"#,
+    )
+    .expect("user config");
+    // Resumed, the old session is kept (and written again, so it is new).
+    let resumed = run(&p, home.path(), &fake, &["-c", "-p", "still here?"], "");
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert!(!resumed.stderr.contains("removed session"), "{resumed:?}");
+    assert_eq!(session_files(home.path()).len(), 1);
+    age(&session_files(home.path())[0]);
+    // A new session removes it, and says so.
+    let fresh = run(&p, home.path(), &fake, &["-p", "a new request"], "");
+    assert_eq!(fresh.code, 0, "{fresh:?}");
+    assert!(
+        fresh.stderr.contains("removed session ")
+            && fresh.stderr.contains("session_retention_days: 30"),
+        "{fresh:?}"
+    );
+    let files = session_files(home.path());
+    assert_eq!(files.len(), 1, "only the new one: {files:?}");
+}
