@@ -163,10 +163,14 @@ pub fn main() -> std::process::ExitCode {
     let flags = Flags { model: cli.model };
     let exit = match cli.command {
         Some(Command::Tool { .. })
-            if cli.doctor || cli.prompt.is_some() || flags.model.is_some() =>
+            if cli.doctor
+                || cli.prompt.is_some()
+                || flags.model.is_some()
+                || cli.continue_last
+                || cli.resume.is_some() =>
         {
             error(
-                "`metron tool` runs one tool without a model, so it cannot be combined with -p, --doctor or --model; run them separately",
+                "`metron tool` runs one tool without a model, so it cannot be combined with -p, --doctor, --model, -c or --resume; run them separately",
             );
             Exit::Usage
         }

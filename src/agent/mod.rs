@@ -293,10 +293,10 @@ impl<M: Model> Agent<M> {
     ) {
         self.history = History::restored(prompt::SYSTEM_PROMPT, messages, dropped);
         // The ledger is not restored, so its call numbers mean nothing here.
-        self.facts = facts
-            .into_iter()
-            .map(|fact| stale::Fact { call: 0, ..fact })
-            .collect();
+        self.facts.clear();
+        for fact in facts {
+            stale::remember(&mut self.facts, stale::Fact { call: 0, ..fact });
+        }
         // A session killed in the middle of a turn ends on the person's line, a call or a
         // result the model never answered: closed here as an interrupted turn would be,
         // so the next request does not read as the model's turn still running.
@@ -743,7 +743,7 @@ impl<M: Model> Agent<M> {
             {
                 observer.warning(&warning);
             }
-            self.facts.push(fact);
+            stale::remember(&mut self.facts, fact);
         }
     }
 

@@ -29,6 +29,17 @@ pub(crate) const MAX_FILES_CHECKED: usize = 64;
 /// The most entries the walk for "files changed since the command passed" looks at.
 pub(crate) const MAX_FILES_WALKED: usize = 10_000;
 
+/// The most claims a session keeps: far more than the calls of a long session make, so
+/// only a runaway one reaches it; the oldest go first (the newest are what is checked).
+pub(crate) const MAX_FACTS: usize = 4096;
+
+/// Adds `fact` to `facts`, dropping the oldest beyond [`MAX_FACTS`].
+pub(crate) fn remember(facts: &mut Vec<Fact>, fact: Fact) {
+    facts.push(fact);
+    let excess = facts.len().saturating_sub(MAX_FACTS);
+    facts.drain(..excess);
+}
+
 /// What a fact claims.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -198,6 +209,20 @@ mod tests {
     fn read_fact(project: &Project, path: &str) -> Fact {
         let hash = hash_now(project, path).expect("checkable");
         Fact::now(Claim::Read, path.to_owned(), hash, 1)
+    }
+
+    #[test]
+    fn at_most_max_facts_are_kept_the_newest() {
+        let mut facts = Vec::new();
+        for n in 0..=MAX_FACTS {
+            remember(
+                &mut facts,
+                Fact::now(Claim::Passed, format!("c{n}"), None, n),
+            );
+        }
+        assert_eq!(facts.len(), MAX_FACTS);
+        assert_eq!(facts[0].subject, "c1");
+        assert_eq!(facts[MAX_FACTS - 1].subject, format!("c{MAX_FACTS}"));
     }
 
     #[test]
