@@ -102,12 +102,13 @@ pub(crate) fn list_lines(dir: &Path) -> Vec<String> {
                 .take(60)
                 .collect();
             format!(
-                "{}  {date} {} UTC  {}  {} {}  {first}",
+                "{}  {date} {} UTC  {}  {}{} {}  {first}",
                 l.saved.id,
                 &time[..5],
                 crate::display::one_line_safe(&l.saved.model),
                 l.saved.turns,
-                if l.saved.turns == 1 {
+                if l.partial { "+" } else { "" },
+                if l.saved.turns == 1 && !l.partial {
                     "request "
                 } else {
                     "requests"

@@ -129,6 +129,8 @@ pub(crate) struct Listed {
     pub(crate) modified: u64,
     /// Its file.
     pub(crate) path: PathBuf,
+    /// Only the first [`SUMMARY_BYTES`] were read: the counts are at least what is shown.
+    pub(crate) partial: bool,
 }
 
 /// The most sessions the list shows: more than a person scrolls through; the rest are
@@ -146,19 +148,21 @@ pub(crate) fn list(dir: &Path, limit: usize) -> (Vec<Listed>, usize) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return (Vec::new(), 0);
     };
-    let mut found: Vec<(u64, PathBuf)> = entries
+    let mut found: Vec<(u64, u64, PathBuf)> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == super::place::EXTENSION))
         .filter_map(|p| {
-            let modified = std::fs::metadata(&p).ok()?.modified().ok()?;
-            let secs = modified
+            let metadata = std::fs::metadata(&p).ok()?;
+            let secs = metadata
+                .modified()
+                .ok()?
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            Some((secs, p))
+            Some((secs, metadata.len(), p))
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.2.cmp(&a.2)));
     let more = found.len().saturating_sub(limit);
     let limits = Limits {
         file: SUMMARY_BYTES,
@@ -167,12 +171,13 @@ pub(crate) fn list(dir: &Path, limit: usize) -> (Vec<Listed>, usize) {
     let listed = found
         .into_iter()
         .take(limit)
-        .filter_map(|(modified, path)| {
+        .filter_map(|(modified, size, path)| {
             let saved = read(&path, limits).ok()?;
             Some(Listed {
                 saved,
                 modified,
                 path,
+                partial: size > SUMMARY_BYTES,
             })
         })
         .collect();
