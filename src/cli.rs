@@ -17,6 +17,7 @@ use crate::config::{Flags, edit_distance};
 use crate::frontend::ask::AskOnTerminal;
 use crate::frontend::session::{self, Mode};
 use crate::frontend::{Exit, error, print_text, startup};
+use crate::sessions::Resume;
 use crate::tools::{self, Access, ToolError};
 
 mod completion;
@@ -71,6 +72,23 @@ struct Cli {
     #[arg(long)]
     no_instructions: bool,
 
+    /// Continue the last session of this project, in the session or with -p: its
+    /// conversation and its model (unless --model is given), never its standing
+    /// approvals.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["resume", "doctor", "example_config"])]
+    continue_last: bool,
+
+    /// Continue session ID of this project; without ID, list this project's saved
+    /// sessions, newest first (time, model, requests, first request), and exit.
+    #[arg(
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with_all = ["doctor", "example_config"]
+    )]
+    resume: Option<String>,
+
     /// Apply patches and run commands without asking (required by -p to edit files or run
     /// commands; works before or after a subcommand).
     #[arg(long, global = true)]
@@ -107,6 +125,25 @@ enum Command {
     },
     /// Print the manual page (roff) on stdout; release archives ship it as man/metron.1.
     Man,
+    /// List or prune this project's saved sessions (nothing is ever deleted otherwise).
+    Sessions {
+        #[command(subcommand)]
+        action: SessionsAction,
+    },
+}
+
+/// What `metron sessions` does.
+#[derive(Debug, Subcommand)]
+enum SessionsAction {
+    /// List this project's saved sessions, newest first (as `metron --resume` does).
+    List,
+    /// Remove this project's sessions last written longer ago than AGE, naming each one.
+    Prune {
+        /// How old a session must be to go: a number and a unit, `d` (days), `h` (hours)
+        /// or `w` (weeks), for example 30d.
+        #[arg(long = "older-than", value_name = "AGE", value_parser = crate::sessions::prune::parse_age)]
+        older_than: std::time::Duration,
+    },
 }
 
 /// Every tool with its description and argument schema, as the model sees them.
@@ -134,10 +171,14 @@ pub fn main() -> std::process::ExitCode {
     };
     let exit = match cli.command {
         Some(Command::Tool { .. })
-            if cli.doctor || cli.prompt.is_some() || flags.model.is_some() =>
+            if cli.doctor
+                || cli.prompt.is_some()
+                || flags.model.is_some()
+                || cli.continue_last
+                || cli.resume.is_some() =>
         {
             error(
-                "`metron tool` runs one tool without a model, so it cannot be combined with -p, --doctor or --model; run them separately",
+                "`metron tool` runs one tool without a model, so it cannot be combined with -p, --doctor, --model, -c or --resume; run them separately",
             );
             Exit::Usage
         }
@@ -153,14 +194,89 @@ pub fn main() -> std::process::ExitCode {
                 Exit::Failure
             }
         },
+        Some(Command::Sessions { action }) => match action {
+            SessionsAction::List => list_sessions(&flags),
+            SessionsAction::Prune { older_than } => prune_sessions(&flags, older_than),
+        },
         None if cli.example_config => print_text(&crate::config::example_json(), Exit::Success),
         None if cli.doctor => crate::doctor::run(&flags),
-        None => match cli.prompt {
-            Some(prompt) => crate::oneshot::run(&prompt, cli.yes, cli.json, &flags),
-            None => crate::repl::run(cli.yes, &flags),
-        },
+        None if cli.resume.as_deref() == Some("") => list_sessions(&flags),
+        None => {
+            let resume = match cli.resume {
+                Some(id) => Resume::Id(id),
+                None if cli.continue_last => Resume::Last,
+                None => Resume::New,
+            };
+            match cli.prompt {
+                Some(prompt) => crate::oneshot::run(&prompt, cli.yes, cli.json, &flags, &resume),
+                None => crate::repl::run(cli.yes, &flags, &resume),
+            }
+        }
     };
     exit.into()
+}
+
+/// `metron --resume` without an ID: this project's sessions on stdout, newest first. An
+/// empty list is said on stderr and is not a failure (exit 0): there is simply nothing to
+/// resume yet.
+fn list_sessions(flags: &Flags) -> Exit {
+    let (project, _) = match startup(flags) {
+        Ok(started) => started,
+        Err(exit) => return exit,
+    };
+    let Some(dir) = crate::sessions::project_dir(project.root()) else {
+        error("no sessions are saved without a user directory; set $HOME or $METRON_CONFIG_DIR");
+        return Exit::Failure;
+    };
+    let lines = crate::sessions::list_lines(&dir);
+    if lines.is_empty() {
+        error("this project has no saved sessions yet; one is saved once a request is sent");
+        return Exit::Success;
+    }
+    let mut text = lines.join("\n");
+    text.push_str("\n(continue one with metron --resume ID, or the newest with metron -c)");
+    print_text(&text, Exit::Success)
+}
+
+/// `metron sessions prune --older-than AGE`: removes this project's sessions last
+/// written before then, naming each on stdout; 1 when one could not be removed.
+fn prune_sessions(flags: &Flags, older_than: std::time::Duration) -> Exit {
+    let (project, _) = match startup(flags) {
+        Ok(started) => started,
+        Err(exit) => return exit,
+    };
+    let Some(dir) = crate::sessions::project_dir(project.root()) else {
+        error("no sessions are saved without a user directory; set $HOME or $METRON_CONFIG_DIR");
+        return Exit::Failure;
+    };
+    let now = crate::sessions::place::unix_now();
+    let pruned = crate::sessions::prune::prune(
+        &crate::sessions::store::Files,
+        &dir,
+        now.saturating_sub(older_than.as_secs()),
+        None,
+    );
+    for line in &pruned.removed {
+        println!("removed {line}");
+    }
+    for failure in &pruned.failed {
+        error(failure);
+    }
+    println!(
+        "{} {} removed, {} kept",
+        pruned.removed.len(),
+        if pruned.removed.len() == 1 {
+            "session"
+        } else {
+            "sessions"
+        },
+        pruned.kept
+    );
+    if pruned.failed.is_empty() {
+        Exit::Success
+    } else {
+        Exit::Failure
+    }
 }
 
 /// Reports a command line clap refused. A word where a subcommand would go is most often

@@ -262,6 +262,15 @@ impl Observer for Display {
             HANG,
         );
     }
+
+    fn warning(&mut self, text: &str) {
+        self.show_round_text();
+        print_wrapped(
+            Stream::Stderr,
+            &format!("metron: {}", terminal_safe(text)),
+            HANG,
+        );
+    }
 }
 
 /// Writes `text`, one of metron's own messages, and a newline on `stream`: on a terminal

@@ -44,6 +44,7 @@ pub mod project;
 pub(crate) mod quoting;
 mod repl;
 pub mod sandbox;
+mod sessions;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod testing;

@@ -30,7 +30,13 @@ use crate::frontend::{Exit, error, print_text};
 
 /// Runs one request (configured with the command line's `flags` on top) and returns the
 /// exit code.
-pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
+pub(crate) fn run(
+    prompt: &str,
+    yes: bool,
+    json: bool,
+    flags: &Flags,
+    resume: &crate::sessions::Resume,
+) -> Exit {
     let prompt = match read_prompt(prompt) {
         Ok(prompt) => prompt,
         Err(message) => {
@@ -39,7 +45,7 @@ pub(crate) fn run(prompt: &str, yes: bool, json: bool, flags: &Flags) -> Exit {
         }
     };
     // Nobody is asked in one-shot mode: only --yes approves.
-    let mut session = match session::start(Mode::OneShot, flags, yes, None) {
+    let mut session = match session::start(Mode::OneShot, flags, yes, None, resume) {
         Ok(session) => session,
         Err(exit) => return exit,
     };

@@ -25,6 +25,10 @@ pub struct History {
     /// The sum of [`Message::carried_bytes`], kept up to date so asking it costs nothing
     /// on every round trip (serialising tool arguments to measure them does).
     carried: usize,
+    /// Counts the changes that were not appends (a trim, a purge, a truncation, a
+    /// reset), so the session file knows when appending messages no longer describes
+    /// history and a whole snapshot must be saved instead.
+    revision: u64,
 }
 
 /// What one compaction did, for `/history` and the ledger of later work.
@@ -46,9 +50,30 @@ impl History {
             system_prompt: system_prompt.to_owned(),
             dropped: 0,
             carried: 0,
+            revision: 0,
         };
         history.recount();
         history
+    }
+
+    /// A history read back from a saved session: `messages` as they were last sent
+    /// (system prompt first, as saved, so the prefix stays byte-identical), `dropped` the
+    /// messages already trimmed. `system_prompt` is today's, for `/reset` and later trims.
+    pub(crate) fn restored(system_prompt: &str, messages: Vec<Message>, dropped: usize) -> History {
+        let mut history = History::new(system_prompt);
+        if messages.first().is_some_and(|m| m.role == Role::System) {
+            history.messages = messages;
+        } else {
+            history.messages.extend(messages);
+        }
+        history.dropped = dropped;
+        history.recount();
+        history
+    }
+
+    /// See the field: changes that were not appends.
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision
     }
 
     /// Every message, system prompt first: exactly what the next request carries.
@@ -70,12 +95,16 @@ impl History {
     /// Drops every message from `len` on (used to undo a turn that failed before any
     /// tool ran). The system prompt is never removed.
     pub(crate) fn truncate(&mut self, len: usize) {
+        if len.max(1) < self.messages.len() {
+            self.revision += 1;
+        }
         self.messages.truncate(len.max(1));
         self.recount();
     }
 
     /// Clears the conversation, keeping the system prompt.
     pub(crate) fn reset(&mut self) {
+        self.revision += 1;
         self.messages.truncate(1);
         self.dropped = 0;
         self.messages[0].content.clone_from(&self.system_prompt);
@@ -125,6 +154,7 @@ impl History {
     /// prompt. Runs once a turn is over.
     pub fn compact(&mut self, threshold_bytes: usize, max_messages: usize) -> Compaction {
         let mut report = Compaction::default();
+        let mut changed = false;
         for message in &mut self.messages[1..] {
             if message.role == Role::Tool
                 && message
@@ -143,9 +173,13 @@ impl History {
             }
             if let Some(thinking) = message.thinking.take() {
                 report.bytes_freed += thinking.len();
+                changed = true;
             }
         }
         report.messages_dropped = self.trim(max_messages);
+        if changed || report != Compaction::default() {
+            self.revision += 1;
+        }
         self.recount();
         report
     }

@@ -25,6 +25,7 @@ pub(crate) mod ledger;
 pub(crate) mod outcome;
 pub mod prompt;
 pub(crate) mod record;
+pub(crate) mod stale;
 pub(crate) mod text_calls;
 pub(crate) mod think_tags;
 pub(crate) mod truncation;
@@ -73,6 +74,19 @@ impl Model for Client {
     }
 }
 
+/// Where a session's history goes as it changes, so it can be resumed (the session
+/// file, `crate::sessions`). Defined here so the loop does not depend on how it is kept.
+pub(crate) trait Saver: std::fmt::Debug {
+    /// Saves what changed in `history` since the last call; returns the one warning to
+    /// show when saving stops.
+    fn sync(&mut self, history: &History) -> Option<String>;
+    /// Saves a switch of model; the warning when saving stops.
+    fn model(&mut self, model: &str) -> Option<String>;
+    /// Saves a claim about the project (a file written or read, a command passed), so a
+    /// resumed session can check it; the warning when saving stops.
+    fn fact(&mut self, fact: &stale::Fact) -> Option<String>;
+}
+
 /// What the person sees of a turn while it runs. Every method has a quiet default so a
 /// test or a script implements only what it needs.
 pub trait Observer {
@@ -90,6 +104,9 @@ pub trait Observer {
     fn tool_fault(&mut self, _call: &ToolCall, _message: &str) {}
     /// A ledger event (printed as JSON Lines by `--json`).
     fn event(&mut self, _event: &Event) {}
+    /// Something the person should know that is not part of the turn (the session file
+    /// stopped saving).
+    fn warning(&mut self, _text: &str) {}
 }
 
 /// The settings the loop needs, taken from [`Config`].
@@ -206,6 +223,10 @@ pub struct Agent<M> {
     shown: text_calls::Shown,
     /// The project's instructions, sent after the system prompt on every request.
     instructions: Instructions,
+    /// Where history is saved as it changes, so the session can be resumed.
+    log: Option<Box<dyn Saver>>,
+    /// What the session's calls claim about the files, checked before each turn.
+    facts: Vec<stale::Fact>,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
@@ -254,6 +275,8 @@ impl<M: Model> Agent<M> {
             notes_for_model: Vec::new(),
             shown: text_calls::Shown::default(),
             instructions: Instructions::off(),
+            log: None,
+            facts: Vec::new(),
         }
     }
 
@@ -283,6 +306,44 @@ impl<M: Model> Agent<M> {
             system_prompt: prompt::SYSTEM_PROMPT.len(),
             instructions: self.instructions.block().len(),
             tools: self.schema_bytes(),
+        }
+    }
+
+    /// Saves this session to `log` from now on (what history holds now is saved with the
+    /// next change).
+    pub(crate) fn save_to(&mut self, log: Box<dyn Saver>) {
+        self.log = Some(log);
+    }
+
+    /// Takes up a saved session's history as it was last sent (`messages`, after
+    /// `dropped` were trimmed), so the next request carries the same prefix.
+    /// `facts` are what its calls claimed about the files, checked at the first turn.
+    pub(crate) fn restore(
+        &mut self,
+        messages: Vec<Message>,
+        dropped: usize,
+        facts: Vec<stale::Fact>,
+    ) {
+        // A saved snapshot carries the system message as it was sent; without one the
+        // session starts from this run's system prompt and instructions.
+        let system = format!("{}{}", prompt::SYSTEM_PROMPT, self.instructions.block());
+        self.history = History::restored(&system, messages, dropped);
+        // The ledger is not restored, so its call numbers mean nothing here.
+        self.facts.clear();
+        for fact in facts {
+            stale::remember(&mut self.facts, stale::Fact { call: 0, ..fact });
+        }
+        // A session killed in the middle of a turn ends on the person's line, a call or a
+        // result the model never answered: closed here as an interrupted turn would be,
+        // so the next request does not read as the model's turn still running.
+        let unanswered = self.history.messages().last().is_some_and(|m| {
+            m.role == Role::User
+                || m.role == Role::Tool
+                || (m.role == Role::Assistant && !m.tool_calls.is_empty())
+        });
+        if unanswered {
+            self.history
+                .push(Message::new(Role::Assistant, RESUMED_UNANSWERED));
         }
     }
 
@@ -318,10 +379,24 @@ impl<M: Model> Agent<M> {
         &self.ledger
     }
 
-    /// Clears the conversation, keeping the system prompt.
-    pub(crate) fn reset(&mut self) {
+    /// Clears the conversation, keeping the system prompt. Returns the warning to show
+    /// if saving the session stopped.
+    pub(crate) fn reset(&mut self) -> Option<String> {
         self.history.reset();
         self.open_turn = None;
+        self.save()
+    }
+
+    /// Saves what changed in history since the last save; the warning when saving stops.
+    fn save(&mut self) -> Option<String> {
+        self.log.as_mut()?.sync(&self.history)
+    }
+
+    /// [`Agent::save`], with its warning shown through `observer`.
+    fn save_seen(&mut self, observer: &mut dyn Observer) {
+        if let Some(warning) = self.save() {
+            observer.warning(&warning);
+        }
     }
 
     /// Runs one user turn to its answer.
@@ -344,6 +419,12 @@ impl<M: Model> Agent<M> {
             tools_run: 0,
             report: TurnReport::default(),
         });
+        // Claims of earlier calls that the files no longer bear out: told once, to both.
+        if let Some(note) = stale::check(self.toolbox.project(), &mut self.facts) {
+            observer.warning(&note);
+            self.notes_for_model
+                .push(format!("(Note from metron: {note}.)"));
+        }
         // What happened since the model last looked (an /undo) comes first, so it never
         // goes on believing in a patch the person reverted.
         let message = if self.notes_for_model.is_empty() {
@@ -353,6 +434,7 @@ impl<M: Model> Agent<M> {
             format!("{}\n\n{line}", notes.join("\n"))
         };
         self.history.push(Message::new(Role::User, message));
+        self.save_seen(observer);
         let mut report = TurnReport::default();
         for round in 1..=self.settings.max_turns {
             if round > 1 && self.cancelled_by_user() {
@@ -455,9 +537,11 @@ impl<M: Model> Agent<M> {
                 tool_calls: calls.iter().map(sendable_call).collect(),
                 ..Message::new(Role::Assistant, content.clone())
             });
+            self.save_seen(observer);
             if calls.is_empty() {
                 report.answer = content;
                 report.compaction = self.compact();
+                self.save_seen(observer);
                 self.open_turn = None;
                 let (stop, error) = if report.answer.trim().is_empty() {
                     (Stop::EmptyAnswer, Some(EMPTY_ANSWER.to_owned()))
@@ -477,6 +561,7 @@ impl<M: Model> Agent<M> {
                 report.tool_time += spent;
                 self.shown.record(&text);
                 self.history.push(Message::tool_result(call, text));
+                self.save_seen(observer);
                 report.tool_calls += 1;
                 if let Some(open) = &mut self.open_turn {
                     open.tools_run += 1;
@@ -631,12 +716,91 @@ impl<M: Model> Agent<M> {
             result: text.clone(),
             summary,
         });
+        let number = self.ledger.entries().len();
         if wrote {
             // The ledger's number for this call, so /undo can name it.
-            let number = self.ledger.entries().len();
             self.toolbox.authority().number_newest_applied(number);
         }
+        self.record_facts(number, observer);
         (text, waited)
+    }
+
+    /// The claims ledger entry `number` makes about the project: the files it wrote (their
+    /// content after), the file it read (hashed now, bounded by `stale::MAX_HASH_BYTES`),
+    /// the command that passed.
+    fn record_facts(&mut self, number: usize, observer: &mut dyn Observer) {
+        let Some(entry) = self.ledger.entries().last() else {
+            return;
+        };
+        let mut facts = Vec::new();
+        for effect in &entry.effects {
+            match effect {
+                crate::authority::journal::Effect::Wrote { files } => {
+                    for file in files {
+                        facts.push(stale::Fact::now(
+                            stale::Claim::Wrote,
+                            file.path.clone(),
+                            file.after.as_ref().map(ToString::to_string),
+                            number,
+                        ));
+                    }
+                }
+                crate::authority::journal::Effect::Ran {
+                    exit: crate::authority::journal::Exit::Code(0),
+                    ..
+                } => {
+                    if let Some(command) = entry.arguments["command"].as_str() {
+                        facts.push(stale::Fact::now(
+                            stale::Claim::Passed,
+                            command.to_owned(),
+                            None,
+                            number,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if entry.tool == "view_slice"
+            && entry.outcome == CallOutcome::Ok
+            && let Some(path) = entry.arguments["path"].as_str()
+            && let Ok(hash) = stale::hash_now(self.toolbox.project(), path)
+        {
+            facts.push(stale::Fact::now(
+                stale::Claim::Read,
+                path.to_owned(),
+                hash,
+                number,
+            ));
+        }
+        for fact in facts {
+            if let Some(log) = self.log.as_mut()
+                && let Some(warning) = log.fact(&fact)
+            {
+                observer.warning(&warning);
+            }
+            stale::remember(&mut self.facts, fact);
+        }
+    }
+
+    /// Lines for `/ledger`: each claim found stale, by call.
+    pub(crate) fn stale_lines(&self) -> Vec<String> {
+        self.facts
+            .iter()
+            .filter(|f| f.stale)
+            .map(|f| {
+                let call = match f.call {
+                    0 => "an earlier session".to_owned(),
+                    n => format!("call {n}"),
+                };
+                let claim = match f.claim {
+                    stale::Claim::Wrote => format!("wrote {}", f.subject),
+                    stale::Claim::Read => format!("read {}", f.subject),
+                    stale::Claim::Passed => format!("`{}` passed", f.subject),
+                };
+                format!("stale: {call}: {claim}; the files have changed since")
+            })
+            .collect()
     }
 
     /// Runs a tool off the async thread, so the runtime stays free while it works (the
@@ -680,10 +844,12 @@ impl<M: Model> Agent<M> {
         self.end_turn(open.turn, stop, &open.report, error, observer);
         if open.tools_run == 0 {
             self.history.truncate(open.start);
+            self.save_seen(observer);
             return;
         }
         self.history.push(Message::new(Role::Assistant, note));
         self.compact();
+        self.save_seen(observer);
     }
 
     /// Records the end of a turn in the ledger, emits its event, and returns its status:
@@ -756,6 +922,10 @@ impl FixedPrompt {
     }
 }
 
+/// Closes a saved turn that was never answered (metron was killed during it).
+const RESUMED_UNANSWERED: &str =
+    "(metron stopped before answering this; the session was resumed later)";
+
 /// `turn_end.error` for a reply with neither tool calls nor text.
 const EMPTY_ANSWER: &str = "the model's answer was empty (Ollama drops a tool call it cannot parse); rephrase the request, or try another model";
 
@@ -807,7 +977,10 @@ impl<M> Agent<M> {
 
     /// Asks `model` from the next request on (`/model NAME`). History, ledger and tools
     /// are kept, so the conversation carries over to the new model.
-    pub(crate) fn set_model(&mut self, model: String) {
+    /// Returns the warning to show if saving the session stopped.
+    pub(crate) fn set_model(&mut self, model: String) -> Option<String> {
+        let warning = self.log.as_mut().and_then(|log| log.model(&model));
         self.settings.model = model;
+        warning
     }
 }

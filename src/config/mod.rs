@@ -824,6 +824,9 @@ pub(crate) fn check_tool_names(loaded: &mut Loaded, names: &[&str]) -> Result<()
 }
 
 /// Checks ranges the types alone cannot express, key by key.
+/// The longest `session_retention_days`: 100 years, as `metron sessions prune` takes.
+pub(crate) const MAX_RETENTION_DAYS: u64 = 36_500;
+
 fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
     for &key in Key::ALL {
         check_key(&loaded.config, key, loaded.source(key))?;
@@ -844,12 +847,20 @@ fn check_key(config: &Config, key: Key, source: &Source) -> Result<(), ConfigErr
     };
     // Every integer setting is a budget or a limit, and none of them can be zero.
     // (Floats such as `temperature` never report an integer value here.)
+    // `session_retention_days` is the exception: 0 is its "off".
     if let Value::Number(n) = config.value(key)
         && n.as_u64() == Some(0)
+        && key != Key::session_retention_days
     {
         return invalid("must be positive, got 0".to_owned());
     }
     match key {
+        Key::session_retention_days if config.session_retention_days > MAX_RETENTION_DAYS => {
+            invalid(format!(
+                "must be at most {MAX_RETENTION_DAYS} days, got {}; 0 keeps every session",
+                config.session_retention_days
+            ))
+        }
         Key::top_p if !(config.top_p > 0.0 && config.top_p <= 1.0) => {
             invalid(format!("must be in (0, 1], got {}", config.top_p))
         }

@@ -433,6 +433,11 @@ settings! {
     [TightenOnly] instructions_max_bytes: u64 = 8192;
     /// Names read in a directory that has no AGENTS.md, in order (trusted config only).
     [Privileged] instructions_fallbacks: Vec<String> = vec!["CLAUDE.md".to_owned()];
+    /// At the start of a session, remove this project's saved sessions last written more
+    /// than this many days ago, naming each (as `metron sessions prune` does by hand); 0,
+    /// the default, removes none. Only your own file may set it: a repository must never
+    /// delete your sessions.
+    [Privileged] session_retention_days: u64 = 0;
 }
 
 impl Config {

@@ -476,6 +476,26 @@ fn the_user_directory_holds_the_config_file_and_follows_the_same_override() {
 }
 
 #[test]
+fn session_retention_is_off_by_default_bounded_and_only_the_users_to_set() {
+    assert_eq!(Config::default().session_retention_days, 0);
+    let on = load_text(
+        r#"{"session_retention_days":30}"#,
+        ConfigTrust::User,
+        &env(),
+    )
+    .expect("loads");
+    assert_eq!(on.config.session_retention_days, 30);
+    let at = format!(r#"{{"session_retention_days":{MAX_RETENTION_DAYS}}}"#);
+    assert!(load_text(&at, ConfigTrust::User, &env()).is_ok());
+    let past = format!(r#"{{"session_retention_days":{}}}"#, MAX_RETENTION_DAYS + 1);
+    let err = load_text(&past, ConfigTrust::User, &env())
+        .expect_err("over the bound")
+        .to_string();
+    assert!(err.contains("must be at most 36500 days"), "{err}");
+    assert!(Key::session_retention_days.is_privileged());
+}
+
+#[test]
 fn save_input_history_is_on_unless_a_file_turns_it_off() {
     assert!(Config::default().save_input_history);
     let off =
@@ -817,6 +837,8 @@ fn every_privileged_key_is_refused_from_a_project_file() {
             // Which files become the model's instructions is the user's choice: a
             // repository could otherwise point it at any name it ships.
             Key::instructions_fallbacks,
+            // Deletes the user's sessions: a repository must never set it.
+            Key::session_retention_days,
         ]
     );
     for &key in &privileged {
@@ -909,7 +931,8 @@ fn every_tighten_only_key_refuses_a_loosening_value_and_accepts_a_tightening_one
 #[test]
 fn every_integer_setting_is_a_budget_a_project_may_only_lower() {
     for &key in Key::ALL {
-        if Config::default().value(key).is_u64() {
+        // Not a budget: a deletion only the user may ask for (see the privileged keys).
+        if Config::default().value(key).is_u64() && key != Key::session_retention_days {
             assert_eq!(key.rule(), Rule::TightenOnly, "`{key}` is a budget");
         }
     }

@@ -9,11 +9,13 @@ use super::{Exit, error, startup};
 use crate::agent::{Agent, Settings, TurnError, TurnReport};
 use crate::authority::{Approver, CancelToken};
 use crate::config::Config;
-use crate::config::{Flags, Loaded};
+use crate::config::{Flags, Loaded, Source};
 use crate::display::{Display, HANG, Stream, print_wrapped};
 use crate::instructions::Instructions;
 use crate::ollama::Client;
 use crate::project::Project;
+use crate::sessions::store::Files;
+use crate::sessions::{Resume, SessionLog};
 use crate::tools::{Access, Budgets, CommandLimits, Toolbox};
 
 /// How the session talks to the person, which decides what may happen without asking.
@@ -105,8 +107,24 @@ pub(crate) fn start(
     flags: &Flags,
     yes: bool,
     ask: Option<AskPerson>,
+    resume: &Resume,
 ) -> Result<Session, Exit> {
-    let (project, loaded) = startup(flags)?;
+    let (project, mut loaded) = startup(flags)?;
+    let root = project.root().to_path_buf();
+    let sessions_dir = crate::sessions::project_dir(&root);
+    let resumed = resumed(resume, sessions_dir.as_deref())?;
+    // A resumed session keeps its model unless --model says otherwise.
+    if let Some((_, saved)) = &resumed
+        && flags.model.is_none()
+        && !saved.model.is_empty()
+    {
+        loaded.config.model.clone_from(&saved.model);
+        let how = match resume {
+            Resume::Last => "--continue",
+            _ => "--resume",
+        };
+        loaded.sources.insert("model", Source::Command(how));
+    }
     // A remote endpoint receives every tool result: refuse it when the user's config says
     // so, and otherwise say so once, before the first request.
     let route = crate::disclosure::check_loaded(&loaded).map_err(|message| {
@@ -169,8 +187,38 @@ pub(crate) fn start(
         error(message);
         Exit::Usage
     })?;
-    let agent =
+    let mut agent =
         Agent::new(client, toolbox, Settings::from_config(config)).with_instructions(instructions);
+    let mut resumed_path = None;
+    match (resumed, sessions_dir.clone()) {
+        (Some((path, saved)), _) => {
+            resumed_path = Some(path.clone());
+            agent.restore(saved.messages.clone(), saved.dropped, saved.facts.clone());
+            let log = SessionLog::resume(Box::new(Files), path, &saved, agent.history());
+            agent.save_to(Box::new(log));
+            print_wrapped(Stream::Stderr, &crate::sessions::resumed_line(&saved), HANG);
+        }
+        (None, Some(dir)) => {
+            let id = crate::sessions::place::new_id(
+                crate::sessions::place::unix_now(),
+                std::process::id(),
+            );
+            agent.save_to(Box::new(SessionLog::create(
+                Box::new(Files),
+                &dir,
+                &id,
+                &root,
+                &config.model,
+                config.num_ctx,
+            )));
+        }
+        (None, None) => error(
+            "warning: this session is not saved, so it cannot be resumed: neither $HOME nor $METRON_CONFIG_DIR is set; set one to keep sessions",
+        ),
+    }
+    if let Some(dir) = &sessions_dir {
+        retain(&loaded, dir, resumed_path.as_deref());
+    }
     if let Some(host) = &model_host {
         print_wrapped(
             Stream::Stderr,
@@ -185,6 +233,55 @@ pub(crate) fn start(
         model_host,
         yes,
     })
+}
+
+/// The session `resume` asks for, read back with its file; `None` for a new one. An
+/// error is printed and exits 1.
+fn resumed(
+    resume: &Resume,
+    dir: Option<&std::path::Path>,
+) -> Result<Option<(std::path::PathBuf, crate::sessions::Saved)>, Exit> {
+    if *resume == Resume::New {
+        return Ok(None);
+    }
+    let Some(dir) = dir else {
+        error(
+            "cannot resume: no sessions are saved without a user directory; set $HOME or $METRON_CONFIG_DIR",
+        );
+        return Err(Exit::Failure);
+    };
+    match crate::sessions::find(resume, dir) {
+        Ok(found) => Ok(Some(found)),
+        Err(message) => {
+            error(message);
+            Err(Exit::Failure)
+        }
+    }
+}
+
+/// `session_retention_days`: removes the project's sessions older than it (never `keep`,
+/// the one being resumed), saying what went and why.
+fn retain(loaded: &Loaded, dir: &std::path::Path, keep: Option<&std::path::Path>) {
+    let days = loaded.config.session_retention_days;
+    if days == 0 {
+        return;
+    }
+    let now = crate::sessions::place::unix_now();
+    let cutoff = now.saturating_sub(days.saturating_mul(86_400));
+    let pruned = crate::sessions::prune::prune(&Files, dir, cutoff, keep);
+    for line in &pruned.removed {
+        print_wrapped(
+            Stream::Stderr,
+            &format!(
+                "removed session {line} (session_retention_days: {days}, {})",
+                loaded.source(crate::config::Key::session_retention_days)
+            ),
+            HANG,
+        );
+    }
+    for failure in &pruned.failed {
+        error(format!("warning: {failure}"));
+    }
 }
 
 /// How a turn ended.

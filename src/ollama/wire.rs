@@ -25,8 +25,9 @@ pub enum Role {
     Tool,
 }
 
-/// One message of the conversation, as sent back to Ollama on every request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One message of the conversation, as sent back to Ollama on every request (and read
+/// back from a saved session, see `crate::sessions`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
@@ -34,16 +35,16 @@ pub struct Message {
     pub content: String,
     /// The model's reasoning, sent back within a turn so it keeps its train of thought;
     /// dropped by compaction once the turn is over.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
     /// The tools an assistant message asked for.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     /// On a tool result: the tool that produced it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// On a tool result: the id of the call it answers.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
 }
 
@@ -82,7 +83,7 @@ impl Message {
 }
 
 /// A tool call, complete (Ollama never streams partial calls on `/api/chat`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The call's id: the server's when it sent one, otherwise one metron made up.
     pub id: String,
@@ -91,7 +92,7 @@ pub struct ToolCall {
 }
 
 /// The function half of a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionCall {
     /// The call's position within its assistant message.
     pub index: usize,

@@ -42,6 +42,8 @@ pub(crate) enum Command {
     Undo,
     /// What the model has been shown, and what it still carries.
     Context,
+    /// This project's saved sessions, newest first.
+    Sessions,
     /// Leave.
     Exit,
 }
@@ -168,6 +170,13 @@ pub(crate) const COMMANDS: &[Slash] = &[
         argument: None,
         help: "what the model has been shown (files and lines, searches, symbols) and still carries",
         parse: |_, _| Ok(Command::Context),
+    },
+    Slash {
+        name: "sessions",
+        aliases: &[],
+        argument: None,
+        help: "this project's saved sessions, newest first (continue one with metron --resume ID)",
+        parse: |_, _| Ok(Command::Sessions),
     },
     Slash {
         name: "exit",

@@ -56,7 +56,7 @@ const MODEL_LIMIT: Duration = Duration::from_secs(5);
 
 /// Runs the interactive session (with the command line's `flags` as the top configuration
 /// layer) until the person quits.
-pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
+pub(crate) fn run(yes: bool, flags: &Flags, resume: &crate::sessions::Resume) -> Exit {
     let terminal = std::io::stdin().is_terminal();
     let input = Arc::new(Input::spawn(terminal));
     let asker = Arc::clone(&input);
@@ -69,7 +69,7 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
             })
         })
     });
-    let started = session::start(Mode::Interactive, flags, yes, ask);
+    let started = session::start(Mode::Interactive, flags, yes, ask, resume);
     let mut session = match started {
         Ok(session) => session,
         Err(exit) => return exit,
@@ -159,6 +159,19 @@ pub(crate) fn run(yes: bool, flags: &Flags) -> Exit {
             }
         }
     })
+}
+
+/// `/sessions`: this project's saved sessions, or why there are none to show.
+fn sessions_text(agent: &crate::agent::Agent<Client>) -> String {
+    let Some(dir) = crate::sessions::project_dir(agent.toolbox().project().root()) else {
+        return "no sessions are saved: neither $HOME nor $METRON_CONFIG_DIR is set".to_owned();
+    };
+    let lines = crate::sessions::list_lines(&dir);
+    if lines.is_empty() {
+        return "no saved sessions in this project yet (one is saved once a request is sent)"
+            .to_owned();
+    }
+    lines.join("\n")
 }
 
 /// Prints one of metron's messages on stdout, wrapped on a terminal ([`print_wrapped`]);
@@ -405,7 +418,9 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
                 one_line_safe(&name),
                 one_line_safe(&current)
             ));
-            session.agent.set_model(name.clone());
+            if let Some(warning) = session.agent.set_model(name.clone()) {
+                error(warning);
+            }
             session.loaded.config.model = name.clone();
             session
                 .loaded
@@ -481,7 +496,9 @@ fn run_slash_command(command: Command, session: &mut Session) {
             session.yes,
         ))),
         Command::Reset => {
-            session.agent.reset();
+            if let Some(warning) = session.agent.reset() {
+                error(warning);
+            }
             say("conversation cleared (the system prompt is kept)");
         }
         Command::History => say(&terminal_safe(&commands::history_text(&session.agent))),
@@ -491,7 +508,11 @@ fn run_slash_command(command: Command, session: &mut Session) {
         Command::Ledger => {
             say(&terminal_safe(&session.agent.ledger().render(
                 &session.agent.toolbox().authority().standing_approvals(),
-            )))
+            )));
+            // Evidence the files no longer bear out, marked under the calls it came from.
+            for line in session.agent.stale_lines() {
+                say(&terminal_safe(&line));
+            }
         }
         Command::Diff => match session.agent.session_diff() {
             Ok(diff) if diff.is_empty() => {
@@ -515,6 +536,7 @@ fn run_slash_command(command: Command, session: &mut Session) {
             Ok(text) => print!("{}", terminal_safe(&text)),
             Err(why) => error(terminal_safe(&why)),
         },
+        Command::Sessions => say(&sessions_text(&session.agent)),
         Command::Context => say(&terminal_safe(&commands::context_text(
             &session.agent,
             &session.loaded.config,

@@ -761,6 +761,20 @@ impl Crate {
     /// `path`, written in `module`, as a path from the crate root; None when it leaves the
     /// crate (std, a dependency) or names a local thing.
     fn absolute(&self, path: &[String], module: &[String]) -> Option<Vec<String>> {
+        self.absolute_within(path, module, 0)
+    }
+
+    /// `absolute`, following at most 16 `use`s: a name a `use` brings in under its own
+    /// first segment (`use log::Log as log`-like shapes) would otherwise loop forever.
+    fn absolute_within(
+        &self,
+        path: &[String],
+        module: &[String],
+        hops: usize,
+    ) -> Option<Vec<String>> {
+        if hops > 16 {
+            return None;
+        }
         let (first, rest) = path.split_first()?;
         let mut base: Vec<String> = match first.as_str() {
             "crate" => Vec::new(),
@@ -787,10 +801,12 @@ impl Crate {
                     let item = self.facts[file].uses.iter().find(|u| {
                         u.local.as_deref() == Some(first.as_str()) && u.module == module
                     })?;
-                    if item.path.first() == Some(first) && item.path.len() == 1 {
+                    // `use memchr::memchr;`: the name is brought in from a crate
+                    // of the same name, not from a module of this one.
+                    if item.path.first() == Some(first) {
                         return None;
                     }
-                    self.absolute(&item.path, &item.module)?
+                    self.absolute_within(&item.path, &item.module, hops + 1)?
                 }
             }
         };

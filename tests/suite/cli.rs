@@ -596,7 +596,7 @@ fn help_lists_every_subcommand_including_man() {
             .collect();
         assert_eq!(
             commands,
-            ["tool", "completions", "man", "help"],
+            ["tool", "completions", "man", "sessions", "help"],
             "{flag}: {run:?}"
         );
     }
@@ -625,12 +625,14 @@ fn tool_cannot_be_combined_with_prompt_or_doctor() {
         ["-p", "hi", "tool", "list_files"],
         ["--doctor", "tool", "list_files", "{}"],
         ["--model", "qwen3:8b", "tool", "list_files"],
+        ["-c", "tool", "list_files", "{}"],
+        ["--resume", "1-1", "tool", "list_files"],
     ] {
         let run = metron(p.root()).args(args).run();
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
         assert!(
             run.stderr
-                .contains("cannot be combined with -p, --doctor or --model"),
+                .contains("cannot be combined with -p, --doctor, --model, -c or --resume"),
             "{args:?}: {run:?}"
         );
     }

@@ -34,6 +34,7 @@ mod readme;
 mod repl;
 mod run_command;
 mod sandboxed_work;
+mod sessions;
 mod symbol_langs;
 mod symbols;
 mod tls;

@@ -573,10 +573,17 @@ fn the_users_metron_directory_inside_the_project_is_never_patched() {
         }
         // Every patch was refused, whatever "Done." says: 3.
         assert_eq!(run.code, 3, "{run:?}");
-        assert!(
-            !p.path(".metron").exists(),
-            "a patch wrote the user's directory: {run:?}"
-        );
+        // metron saves its session there itself (docs/sessions.md); no patch wrote.
+        for written in [
+            ".metron/config.json",
+            ".METRON/config.json",
+            ".metron/input_history",
+        ] {
+            assert!(
+                !p.path(written).exists(),
+                "a patch wrote the user's directory: {run:?}"
+            );
+        }
         let results = tool_messages(&fake.chat_bodies().last().expect("a request").clone());
         assert_eq!(results.len(), 3, "{results:#?}");
         for result in &results {
