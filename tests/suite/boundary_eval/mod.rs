@@ -287,6 +287,19 @@ impl Want {
     }
 }
 
+/// Whether `path` is metron's own record of the session (docs/sessions.md), which every
+/// session writes in the user's metron directory: allowed in any case, but only private
+/// to the user (directories 700, files 600). Nothing a tool does can write there: the
+/// tools are confined to the project, which the other paths check.
+fn is_session_record(path: &str, new: Option<&Node>) -> bool {
+    let beneath = path == "home/.metron"
+        || path == "home/.metron/sessions"
+        || path.starts_with("home/.metron/sessions/");
+    let private = Want::PrivateDir.allows(new)
+        || matches!(new, Some(Node::File { mode, .. }) if mode & 0o777 == 0o600);
+    beneath && private
+}
+
 /// What a case allows and what it protects.
 #[derive(Default)]
 struct Expect {
@@ -369,7 +382,7 @@ impl Measured {
                 m.residue.push(path.clone());
                 continue;
             }
-            if old != new {
+            if old != new && !is_session_record(path, new) {
                 m.unauthorized
                     .push(format!("{path}: {} -> {}", shown(old), shown(new)));
             }
