@@ -200,6 +200,12 @@ pub fn main() -> std::process::ExitCode {
         },
         None if cli.example_config => print_text(&crate::config::example_json(), Exit::Success),
         None if cli.doctor => crate::doctor::run(&flags),
+        None if cli.resume.as_deref() == Some("") && cli.prompt.is_some() => {
+            error(
+                "--resume without an ID only lists the sessions, so -p's request would not run; give the ID to continue one (metron --resume ID -p ...), or use -c for the newest",
+            );
+            Exit::Usage
+        }
         None if cli.resume.as_deref() == Some("") => list_sessions(&flags),
         None => {
             let resume = match cli.resume {

@@ -56,17 +56,25 @@ impl History {
         history
     }
 
-    /// A history read back from a saved session: `messages` as they were last sent
-    /// (system prompt first, as saved, so the prefix stays byte-identical), `dropped` the
-    /// messages already trimmed. `system_prompt` is today's, for `/reset` and later trims.
+    /// A history read back from a saved session: `messages` as they were last sent,
+    /// `dropped` the messages already trimmed.
+    ///
+    /// The system message is never taken from the file: it is rebuilt from this run's
+    /// `system_prompt` (metron's rules and the instructions as they are now, with the
+    /// trim note when messages were dropped). When nothing changed these are the bytes
+    /// that were sent before, so the prefix is the same; when AGENTS.md changed or
+    /// `--no-instructions` is given, the request says what the banner says; and a session
+    /// file, which anything that can write the user's files can edit, can never replace
+    /// metron's rules.
     pub(crate) fn restored(system_prompt: &str, messages: Vec<Message>, dropped: usize) -> History {
         let mut history = History::new(system_prompt);
-        if messages.first().is_some_and(|m| m.role == Role::System) {
-            history.messages = messages;
-        } else {
-            history.messages.extend(messages);
-        }
+        history
+            .messages
+            .extend(messages.into_iter().filter(|m| m.role != Role::System));
         history.dropped = dropped;
+        if dropped > 0 {
+            history.messages[0].content = format!("{system_prompt}{DROPPED_NOTE}");
+        }
         history.recount();
         history
     }
@@ -203,7 +211,7 @@ impl History {
             return 0;
         };
         self.messages.drain(1..cut);
-        self.dropped += cut - 1;
+        self.dropped = self.dropped.saturating_add(cut - 1);
         self.messages[0].content = format!("{}{DROPPED_NOTE}", self.system_prompt);
         cut - 1
     }

@@ -324,27 +324,42 @@ impl<M: Model> Agent<M> {
         dropped: usize,
         facts: Vec<stale::Fact>,
     ) {
-        // A saved snapshot carries the system message as it was sent; without one the
-        // session starts from this run's system prompt and instructions.
+        // The system message is this run's (metron's rules and the instructions as they
+        // are now), never the file's: see `History::restored`.
         let system = format!("{}{}", prompt::SYSTEM_PROMPT, self.instructions.block());
         self.history = History::restored(&system, messages, dropped);
+        // Tool results shown before the resume are still results: a reply quoting a call
+        // written in one (an injected file) must not be run as a call.
+        for message in self.history.messages() {
+            if message.role == Role::Tool {
+                self.shown.record(&message.content);
+            }
+        }
         // The ledger is not restored, so its call numbers mean nothing here.
         self.facts.clear();
         for fact in facts {
             stale::remember(&mut self.facts, stale::Fact { call: 0, ..fact });
         }
-        // A session killed in the middle of a turn ends on the person's line, a call or a
-        // result the model never answered: closed here as an interrupted turn would be,
-        // so the next request does not read as the model's turn still running.
+    }
+
+    /// Closes a restored history that ends on the person's line, a call or a result the
+    /// model never answered (metron was killed during the turn), as an interrupted turn
+    /// would be, so the next request does not read as the model's turn still running.
+    /// Called once the session log is attached, so the closing message is saved too and
+    /// a later resume does not send two requests in a row. Returns a warning when the
+    /// save failed.
+    pub(crate) fn close_unanswered(&mut self) -> Option<String> {
         let unanswered = self.history.messages().last().is_some_and(|m| {
             m.role == Role::User
                 || m.role == Role::Tool
                 || (m.role == Role::Assistant && !m.tool_calls.is_empty())
         });
-        if unanswered {
-            self.history
-                .push(Message::new(Role::Assistant, RESUMED_UNANSWERED));
+        if !unanswered {
+            return None;
         }
+        self.history
+            .push(Message::new(Role::Assistant, RESUMED_UNANSWERED));
+        self.save()
     }
 
     /// The tools offered to the model, in order.

@@ -823,10 +823,14 @@ pub(crate) fn check_tool_names(loaded: &mut Loaded, names: &[&str]) -> Result<()
     Ok(())
 }
 
-/// Checks ranges the types alone cannot express, key by key.
 /// The longest `session_retention_days`: 100 years, as `metron sessions prune` takes.
 pub(crate) const MAX_RETENTION_DAYS: u64 = 36_500;
 
+/// The largest `instructions_max_bytes`: 1 MiB, about 250k tokens, more than any local
+/// model's context holds, so a typo cannot make every request carry a whole file.
+pub(crate) const MAX_INSTRUCTIONS_BYTES: u64 = 1 << 20;
+
+/// Checks ranges the types alone cannot express, key by key.
 fn validate(loaded: &Loaded) -> Result<(), ConfigError> {
     for &key in Key::ALL {
         check_key(&loaded.config, key, loaded.source(key))?;
@@ -859,6 +863,12 @@ fn check_key(config: &Config, key: Key, source: &Source) -> Result<(), ConfigErr
             invalid(format!(
                 "must be at most {MAX_RETENTION_DAYS} days, got {}; 0 keeps every session",
                 config.session_retention_days
+            ))
+        }
+        Key::instructions_max_bytes if config.instructions_max_bytes > MAX_INSTRUCTIONS_BYTES => {
+            invalid(format!(
+                "must be at most {MAX_INSTRUCTIONS_BYTES} bytes (1 MiB), got {}; the default 8192 suits a 16k context",
+                config.instructions_max_bytes
             ))
         }
         Key::top_p if !(config.top_p > 0.0 && config.top_p <= 1.0) => {

@@ -1164,4 +1164,19 @@ fn instructions_keys_their_flag_and_what_a_project_may_do_with_them() {
         &ConfigEnv::default(),
     );
     assert!(zero.is_err());
+    let at_the_bound = load_text(
+        r#"{"instructions_max_bytes": 1048576}"#,
+        ConfigTrust::User,
+        &ConfigEnv::default(),
+    );
+    assert!(at_the_bound.is_ok());
+    let over = load_text(
+        r#"{"instructions_max_bytes": 1048577}"#,
+        ConfigTrust::User,
+        &ConfigEnv::default(),
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(over.contains("must be at most 1048576 bytes"), "{over}");
 }

@@ -196,6 +196,9 @@ pub(crate) fn start(
             agent.restore(saved.messages.clone(), saved.dropped, saved.facts.clone());
             let log = SessionLog::resume(Box::new(Files), path, &saved, agent.history());
             agent.save_to(Box::new(log));
+            if let Some(warning) = agent.close_unanswered() {
+                error(&warning);
+            }
             print_wrapped(Stream::Stderr, &crate::sessions::resumed_line(&saved), HANG);
         }
         (None, Some(dir)) => {

@@ -28,25 +28,32 @@ pub(crate) fn prune(
     keep: Option<&Path>,
 ) -> Pruned {
     let mut pruned = Pruned::default();
-    let (listed, _) = super::read::list(dir, usize::MAX);
-    for session in listed {
-        if session.modified >= cutoff || keep == Some(session.path.as_path()) {
+    // Only the files being removed are read (a summary each, one at a time, for the
+    // line that names it): a directory of many sessions costs a listing, not their bytes.
+    for file in super::read::files(dir) {
+        if file.modified_secs() >= cutoff || keep == Some(file.path.as_path()) {
             pruned.kept += 1;
             continue;
         }
-        let (date, time) = super::place::utc(session.modified);
-        let first =
-            crate::display::one_line_safe(session.saved.first_request.as_deref().unwrap_or(""));
-        let first: String = first.chars().take(60).collect();
-        match store.remove(&session.path) {
-            Ok(()) => pruned.removed.push(format!(
-                "{} (last written {date} {} UTC): {first}",
+        let (date, time) = super::place::utc(file.modified_secs());
+        let (id, first) = match super::read::summary(&file) {
+            Some(session) => (
                 session.saved.id,
-                &time[..5]
+                session.saved.first_request.unwrap_or_default(),
+            ),
+            None => (String::from("(unreadable)"), String::new()),
+        };
+        let first = crate::display::one_line_safe(&first);
+        let first: String = first.chars().take(60).collect();
+        let id = crate::display::one_line_safe(&id);
+        match store.remove(&file.path) {
+            Ok(()) => pruned.removed.push(format!(
+                "{id} (last written {date} {} UTC): {first}",
+                time.get(..5).unwrap_or(&time)
             )),
             Err(e) => pruned.failed.push(format!(
                 "cannot remove {}: {e}; check the directory's permissions",
-                session.path.display()
+                file.path.display()
             )),
         }
     }

@@ -145,43 +145,88 @@ pub(crate) const SUMMARY_BYTES: u64 = 256 * 1024;
 /// how many more there were beyond `limit`. A missing directory is an empty list; a file
 /// that cannot be read is left out of it.
 pub(crate) fn list(dir: &Path, limit: usize) -> (Vec<Listed>, usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return (Vec::new(), 0);
-    };
-    let mut found: Vec<(u64, u64, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == super::place::EXTENSION))
-        .filter_map(|p| {
-            let metadata = std::fs::metadata(&p).ok()?;
-            let secs = metadata
-                .modified()
-                .ok()?
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            Some((secs, metadata.len(), p))
-        })
-        .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.2.cmp(&a.2)));
+    let found = files(dir);
     let more = found.len().saturating_sub(limit);
+    let listed = found
+        .into_iter()
+        .take(limit)
+        .filter_map(|file| summary(&file))
+        .collect();
+    (listed, more)
+}
+
+/// A session file found in a directory, not read yet.
+pub(crate) struct SessionFile {
+    /// When it was last written (Unix nanoseconds).
+    modified: u128,
+    size: u64,
+    pub(crate) path: PathBuf,
+}
+
+impl SessionFile {
+    /// When it was last written, in Unix seconds.
+    pub(crate) fn modified_secs(&self) -> u64 {
+        u64::try_from(self.modified / 1_000_000_000).unwrap_or(u64::MAX)
+    }
+}
+
+/// The first [`SUMMARY_BYTES`] of `file`, read for a list or a prune line: `None` when
+/// it cannot be read.
+pub(crate) fn summary(file: &SessionFile) -> Option<Listed> {
     let limits = Limits {
         file: SUMMARY_BYTES,
         ..Limits::default()
     };
-    let listed = found
-        .into_iter()
-        .take(limit)
-        .filter_map(|(modified, size, path)| {
-            let saved = read(&path, limits).ok()?;
-            Some(Listed {
-                saved,
-                modified,
-                path,
-                partial: size > SUMMARY_BYTES,
+    let saved = read(&file.path, limits).ok()?;
+    Some(Listed {
+        saved,
+        modified: file.modified_secs(),
+        path: file.path.clone(),
+        partial: file.size > SUMMARY_BYTES,
+    })
+}
+
+/// The session files in `dir`, newest first, without reading them.
+pub(crate) fn files(dir: &Path) -> Vec<SessionFile> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    // Only files metron named (`ID.jsonl`, an id of digits and dashes) are sessions:
+    // anything else in the directory is never listed, resumed, appended to or pruned.
+    // Sorted by the full-precision time of the last write, so a session written later in
+    // the same second is still the newer one.
+    let mut found: Vec<SessionFile> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == super::place::EXTENSION))
+        .filter(|p| {
+            p.file_stem()
+                .and_then(|stem| stem.to_str())
+                .is_some_and(super::place::valid_id)
+        })
+        .filter_map(|p| {
+            let metadata = std::fs::symlink_metadata(&p).ok()?;
+            if !metadata.is_file() {
+                return None;
+            }
+            let nanos = metadata
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            Some(SessionFile {
+                modified: nanos,
+                size: metadata.len(),
+                path: p,
             })
         })
         .collect();
-    (listed, more)
+    found.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| b.path.cmp(&a.path))
+    });
+    found
 }
 
 #[cfg(test)]
