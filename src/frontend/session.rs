@@ -199,6 +199,13 @@ pub(crate) fn start(
             if let Some(warning) = agent.close_unanswered() {
                 error(&warning);
             }
+            // `-m` over the saved model is a switch, as `/model NAME` is: saved, so the
+            // next resume keeps it.
+            if config.model != saved.model
+                && let Some(warning) = agent.set_model(config.model.clone())
+            {
+                error(&warning);
+            }
             print_wrapped(Stream::Stderr, &crate::sessions::resumed_line(&saved), HANG);
         }
         (None, Some(dir)) => {

@@ -7,6 +7,9 @@ use super::read::Saved;
 use super::store::SessionStore;
 use crate::agent::{History, Saver};
 
+/// How many ids a new session tries (`ID`, `ID-2`, … ) before it goes on unsaved.
+const MAX_ID_TRIES: usize = 16;
+
 /// The file one session is saved to, while saving still works.
 #[derive(Debug)]
 pub(crate) struct SessionLog {
@@ -156,11 +159,92 @@ impl SessionLog {
     /// returns the one warning.
     fn write(&mut self, record: &Record) -> Option<String> {
         if let Some(start) = self.pending_start.take()
-            && let Some(warning) = self.write_line(&start)
+            && let Some(warning) = self.create_file(start)
         {
             return Some(warning);
         }
         self.write_line(record)
+    }
+
+    /// Writes the `start` record into a new file. An id is the second and the process
+    /// id, which two sessions can share (containers that each run metron as the same
+    /// pid, in the same second): then the next free `ID-N` is taken, so no session is
+    /// ever appended to another's file.
+    fn create_file(&mut self, start: Record) -> Option<String> {
+        let Record::Start {
+            version,
+            id,
+            started,
+            root,
+            model,
+            num_ctx,
+        } = start
+        else {
+            return self.write_line(&start);
+        };
+        let dir = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut why = String::new();
+        for n in 1..=MAX_ID_TRIES {
+            let candidate = if n == 1 {
+                id.clone()
+            } else {
+                format!("{id}-{n}")
+            };
+            let record = Record::Start {
+                version,
+                id: candidate.clone(),
+                started,
+                root: root.clone(),
+                model: model.clone(),
+                num_ctx,
+            };
+            let line = match record.line() {
+                Ok(line) => line,
+                Err(e) => {
+                    why = format!("cannot encode a record ({e})");
+                    break;
+                }
+            };
+            if line.len() > self.limits.line {
+                why = format!(
+                    "a record of {} bytes is over the {} bytes one line may hold",
+                    line.len(),
+                    self.limits.line
+                );
+                break;
+            }
+            if line.len() as u64 > self.limits.file {
+                why = format!(
+                    "the file has reached its bound of {} bytes",
+                    self.limits.file
+                );
+                break;
+            }
+            let path = dir.join(format!("{candidate}.{}", super::place::EXTENSION));
+            match self.store.create(&path, &line) {
+                Ok(()) => {
+                    self.path = path;
+                    self.written = line.len() as u64;
+                    return None;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    why = format!("{MAX_ID_TRIES} session files named {id} already exist");
+                }
+                Err(e) => {
+                    why = format!("cannot write it ({e})");
+                    break;
+                }
+            }
+        }
+        self.stopped = true;
+        Some(format!(
+            "warning: this session is not saved in {}: {why}; it goes on unsaved. Free space or fix the directory's permissions, then start a new session",
+            dir.display()
+        ))
     }
 
     fn write_line(&mut self, record: &Record) -> Option<String> {
@@ -223,6 +307,13 @@ mod tests {
             super::super::store::Files.append(path, line)
         }
 
+        fn create(&self, path: &Path, line: &[u8]) -> std::io::Result<()> {
+            if self.calls.fetch_add(1, Ordering::SeqCst) >= self.allowed {
+                return Err(std::io::Error::other("disk full"));
+            }
+            super::super::store::Files.create(path, line)
+        }
+
         fn remove(&self, path: &Path) -> std::io::Result<()> {
             std::fs::remove_file(path)
         }
@@ -258,6 +349,29 @@ mod tests {
         let saved = read::read(log.path(), Limits::default()).expect("readable");
         // The system prompt is metron's own and is not saved until a snapshot holds it.
         assert_eq!(saved.messages.len(), 1, "the first message");
+    }
+
+    #[test]
+    fn two_sessions_with_one_id_get_two_files() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut history = History::new("system");
+        history.push(Message::new(Role::User, "first"));
+        let mut one = log(dir.path(), Box::new(super::super::store::Files));
+        let mut two = log(dir.path(), Box::new(super::super::store::Files));
+        assert_eq!(one.sync(&history), None);
+        assert_eq!(two.sync(&history), None);
+        assert_ne!(one.path(), two.path());
+        assert!(
+            two.path().ends_with("20261207-120000-1-2.jsonl"),
+            "{:?}",
+            two.path()
+        );
+        for path in [one.path(), two.path()] {
+            let saved = read::read(path, Limits::default()).expect("readable");
+            assert_eq!(saved.messages.len(), 1, "{path:?}");
+            assert_eq!(saved.skipped, 0, "{path:?}");
+        }
+        assert!(crate::sessions::place::valid_id("20261207-120000-1-2"));
     }
 
     #[test]

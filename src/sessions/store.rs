@@ -18,6 +18,10 @@ pub(crate) trait SessionStore: Send + Sync + std::fmt::Debug {
     /// write, creating the file (0600) and its directories (0700) when missing.
     fn append(&self, path: &Path, line: &[u8]) -> io::Result<()>;
 
+    /// Creates the file at `path` (0600, its directories 0700) holding `line`, failing
+    /// with `AlreadyExists` when there is one: a new session never adds to another's.
+    fn create(&self, path: &Path, line: &[u8]) -> io::Result<()>;
+
     /// Removes the session file at `path` (`metron sessions prune`).
     fn remove(&self, path: &Path) -> io::Result<()>;
 }
@@ -44,6 +48,22 @@ impl SessionStore for Files {
             file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE))?;
         }
         // One write call per record: with O_APPEND a crash leaves at most this line cut.
+        file.write_all(line)?;
+        file.flush()
+    }
+
+    fn create(&self, path: &Path, line: &[u8]) -> io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(PRIVATE_DIR)
+                .create(dir)?;
+        }
+        let mut file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .mode(PRIVATE_FILE)
+            .open(path)?;
         file.write_all(line)?;
         file.flush()
     }

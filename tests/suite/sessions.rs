@@ -110,6 +110,11 @@ fn continue_in_one_shot_mode_carries_the_conversation_and_the_model() {
     assert_eq!(third.code, 0, "{third:?}");
     assert_eq!(fake.chat_bodies()[2]["model"], "third:1b");
     assert_eq!(contents(&fake, 2).len(), 6, "{:?}", contents(&fake, 2));
+    // ... and is saved: the next -c keeps it.
+    fake.push(answer("The fourth answer.", 20, 3));
+    let fourth = run(&p, home.path(), &fake, &["-c", "-p", "fourth"], "");
+    assert_eq!(fourth.code, 0, "{fourth:?}");
+    assert_eq!(fake.chat_bodies()[3]["model"], "third:1b");
 }
 
 #[test]
