@@ -40,6 +40,7 @@ mod frontend;
 mod instructions;
 pub mod ollama;
 mod oneshot;
+mod private_files;
 pub mod project;
 pub(crate) mod quoting;
 mod repl;

@@ -16,12 +16,13 @@
 //! Nothing here may stop a session: a file that cannot be read or written costs one
 //! warning line naming it and saying what to do, and the session goes on without saving.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::frontend::error;
+use crate::private_files::{self, PRIVATE_FILE, make_private};
 
 /// The history file's name in the user's metron directory.
 pub(crate) const FILE_NAME: &str = "input_history";
@@ -29,13 +30,6 @@ pub(crate) const FILE_NAME: &str = "input_history";
 /// How many entries are kept (and offered): enough for weeks of prompts, small enough to
 /// read at every start without being noticed.
 pub(crate) const MAX_ENTRIES: usize = 1000;
-
-/// Readable and writable by the user alone: typed lines can hold anything, secrets
-/// included, so nobody else on the machine may read them.
-const PRIVATE_FILE: u32 = 0o600;
-
-/// The mode for a user's metron directory that metron has to create itself.
-const PRIVATE_DIR: u32 = 0o700;
 
 /// Whether a failure happened reading the file or writing it, for the warning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,18 +113,7 @@ fn parse(text: &str) -> (Vec<String>, bool) {
 /// Appends `line` to the file at `path`, creating it (and the directory) private when
 /// missing, and making an existing file private again if someone widened it.
 fn append(path: &Path, line: &str) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(PRIVATE_DIR)
-            .create(dir)?;
-    }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(PRIVATE_FILE)
-        .open(path)?;
-    make_private(&file)?;
+    let mut file = private_files::open_append(path)?;
     // One write per entry, so entries from two sessions at once do not interleave.
     file.write_all(format!("{}\n", escape(line)).as_bytes())
 }
@@ -160,15 +143,6 @@ fn rewrite(path: &Path, entries: &[String]) -> io::Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     written
-}
-
-/// Takes away every permission but the owner's read and write.
-fn make_private(file: &File) -> io::Result<()> {
-    let mode = file.metadata()?.permissions().mode();
-    if mode & 0o077 != 0 {
-        file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE))?;
-    }
-    Ok(())
 }
 
 /// One entry as one line of the file: `\` becomes `\\`, a line feed `\n`, a carriage
@@ -212,6 +186,8 @@ fn unescape(line: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     #[test]

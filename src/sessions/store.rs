@@ -2,15 +2,10 @@
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// Readable and writable by the user alone: a session holds file contents and whatever
-/// the person typed.
-pub(crate) const PRIVATE_FILE: u32 = 0o600;
-
-/// The mode of the directories metron creates for sessions.
-pub(crate) const PRIVATE_DIR: u32 = 0o700;
+use crate::private_files::{self, PRIVATE_FILE};
 
 /// Appends whole lines to session files.
 pub(crate) trait SessionStore: Send + Sync + std::fmt::Debug {
@@ -32,33 +27,15 @@ pub(crate) struct Files;
 
 impl SessionStore for Files {
     fn append(&self, path: &Path, line: &[u8]) -> io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(PRIVATE_DIR)
-                .create(dir)?;
-        }
-        let mut file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(PRIVATE_FILE)
-            .open(path)?;
         // A file someone widened is made private again before more is added to it.
-        if file.metadata()?.permissions().mode() & 0o777 != PRIVATE_FILE {
-            file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE))?;
-        }
+        let mut file = private_files::open_append(path)?;
         // One write call per record: with O_APPEND a crash leaves at most this line cut.
         file.write_all(line)?;
         file.flush()
     }
 
     fn create(&self, path: &Path, line: &[u8]) -> io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(PRIVATE_DIR)
-                .create(dir)?;
-        }
+        private_files::create_parent(path)?;
         let mut file = OpenOptions::new()
             .append(true)
             .create_new(true)
