@@ -857,11 +857,19 @@ impl<M: Model> Agent<M> {
             return;
         };
         self.end_turn(open.turn, stop, &open.report, error, observer);
-        if open.tools_run == 0 {
+        // A turn that failed before any tool ran is undone: the person sees the error
+        // and sends the line again. One they cancelled keeps their line, closed by the
+        // note, so that "go on" afterwards has something to go on with.
+        if open.tools_run == 0 && stop != Stop::Interrupted {
             self.history.truncate(open.start);
             self.save_seen(observer);
             return;
         }
+        let note = if open.tools_run == 0 {
+            CANCELLED_BEFORE_ANSWER
+        } else {
+            note
+        };
         self.history.push(Message::new(Role::Assistant, note));
         self.compact();
         self.save_seen(observer);
@@ -936,6 +944,10 @@ impl FixedPrompt {
         )
     }
 }
+
+/// Closes a turn the person cancelled (Ctrl-C) before the model answered and before any
+/// tool ran: their line stays in history, and this tells the model it went unanswered.
+const CANCELLED_BEFORE_ANSWER: &str = "(cancelled by the user before an answer)";
 
 /// Closes a saved turn that was never answered (metron was killed during it).
 const RESUMED_UNANSWERED: &str =

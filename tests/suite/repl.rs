@@ -1118,8 +1118,11 @@ fn a_failed_turn_is_reported_and_the_session_goes_on() {
 // Ctrl-C
 // ---------------------------------------------------------------------------------------
 
+/// What closes a turn cancelled before any answer and before any tool ran.
+const CANCELLED_NOTE: &str = "(cancelled by the user before an answer)";
+
 #[test]
-fn ctrl_c_during_a_reply_cancels_the_turn_and_the_session_goes_on() {
+fn ctrl_c_during_a_reply_keeps_the_question_so_go_on_continues_it() {
     let p = greet_project();
     let fake = FakeOllama::start(vec![
         Reply::Stream(vec![text("partial"), Chunk::Hang]),
@@ -1134,7 +1137,7 @@ fn ctrl_c_during_a_reply_cancels_the_turn_and_the_session_goes_on() {
     live.wait_stdout("partial", 1);
     live.interrupt();
     live.wait_stderr("interrupted");
-    live.send("/history\nsecond question\n");
+    live.send("/history\ngo on\n");
     live.wait_stdout("The second answer.", 1);
     let run = live.finish();
     assert_eq!(run.code, 0, "{run:?}");
@@ -1143,22 +1146,20 @@ fn ctrl_c_during_a_reply_cancels_the_turn_and_the_session_goes_on() {
             .contains("[interrupted: the turn was cancelled; the session is intact]"),
         "{run:?}"
     );
-    // No tool ran, so the interrupted turn is undone: history is as before it.
-    let history = format!(
-        "0 messages after the system prompt, {} bytes carried on every request",
-        SYSTEM_PROMPT.len()
-    );
+    // No tool ran, yet the question stays, closed by a note; the partial reply does not.
     assert!(
         run.stdout
-            .contains(&format!("partial\n{history}\nThe second answer.\n")),
+            .contains("partial\n2 messages after the system prompt"),
         "{run:?}"
     );
     let bodies = fake.chat_bodies();
     assert_eq!(bodies.len(), 2, "{run:?}");
     assert_well_formed(&bodies[1]);
-    assert_eq!(roles(&bodies[1]), ["system", "user"]);
-    assert_eq!(content(&bodies[1], 1), "second question");
-    assert!(!bodies[1].to_string().contains("first question"));
+    assert_eq!(roles(&bodies[1]), ["system", "user", "assistant", "user"]);
+    assert_eq!(content(&bodies[1], 1), "first question");
+    assert_eq!(content(&bodies[1], 2), CANCELLED_NOTE);
+    assert_eq!(content(&bodies[1], 3), "go on");
+    assert!(!bodies[1].to_string().contains("partial"));
     assert_eq!(fake.unexpected(), 0);
 }
 
@@ -1369,10 +1370,10 @@ fn on_a_terminal_n_declines_the_patch() {
 }
 
 #[test]
-fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_only_shows_how_to_quit() {
+fn on_a_terminal_ctrl_c_cancels_a_reply_keeps_the_question_and_then_only_shows_how_to_quit() {
     if !script_available() {
         return skip(
-            "on_a_terminal_ctrl_c_cancels_a_reply_and_then_only_shows_how_to_quit",
+            "on_a_terminal_ctrl_c_cancels_a_reply_keeps_the_question_and_then_only_shows_how_to_quit",
             "util-linux `script` is not installed",
         );
     }
@@ -1393,7 +1394,7 @@ fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_only_shows_how_to_quit() {
         1,
     );
     live.wait_stdout_after("[interrupted", "metron > ");
-    live.send("second\r");
+    live.send("go on\r");
     live.wait_stdout("Second.", 1);
     live.wait_stdout_after("Second.", "metron > ");
     // At the prompt the line editor reads Ctrl-C as a key: on an empty line it says how
@@ -1405,8 +1406,11 @@ fn on_a_terminal_ctrl_c_cancels_a_reply_and_then_only_shows_how_to_quit() {
     assert_eq!(run.code, 0, "{run:?}");
     let bodies = fake.chat_bodies();
     assert_eq!(bodies.len(), 2);
-    assert_eq!(roles(&bodies[1]), ["system", "user"]);
-    assert_eq!(content(&bodies[1], 1), "second");
+    // The cancelled question stays, closed by a note, so "go on" means something.
+    assert_eq!(roles(&bodies[1]), ["system", "user", "assistant", "user"]);
+    assert_eq!(content(&bodies[1], 1), "first");
+    assert_eq!(content(&bodies[1], 2), CANCELLED_NOTE);
+    assert_eq!(content(&bodies[1], 3), "go on");
 }
 
 #[test]

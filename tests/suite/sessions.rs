@@ -292,6 +292,38 @@ fn a_session_killed_in_the_middle_of_a_turn_continues_with_its_earlier_messages(
 }
 
 #[test]
+fn a_one_shot_request_cancelled_before_an_answer_is_kept_for_continue() {
+    let p = TestProject::git();
+    let home = shared_home();
+    let fake = FakeOllama::start(vec![Reply::Stream(vec![text("half"), Chunk::Hang])]);
+    let (mut command, unused) = hermetic(env!("CARGO_BIN_EXE_metron"), p.root());
+    command
+        .env("HOME", home.path())
+        .env("METRON_CONFIG_DIR", home.path())
+        .env("OLLAMA_HOST", fake.base_url())
+        .args(["-p", "explain the build"]);
+    let mut live = Live::start(command, unused);
+    // Nothing to attach: without this, metron would wait for stdin first.
+    live.close_stdin();
+    assert!(fake.wait_for_hangs(1, PATIENCE), "{}", live.stderr());
+    live.interrupt();
+    let cancelled = live.finish();
+    assert_eq!(cancelled.code, 130, "{cancelled:?}");
+    fake.push(answer("Continued.", 30, 3));
+    let resumed = run(&p, home.path(), &fake, &["-c", "-p", "go on"], "");
+    assert_eq!(resumed.code, 0, "{resumed:?}");
+    assert_eq!(resumed.stdout, "Continued.\n");
+    assert_eq!(
+        contents(&fake, 1)[1..],
+        [
+            "explain the build",
+            "(cancelled by the user before an answer)",
+            "go on",
+        ]
+    );
+}
+
+#[test]
 fn a_file_cut_by_a_crash_still_resumes_and_says_what_was_skipped() {
     let p = TestProject::git();
     let home = shared_home();
