@@ -13,7 +13,7 @@ use clap_complete::Shell;
 use serde_json::Value;
 
 use crate::authority::CancelToken;
-use crate::config::{Flags, edit_distance};
+use crate::config::{Flags, Key, edit_distance};
 use crate::frontend::ask::AskOnTerminal;
 use crate::frontend::session::{self, Mode};
 use crate::frontend::{Exit, error, print_text, startup};
@@ -71,6 +71,14 @@ struct Cli {
     /// project or your metron directory for this run (the `instructions` key, set false).
     #[arg(long)]
     no_instructions: bool,
+
+    /// Set one config key for this run, above every other layer (repeatable; a key given
+    /// twice keeps the last value): any key your own config file may set, its VALUE read
+    /// as JSON when it is JSON and as text otherwise: --set max_turns=20, --set
+    /// model=qwen3:8b, --set 'allowed_commands=["go test"]'. Works before or after a
+    /// subcommand.
+    #[arg(long = "set", value_name = "KEY=VALUE", global = true)]
+    set: Vec<String>,
 
     /// Continue the last session of this project, in the session or with -p: its
     /// conversation and its model (unless --model is given), never its standing
@@ -165,9 +173,12 @@ pub fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(e) => return parse_error(&e).into(),
     };
-    let flags = Flags {
-        model: cli.model,
-        no_instructions: cli.no_instructions,
+    let flags = match flags(cli.model, cli.no_instructions, &cli.set) {
+        Ok(flags) => flags,
+        Err(message) => {
+            error(message);
+            return Exit::Usage.into();
+        }
     };
     let exit = match cli.command {
         Some(Command::Tool { .. })
@@ -220,6 +231,33 @@ pub fn main() -> std::process::ExitCode {
         }
     };
     exit.into()
+}
+
+/// The configuration flags, each `--set` checked: an unknown key, a value of the wrong
+/// type, or a key that `--model` or `--no-instructions` also sets is a usage error.
+fn flags(model: Option<String>, no_instructions: bool, set: &[String]) -> Result<Flags, String> {
+    let set = set
+        .iter()
+        .map(|arg| crate::config::parse_override(arg))
+        .collect::<Result<Vec<_>, _>>()?;
+    let flags = Flags {
+        model,
+        no_instructions,
+        set,
+    };
+    // Two values for one key on one command line is a slip, not a layering question.
+    let both = |flag: &str, key: Key| {
+        format!(
+            "{flag} and `--set {key}=...` both set `{key}`; give one of them (the rest of the command line stays as it is)"
+        )
+    };
+    if flags.model.is_some() && flags.sets(Key::model) {
+        return Err(both("--model", Key::model));
+    }
+    if flags.no_instructions && flags.sets(Key::instructions) {
+        return Err(both("--no-instructions", Key::instructions));
+    }
+    Ok(flags)
 }
 
 /// `metron --resume` without an ID: this project's sessions on stdout, newest first. An

@@ -336,13 +336,22 @@ fn describe_file(file: &ConfigFile) -> String {
 }
 
 /// The environment variables and flags that set some value, each named once
-/// (`$OLLAMA_HOST`, `--model`).
+/// (`$OLLAMA_HOST`, `--model`); `--set` with the keys it set, since it may set any.
 fn overrides(sources: &BTreeMap<&'static str, Source>) -> Vec<String> {
+    let by_set = Source::Flag(config::SET_FLAG);
     let mut vars: Vec<String> = sources
         .values()
-        .filter(|s| matches!(s, Source::Env(_) | Source::Flag(_)))
+        .filter(|s| matches!(s, Source::Env(_) | Source::Flag(_)) && **s != by_set)
         .map(Source::to_string)
         .collect();
+    let set: Vec<&str> = sources
+        .iter()
+        .filter(|(_, source)| **source == by_set)
+        .map(|(key, _)| *key)
+        .collect();
+    if !set.is_empty() {
+        vars.push(format!("{by_set} ({})", set.join(", ")));
+    }
     vars.sort();
     vars.dedup();
     vars
@@ -353,12 +362,12 @@ fn config_error_check(error: &ConfigError) -> Check {
     Check::fail(
         "config",
         error.to_string(),
-        "fix it: metron refuses to start with this error (the checks below use the built-in defaults, OLLAMA_HOST / OLLAMA_MODEL and --model)",
+        "fix it: metron refuses to start with this error (the checks below use the built-in defaults, OLLAMA_HOST / OLLAMA_MODEL, --model and --set)",
     )
 }
 
 /// The settings to go on with after a config error: the defaults, plus `OLLAMA_HOST`,
-/// `OLLAMA_MODEL` and `--model` when they are usable.
+/// `OLLAMA_MODEL`, `--model` and `--set` when they are usable.
 fn defaults_with_env(env: &ConfigEnv, flags: &Flags) -> Loaded {
     let mut loaded = Loaded::defaults();
     let (config, sources) = (&mut loaded.config, &mut loaded.sources);
@@ -378,6 +387,15 @@ fn defaults_with_env(env: &ConfigEnv, flags: &Flags) -> Loaded {
         config.model = model.to_owned();
         sources.insert("model", Source::Flag(config::MODEL_FLAG));
     }
+    // Each `--set` was checked on the command line, so only a check across keys could
+    // refuse one here; the rows below then show that key at its default.
+    let _ = config::apply_flags(
+        &mut loaded,
+        &Flags {
+            set: flags.set.clone(),
+            ..Flags::default()
+        },
+    );
     loaded
 }
 

@@ -5,8 +5,12 @@
 //! which layer won so `/config` can show it:
 //!
 //! ```text
-//! defaults < user's file < project's .metron.json < environment < flags
+//! defaults < user's file < project's .metron.json < environment < flags < --set
 //! ```
+//!
+//! `--set KEY=VALUE` ([`overrides`]) gives any key the user's own file may set, for one
+//! run; with `--model` or `--no-instructions` it may not give the same key (the command
+//! line refuses the pair, so the order of the two is never a question).
 //!
 //! The user's file is the one `$METRON_CONFIG` names, else
 //! `$METRON_CONFIG_DIR/.metron/config.json` (else `~/.metron/config.json`). Both files are
@@ -26,6 +30,7 @@
 //! as a [`ConfigEnv`], so tests never touch the process environment.
 
 mod endpoint;
+mod overrides;
 mod save;
 mod settings;
 
@@ -37,6 +42,7 @@ use serde_json::Value;
 
 pub(crate) use endpoint::{Credentials, host_and_port, shown as shown_endpoint, split_credentials};
 pub use endpoint::{is_local, normalize_endpoint};
+pub(crate) use overrides::{Override, SET_FLAG, parse as parse_override};
 pub(crate) use save::save_model;
 pub use settings::{Config, KEYS, RemoteEndpoint, SandboxMode};
 pub(crate) use settings::{DEFAULT_MODEL, Key, Rule};
@@ -152,6 +158,16 @@ pub(crate) struct Flags {
     /// `--no-instructions`: sets `instructions` to false for this run, so a session can be
     /// started without the repository's AGENTS.md without editing a file.
     pub(crate) no_instructions: bool,
+    /// `--set KEY=VALUE`, in the order given: any key the user's own file may set, for
+    /// one run, above every other layer (a key given twice keeps the last value).
+    pub(crate) set: Vec<Override>,
+}
+
+impl Flags {
+    /// True when `--set` gives `key`.
+    pub(crate) fn sets(&self, key: Key) -> bool {
+        self.set.iter().any(|item| item.key == key)
+    }
 }
 
 /// The flag that sets `model`, as `/config` and `--doctor` name its layer.
@@ -760,7 +776,7 @@ pub(crate) fn apply_flags(loaded: &mut Loaded, flags: &Flags) -> Result<(), Conf
         )?;
         loaded.sources.insert(Key::instructions.name(), source);
     }
-    Ok(())
+    overrides::apply(loaded, &flags.set)
 }
 
 /// Sets one string setting from a layer above the files and records that layer as its

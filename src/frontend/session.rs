@@ -113,9 +113,10 @@ pub(crate) fn start(
     let root = project.root().to_path_buf();
     let sessions_dir = crate::sessions::project_dir(&root);
     let resumed = resumed(resume, sessions_dir.as_deref())?;
-    // A resumed session keeps its model unless --model says otherwise.
+    // A resumed session keeps its model unless --model (or --set model=) says otherwise.
     if let Some((_, saved)) = &resumed
         && flags.model.is_none()
+        && !flags.sets(crate::config::Key::model)
         && !saved.model.is_empty()
     {
         loaded.config.model.clone_from(&saved.model);

@@ -35,6 +35,7 @@ mod repl;
 mod run_command;
 mod sandboxed_work;
 mod sessions;
+mod set_flag;
 mod symbol_langs;
 mod symbols;
 mod tls;
