@@ -1,7 +1,7 @@
 //! Settings: built-in defaults, the user's config file, the project's `.metron.json`, the
 //! environment, then the command line.
 //!
-//! Five layers, each overriding the one before key by key, and for every key we remember
+//! Six layers, each overriding the one before key by key, and for every key we remember
 //! which layer won so `/config` can show it:
 //!
 //! ```text
