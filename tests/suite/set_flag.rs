@@ -2,7 +2,8 @@
 //! binary. Values are JSON when they parse and text otherwise; the flag is the highest
 //! layer and gives any key the user's own file may set; an unknown key or a value of the
 //! wrong type is a usage error (exit 2) naming the key; `/config`, `--doctor` and `-p
-//! --json` name the layer; `metron tool` obeys a budget set with it.
+//! --json` name the layer; `metron tool` obeys a budget set with it; `--set model=` wins
+//! over the model a continued session saved.
 
 use std::path::Path;
 
@@ -254,20 +255,42 @@ fn metron_tool_obeys_a_budget_set_before_or_after_the_subcommand() {
 }
 
 #[test]
-fn the_doctor_says_what_set_overrode() {
+fn the_doctor_checks_what_set_gave_and_names_it_from_set() {
     let p = TestProject::git();
+    let fake = FakeOllama::builder()
+        .model("qwen3:8b", &["completion", "tools"], 40960)
+        .start();
     let run = metron(p.root())
-        .env("OLLAMA_HOST", refused_url())
-        .args(["--doctor", "--set", "num_ctx=8192", "--set", "max_turns=5"])
+        .env("OLLAMA_HOST", fake.base_url())
+        .env("OLLAMA_MODEL", "missing:1b")
+        .args([
+            "--doctor",
+            "--set",
+            "model=qwen3:8b",
+            "--set",
+            "max_turns=5",
+        ])
         .run();
-    let config = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("ok") && l.contains(" config "))
-        .unwrap_or_else(|| panic!("no config row: {run:?}"));
+    assert_eq!(run.code, 0, "{run:?}");
+    let row = |name: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row: {run:?}"))
+    };
+    assert_eq!(
+        row("model"),
+        "ok    model     qwen3:8b is installed (from --set)"
+    );
     assert!(
-        config.ends_with("and --set (max_turns, num_ctx)"),
-        "{config:?}"
+        row("config").ends_with("overridden by $OLLAMA_HOST and --set (max_turns, model)"),
+        "{run:?}"
+    );
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| !r.path.starts_with("/api/chat")),
+        "the doctor never asks the model"
     );
 }
 
@@ -283,4 +306,26 @@ fn json_session_start_credits_set() {
         .and_then(|l| serde_json::from_str(l).ok())
         .unwrap_or_else(|| panic!("no session_start: {run:?}"));
     assert_eq!(start["config_sources"]["max_turns"], "--set", "{start:#}");
+}
+
+#[test]
+fn set_model_wins_over_the_model_a_continued_session_saved() {
+    let p = TestProject::git();
+    let home = tempfile::tempdir().expect("a home kept across runs");
+    let fake = FakeOllama::start(vec![answer("One.", 10, 2), answer("Two.", 20, 2)]);
+    let run = |args: &[&str]| {
+        metron(p.root())
+            .env("HOME", home.path())
+            .env("METRON_CONFIG_DIR", home.path())
+            .env("OLLAMA_HOST", fake.base_url())
+            .args(args)
+            .run()
+    };
+    let first = run(&["-m", "saved:7b", "-p", "first"]);
+    assert_eq!(first.code, 0, "{first:?}");
+    let second = run(&["-c", "--set", "model=chosen:1b", "-p", "second"]);
+    assert_eq!(second.code, 0, "{second:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies[1]["model"], "chosen:1b", "{second:?}");
+    assert_eq!(bodies[1]["messages"][1]["content"], "first");
 }
