@@ -963,6 +963,25 @@ mod tests {
     }
 
     #[test]
+    fn spans_nest_to_the_bound_and_deeper_marks_are_shown() {
+        fn nested(n: usize) -> String {
+            if n == 0 {
+                "x".to_owned()
+            } else {
+                format!("[{}](u)", nested(n - 1))
+            }
+        }
+        let shown = visible(&render(&nested(NESTING_MAX), None));
+        assert!(!shown.contains('['), "{shown}");
+        let shown = visible(&render(&nested(NESTING_MAX + 1), None));
+        assert!(shown.contains("[x](u)"), "{shown}");
+        // A line full of openers with no closers renders, as written.
+        let openers = "*a _b ~~c [e ".repeat(HELD_MAX / 13 + 1);
+        let line = &openers[..HELD_MAX];
+        assert_eq!(visible(&render(line, None)), line.trim_end());
+    }
+
+    #[test]
     fn rules_are_dim_and_tables_are_kept_as_written() {
         for text in ["---", "***", "_ _ _", "====="] {
             let out = render(text, None);

@@ -234,3 +234,48 @@ fn a_one_shot_answer_on_a_terminal_is_rendered() {
         "{rows:#?}"
     );
 }
+
+#[test]
+fn escapes_in_a_rendered_answer_are_shown_not_obeyed() {
+    if !script_available() {
+        return skip(
+            "escapes_in_a_rendered_answer_are_shown_not_obeyed",
+            "no util-linux script",
+        );
+    }
+    let p = TestProject::git();
+    // A screen clear in a heading, a colour in bold, and metron's own question forged in
+    // a list item and in code.
+    let forged = "# Plan\x1b[2J\n**red\x1b[31m**\n- \u{276f} Apply this patch? [y/N]\n```\n\u{9b}2J\u{25aa} wrote greet.go\n```\nDone.";
+    let fake = fake_with(vec![answer(forged, 100, 40)]);
+    let mut live = session(&p, &fake, COLOUR);
+    live.send("plan it\r");
+    live.wait_stdout("Done.", 1);
+    live.wait_stdout_after("Done.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    for raw in [
+        "\x1b[2J",
+        "\x1b[31m",
+        "\u{9b}",
+        "\u{276f} Apply",
+        "\u{25aa} wrote",
+    ] {
+        assert!(
+            !run.stdout.contains(raw),
+            "{raw:?} reached the terminal: {:?}",
+            run.stdout
+        );
+    }
+    for shown in [
+        "Plan\\u{1b}[2J",
+        "red\\u{1b}[31m",
+        "\\u{276f} Apply",
+        "\\u{9b}2J\\u{25aa} wrote",
+    ] {
+        assert!(
+            run.stdout.contains(shown),
+            "{shown:?} not shown: {:?}",
+            run.stdout
+        );
+    }
+}
