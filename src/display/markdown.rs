@@ -221,7 +221,7 @@ impl Markdown {
             }
             if closes(line, fence) {
                 self.fence = None;
-                paint(&rule(None), out);
+                paint(&rule(None, self.width), out);
                 return;
             }
             self.code(unindented(line, fence), out);
@@ -235,9 +235,9 @@ impl Markdown {
         match kind {
             Kind::Fence(fence, info) => {
                 self.fence = Some(fence);
-                paint(&rule(Some(info)), out);
+                paint(&rule(Some(info), self.width), out);
             }
-            Kind::Rule => paint(&rule(None), out),
+            Kind::Rule => paint(&rule(None, self.width), out),
             Kind::Table => {
                 let mut cells = lead.first;
                 inline(body, lead.look, 0, &mut cells);
@@ -403,15 +403,17 @@ enum Marker<'l> {
 /// terminal.
 const RULE_COLUMNS: usize = 32;
 
-/// A dim rule, with the fence's info string (the language) in it when there is one.
-fn rule(info: Option<String>) -> Vec<Cell> {
-    let mut cells = Vec::with_capacity(RULE_COLUMNS);
+/// A dim rule, with the fence's info string (the language) in it when there is one, no
+/// wider than the terminal.
+fn rule(info: Option<String>, width: Option<usize>) -> Vec<Cell> {
+    let columns = width.map_or(RULE_COLUMNS, |width| width.min(RULE_COLUMNS));
+    let mut cells = Vec::with_capacity(columns);
     let info = info.unwrap_or_default();
     if !info.is_empty() {
         push_text(&format!("\u{2500}\u{2500} {info} "), Look::DIM, &mut cells);
     }
     let used = cells.iter().map(|&(c, _)| cell_columns(c)).sum::<usize>();
-    let dashes = RULE_COLUMNS.saturating_sub(used).max(2);
+    let dashes = columns.saturating_sub(used).max(2);
     cells.extend(std::iter::repeat_n(('\u{2500}', Look::DIM), dashes));
     cells
 }
@@ -992,6 +994,7 @@ mod tests {
         }
         let table = "| a | **b** |\n|---|---|\n| 1 | 2 |\n";
         let out = render(table, Some(8));
+        assert_eq!(visible(&render("---", Some(10))), "\u{2500}".repeat(10));
         assert_eq!(visible(&out), "| a | b |\n|---|---|\n| 1 | 2 |\n");
     }
 
