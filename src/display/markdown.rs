@@ -137,22 +137,28 @@ impl Markdown {
     }
 
     /// Takes the next piece of the reply and returns what can be shown of it now: every
-    /// line it completes, and any part of the tail past [`HELD_MAX`].
+    /// line it completes, and any part of the tail past [`HELD_MAX`]. Linear in the text
+    /// however it is split: the held text is consumed from a moving start, not drained
+    /// line by line.
     pub(crate) fn push(&mut self, text: &str) -> String {
         let mut out = String::new();
-        self.held.push_str(text);
+        let mut held = std::mem::take(&mut self.held);
+        held.push_str(text);
+        let mut start = 0;
         loop {
-            let line_end = self.held.find('\n');
-            let line_len = line_end.unwrap_or(self.held.len());
-            if line_len > HELD_MAX {
-                self.cut(&mut out);
+            let rest = &held[start..];
+            let line_end = rest.find('\n');
+            if line_end.unwrap_or(rest.len()) > HELD_MAX {
+                start += self.cut(rest, &mut out);
                 continue;
             }
             let Some(end) = line_end else { break };
-            let line: String = self.held.drain(..=end).collect();
-            self.line(&line[..end], &mut out);
+            self.line(&rest[..end], &mut out);
             out.push('\n');
+            start += end + 1;
         }
+        held.drain(..start);
+        self.held = held;
         out
     }
 
@@ -173,31 +179,33 @@ impl Markdown {
     /// Shows the first part of a held line longer than [`HELD_MAX`] (see the module's
     /// doc): in code, up to the bound as it is; in prose, up to the last space within
     /// the bound (the space dropped, as at a wrap), then a new row.
-    fn cut(&mut self, out: &mut String) {
-        let bound = floor_char_boundary(&self.held, HELD_MAX);
-        if self.fence.is_some() {
-            let part: String = self.held.drain(..bound).collect();
-            let part = match (self.code_mid_line, self.fence) {
-                (false, Some(fence)) => unindented(&part, fence),
-                _ => &part,
+    ///
+    /// `rest` is the held text from the line's start; returns how much of it was shown.
+    fn cut(&mut self, rest: &str, out: &mut String) -> usize {
+        let bound = floor_char_boundary(rest, HELD_MAX);
+        if let Some(fence) = self.fence {
+            let part = &rest[..bound];
+            let part = if self.code_mid_line {
+                part
+            } else {
+                unindented(part, fence)
             };
             self.code(part, out);
             self.code_mid_line = true;
-            return;
+            return bound;
         }
-        let space = self.held[..bound].rfind(' ').filter(|&at| at > 0);
+        let space = rest[..bound].rfind(' ').filter(|&at| at > 0);
         let (part, skip) = match space {
             Some(at) => (at, 1),
             None => (bound, 0),
         };
-        let head = self.held[..part].to_owned();
-        self.held.drain(..part + skip);
+        let head = &rest[..part];
         let (lead, body) = match self.continued.take() {
-            Some(lead) => (lead, &head[..]),
+            Some(lead) => (lead, head),
             // A fence or a rule is never this long: the part is text.
-            None => match self.classify(&head) {
+            None => match self.classify(head) {
                 (lead, body, Kind::Text | Kind::Table) => (lead, body),
-                _ => (Lead::default(), &head[..]),
+                _ => (Lead::default(), head),
             },
         };
         let next = Lead {
@@ -208,6 +216,7 @@ impl Markdown {
         self.place(&lead, body, out);
         out.push('\n');
         self.continued = Some(next);
+        part + skip
     }
 
     /// One line of the reply, without its newline.
