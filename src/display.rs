@@ -4,7 +4,9 @@
 //! Reply text goes to stdout; everything about the process (tool lines, the indicator,
 //! the footer, warnings) goes to stderr, so in one-shot mode stdout is only the answer.
 //! There, the text of a round that turns out to call tools ("Let me look at greet.go.")
-//! is not the answer, so it is shown on stderr before the round's tool lines.
+//! is not the answer, so it is shown on stderr before the round's tool lines. On a
+//! terminal that takes colour the reply's Markdown is rendered as it streams
+//! ([`markdown`]); elsewhere it is the model's text.
 //!
 //! Nothing metron says is cut: on a terminal its lines are wrapped at spaces ([`wrap`]),
 //! with continuation lines indented, so a reason arrives whole with its remedy. Two kinds
