@@ -4,7 +4,9 @@
 //! Reply text goes to stdout; everything about the process (tool lines, the indicator,
 //! the footer, warnings) goes to stderr, so in one-shot mode stdout is only the answer.
 //! There, the text of a round that turns out to call tools ("Let me look at greet.go.")
-//! is not the answer, so it is shown on stderr before the round's tool lines.
+//! is not the answer, so it is shown on stderr before the round's tool lines. On a
+//! terminal that takes colour the reply's Markdown is rendered as it streams
+//! ([`markdown`]); elsewhere it is the model's text.
 //!
 //! Nothing metron says is cut: on a terminal its lines are wrapped at spaces ([`wrap`]),
 //! with continuation lines indented, so a reason arrives whole with its remedy. Two kinds
@@ -13,6 +15,7 @@
 //! and the elapsed-time line of a running command (redrawn in place, so it must be one
 //! row).
 
+mod markdown;
 mod wrap;
 
 use std::borrow::Cow;
@@ -28,6 +31,7 @@ use crate::agent::{Event, Latency, Observer, TurnReport};
 use crate::ollama::Delta;
 use crate::ollama::wire::ToolCall;
 
+use markdown::Markdown;
 pub(crate) use wrap::{HANG, columns, wrap, wrapped_for};
 
 /// The [`Observer`] for a person at a terminal (or a script reading stdout).
@@ -45,6 +49,9 @@ pub(crate) struct Display {
     /// One-shot mode: the turn's evidence line is held here at `turn_end`, to be printed
     /// last ([`Display::print_evidence`]), after the footer and the answer.
     evidence: Option<Held>,
+    /// Streamed reply text rendered from Markdown, on a terminal that takes colour
+    /// ([`markdown`]); `None` prints the model's text as it is.
+    markdown: Option<Markdown>,
 }
 
 /// Where the turn's evidence line goes.
@@ -71,6 +78,8 @@ impl Display {
             ))),
             json: false,
             evidence: None,
+            markdown: (stream_text && renders_markdown())
+                .then(|| Markdown::new(columns(Stream::Stdout))),
         }
     }
 
@@ -93,6 +102,7 @@ impl Display {
     /// Prints every ledger event on stdout as one JSON object per line (`-p --json`).
     pub(crate) fn with_json_events(mut self) -> Display {
         self.json = true;
+        self.markdown = None;
         self
     }
 
@@ -112,6 +122,7 @@ impl Display {
 
     /// Ends a partly printed line, so what follows starts on its own line.
     pub(crate) fn finish_line(&mut self) {
+        self.finish_markdown();
         if !self.at_line_start {
             println!();
             self.at_line_start = true;
@@ -153,6 +164,27 @@ impl Display {
         }
     }
 
+    /// Shows the rest of a rendered reply: the end of a reply ends its last line and any
+    /// fence the model left open.
+    fn finish_markdown(&mut self) {
+        if let Some(markdown) = &mut self.markdown {
+            let tail = markdown.finish();
+            self.write_rendered(&tail);
+        }
+    }
+
+    /// Writes text rendered by [`Markdown`] (already safe: its only escapes are its
+    /// styles) on stdout.
+    fn write_rendered(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        self.at_line_start = text.ends_with('\n');
+    }
+
     /// Prints text on stdout, made safe for a terminal when it is one.
     pub(crate) fn print(&mut self, text: &str) {
         if text.is_empty() {
@@ -180,7 +212,10 @@ impl Observer for Display {
         match delta {
             Delta::Content(text) => {
                 self.spinner.borrow_mut().stop();
-                if self.stream_text {
+                if let Some(markdown) = &mut self.markdown {
+                    let shown = markdown.push(text);
+                    self.write_rendered(&shown);
+                } else if self.stream_text {
                     self.print(text);
                 } else {
                     self.round_text.push_str(text);
@@ -193,6 +228,7 @@ impl Observer for Display {
 
     fn model_call_finished(&mut self) {
         self.spinner.borrow_mut().stop();
+        self.finish_markdown();
     }
 
     fn calls_from_text(&mut self, count: usize) {
@@ -271,6 +307,25 @@ impl Observer for Display {
             HANG,
         );
     }
+}
+
+/// Whether the model's Markdown is rendered on stdout: only on a terminal that takes
+/// colour ([`colour_for`]: not under `NO_COLOR` or `TERM=dumb`). A pipe gets the model's
+/// bytes, the most faithful form of the answer for another tool.
+pub(crate) fn renders_markdown() -> bool {
+    colour_for(Stream::Stdout)
+}
+
+/// `answer`, a whole reply, rendered from Markdown for stdout (`-p` on a terminal that
+/// takes colour, [`renders_markdown`]), with a final newline.
+pub(crate) fn rendered_answer(answer: &str) -> String {
+    let mut markdown = Markdown::new(columns(Stream::Stdout));
+    let mut shown = markdown.push(answer);
+    shown.push_str(&markdown.finish());
+    if !shown.ends_with('\n') {
+        shown.push('\n');
+    }
+    shown
 }
 
 /// Writes `text`, one of metron's own messages, and a newline on `stream`: on a terminal

@@ -26,7 +26,7 @@ use crate::agent::{Event, TurnStatus};
 use crate::config::{Flags, KEYS, Source, is_local};
 use crate::display::{Display, HANG, Stream, footer, marks_escaped, print_wrapped, terminal_safe};
 use crate::frontend::session::{self, Ending, Mode, Session};
-use crate::frontend::{Exit, error, print_text};
+use crate::frontend::{Exit, error, print_shown, print_text};
 
 /// Runs one request (configured with the command line's `flags` on top) and returns the
 /// exit code.
@@ -220,11 +220,14 @@ fn with_piped_stdin(request: &str) -> String {
     message
 }
 
-/// Prints the answer with a final newline: made safe when stdout is a terminal, and
-/// elsewhere with metron's marks escaped, so no answer line reads as metron's own.
+/// Prints the answer with a final newline: rendered from Markdown on a terminal that takes
+/// colour, made safe on any other terminal, and elsewhere with metron's marks escaped, so
+/// no answer line reads as metron's own.
 /// Returns `exit`, unless stdout cannot be written.
 fn print_answer(answer: &str, exit: Exit) -> Exit {
-    if std::io::stdout().is_terminal() {
+    if crate::display::renders_markdown() {
+        print_shown(&crate::display::rendered_answer(answer), exit)
+    } else if std::io::stdout().is_terminal() {
         print_text(&terminal_safe(answer), exit)
     } else {
         print_text(&marks_escaped(answer), exit)

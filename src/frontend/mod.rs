@@ -156,6 +156,12 @@ pub(crate) fn print_text(text: &str, exit: Exit) -> Exit {
     } else {
         std::borrow::Cow::Borrowed(text)
     };
+    print_shown(&text, exit)
+}
+
+/// Writes `text`, already made safe for stdout (or rendered for it), with a final
+/// newline; a closed pipe is not an error, as for [`print_text`].
+pub(crate) fn print_shown(text: &str, exit: Exit) -> Exit {
     let mut stdout = std::io::stdout().lock();
     let newline = if text.ends_with('\n') { "" } else { "\n" };
     match write!(stdout, "{text}{newline}").and_then(|()| stdout.flush()) {

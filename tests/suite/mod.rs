@@ -31,6 +31,7 @@ mod project_config;
 mod read_hints;
 mod read_tools;
 mod readme;
+mod rendered_answers;
 mod repl;
 mod run_command;
 mod sandboxed_work;
