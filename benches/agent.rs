@@ -150,6 +150,7 @@ fn main() {
         tools: Some(&tools),
         stream: settings.stream,
         options: settings.options,
+        truncate: None,
     };
     let history = steady.history().clone();
     let slice = steady

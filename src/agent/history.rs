@@ -9,6 +9,8 @@
 
 use std::collections::HashSet;
 
+pub(crate) mod overflow;
+
 use crate::ollama::wire::{Message, Role, ToolCall};
 
 use super::prompt::DROPPED_NOTE;

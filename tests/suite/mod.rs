@@ -9,6 +9,7 @@ mod boundary_eval;
 mod cli;
 mod common;
 mod completions;
+mod context_window;
 mod ctags_units;
 mod differential;
 mod disclosure;
