@@ -28,6 +28,7 @@ mod model_quirks;
 mod oneshot;
 mod outcomes;
 mod preconditions;
+mod prefix_stability;
 mod project_config;
 mod read_hints;
 mod read_tools;
