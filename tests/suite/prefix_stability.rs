@@ -61,7 +61,10 @@ impl metron::agent::Model for Recorder {
             .iter()
             .flat_map(|m| serde_json::to_vec(m).unwrap_or_default())
             .collect();
-        self.sent.lock().unwrap_or_else(|e| e.into_inner()).push(body);
+        self.sent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(body);
         let step = self
             .script
             .lock()
@@ -125,7 +128,9 @@ fn script() -> VecDeque<Step> {
                 json!({"pattern": format!("item {turn}")}),
             ));
         }
-        steps.push_back(Step::Answer(format!("Answer {turn}: it is on line {start}.")))
+        steps.push_back(Step::Answer(format!(
+            "Answer {turn}: it is on line {start}."
+        )))
     }
     steps
 }
@@ -189,7 +194,8 @@ fn the_prompt_prefix_stays_stable_over_a_20_turn_session() {
             sent[i + 1].len()
         );
     }
-    let mean = |pick: fn(&(f64, f64)) -> f64| shares.iter().map(pick).sum::<f64>() / shares.len() as f64;
+    let mean =
+        |pick: fn(&(f64, f64)) -> f64| shares.iter().map(pick).sum::<f64>() / shares.len() as f64;
     let min = |pick: fn(&(f64, f64)) -> f64| shares.iter().map(pick).fold(f64::MAX, f64::min);
     println!(
         "{} requests: kept mean {:.1}% min {:.1}%; cached mean {:.1}% min {:.1}%",

@@ -227,7 +227,7 @@ mod tests {
         let trim = h.trim_to_fit(start, 4200).expect("trimmed");
         assert_eq!(trim.results_dropped, 4);
         assert!(
-            trim.messages_dropped > 0 && trim.messages_dropped % 4 == 0,
+            trim.messages_dropped > 0 && trim.messages_dropped.is_multiple_of(4),
             "{trim:?}"
         );
         assert_eq!(h.messages()[1].role, Role::User);
