@@ -797,7 +797,7 @@ fn context_check(
         Some(trained) => Check::warn(
             "context",
             format!(
-                "num_ctx {num_ctx} ({}) exceeds {model}'s trained context of {trained}, so Ollama clamps it{loaded}",
+                "num_ctx {num_ctx} ({}) exceeds {model}'s trained context of {trained}, so sessions ask for {trained} (Ollama clamps it anyway){loaded}",
                 origin(source)
             ),
             format!("set `num_ctx` to {trained} or less"),

@@ -272,3 +272,39 @@ fn a_second_overflow_in_one_shot_mode_exits_1() {
     assert_eq!(trimmed[0]["round"], 2);
     assert_eq!(trimmed[0]["refusal"], OVERFLOW);
 }
+
+#[test]
+fn the_doctor_fails_a_trained_length_too_small_for_the_fixed_prompt_and_one_result() {
+    let p = TestProject::git();
+    let (_dir, user) = user_config(r#"{"num_ctx": 16384}"#);
+    let fake = FakeOllama::builder()
+        .model(DEFAULT_MODEL, &["completion", "tools"], 1024)
+        .start();
+    let run = metron(p.root())
+        .env("METRON_CONFIG", &user)
+        .env("OLLAMA_HOST", fake.base_url())
+        .args(["--doctor"])
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    let mut lines = run.stdout.lines();
+    let row = lines
+        .by_ref()
+        .find(|l| l.contains("cannot hold the fixed prompt"))
+        .unwrap_or_else(|| panic!("no row: {run:?}"));
+    assert!(row.starts_with("fail"), "{row}");
+    assert!(
+        row.contains(
+            "the context window of 1024 tokens (the model's trained length; num_ctx 16384"
+        ),
+        "{row}"
+    );
+    // The numbers: the fixed prompt's tokens and one result at its budget (4000 bytes).
+    assert!(row.contains(" tokens on every request"), "{row}");
+    assert!(
+        row.contains("1024 more for one tool result at its budget"),
+        "{row}"
+    );
+    let remedy = lines.next().unwrap_or_default();
+    assert!(remedy.contains("choose a model trained on "), "{remedy}");
+    assert!(fake.chat_requests().is_empty());
+}
