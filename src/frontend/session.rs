@@ -224,7 +224,8 @@ pub(crate) fn start(
                 &id,
                 &root,
                 &config.model,
-                config.num_ctx,
+                // The window the requests carry, not the one configured.
+                agent.window().effective(),
             )));
         }
         (None, None) => error(
