@@ -308,3 +308,37 @@ fn the_doctor_fails_a_trained_length_too_small_for_the_fixed_prompt_and_one_resu
     assert!(remedy.contains("choose a model trained on "), "{remedy}");
     assert!(fake.chat_requests().is_empty());
 }
+
+#[test]
+fn a_resumed_session_fixes_the_window_again_from_the_server_it_resumes_against() {
+    let p = TestProject::git();
+    let home = tempfile::Builder::new()
+        .prefix("metron-window-")
+        .tempdir()
+        .expect("temp home");
+    let run = |fake: &FakeOllama, args: &[&str]| {
+        metron(p.root())
+            .env("HOME", home.path())
+            .env("METRON_CONFIG_DIR", home.path())
+            .env("OLLAMA_HOST", fake.base_url())
+            .args(args)
+            .run()
+    };
+    let roomy = FakeOllama::builder()
+        .model(DEFAULT_MODEL, &["completion", "tools"], 32768)
+        .chat(vec![answer("First.", 10, 1)])
+        .start();
+    assert_eq!(run(&roomy, &["-p", "one"]).code, 0);
+    // The same model, now served with a shorter trained length (another build of it).
+    let small = FakeOllama::builder()
+        .model(DEFAULT_MODEL, &["completion", "tools"], 4096)
+        .chat(vec![answer("Second.", 20, 1)])
+        .start();
+    let second = run(&small, &["-c", "-p", "two"]);
+    assert_eq!(second.code, 0, "{second:?}");
+    assert_eq!(num_ctx(&roomy.chat_bodies()[0]), 16384);
+    let bodies = small.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{second:?}");
+    assert_eq!(num_ctx(&bodies[0]), 4096);
+    assert_eq!(content(&bodies[0], 1), "one", "the conversation carried over");
+}
