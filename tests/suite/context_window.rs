@@ -177,7 +177,7 @@ fn overflowing_session(refusals: usize) -> (TestProject, FakeOllama, super::comm
     let run = metron(p.root())
         .env("METRON_CONFIG", &user)
         .env("OLLAMA_HOST", fake.base_url())
-        .stdin("read a\nread b\nthird question\n")
+        .stdin("read a\nread b\nthird question\n/ledger\n")
         .run();
     (p, fake, run)
 }
@@ -214,6 +214,12 @@ fn an_overflow_drops_the_oldest_tool_result_and_asks_once_more() {
     assert!(
         content(retried, n - 1).starts_with("(Note from metron: the conversation no longer fit"),
         "{retried:#}"
+    );
+    // The ledger keeps it under the turn.
+    assert!(
+        run.stdout
+            .contains("  metron: the conversation no longer fit the context window (8192 tokens)"),
+        "{run:?}"
     );
     // The person is told too.
     assert!(
@@ -340,5 +346,9 @@ fn a_resumed_session_fixes_the_window_again_from_the_server_it_resumes_against()
     let bodies = small.chat_bodies();
     assert_eq!(bodies.len(), 1, "{second:?}");
     assert_eq!(num_ctx(&bodies[0]), 4096);
-    assert_eq!(content(&bodies[0], 1), "one", "the conversation carried over");
+    assert_eq!(
+        content(&bodies[0], 1),
+        "one",
+        "the conversation carried over"
+    );
 }
