@@ -231,8 +231,9 @@ pub struct Agent<M> {
     /// The context window, fixed for the session's model (`settings.options.num_ctx` is
     /// its effective value).
     window: window::Window,
-    /// The server refuses an over-long prompt when asked to (`truncate: false`), so the
-    /// loop sends that and trims history itself on the refusal.
+    /// The server refuses an over-long prompt when asked to (`truncate: false`, Ollama
+    /// 0.12.4 and later), so every request asks it to. A refusal from any server is
+    /// trimmed and retried once (`trim_for_overflow`) whether or not this is set.
     refuses_overflow: bool,
 }
 
