@@ -19,8 +19,9 @@
 //!   round trip** (request building and stream parsing twice, one view_slice and one
 //!   compaction per turn, all halved).
 //!   - `40_messages`: the steady state of a long session: `max_history_messages = 40`,
-//!     the history holds 40 messages before each turn, the turn adds 4 and compaction
-//!     redacts the new slice and trims the oldest exchange, back to 40. No setup between
+//!     the history holds 28 to 40 messages before each turn, the turn adds 4 and
+//!     compaction redacts the new slice, and every fourth turn trims the oldest exchanges
+//!     back to 28 (three quarters of the limit, see `History::trim`). No setup between
 //!     iterations.
 //!   - `40_messages_no_trim`: `max_history_messages = 60`; a fresh agent whose history
 //!     holds 40 messages is built before every iteration (not timed), so compaction only
@@ -98,8 +99,13 @@ fn main() {
         .expect("a turn against the fake model");
     assert_eq!((report.round_trips, report.tool_calls), (2, 1));
     assert_eq!(report.compaction.slices_redacted, 1);
-    assert_eq!(report.compaction.messages_dropped, 4);
-    assert_eq!(steady.history().messages().len(), 1 + 4 * PRIMING_TURNS);
+    // Over the limit, compaction trims to three quarters of it (30), cutting before a
+    // user message: four exchanges go.
+    assert_eq!(report.compaction.messages_dropped, 16);
+    assert_eq!(
+        steady.history().messages().len(),
+        1 + 4 * (PRIMING_TURNS - 3)
+    );
     assert_eq!(steady.offered().len(), 5, "the five tools of a git project");
     eprintln!(
         "history: {} messages after the system prompt, {} bytes carried; tool definitions {} bytes; request bodies {} and {} bytes; answer {} bytes",
@@ -138,7 +144,8 @@ fn main() {
         });
     });
     group.finish();
-    assert_eq!(steady.history().messages().len(), 1 + 4 * PRIMING_TURNS);
+    let len = steady.history().messages().len();
+    assert!((1 + 28..=1 + 40).contains(&len), "{len} messages");
 
     // The pieces.
     let tools = RawValue::from_string(prompt::tool_definitions(steady.offered()))
@@ -150,6 +157,7 @@ fn main() {
         tools: Some(&tools),
         stream: settings.stream,
         options: settings.options,
+        truncate: None,
     };
     let history = steady.history().clone();
     let slice = steady

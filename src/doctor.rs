@@ -14,6 +14,7 @@
 //!   built-in defaults (plus `OLLAMA_HOST` / `OLLAMA_MODEL` and `--model`);
 //! - exit status 0 when no row failed, 1 otherwise, so bootstrap scripts can use it.
 
+use crate::agent::window::Window;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
@@ -186,6 +187,8 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
     let config = &loaded.config;
 
     let refused = disclosure::check_loaded(&loaded).is_err();
+    // The model's trained length, when the server says: the window a session would use.
+    let mut trained = None;
     if refused {
         // A session would not start, so the doctor does not contact that host either.
         checks.push(Check::warn(
@@ -199,7 +202,7 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
             .build()
         {
             Ok(runtime) => {
-                checks.extend(runtime.block_on(server_checks(&loaded)));
+                checks.extend(runtime.block_on(server_checks(&loaded, &mut trained)));
                 // A name lookup runs on a blocking thread that the probe's time limit
                 // abandons but cannot stop; do not wait for it on the way out.
                 runtime.shutdown_timeout(Duration::from_millis(100));
@@ -227,7 +230,7 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
                 None => Instructions::off(),
             };
             checks.extend(instructions_checks(&instructions, config));
-            checks.extend(tools_checks(project, &loaded, instructions));
+            checks.extend(tools_checks(project, &loaded, instructions, trained));
         }
         None => checks.push(Check::warn(
             "tools",
@@ -494,7 +497,7 @@ impl Deadline {
 }
 
 /// The rows that need the server: reachable, model installed, tool support, context.
-async fn server_checks(loaded: &Loaded) -> Vec<Check> {
+async fn server_checks(loaded: &Loaded, trained: &mut Option<u64>) -> Vec<Check> {
     let config = &loaded.config;
     let deadline = Deadline::new();
     let mut checks = Vec::new();
@@ -597,6 +600,7 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
         }
     };
     checks.push(tool_support_check(model, &details));
+    *trained = details.context_length;
     if let Some(host) = &details.remote_host {
         checks.push(cloud_model_check(model, host, config.remote_endpoint));
     }
@@ -811,7 +815,7 @@ fn context_check(
         Some(trained) => Check::warn(
             "context",
             format!(
-                "num_ctx {num_ctx} ({}) exceeds {model}'s trained context of {trained}, so Ollama clamps it{loaded}",
+                "num_ctx {num_ctx} ({}) exceeds {model}'s trained context of {trained}, so sessions ask for {trained} (Ollama clamps it anyway){loaded}",
                 origin(source)
             ),
             format!("set `num_ctx` to {trained} or less"),
@@ -888,7 +892,14 @@ fn sandbox_check(config: &Config) -> Check {
 }
 
 /// The tools offered (with what their schemas cost per request) and those withdrawn.
-fn tools_checks(project: Project, loaded: &Loaded, instructions: Instructions) -> Vec<Check> {
+/// `trained` is the model's trained length, when the server said, so the fixed-prompt row
+/// judges the window a session would really use.
+fn tools_checks(
+    project: Project,
+    loaded: &Loaded,
+    instructions: Instructions,
+    trained: Option<u64>,
+) -> Vec<Check> {
     let config = &loaded.config;
     let toolbox = Toolbox::new(project, Budgets::from_config(config))
         .with_limits(CommandLimits::from_config(config))
@@ -923,10 +934,12 @@ fn tools_checks(project: Project, loaded: &Loaded, instructions: Instructions) -
         ));
     }
     let fixed = agent::prompt::approx_tokens(agent.fixed_prompt().total());
+    let result = usize::try_from(config.max_command_output_bytes).unwrap_or(usize::MAX);
     if let Some(check) = fixed_prompt_check(
-        config.num_ctx,
+        Window::new(config.num_ctx, trained),
         loaded.source(crate::config::Key::num_ctx),
         fixed,
+        agent::prompt::approx_tokens(result) as u64,
     ) {
         checks.push(check);
     }
@@ -964,28 +977,48 @@ fn instructions_checks(instructions: &Instructions, config: &Config) -> Vec<Chec
     checks
 }
 
-/// The tokens `num_ctx` must hold beyond the fixed prompt (the system prompt and the
-/// tool definitions, sent on every request): the person's request, one tool result
+/// The fewest tokens `num_ctx` must hold beyond the fixed prompt (the system prompt and
+/// the tool definitions, sent on every request): the person's request, one tool result
 /// (a 120-line slice is about 1,000 tokens) and a short answer. Below that, every turn
-/// has Ollama cut the prompt, and the model forgets its rules or its tools.
+/// has Ollama cut (or refuse) the prompt, and the model forgets its rules or its tools.
 pub(crate) const FIXED_PROMPT_MARGIN: u64 = 1024;
 
-/// A failure row when `num_ctx` cannot hold the fixed prompt (`fixed` tokens, estimated
-/// as the tools row estimates it) plus [`FIXED_PROMPT_MARGIN`]; `None` when it can (the
-/// context row compares `num_ctx` with the model's own limit).
-fn fixed_prompt_check(num_ctx: u64, source: &Source, fixed: usize) -> Option<Check> {
-    let needed = fixed as u64 + FIXED_PROMPT_MARGIN;
+/// A failure row when the window a session would use (`window`: `num_ctx`, or the
+/// model's trained length when smaller) cannot hold the fixed prompt (`fixed` tokens,
+/// estimated as the tools row estimates it) plus one tool result at its budget
+/// (`result` tokens: `max_command_output_bytes`, the largest output budget), and never
+/// less than [`FIXED_PROMPT_MARGIN`]; `None` when it can (the context row compares
+/// `num_ctx` with the model's own limit).
+fn fixed_prompt_check(window: Window, source: &Source, fixed: usize, result: u64) -> Option<Check> {
+    let margin = result.max(FIXED_PROMPT_MARGIN);
+    let needed = fixed as u64 + margin;
+    let num_ctx = window.effective();
     (num_ctx < needed).then(|| {
-        Check::fail(
-            "context",
+        let what = if window.clamped() {
             format!(
-                "num_ctx {num_ctx} ({}) cannot hold the fixed prompt: the system prompt, the project's instructions and the tool definitions take ~{fixed} tokens on every request, and a turn needs {FIXED_PROMPT_MARGIN} more for the request, a tool result and the answer",
+                "the context window of {num_ctx} tokens (the model's trained length; num_ctx {} {})",
+                window.configured,
                 origin(source)
-            ),
+            )
+        } else {
+            format!("num_ctx {num_ctx} ({})", origin(source))
+        };
+        let remedy = if window.clamped() {
+            format!(
+                "choose a model trained on {needed} tokens or more, or lower `max_command_output_bytes` and shorten the instructions"
+            )
+        } else {
             format!(
                 "set `num_ctx` to {needed} or more (the default, {}, leaves room for real work)",
                 Config::default().num_ctx
+            )
+        };
+        Check::fail(
+            "context",
+            format!(
+                "{what} cannot hold the fixed prompt: the system prompt, the project's instructions and the tool definitions take ~{fixed} tokens on every request, and a turn needs {margin} more for one tool result at its budget, the request and the answer"
             ),
+            remedy,
         )
     })
 }
@@ -1193,17 +1226,39 @@ mod tests {
     #[test]
     fn num_ctx_must_hold_the_fixed_prompt_and_the_margin() {
         let flag = Source::Flag("--model");
-        let tight = fixed_prompt_check(400, &Source::Default, 620).expect("fails");
+        let w = |n| Window::new(n, None);
+        let tight = fixed_prompt_check(w(400), &Source::Default, 620, 1000).expect("fails");
         assert_eq!(tight.status, Status::Fail);
         assert!(tight.measured.contains("~620 tokens"), "{tight:?}");
         assert_eq!(
             tight.remedy.as_deref(),
             Some("set `num_ctx` to 1644 or more (the default, 16384, leaves room for real work)")
         );
-        assert!(fixed_prompt_check(1643, &flag, 620).is_some(), "one below");
         assert!(
-            fixed_prompt_check(1644, &flag, 620).is_none(),
+            fixed_prompt_check(w(1643), &flag, 620, 1000).is_some(),
+            "one below"
+        );
+        assert!(
+            fixed_prompt_check(w(1644), &flag, 620, 1000).is_none(),
             "at the bound"
+        );
+        // A bigger output budget needs more; the window is the model's when smaller.
+        assert!(fixed_prompt_check(w(1644), &flag, 620, 2000).is_some());
+        assert!(fixed_prompt_check(w(2620), &flag, 620, 2000).is_none());
+        let clamped = fixed_prompt_check(Window::new(16384, Some(2048)), &flag, 620, 2000)
+            .expect("the trained length is what counts");
+        assert!(
+            clamped.measured.starts_with(
+                "the context window of 2048 tokens (the model's trained length; num_ctx 16384"
+            ),
+            "{clamped:?}"
+        );
+        assert!(
+            clamped
+                .remedy
+                .as_deref()
+                .is_some_and(|r| r.contains("2620 tokens")),
+            "{clamped:?}"
         );
     }
 

@@ -57,7 +57,7 @@ pub(crate) fn run(
         print_wrapped(Stream::Stderr, &line, HANG);
     }
     session::block_on(async || {
-        let num_ctx = session.loaded.config.num_ctx;
+        let num_ctx = session.agent.window().effective();
         let mut display = Display::new(false, &session.loaded.config.model).with_evidence_last();
         if json {
             display = display.with_json_events();
@@ -120,6 +120,7 @@ fn session_start(session: &Session) -> Event {
     Event::SessionStart {
         schema_version: EVENT_SCHEMA_VERSION,
         model: loaded.config.model.clone(),
+        num_ctx: agent.window().effective(),
         endpoint: crate::config::shown_endpoint(&loaded.config.endpoint),
         endpoint_local: is_local(&loaded.config.endpoint) && session.model_host.is_none(),
         model_remote_host: session.model_host.clone(),

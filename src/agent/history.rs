@@ -9,12 +9,18 @@
 
 use std::collections::HashSet;
 
+pub(crate) mod overflow;
+
 use crate::ollama::wire::{Message, Role, ToolCall};
 
 use super::prompt::DROPPED_NOTE;
 
 /// The placeholder a purged file slice is replaced with.
 pub const REDACTED_SLICE: &str = "[File slice redacted after turn completion]";
+
+/// A trim keeps `max_history_messages` less this fraction of it (a quarter): see
+/// [`History::trim`].
+const TRIM_SLACK: usize = 4;
 
 /// The messages of a session. The first is always the system prompt.
 #[derive(Debug, Clone)]
@@ -196,12 +202,18 @@ impl History {
     /// cutting only before a user message. When even the latest exchange is longer than
     /// the limit it is kept whole: cutting inside it would leave the model tool results
     /// without the question that asked for them.
+    ///
+    /// Once over the limit it trims to three quarters of it ([`TRIM_SLACK`]), not just under
+    /// it: every trim changes the start of the conversation, which costs the server's
+    /// prompt cache everything after the system message, so a trim every few turns is
+    /// cheaper than one every turn.
     fn trim(&mut self, max_messages: usize) -> usize {
         let len = self.messages.len();
         if len - 1 <= max_messages {
             return 0;
         }
-        let earliest_allowed = len - max_messages;
+        let keep = max_messages - max_messages / TRIM_SLACK;
+        let earliest_allowed = len - keep;
         let mut user_starts = (1..len).filter(|&i| self.messages[i].role == Role::User);
         let cut = user_starts
             .clone()

@@ -121,6 +121,9 @@ pub enum Event {
         schema_version: u32,
         /// The model.
         model: String,
+        /// The context window every request of the session asks for: the configured
+        /// `num_ctx`, or the model's trained length when that is smaller.
+        num_ctx: u64,
         /// The chat endpoint.
         endpoint: String,
         /// Whether the code stays on this machine: the endpoint is here and the model is
@@ -183,6 +186,23 @@ pub enum Event {
         /// Present when Ollama probably cut the prompt to fit `num_ctx`.
         #[serde(skip_serializing_if = "Option::is_none")]
         prompt_truncated: Option<super::PromptCut>,
+    },
+    /// The server refused the prompt as longer than the context window, and metron
+    /// trimmed its own history (docs/models.md, "When the conversation no longer fits")
+    /// before asking once more.
+    HistoryTrimmed {
+        /// The turn.
+        turn: u32,
+        /// The round trip within the turn that was refused, from 1 (it is sent again).
+        round: usize,
+        /// The server's refusal.
+        refusal: String,
+        /// Earlier tool results replaced by a note that they were dropped.
+        results_dropped: usize,
+        /// Whole earlier messages dropped.
+        messages_dropped: usize,
+        /// Bytes of message text no longer sent.
+        bytes_freed: usize,
     },
     /// The model asked for a tool.
     ToolProposed {
@@ -384,6 +404,8 @@ pub struct Ledger {
     turns: Vec<TurnRecord>,
     entries: Vec<Entry>,
     by_person: Vec<PersonEffect>,
+    /// What metron did to the conversation during a turn (a trim), by turn.
+    notes: Vec<(u32, String)>,
 }
 
 /// An effect the person made through metron between turns (`/undo`).
@@ -426,6 +448,12 @@ impl Ledger {
         });
     }
 
+    /// Records what metron did to the conversation during `turn` (history trimmed to
+    /// fit the context window), shown under the turn in `/ledger`.
+    pub(crate) fn record_note(&mut self, turn: u32, note: String) {
+        self.notes.push((turn, note));
+    }
+
     /// Adds a call that went through every stage.
     pub(crate) fn record(&mut self, entry: Entry) {
         self.entries.push(entry);
@@ -453,6 +481,9 @@ impl Ledger {
                 turn.status
                     .map_or("running", |(stop, status)| stop.heading(status))
             );
+            for (_, note) in self.notes.iter().filter(|(t, _)| *t == turn.turn) {
+                let _ = writeln!(text, "  metron: {note}");
+            }
             for entry in self.entries.iter().filter(|e| e.turn == turn.turn) {
                 number += 1;
                 render_entry(&mut text, number, entry);
@@ -546,6 +577,9 @@ fn carried_state(history: &History, call_id: &str) -> &'static str {
         .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(call_id));
     match message {
         Some(m) if m.content == REDACTED_SLICE => "purged after its turn",
+        Some(m) if m.content == super::history::overflow::DROPPED_RESULT => {
+            "dropped to fit the context window"
+        }
         Some(_) => "still carried",
         None => "dropped from history",
     }

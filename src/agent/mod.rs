@@ -29,6 +29,7 @@ pub(crate) mod stale;
 pub(crate) mod text_calls;
 pub(crate) mod think_tags;
 pub(crate) mod truncation;
+pub(crate) mod window;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -227,6 +228,13 @@ pub struct Agent<M> {
     log: Option<Box<dyn Saver>>,
     /// What the session's calls claim about the files, checked before each turn.
     facts: Vec<stale::Fact>,
+    /// The context window, fixed for the session's model (`settings.options.num_ctx` is
+    /// its effective value).
+    window: window::Window,
+    /// The server refuses an over-long prompt when asked to (`truncate: false`, Ollama
+    /// 0.12.4 and later), so every request asks it to. A refusal from any server is
+    /// trimmed and retried once (`trim_for_overflow`) whether or not this is set.
+    refuses_overflow: bool,
 }
 
 /// Bookkeeping for the turn in progress, so an interrupted or failed turn can be closed.
@@ -262,6 +270,7 @@ impl<M: Model> Agent<M> {
             }
         }
         let names = offered.iter().map(|spec| spec.name).collect();
+        let window = window::Window::new(settings.options.num_ctx, None);
         Agent {
             model,
             tool_definitions: prompt::raw_tool_definitions(&offered),
@@ -277,7 +286,28 @@ impl<M: Model> Agent<M> {
             instructions: Instructions::off(),
             log: None,
             facts: Vec::new(),
+            window,
+            refuses_overflow: false,
         }
+    }
+
+    /// Fixes the session's context window: every request from now on carries its
+    /// effective `num_ctx`. Called once at start and once per change of model, never per
+    /// request (a different `num_ctx` makes Ollama reload the model).
+    pub(crate) fn set_window(&mut self, window: window::Window) {
+        self.settings.options.num_ctx = window.effective();
+        self.window = window;
+    }
+
+    /// The session's context window.
+    pub(crate) fn window(&self) -> window::Window {
+        self.window
+    }
+
+    /// Whether the server honours `truncate: false` (from its `/api/version`): the loop
+    /// then sends it, and trims history itself when a prompt is refused.
+    pub(crate) fn set_refuses_overflow(&mut self, refuses: bool) {
+        self.refuses_overflow = refuses;
     }
 
     /// Sends `instructions` after the system prompt, in the same message, from the first
@@ -458,12 +488,30 @@ impl<M: Model> Agent<M> {
                 self.interrupted(observer);
                 return Err(TurnError::Interrupted);
             }
-            let sent_bytes = self.history.carried_bytes() + self.schema_bytes();
-            // Ctrl-C abandons a request in flight; the turn closes itself below.
-            let reply = tokio::select! {
-                biased;
-                () = cancel.cancelled() => None,
-                reply = self.ask_model(observer) => Some(reply),
+            // A prompt the server refuses as too long is trimmed (see `history::overflow`)
+            // and sent once more; a second refusal ends the turn.
+            let mut trimmed = false;
+            let (reply, sent_bytes) = loop {
+                let sent_bytes = self.history.carried_bytes() + self.schema_bytes();
+                // Ctrl-C abandons a request in flight; the turn closes itself below.
+                let reply = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => None,
+                    reply = self.ask_model(observer) => Some(reply),
+                };
+                match reply {
+                    Some(Err(OllamaError::ContextOverflow { message })) if !trimmed => {
+                        trimmed = true;
+                        if self.trim_for_overflow(turn, round, &message, sent_bytes, observer) {
+                            continue;
+                        }
+                        break (
+                            Some(Err(OllamaError::ContextOverflow { message })),
+                            sent_bytes,
+                        );
+                    }
+                    reply => break (reply, sent_bytes),
+                }
             };
             let reply = match reply {
                 None => {
@@ -599,6 +647,59 @@ impl<M: Model> Agent<M> {
         Err(error)
     }
 
+    /// Trims history after the server refused the prompt of round `round` (`sent_bytes`
+    /// bytes) as longer than the context window, by the policy of `history::overflow`,
+    /// and tells the person (a warning), the model (a note after the kept history: the
+    /// system message stays byte for byte what it was, so the server's prompt cache keeps
+    /// it) and the ledger. Returns false when nothing could be dropped: the same prompt
+    /// would be refused again.
+    fn trim_for_overflow(
+        &mut self,
+        turn: u32,
+        round: usize,
+        refusal: &str,
+        sent_bytes: usize,
+        observer: &mut dyn Observer,
+    ) -> bool {
+        let Some(start) = self.open_turn.as_ref().map(|open| open.start) else {
+            return false;
+        };
+        let kept = |m: Option<&Message>| m.map_or(0, Message::carried_bytes);
+        let droppable = self.history.carried_bytes().saturating_sub(
+            kept(self.history.messages().first()) + kept(self.history.messages().get(start)),
+        );
+        let want = history::overflow::bytes_to_free(refusal, sent_bytes, droppable);
+        let Some(trim) = self.history.trim_to_fit(start, want) else {
+            return false;
+        };
+        if let Some(open) = &mut self.open_turn {
+            open.start = open.start.saturating_sub(trim.messages_dropped);
+        }
+        let what = trim_words(trim);
+        self.history.push(Message::new(
+            Role::User,
+            format!(
+                "(Note from metron: the conversation no longer fit the context window, so metron dropped {what}; call the tools again for anything you still need from them.)"
+            ),
+        ));
+        self.save_seen(observer);
+        let line = format!(
+            "the conversation no longer fit the context window ({} tokens): dropped {what} ({} bytes) and asked again",
+            self.settings.options.num_ctx, trim.bytes_freed
+        );
+        self.ledger.record_note(turn, line.clone());
+        observer.event(&Event::HistoryTrimmed {
+            turn,
+            round,
+            refusal: refusal.to_owned(),
+            results_dropped: trim.results_dropped,
+            messages_dropped: trim.messages_dropped,
+            bytes_freed: trim.bytes_freed,
+        });
+        observer.warning(&line);
+        true
+    }
+
     /// Closes a turn whose future was dropped (Ctrl-C): history stays valid for the next
     /// request, the model is told the turn was interrupted, and the ledger says so.
     pub fn interrupted(&mut self, observer: &mut dyn Observer) {
@@ -624,6 +725,7 @@ impl<M: Model> Agent<M> {
             tools: self.tool_definitions.as_deref(),
             stream: self.settings.stream,
             options: self.settings.options,
+            truncate: self.refuses_overflow.then_some(false),
         };
         observer.model_call_started();
         let reply = self
@@ -948,6 +1050,26 @@ impl FixedPrompt {
 /// Closes a turn the person cancelled (Ctrl-C) before the model answered and before any
 /// tool ran: their line stays in history, and this tells the model it went unanswered.
 const CANCELLED_BEFORE_ANSWER: &str = "(cancelled by the user before an answer)";
+
+/// What a trim dropped, in words: `2 earlier tool results and 8 earlier messages`.
+fn trim_words(trim: history::overflow::Trim) -> String {
+    let mut parts = Vec::new();
+    if trim.results_dropped > 0 {
+        parts.push(crate::tools::count(
+            trim.results_dropped,
+            "earlier tool result",
+            "earlier tool results",
+        ));
+    }
+    if trim.messages_dropped > 0 {
+        parts.push(crate::tools::count(
+            trim.messages_dropped,
+            "earlier message",
+            "earlier messages",
+        ));
+    }
+    parts.join(" and ")
+}
 
 /// Closes a saved turn that was never answered (metron was killed during it).
 const RESUMED_UNANSWERED: &str =

@@ -35,6 +35,8 @@ pub(crate) struct Installed {
     /// Where the server says it runs: [`ModelPlace::Remote`] for a cloud model, whose
     /// requests go on to another host; [`ModelPlace::Unknown`] when it was not described.
     pub(crate) place: ModelPlace,
+    /// The context length it was trained for, when the server said.
+    pub(crate) trained: Option<u64>,
 }
 
 /// The installed models in the server's order, each with its tool support, within
@@ -59,8 +61,8 @@ pub(crate) async fn describe(
     let mut found = Vec::with_capacity(names.len());
     for name in names {
         let left = deadline.saturating_duration_since(Instant::now());
-        let (tools, place) = if left.is_zero() {
-            (ToolSupport::Unknown, unknown("not described in time"))
+        let (tools, place, trained) = if left.is_zero() {
+            (ToolSupport::Unknown, unknown("not described in time"), None)
         } else {
             match client.show(&name, left).await {
                 Ok(details) => (
@@ -70,11 +72,17 @@ pub(crate) async fn describe(
                         ToolSupport::No
                     },
                     ModelPlace::from_remote_host(details.remote_host.as_deref()),
+                    details.context_length,
                 ),
-                Err(e) => (ToolSupport::Unknown, unknown(&e.to_string())),
+                Err(e) => (ToolSupport::Unknown, unknown(&e.to_string()), None),
             }
         };
-        found.push(Installed { name, tools, place });
+        found.push(Installed {
+            name,
+            tools,
+            place,
+            trained,
+        });
     }
     found
 }
@@ -129,41 +137,67 @@ pub(crate) async fn missing_model_hint(error: &TurnError, endpoint: &str) -> Opt
 /// leaves the place unknown (see `disclosure::model_check`).
 pub(crate) const PLACE_LIMIT: Duration = Duration::from_secs(3);
 
-/// Where the server at `endpoint` says `model` runs (`/api/show`, within `limit`), asked
-/// before a session's first chat request so that a cloud model is known before any code
-/// is sent; `None` when Ctrl-C (`cancel`) ends the wait, as it would end the session's
-/// first request. Runs on a runtime of its own, as the session's starts later; never
-/// calls `/api/chat`.
+/// What the start of a session learns from the server before its first chat request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Described {
+    /// Where the model runs (a cloud model is announced or refused).
+    pub(crate) place: ModelPlace,
+    /// The context length the model was trained for, when `/api/show` says.
+    pub(crate) trained: Option<u64>,
+    /// The server's version (`/api/version`), when it answered in time.
+    pub(crate) version: Option<String>,
+}
+
+/// What the server at `endpoint` says of `model` (`/api/show`) and of itself
+/// (`/api/version`), both asked at once within `limit`, before a session's first chat
+/// request: so that a cloud model is known before any code is sent, and the session's
+/// context window and overflow handling are fixed before the first prompt. `None` when
+/// Ctrl-C (`cancel`) ends the wait, as it would end the session's first request. Runs on
+/// a runtime of its own, as the session's starts later; never calls `/api/chat`.
 pub(crate) fn place_of(
     endpoint: &str,
     model: &str,
     limit: Duration,
     cancel: &CancelToken,
-) -> Option<ModelPlace> {
+) -> Option<Described> {
+    let failed = |reason: &str| Described {
+        place: unknown(reason),
+        trained: None,
+        version: None,
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => return Some(unknown(&format!("cannot start the async runtime: {e}"))),
+        Err(e) => return Some(failed(&format!("cannot start the async runtime: {e}"))),
     };
-    let place = runtime.block_on(async {
+    let described = runtime.block_on(async {
         let client = match Client::new(endpoint, limit) {
             Ok(client) => client,
-            Err(e) => return Some(unknown(&e.to_string())),
+            Err(e) => return Some(failed(&e.to_string())),
         };
         tokio::select! {
             biased;
             () = cancel.cancelled() => None,
-            shown = client.show(model, limit) => Some(match shown {
-                Ok(details) => ModelPlace::from_remote_host(details.remote_host.as_deref()),
-                Err(e) => unknown(&e.to_string()),
+            (shown, version) = async {
+                tokio::join!(client.show(model, limit), client.version(limit))
+            } => Some(match shown {
+                Ok(details) => Described {
+                    place: ModelPlace::from_remote_host(details.remote_host.as_deref()),
+                    trained: details.context_length,
+                    version: version.ok(),
+                },
+                Err(e) => Described {
+                    version: version.ok(),
+                    ..failed(&e.to_string())
+                },
             }),
         }
     });
     // A name lookup the limit abandoned runs on a blocking thread; do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
-    place
+    described
 }
 
 /// The installed name `model` resolves to, as Ollama resolves it: the name exactly, or
@@ -220,6 +254,7 @@ mod tests {
             name: name.to_owned(),
             tools,
             place,
+            trained: None,
         }
     }
 

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::{Exit, error, startup};
+use crate::agent::window::{Window, refuses_overflow};
 use crate::agent::{Agent, Settings, TurnError, TurnReport};
 use crate::authority::{Approver, CancelToken};
 use crate::config::Config;
@@ -173,8 +174,8 @@ pub(crate) fn start(
     let limit = super::models::PLACE_LIMIT;
     // A press during the question ends the session as it would end the first request
     // (the turn forgets earlier presses when it starts).
-    let place = super::models::place_of(&config.endpoint, &config.model, limit, &cancel);
-    let Some(place) = place.filter(|_| !cancel.is_cancelled()) else {
+    let described = super::models::place_of(&config.endpoint, &config.model, limit, &cancel);
+    let Some(described) = described.filter(|_| !cancel.is_cancelled()) else {
         error("interrupted");
         return Err(Exit::Interrupted);
     };
@@ -182,7 +183,7 @@ pub(crate) fn start(
         &loaded,
         &config.model,
         loaded.source(crate::config::Key::model),
-        &place,
+        &described.place,
     )
     .map_err(|message| {
         error(message);
@@ -190,6 +191,10 @@ pub(crate) fn start(
     })?;
     let mut agent =
         Agent::new(client, toolbox, Settings::from_config(config)).with_instructions(instructions);
+    // Fixed here, once, for the session's model (a resumed session's too): `/model`
+    // fixes it again for the new model, and nothing else changes it.
+    agent.set_window(Window::new(config.num_ctx, described.trained));
+    agent.set_refuses_overflow(refuses_overflow(described.version.as_deref()));
     let mut resumed_path = None;
     match (resumed, sessions_dir.clone()) {
         (Some((path, saved)), _) => {
@@ -220,7 +225,8 @@ pub(crate) fn start(
                 &id,
                 &root,
                 &config.model,
-                config.num_ctx,
+                // The window the requests carry, not the one configured.
+                agent.window().effective(),
             )));
         }
         (None, None) => error(

@@ -133,6 +133,11 @@ pub struct ChatRequest<'a> {
     pub stream: bool,
     /// Sampling and size options.
     pub options: Options,
+    /// `Some(false)` asks the server to refuse a prompt longer than `num_ctx` (HTTP 400)
+    /// instead of cutting it silently; sent only to servers that honour it (Ollama 0.12.4
+    /// and later), omitted otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncate: Option<bool>,
 }
 
 /// One line of a streamed reply, or the whole non-streamed reply. Every field is optional

@@ -597,6 +597,7 @@ pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>, yes: bool
         let _ = writeln!(text, "instructions: {files}");
     }
     let _ = writeln!(text, "fixed prompt: {}", agent.fixed_prompt().line());
+    let _ = writeln!(text, "{}", agent.window().line());
     text
 }
 
@@ -646,6 +647,7 @@ pub(crate) fn context_text<M: Model>(agent: &Agent<M>, config: &crate::config::C
         let _ = writeln!(text, "  note: {}", note.text());
     }
     let _ = writeln!(text, "fixed prompt: {}", agent.fixed_prompt().line());
+    let _ = writeln!(text, "{}", agent.window().line());
     text.push_str(&agent.ledger().context(agent.history()));
     text
 }
@@ -881,6 +883,7 @@ mod tests {
                 name: name.to_owned(),
                 tools,
                 place: crate::disclosure::ModelPlace::Server,
+                trained: None,
             })
             .collect()
     }

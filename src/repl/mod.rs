@@ -235,6 +235,7 @@ fn print_banner(session: &Session) {
         commands::chosen_by(config.source(crate::config::Key::model), root)
     ));
     say("Context-disciplined terminal coder. /help for commands, /exit to quit.");
+    say(&session.agent.window().line());
     let kind = if project.is_git() {
         "a git work tree"
     } else {
@@ -389,13 +390,14 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
         Ok(name) => {
             // A cloud model is a remote endpoint of its own: refused or announced before
             // the next request carries the conversation (and the code in it) there.
-            let place = installed
-                .iter()
-                .find(|m| m.name == name)
-                .map(|m| m.place.clone())
-                .unwrap_or(crate::disclosure::ModelPlace::Unknown {
-                    reason: "not described by the server".to_owned(),
-                });
+            let chosen = installed.iter().find(|m| m.name == name);
+            let place =
+                chosen
+                    .map(|m| m.place.clone())
+                    .unwrap_or(crate::disclosure::ModelPlace::Unknown {
+                        reason: "not described by the server".to_owned(),
+                    });
+            let trained = chosen.and_then(|m| m.trained);
             match crate::disclosure::model_check(
                 &session.loaded,
                 &name,
@@ -421,6 +423,12 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
             if let Some(warning) = session.agent.set_model(name.clone()) {
                 error(warning);
             }
+            // A new model, so a new window: fixed once here, as at start.
+            let window = crate::agent::window::Window::new(session.loaded.config.num_ctx, trained);
+            if window.effective() != session.agent.window().effective() {
+                say(&window.line());
+            }
+            session.agent.set_window(window);
             session.loaded.config.model = name.clone();
             session
                 .loaded
@@ -558,7 +566,7 @@ fn rebuild_tags(session: &Session) {
 }
 
 async fn turn(session: &mut Session, line: &str) {
-    let num_ctx = session.loaded.config.num_ctx;
+    let num_ctx = session.agent.window().effective();
     let mut display = Display::new(true, &session.loaded.config.model);
     let outcome = session::drive_turn(&mut session.agent, line, &mut display).await;
     display.finish_line();

@@ -406,6 +406,34 @@ fn setup_session() -> (Run, Vec<Value>) {
     (run, events)
 }
 
+/// A prompt the server refuses as too long once, after a tool ran: metron trims and asks
+/// again.
+fn trimmed_session() -> (Run, Vec<Value>) {
+    let p = TestProject::git();
+    p.file(
+        "a.txt",
+        "a line that the model reads and then loses\n".repeat(20),
+    );
+    let fake = FakeOllama::start(vec![
+        call(
+            "view_slice",
+            json!({"path": "a.txt", "start": 1, "end": 20}),
+            100,
+            5,
+        ),
+        Reply::Error(400, "the input length exceeds the context length".into()),
+        answer("An answer.", 200, 4),
+    ]);
+    let (run, events) = json_run(metron(p.root()), &fake, "read a.txt");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        events_of_type(&events, "history_trimmed").len(),
+        1,
+        "{events:#?}"
+    );
+    (run, events)
+}
+
 /// A turn that fails: the server answers the chat with an error.
 fn failed_session() -> (Run, Vec<Value>) {
     let p = TestProject::git();
@@ -444,7 +472,7 @@ fn every_emitted_field_is_documented_and_every_documented_field_is_emitted() {
     }
     let docs = parse_docs(&usage_md()).unwrap_or_else(|e| panic!("{e}"));
     let mut events = Vec::new();
-    for session in [work_session, setup_session, failed_session] {
+    for session in [work_session, setup_session, failed_session, trimmed_session] {
         events.extend(session().1);
     }
     let problems = disagreements(&docs, &events);

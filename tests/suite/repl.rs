@@ -75,11 +75,24 @@ fn specs(names: &[&str]) -> Vec<&'static ToolSpec> {
 
 /// The banner of a session in the git work tree at `root`, for `model` chosen as `chosen`
 /// says (`the built-in default`, `from --model`...), with the config line.
+/// The context line is the one of a server that did not answer (see [`FAKE_CONTEXT`]).
 fn banner(root: &Path, model: &str, chosen: &str, config: &str) -> String {
     format!(
-        "=== metron (model: {model}, {chosen}) ===\nContext-disciplined terminal coder. /help for commands, /exit to quit.\nproject: {} (a git work tree)\nconfig: {config}\n\n",
+        "=== metron (model: {model}, {chosen}) ===\nContext-disciplined terminal coder. /help for commands, /exit to quit.\n{NO_SERVER_CONTEXT}\nproject: {} (a git work tree)\nconfig: {config}\n\n",
         root.display()
     )
+}
+
+/// The banner's context line when no server said how long the model was trained for.
+const NO_SERVER_CONTEXT: &str =
+    "context 16384 tokens (num_ctx; the server did not report the model's trained length)";
+
+/// The banner's context line for the fake server's default model.
+const FAKE_CONTEXT: &str = "context 16384 tokens (num_ctx; the model was trained on 32768)";
+
+/// The banner of a session on the defaults against the fake server's default model.
+fn fake_banner(root: &Path) -> String {
+    default_banner(root).replace(NO_SERVER_CONTEXT, FAKE_CONTEXT)
 }
 
 /// The banner of a session on the defaults in the git work tree at `root`.
@@ -174,12 +187,13 @@ fn the_banner_names_the_project_the_model_its_layer_and_the_config_file() {
     let plain = TestProject::new();
     let run = metron(plain.root()).env("OLLAMA_HOST", &nobody).run();
     assert_eq!(run.code, 0, "{run:?}");
-    let first_lines: Vec<&str> = run.stdout.lines().take(3).collect();
+    let first_lines: Vec<&str> = run.stdout.lines().take(4).collect();
     assert_eq!(
         first_lines,
         [
             "=== metron (model: qwen2.5-coder:7b, the built-in default) ===",
             "Context-disciplined terminal coder. /help for commands, /exit to quit.",
+            NO_SERVER_CONTEXT,
             &format!(
                 "project: {} (not a git work tree, so apply_patch is not offered)",
                 plain.root().display()
@@ -449,7 +463,7 @@ fn history_counts_messages_and_bytes_and_reset_empties_it() {
     );
     let expected = format!(
         "{}{empty}\n{reply}\n{after_turn}\nconversation cleared (the system prompt is kept)\n{empty}\nHello again.\n",
-        default_banner(p.root())
+        fake_banner(p.root())
     );
     assert_eq!(run.stdout, expected, "{run:?}");
     // The footers, one per turn.
@@ -719,7 +733,9 @@ fn model_refuses_a_missing_or_toolless_model_without_a_chat_request() {
     assert!(fake.chat_requests().is_empty(), "{run:?}");
     for request in other_requests(&fake) {
         assert!(
-            request == "GET /api/tags" || request == "POST /api/show",
+            request == "GET /api/tags"
+                || request == "POST /api/show"
+                || request == "GET /api/version",
             "{request}"
         );
     }
@@ -864,7 +880,7 @@ fn a_full_session_edits_the_file_and_reports_what_it_cost() {
         .run();
     assert_eq!(run.code, 0, "{run:?}");
     // With `--yes` the banner says that nothing will be asked.
-    let banner = default_banner(p.root()).replace(
+    let banner = fake_banner(p.root()).replace(
         "\n\n",
         "\napprovals: applying patches and running allowed commands without asking (--yes)\n\n",
     );

@@ -1,0 +1,295 @@
+//! Trimming history after the server refused a prompt as longer than the context window.
+//!
+//! The policy (docs/models.md, "When the conversation no longer fits"):
+//!
+//! - the system message (metron's rules, the instructions) is never touched, byte for
+//!   byte, so the server's prompt cache keeps it; the tool definitions are not in history;
+//! - the current request, the person's line of this turn, is kept, and so are the calls
+//!   and results of this turn's latest round;
+//! - first the oldest earlier tool results are replaced by [`DROPPED_RESULT`] (the call
+//!   and its result stay paired, which servers that match them by id require), then the
+//!   oldest whole exchanges are dropped, cutting only before a user message so a call is
+//!   never separated from its result; only then are this turn's own earlier results
+//!   stubbed, and last of all the results of its latest round (one result too big for
+//!   the window would otherwise fail every retry).
+//!
+//! It stops as soon as the bytes it was asked to free are freed, so the kept prefix is as
+//! long as it can be.
+
+use crate::ollama::wire::{Message, Role};
+
+use super::History;
+
+/// What a tool result is replaced with when the conversation no longer fits.
+pub(crate) const DROPPED_RESULT: &str = "[Tool result dropped: the conversation no longer fit the context window; call the tool again if you need it]";
+
+/// What one trim did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Trim {
+    /// Tool results replaced by [`DROPPED_RESULT`] (before the turn and within it).
+    pub(crate) results_dropped: usize,
+    /// Whole messages dropped from the front (after the system message).
+    pub(crate) messages_dropped: usize,
+    /// Bytes of message text no longer carried.
+    pub(crate) bytes_freed: usize,
+}
+
+impl History {
+    /// Frees at least `want` bytes if it can, by the policy above, keeping the system
+    /// message and every message from `turn_start` (the person's line of this turn) on,
+    /// except this turn's earlier tool results. Returns what it did; `None` when nothing
+    /// could be freed (a retry would send the same prompt).
+    pub(crate) fn trim_to_fit(&mut self, turn_start: usize, want: usize) -> Option<Trim> {
+        let before = self.carried;
+        let turn_start = turn_start.clamp(1, self.messages.len());
+        let mut trim = Trim::default();
+        // 1. The oldest earlier tool results.
+        trim.results_dropped += self.stub_results(1..turn_start, before, want);
+        // 2. The oldest whole exchanges, cut before a user message.
+        if before - self.carried < want {
+            trim.messages_dropped = self.drop_exchanges(turn_start, before, want);
+        }
+        // 3. This turn's own results, all but the latest round's.
+        if before - self.carried < want {
+            let start = turn_start - trim.messages_dropped;
+            let latest_round = self
+                .messages
+                .iter()
+                .rposition(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+                .unwrap_or(self.messages.len());
+            let latest_round = latest_round.max(start);
+            trim.results_dropped += self.stub_results(start..latest_round, before, want);
+            // 4. Only when nothing else is left: the latest round's own results (a single
+            //    result too big for the window), so the model can still answer or ask
+            //    for less.
+            if before - self.carried < want {
+                let end = self.messages.len();
+                trim.results_dropped += self.stub_results(latest_round..end, before, want);
+            }
+        }
+        trim.bytes_freed = before - self.carried;
+        if trim == Trim::default() || trim.bytes_freed == 0 {
+            return None;
+        }
+        self.revision += 1;
+        Some(trim)
+    }
+
+    /// Replaces tool results in `range`, oldest first, until `want` bytes are freed since
+    /// `before`; returns how many.
+    fn stub_results(&mut self, range: std::ops::Range<usize>, before: usize, want: usize) -> usize {
+        let mut stubbed = 0;
+        for i in range {
+            if before - self.carried >= want {
+                break;
+            }
+            let message = &mut self.messages[i];
+            if message.role != Role::Tool || message.content.len() <= DROPPED_RESULT.len() {
+                continue;
+            }
+            let old = message.carried_bytes();
+            message.content = DROPPED_RESULT.to_owned();
+            self.carried = self.carried - old + message.carried_bytes();
+            stubbed += 1;
+        }
+        stubbed
+    }
+
+    /// Drops the oldest exchanges before `turn_start`, cutting at the first user message
+    /// after which `want` bytes are freed since `before` (at most up to `turn_start`);
+    /// returns how many messages went.
+    fn drop_exchanges(&mut self, turn_start: usize, before: usize, want: usize) -> usize {
+        let mut freed = before - self.carried;
+        let mut cut = None;
+        for i in 2..=turn_start {
+            freed += self.messages[i - 1].carried_bytes();
+            let at_user = i == turn_start || self.messages[i].role == Role::User;
+            if at_user {
+                cut = Some(i);
+                if freed >= want {
+                    break;
+                }
+            }
+        }
+        let Some(cut) = cut else {
+            return 0;
+        };
+        let gone: usize = self.messages[1..cut]
+            .iter()
+            .map(Message::carried_bytes)
+            .sum();
+        self.messages.drain(1..cut);
+        self.carried -= gone;
+        self.dropped = self.dropped.saturating_add(cut - 1);
+        cut - 1
+    }
+}
+
+/// How many bytes to free after the server refused a prompt of `sent` bytes with
+/// `message`, when `droppable` bytes could go at most. When the message gives the
+/// prompt's size and the window's in tokens (llama.cpp's `request (9000 tokens) exceeds
+/// the available context size (4096 tokens)`), the share over the window plus a tenth
+/// for the estimate's error; otherwise half of what can go.
+pub(crate) fn bytes_to_free(message: &str, sent: usize, droppable: usize) -> usize {
+    let numbers: Vec<u64> = message
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .collect();
+    let sizes = match numbers.as_slice() {
+        [.., asked, window] if asked > window => Some((*asked, *window)),
+        [.., window, asked] if asked > window => Some((*asked, *window)),
+        _ => None,
+    };
+    match sizes {
+        Some((asked, window)) => {
+            let sent = u64::try_from(sent).unwrap_or(u64::MAX);
+            let over = sent / asked * (asked - window) + (sent % asked) * (asked - window) / asked;
+            let want = over.saturating_add(sent / 10);
+            usize::try_from(want).unwrap_or(usize::MAX)
+        }
+        None => droppable.div_ceil(2),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ollama::wire::{FunctionCall, ToolCall};
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            function: FunctionCall {
+                index: 0,
+                name: "search_text".into(),
+                arguments: serde_json::json!({}),
+            },
+        }
+    }
+
+    /// A user line, a call, its result of `size` bytes, the answer.
+    fn exchange(h: &mut History, n: usize, size: usize) {
+        h.push(Message::new(Role::User, format!("q{n}")));
+        let c = call(&format!("c{n}"));
+        h.push(Message {
+            tool_calls: vec![c.clone()],
+            ..Message::new(Role::Assistant, "")
+        });
+        h.push(Message::tool_result(&c, "r".repeat(size)));
+        h.push(Message::new(Role::Assistant, format!("a{n}")));
+    }
+
+    fn recount(h: &History) -> usize {
+        h.messages().iter().map(Message::carried_bytes).sum()
+    }
+
+    fn paired(h: &History) {
+        for (i, m) in h.messages().iter().enumerate() {
+            if m.role == Role::Tool {
+                let call = &h.messages()[..i]
+                    .iter()
+                    .rev()
+                    .find(|m| m.role != Role::Tool)
+                    .expect("a message before");
+                assert!(!call.tool_calls.is_empty(), "result {i} without its call");
+            }
+        }
+    }
+
+    #[test]
+    fn the_oldest_results_go_first_and_the_system_message_stays() {
+        let mut h = History::new("sys");
+        for n in 0..3 {
+            exchange(&mut h, n, 1000);
+        }
+        let start = h.len();
+        h.push(Message::new(Role::User, "now"));
+        let trim = h.trim_to_fit(start, 500).expect("trimmed");
+        assert_eq!(trim.results_dropped, 1);
+        assert_eq!(trim.messages_dropped, 0);
+        assert_eq!(h.messages()[0].content, "sys");
+        assert_eq!(h.messages()[3].content, DROPPED_RESULT);
+        assert_eq!(h.messages()[7].content.len(), 1000, "the next one is kept");
+        assert_eq!(h.carried_bytes(), recount(&h));
+        assert_eq!(h.messages().last().map(|m| m.content.as_str()), Some("now"));
+        paired(&h);
+    }
+
+    #[test]
+    fn whole_exchanges_go_next_cut_before_a_user_message() {
+        let mut h = History::new("sys");
+        for n in 0..4 {
+            exchange(&mut h, n, 1000);
+        }
+        let start = h.len();
+        h.push(Message::new(Role::User, "now"));
+        let trim = h.trim_to_fit(start, 4200).expect("trimmed");
+        assert_eq!(trim.results_dropped, 4);
+        assert!(
+            trim.messages_dropped > 0 && trim.messages_dropped.is_multiple_of(4),
+            "{trim:?}"
+        );
+        assert_eq!(h.messages()[1].role, Role::User);
+        assert_eq!(h.dropped(), trim.messages_dropped);
+        assert_eq!(h.messages()[0].content, "sys");
+        assert_eq!(h.carried_bytes(), recount(&h));
+        paired(&h);
+    }
+
+    #[test]
+    fn this_turns_latest_round_is_kept_and_earlier_rounds_stubbed_last() {
+        let mut h = History::new("sys");
+        let start = h.len();
+        h.push(Message::new(Role::User, "now"));
+        for n in 0..3 {
+            let c = call(&format!("t{n}"));
+            h.push(Message {
+                tool_calls: vec![c.clone()],
+                ..Message::new(Role::Assistant, "")
+            });
+            h.push(Message::tool_result(&c, "x".repeat(2000)));
+        }
+        let trim = h.trim_to_fit(start, 3000).expect("trimmed");
+        assert_eq!(trim.results_dropped, 2);
+        assert_eq!(h.messages()[1].content, "now");
+        assert_eq!(
+            h.messages()[7].content.len(),
+            2000,
+            "the latest result stays"
+        );
+        assert_eq!(h.carried_bytes(), recount(&h));
+        paired(&h);
+        // With nothing else left, the latest result goes too.
+        let last = h.trim_to_fit(start, usize::MAX).expect("trimmed");
+        assert_eq!(last.results_dropped, 1);
+        assert_eq!(h.messages()[7].content, DROPPED_RESULT);
+    }
+
+    #[test]
+    fn nothing_to_free_is_none() {
+        let mut h = History::new("sys");
+        h.push(Message::new(Role::User, "now"));
+        assert_eq!(h.trim_to_fit(1, 100), None);
+        assert_eq!(h.len(), 2);
+    }
+
+    #[test]
+    fn the_share_to_free_comes_from_the_servers_numbers_or_is_half() {
+        let llama = "request (9000 tokens) exceeds the available context size (4096 tokens)";
+        // 9000 bytes sent, 4904/9000 of it over, plus a tenth.
+        assert_eq!(bytes_to_free(llama, 9000, 100), 4904 + 900);
+        let reversed = "context length 4096 exceeded by a prompt of 8192";
+        assert_eq!(bytes_to_free(reversed, 8192, 100), 4096 + 819);
+        let plain = "the input length exceeds the context length";
+        assert_eq!(bytes_to_free(plain, 9000, 3001), 1501);
+        assert_eq!(
+            bytes_to_free("", usize::MAX, usize::MAX),
+            usize::MAX / 2 + 1
+        );
+        assert!(
+            bytes_to_free(llama, usize::MAX, 0) > 0,
+            "no overflow in the estimate"
+        );
+    }
+}

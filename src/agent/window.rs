@@ -1,0 +1,152 @@
+//! The context window a session asks for, fixed once per model.
+//!
+//! Ollama reloads a model whenever `num_ctx` changes, and clamps a request's `num_ctx` to
+//! the model's trained length anyway. Asking for more than the model was trained on buys
+//! nothing and misleads every figure computed from it (the footer's share, the truncation
+//! suspicion). So the session asks for the smaller of the configured value and the trained
+//! length `/api/show` reports, decides it once at start (and again only when the model
+//! changes), and sends the same value on every request.
+//!
+//! Whether the server can refuse an over-long prompt instead of cutting it silently
+//! (`truncate: false`, Ollama 0.12.4 and later) is decided here too, from `/api/version`.
+
+/// The window of one session's model: what the configuration asked for and what the
+/// server says the model was trained on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// `num_ctx` from the configuration.
+    pub(crate) configured: u64,
+    /// The model's trained context length (`model_info.<arch>.context_length`), when the
+    /// server reported a usable one.
+    pub(crate) trained: Option<u64>,
+}
+
+impl Window {
+    /// The window for a model the server describes as trained on `trained` tokens (a
+    /// missing or zero length means the server did not say).
+    pub(crate) fn new(configured: u64, trained: Option<u64>) -> Window {
+        Window {
+            configured,
+            trained: trained.filter(|&t| t > 0),
+        }
+    }
+
+    /// What every request of the session carries as `num_ctx`.
+    pub(crate) fn effective(self) -> u64 {
+        match self.trained {
+            Some(trained) if trained < self.configured => trained,
+            _ => self.configured,
+        }
+    }
+
+    /// Whether the model's trained length, not the configuration, decided the window.
+    pub(crate) fn clamped(self) -> bool {
+        self.effective() < self.configured
+    }
+
+    /// One line for the banner, `/config` and `/context`:
+    /// `context 4096 tokens (the model's trained length; num_ctx 16384 configured)`.
+    pub(crate) fn line(self) -> String {
+        let effective = self.effective();
+        if self.clamped() {
+            return format!(
+                "context {effective} tokens (the model's trained length; num_ctx {} configured)",
+                self.configured
+            );
+        }
+        match self.trained {
+            Some(trained) => {
+                format!("context {effective} tokens (num_ctx; the model was trained on {trained})")
+            }
+            None => format!(
+                "context {effective} tokens (num_ctx; the server did not report the model's trained length)"
+            ),
+        }
+    }
+}
+
+/// The first Ollama version that honours `truncate: false` (an over-long prompt is then
+/// refused with a 400 instead of cut silently).
+const TRUNCATE_SINCE: (u64, u64, u64) = (0, 12, 4);
+
+/// Whether a server reporting `version` (`/api/version`) honours `truncate: false`. An
+/// unknown or unreadable version does not: sending the field to an older server is
+/// harmless, but believing it was honoured would switch off the detection of silent cuts
+/// (`truncation`), which older servers still need.
+pub(crate) fn refuses_overflow(version: Option<&str>) -> bool {
+    version
+        .and_then(parse_version)
+        .is_some_and(|v| v >= TRUNCATE_SINCE)
+}
+
+/// `major.minor.patch` out of a version string as servers report it: an optional `v`,
+/// and anything after the patch number (`-rc2`, `+build`) ignored. A pre-release of the
+/// version that introduced a feature is taken as that version: the field exists from its
+/// first release candidate on. `None` for anything else.
+fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let text = text.trim();
+    let text = text.strip_prefix(['v', 'V']).unwrap_or(text);
+    let mut parts = text.splitn(3, '.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    let rest = parts.next()?;
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(rest, |end| &rest[..end]);
+    let patch = digits.parse().ok()?;
+    Some((major, minor, patch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_is_the_smaller_of_configured_and_trained() {
+        let clamped = Window::new(16384, Some(4096));
+        assert_eq!(clamped.effective(), 4096);
+        assert!(clamped.clamped());
+        assert_eq!(
+            clamped.line(),
+            "context 4096 tokens (the model's trained length; num_ctx 16384 configured)"
+        );
+        let fits = Window::new(8192, Some(32768));
+        assert_eq!(fits.effective(), 8192);
+        assert!(!fits.clamped());
+        assert!(fits.line().starts_with("context 8192 tokens (num_ctx;"));
+        let equal = Window::new(4096, Some(4096));
+        assert_eq!(equal.effective(), 4096);
+        assert!(!equal.clamped());
+        for unknown in [None, Some(0)] {
+            let w = Window::new(16384, unknown);
+            assert_eq!(w.effective(), 16384);
+            assert!(w.line().contains("did not report"), "{}", w.line());
+        }
+    }
+
+    #[test]
+    fn versions_are_read_robustly() {
+        assert_eq!(parse_version("0.12.4"), Some((0, 12, 4)));
+        assert_eq!(parse_version("v0.12.10"), Some((0, 12, 10)));
+        assert_eq!(parse_version(" 0.13.0-rc2 "), Some((0, 13, 0)));
+        assert_eq!(parse_version("1.0.0+abc"), Some((1, 0, 0)));
+        for bad in [
+            "", "unknown", "0.12", "0.x.1", "0.12.", "-1.2.3", "0.12.rc1",
+        ] {
+            assert_eq!(parse_version(bad), None, "{bad}");
+        }
+        // Numbers too large for u64 are unreadable, not a panic.
+        assert_eq!(parse_version("99999999999999999999999.1.1"), None);
+    }
+
+    #[test]
+    fn truncate_false_is_sent_from_0_12_4_on_and_never_on_doubt() {
+        for yes in ["0.12.4", "0.12.10", "0.13.0", "1.0.0", "v0.12.4-rc1"] {
+            assert!(refuses_overflow(Some(yes)), "{yes}");
+        }
+        for no in ["0.12.3", "0.11.99", "0.6.7", "unknown", "", "0.12"] {
+            assert!(!refuses_overflow(Some(no)), "{no}");
+        }
+        assert!(!refuses_overflow(None));
+    }
+}
