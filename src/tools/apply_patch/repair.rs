@@ -7,7 +7,10 @@
 //! - a hunk whose start line is wrong is moved to where its old lines actually are, but only
 //!   when they occur exactly once in the file (or at the claimed line itself);
 //! - an LF patch against a CRLF file matches, and its added lines get CRLF;
-//! - a dropped `\ No newline at end of file` marker keeps the file's missing final newline.
+//! - a dropped `\ No newline at end of file` marker keeps the file's missing final newline;
+//! - in a file that is not UTF-8, a U+FFFD in a context or `-` line matches the invalid
+//!   bytes view_slice showed as U+FFFD there, and one in a `+` line is written as the bytes
+//!   of a line the same change removes, or refused (see [`lossy`]).
 //!
 //! Anything ambiguous is refused, with the numbered lines around the closest match so the
 //! model can see what is really there. Context and deleted lines are written out with the
@@ -17,6 +20,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use super::lossy::{self, Replacements, Unmapped};
 use super::parse::{FilePatch, Hunk, HunkLine};
 use crate::project::FileMode;
 
@@ -80,6 +84,9 @@ pub(crate) struct Resolved {
     pub(crate) added: usize,
     /// Lines removed.
     pub(crate) removed: usize,
+    /// Added lines with UTF-8 text beyond ASCII in a file that is not UTF-8: the file's
+    /// encoding changes on those lines, which the summary says.
+    pub(crate) utf8_in_legacy: usize,
 }
 
 /// Resolves one file's changes against its current bytes and permission bits (`None` when
@@ -146,6 +153,7 @@ fn create(file: &FilePatch, path: &str) -> Result<Resolved, Refusal> {
         text,
         added: added.len(),
         removed: 0,
+        utf8_in_legacy: 0,
     })
 }
 
@@ -205,6 +213,7 @@ fn modify(
             text,
             added: 0,
             removed: 0,
+            utf8_in_legacy: 0,
         });
     }
     let _ = write!(
@@ -225,13 +234,18 @@ fn modify(
                 HunkLine::Context(t) | HunkLine::Delete(t) | HunkLine::Add(t) => t.ends_with('\r'),
                 HunkLine::NoNewline => false,
             });
-    let (mut added, mut removed) = (0, 0);
+    // Only in a file that is not UTF-8 does a U+FFFD stand for other bytes; in a UTF-8 file
+    // an added U+FFFD is the character itself.
+    let legacy = std::str::from_utf8(bytes).is_err();
+    let (mut added, mut removed, mut utf8_in_legacy) = (0, 0, 0);
     let mut next_free = 0usize; // first file line a later hunk may touch
     let mut delta: isize = 0; // new line numbers minus old, after the hunks so far
     for (index, hunk) in file.hunks.iter().enumerate() {
         let label = hunk_label(index, file.hunks.len(), hunk);
         let at = place(hunk, &lines, next_free, old, &label)?;
-        let emitted = emit_hunk(hunk, &lines, at, delta, lf_patch, &mut text);
+        let new_lines = added_lines(hunk, &lines, at, legacy, old, &label)?;
+        utf8_in_legacy += new_lines.utf8_in_legacy;
+        let emitted = emit_hunk(hunk, &lines, at, delta, lf_patch, new_lines.bytes, &mut text);
         added += emitted.added;
         removed += emitted.removed;
         next_free = at + emitted.removed + emitted.context;
@@ -241,6 +255,7 @@ fn modify(
         text,
         added,
         removed,
+        utf8_in_legacy,
     })
 }
 
@@ -287,6 +302,7 @@ fn delete(file: &FilePatch, path: &str, lines: &FileLines<'_>) -> Result<Resolve
         text,
         added: 0,
         removed: lines.lines.len(),
+        utf8_in_legacy: 0,
     })
 }
 
@@ -315,10 +331,104 @@ fn old_side(hunk: &Hunk) -> Vec<&[u8]> {
 }
 
 /// A file line equals a patch line when the bytes are the same, or when the only
-/// difference is the file's `\r` (an LF patch against a CRLF file).
+/// difference is the file's `\r` (an LF patch against a CRLF file). A patch line with a
+/// U+FFFD also equals a file line whose lossy view it is (view_slice's view), so a line
+/// with bytes that are not UTF-8 can be matched by copying what the model was shown.
 fn line_eq(file_line: &[u8], patch_line: &[u8]) -> bool {
+    let without_cr = file_line
+        .strip_suffix(b"\r")
+        .filter(|_| !patch_line.ends_with(b"\r"));
     file_line == patch_line
-        || (file_line.strip_suffix(b"\r") == Some(patch_line) && !patch_line.ends_with(b"\r"))
+        || without_cr == Some(patch_line)
+        || (lossy::has_replacement(patch_line)
+            && (lossy::view_eq(file_line, patch_line)
+                || without_cr.is_some_and(|line| lossy::view_eq(line, patch_line))))
+}
+
+/// The bytes of a hunk's added lines, in order, and how many of them put UTF-8 text
+/// beyond ASCII into a file that is not UTF-8.
+struct AddedLines {
+    bytes: Vec<Vec<u8>>,
+    utf8_in_legacy: usize,
+}
+
+/// Most characters of an added line a refusal quotes.
+const MAX_QUOTED_ADDED_CHARS: usize = 120;
+
+/// The added lines of `hunk`, placed at `at`, as they will be written. In a `legacy` file
+/// (not UTF-8) a U+FFFD in an added line is written as the bytes it stood for in a line
+/// the same change removes ([`Replacements`]), or the hunk is refused; elsewhere the
+/// model's text is written as it is.
+fn added_lines(
+    hunk: &Hunk,
+    lines: &FileLines<'_>,
+    at: usize,
+    legacy: bool,
+    path: &str,
+    label: &str,
+) -> Result<AddedLines, Refusal> {
+    let mut out = AddedLines {
+        bytes: Vec::new(),
+        utf8_in_legacy: 0,
+    };
+    // One change at a time: the `-` and `+` lines between two context lines.
+    let mut removed: Vec<&[u8]> = Vec::new();
+    let mut pending: Vec<&str> = Vec::new();
+    let mut file_index = at;
+    let mut flush = |removed: &mut Vec<&[u8]>, pending: &mut Vec<&str>| {
+        let rule = Replacements::new(removed.drain(..));
+        for text in pending.drain(..) {
+            if !legacy {
+                out.bytes.push(text.as_bytes().to_vec());
+                continue;
+            }
+            if text.chars().any(|c| !c.is_ascii() && c != '\u{fffd}') {
+                out.utf8_in_legacy += 1;
+            }
+            if !lossy::has_replacement(text.as_bytes()) {
+                out.bytes.push(text.as_bytes().to_vec());
+                continue;
+            }
+            match rule.added(text.as_bytes()) {
+                Ok(bytes) => out.bytes.push(bytes),
+                Err(why) => return Err(Refusal(unmapped(label, path, text, why))),
+            }
+        }
+        Ok(())
+    };
+    for line in &hunk.lines {
+        match line {
+            HunkLine::Context(_) => {
+                flush(&mut removed, &mut pending)?;
+                file_index += 1;
+            }
+            HunkLine::Delete(_) => {
+                if let Some(bytes) = lines.lines.get(file_index) {
+                    removed.push(bytes.strip_suffix(b"\r").unwrap_or(bytes));
+                }
+                file_index += 1;
+            }
+            HunkLine::Add(text) => pending.push(text),
+            HunkLine::NoNewline => {}
+        }
+    }
+    flush(&mut removed, &mut pending)?;
+    Ok(out)
+}
+
+/// The refusal of an added line whose U+FFFDs cannot be written back as the file's bytes.
+fn unmapped(label: &str, path: &str, text: &str, why: Unmapped) -> String {
+    let shown = crate::tools::text::clip_line(text.as_bytes(), MAX_QUOTED_ADDED_CHARS);
+    let n = lossy::count(text.as_bytes());
+    let reason = match why {
+        Unmapped::NoSuchLine => format!("no line that the same change removes has {n}"),
+        Unmapped::Disagree => format!(
+            "the lines that the same change removes with {n} stand for different bytes"
+        ),
+    };
+    format!(
+        "{label} adds the line `{shown}` with {n} \u{fffd} (U+FFFD), but `{path}` is not UTF-8: each \u{fffd} view_slice shows stands for bytes that are not UTF-8, and an added line can only keep them by having as many \u{fffd} as a line it replaces ({reason}). Leave that line unchanged (as a context line), keep exactly the \u{fffd} of the line it replaces, or write the line without the \u{fffd} character."
+    )
 }
 
 /// Where the hunk's old lines start in the file (0-based), or a refusal.
@@ -426,6 +536,12 @@ fn not_found(
         let _ = writeln!(text, "{:5} | {shown}", first + number + 1);
     }
     text.push_str("Make the hunk's context and `-` lines match these lines exactly.");
+    if lines.lines[first..last]
+        .iter()
+        .any(|line| std::str::from_utf8(line).is_err())
+    {
+        text.push_str(" Each \u{fffd} there stands for bytes that are not UTF-8: copy it as it is.");
+    }
     text
 }
 
@@ -444,8 +560,10 @@ fn emit_hunk(
     at: usize,
     delta: isize,
     lf_patch: bool,
+    added: Vec<Vec<u8>>,
     out: &mut Vec<u8>,
 ) -> Emitted {
+    let mut added = added.into_iter();
     #[derive(Clone, Copy, PartialEq)]
     enum Kind {
         Context,
@@ -465,7 +583,10 @@ fn emit_hunk(
                 body.push((Kind::Delete, lines.lines[file_index].to_vec()));
                 file_index += 1;
             }
-            HunkLine::Add(text) => body.push((Kind::Add, text.as_bytes().to_vec())),
+            HunkLine::Add(text) => body.push((
+                Kind::Add,
+                added.next().unwrap_or_else(|| text.as_bytes().to_vec()),
+            )),
             HunkLine::NoNewline => match body.last().map(|(k, _)| *k) {
                 Some(Kind::Context) => patch_markers = (true, true),
                 Some(Kind::Delete) => patch_markers.0 = true,
