@@ -801,6 +801,213 @@ mod tests {
         assert!(refusal.0.contains("ambiguous"), "{}", refusal.0);
     }
 
+    /// One change a property test makes at a line, through the lossy view.
+    #[derive(Debug, Clone, Copy)]
+    enum Edit {
+        /// `-view` then `+Xview`: the line kept, with text put before it.
+        Prefix,
+        /// `-view` then `+new`: the line rewritten in ASCII.
+        Rewrite,
+        /// `-view`: the line removed.
+        Remove,
+        /// ` view` then `+new`: a line added after it.
+        Insert,
+    }
+
+    /// Applies `edit` at line `at` of `file` the way a model would after view_slice: the
+    /// patch holds only the lossy view, with up to two context lines each side. Returns
+    /// the file after, or the refusal.
+    fn through_the_view(file: &[u8], at: usize, edit: Edit) -> Result<Vec<u8>, String> {
+        let lines = FileLines::new(file);
+        let view = |i: usize| String::from_utf8_lossy(lines.lines[i]).into_owned();
+        let first = at.saturating_sub(2);
+        let last = (at + 3).min(lines.lines.len());
+        let mut body = String::new();
+        for i in first..last {
+            let line = view(i);
+            if i != at {
+                body.push_str(&format!(" {line}\n"));
+                continue;
+            }
+            match edit {
+                Edit::Prefix => body.push_str(&format!("-{line}\n+X{line}\n")),
+                Edit::Rewrite => body.push_str(&format!("-{line}\n+new\n")),
+                Edit::Remove => body.push_str(&format!("-{line}\n")),
+                Edit::Insert => body.push_str(&format!(" {line}\n+new\n")),
+            }
+        }
+        let diff = format!("--- a/f.txt\n+++ b/f.txt\n@@ -{} @@\n{body}", first + 1);
+        let files = super::super::parse::parse(&diff).map_err(|e| e.to_string())?;
+        let resolved = resolve(&files[0], Some((file, 0o644))).map_err(|e| e.0)?;
+        let post = super::super::memory::apply(
+            &resolved.text,
+            &[super::super::memory::PreImage {
+                path: "f.txt",
+                bytes: file,
+            }],
+        )
+        .map_err(|e| e.message().to_owned())?;
+        Ok(post[0].bytes.clone().unwrap_or_default())
+    }
+
+    /// The file `edit` should give: every byte outside line `at` as it was.
+    fn expected(file: &[u8], at: usize, edit: Edit) -> Vec<u8> {
+        let mut lines: Vec<Vec<u8>> = file
+            .split_inclusive(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        let ending = |line: &[u8]| if line.ends_with(b"\n") { &b"\n"[..] } else { b"" };
+        match edit {
+            Edit::Prefix => lines[at].insert(0, b'X'),
+            Edit::Rewrite => lines[at] = [&b"new"[..], ending(&lines[at])].concat(),
+            Edit::Remove => {
+                lines.remove(at);
+            }
+            Edit::Insert => {
+                // After a last line without a newline, the new line ends the file the
+                // same way and the old last line gets one.
+                let end = ending(&lines[at]).to_vec();
+                if end.is_empty() {
+                    lines[at].push(b'\n');
+                }
+                lines.insert(at + 1, [&b"new"[..], &end].concat());
+            }
+        }
+        lines.concat()
+    }
+
+    use proptest::prelude::*;
+
+    /// A line's bytes: mostly ASCII, with stray high bytes (Latin-1, Shift-JIS halves,
+    /// truncated UTF-8), whole UTF-8 characters and literal U+FFFDs mixed in.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                6 => proptest::sample::select(b"abc xyz(){};=_.1".to_vec()).prop_map(|b| vec![b]),
+                3 => (0x80u8..=0xff).prop_map(|b| vec![b]),
+                1 => Just("\u{e9}".as_bytes().to_vec()),
+                1 => Just("\u{fffd}".as_bytes().to_vec()),
+                1 => Just(b"\xe2\x82".to_vec()),
+            ],
+            0..8,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        /// A patch written from the lossy view of any lines applies to the bytes, and
+        /// changes only the line it edits: every other byte, every invalid sequence and
+        /// every literal U+FFFD elsewhere is kept, and a kept line keeps its own bytes
+        /// behind each U+FFFD.
+        #[test]
+        fn a_patch_from_the_lossy_view_keeps_every_untouched_byte(
+            lines in proptest::collection::vec(line(), 1..10),
+            final_newline in any::<bool>(),
+            at in any::<proptest::sample::Index>(),
+            edit in prop_oneof![Just(Edit::Prefix), Just(Edit::Rewrite), Just(Edit::Remove), Just(Edit::Insert)],
+        ) {
+            let mut file = lines.join(&b'\n');
+            if final_newline {
+                file.push(b'\n');
+            }
+            // The file's own lines: an empty last line joined without a newline is none.
+            let count = FileLines::new(&file).lines.len();
+            prop_assume!(count > 0);
+            let at = at.index(count);
+            // Removing a last line that has no newline is a question about the newline
+            // the patch cannot state without a marker, not about encoding.
+            prop_assume!(!(matches!(edit, Edit::Remove) && at + 1 == count && !final_newline));
+            match through_the_view(&file, at, edit) {
+                Ok(after) => prop_assert_eq!(after, expected(&file, at, edit)),
+                // Only a hunk whose old lines' view occurs elsewhere with the same
+                // neighbours may be refused; never with a different file.
+                Err(refusal) => prop_assert!(refusal.contains("ambiguous"), "{}", refusal),
+            }
+        }
+
+        /// The lossy view is matched exactly: a `-` line that differs from the view in
+        /// any character, a U+FFFD included, does not match the line.
+        #[test]
+        fn a_view_matches_only_its_own_line(line in line(), other in line()) {
+            let view = String::from_utf8_lossy(&line).into_owned();
+            let other_view = String::from_utf8_lossy(&other).into_owned();
+            prop_assert!(line_eq(&line, view.as_bytes()));
+            prop_assert_eq!(line_eq(&line, other_view.as_bytes()), view == other_view);
+        }
+    }
+
+    #[test]
+    fn the_latin1_line_with_the_e_acute_is_patched_and_nothing_else_moves() {
+        let file = b"// caf\xe9 menu\nprint(\"caf\xe9\")\nend \xe8\n";
+        let diff = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n // caf\u{fffd} menu\n-print(\"caf\u{fffd}\")\n+print(\"caf\u{fffd} au lait\")\n end \u{fffd}\n";
+        let files = super::super::parse::parse(diff).expect("parsed");
+        let resolved = resolve(&files[0], Some((file, 0o644))).expect("resolved");
+        assert_eq!(resolved.utf8_in_legacy, 0);
+        let post = super::super::memory::apply(
+            &resolved.text,
+            &[super::super::memory::PreImage { path: "f.txt", bytes: file }],
+        )
+        .expect("applied");
+        assert_eq!(
+            post[0].bytes.as_deref(),
+            Some(&b"// caf\xe9 menu\nprint(\"caf\xe9 au lait\")\nend \xe8\n"[..])
+        );
+    }
+
+    #[test]
+    fn an_added_replacement_character_that_cannot_be_mapped_is_refused_with_the_next_step() {
+        let file = b"a\ncaf\xe9\nb\n";
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Context("a".into()),
+                HunkLine::Delete("caf\u{fffd}".into()),
+                HunkLine::Add("caf\u{fffd} cr\u{fffd}me".into()),
+                HunkLine::Context("b".into()),
+            ],
+        );
+        let refusal = resolve(&patch, Some((file, 0o644))).expect_err("refused").0;
+        assert!(refusal.contains("is not UTF-8"), "{refusal}");
+        assert!(refusal.contains("no line that the same change removes has 2"), "{refusal}");
+        assert!(refusal.contains("write the line without the \u{fffd} character"), "{refusal}");
+        // In a UTF-8 file the same character is itself, literal, and written as such.
+        let file = "a\ncaf\u{fffd}\nb\n".as_bytes();
+        let resolved = resolve(&patch, Some((file, 0o644))).expect("a literal U+FFFD");
+        assert!(
+            String::from_utf8_lossy(&resolved.text).contains("+caf\u{fffd} cr\u{fffd}me\n"),
+            "{}",
+            String::from_utf8_lossy(&resolved.text)
+        );
+        // UTF-8 text added to a Latin-1 file is written as given, and counted.
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Context("a".into()),
+                HunkLine::Delete("caf\u{fffd}".into()),
+                HunkLine::Add("caf\u{e9}".into()),
+                HunkLine::Context("b".into()),
+            ],
+        );
+        let resolved = resolve(&patch, Some((b"a\ncaf\xe9\nb\n", 0o644))).expect("resolved");
+        assert_eq!(resolved.utf8_in_legacy, 1);
+    }
+
+    #[test]
+    fn a_literal_replacement_character_is_not_taken_for_invalid_bytes() {
+        // The view of both lines is `x\u{fffd}`, but only the second is UTF-8; the
+        // claimed line decides, and the bytes removed are that line's.
+        let file = b"x\xef\xbf\xbd\nx\xff\nend\n";
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Delete("x\u{fffd}".into()),
+                HunkLine::Context("x\u{fffd}".into()),
+            ],
+        );
+        let resolved = resolve(&patch, Some((file, 0o644))).expect("resolved");
+        assert!(resolved.text.ends_with(b"-x\xef\xbf\xbd\n x\xff\n"), "{:?}", String::from_utf8_lossy(&resolved.text));
+    }
+
     #[test]
     fn a_last_line_without_newline_does_not_count_against_crlf() {
         assert!(FileLines::new(b"one\r\ntwo").crlf);
