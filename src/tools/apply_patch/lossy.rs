@@ -45,12 +45,7 @@ pub(crate) fn has_replacement(text: &[u8]) -> bool {
 pub(crate) fn hidden(line: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
     for chunk in line.utf8_chunks() {
-        out.extend(
-            chunk
-                .valid()
-                .matches('\u{fffd}')
-                .map(|_| REPLACEMENT),
-        );
+        out.extend(chunk.valid().matches('\u{fffd}').map(|_| REPLACEMENT));
         if !chunk.invalid().is_empty() {
             out.push(chunk.invalid());
         }

@@ -245,7 +245,15 @@ fn modify(
         let at = place(hunk, &lines, next_free, old, &label)?;
         let new_lines = added_lines(hunk, &lines, at, legacy, old, &label)?;
         utf8_in_legacy += new_lines.utf8_in_legacy;
-        let emitted = emit_hunk(hunk, &lines, at, delta, lf_patch, new_lines.bytes, &mut text);
+        let emitted = emit_hunk(
+            hunk,
+            &lines,
+            at,
+            delta,
+            lf_patch,
+            new_lines.bytes,
+            &mut text,
+        );
         added += emitted.added;
         removed += emitted.removed;
         next_free = at + emitted.removed + emitted.context;
@@ -422,9 +430,9 @@ fn unmapped(label: &str, path: &str, text: &str, why: Unmapped) -> String {
     let n = lossy::count(text.as_bytes());
     let reason = match why {
         Unmapped::NoSuchLine => format!("no line that the same change removes has {n}"),
-        Unmapped::Disagree => format!(
-            "the lines that the same change removes with {n} stand for different bytes"
-        ),
+        Unmapped::Disagree => {
+            format!("the lines that the same change removes with {n} stand for different bytes")
+        }
     };
     format!(
         "{label} adds the line `{shown}` with {n} \u{fffd} (U+FFFD), but `{path}` is not UTF-8: each \u{fffd} view_slice shows stands for bytes that are not UTF-8, and an added line can only keep them by having as many \u{fffd} as a line it replaces ({reason}). Leave that line unchanged (as a context line), keep exactly the \u{fffd} of the line it replaces, or write the line without the \u{fffd} character."
@@ -540,7 +548,9 @@ fn not_found(
         .iter()
         .any(|line| std::str::from_utf8(line).is_err())
     {
-        text.push_str(" Each \u{fffd} there stands for bytes that are not UTF-8: copy it as it is.");
+        text.push_str(
+            " Each \u{fffd} there stands for bytes that are not UTF-8: copy it as it is.",
+        );
     }
     text
 }
@@ -856,7 +866,13 @@ mod tests {
             .split_inclusive(|&b| b == b'\n')
             .map(<[u8]>::to_vec)
             .collect();
-        let ending = |line: &[u8]| if line.ends_with(b"\n") { &b"\n"[..] } else { b"" };
+        let ending = |line: &[u8]| {
+            if line.ends_with(b"\n") {
+                &b"\n"[..]
+            } else {
+                b""
+            }
+        };
         match edit {
             Edit::Prefix => lines[at].insert(0, b'X'),
             Edit::Rewrite => lines[at] = [&b"new"[..], ending(&lines[at])].concat(),
@@ -945,7 +961,10 @@ mod tests {
         assert_eq!(resolved.utf8_in_legacy, 0);
         let post = super::super::memory::apply(
             &resolved.text,
-            &[super::super::memory::PreImage { path: "f.txt", bytes: file }],
+            &[super::super::memory::PreImage {
+                path: "f.txt",
+                bytes: file,
+            }],
         )
         .expect("applied");
         assert_eq!(
@@ -968,8 +987,14 @@ mod tests {
         );
         let refusal = resolve(&patch, Some((file, 0o644))).expect_err("refused").0;
         assert!(refusal.contains("is not UTF-8"), "{refusal}");
-        assert!(refusal.contains("no line that the same change removes has 2"), "{refusal}");
-        assert!(refusal.contains("write the line without the \u{fffd} character"), "{refusal}");
+        assert!(
+            refusal.contains("no line that the same change removes has 2"),
+            "{refusal}"
+        );
+        assert!(
+            refusal.contains("write the line without the \u{fffd} character"),
+            "{refusal}"
+        );
         // In a UTF-8 file the same character is itself, literal, and written as such.
         let file = "a\ncaf\u{fffd}\nb\n".as_bytes();
         let resolved = resolve(&patch, Some((file, 0o644))).expect("a literal U+FFFD");
@@ -1005,7 +1030,11 @@ mod tests {
             ],
         );
         let resolved = resolve(&patch, Some((file, 0o644))).expect("resolved");
-        assert!(resolved.text.ends_with(b"-x\xef\xbf\xbd\n x\xff\n"), "{:?}", String::from_utf8_lossy(&resolved.text));
+        assert!(
+            resolved.text.ends_with(b"-x\xef\xbf\xbd\n x\xff\n"),
+            "{:?}",
+            String::from_utf8_lossy(&resolved.text)
+        );
     }
 
     #[test]
