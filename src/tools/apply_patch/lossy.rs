@@ -35,9 +35,11 @@ pub(crate) fn view_eq(file_line: &[u8], patch_line: &[u8]) -> bool {
     rest.is_empty()
 }
 
-/// True when `text` holds a U+FFFD.
+/// True when `text` holds a U+FFFD. Asked of a patch line at every place a hunk is
+/// tried, so the search for its first byte (rare outside non-ASCII text) comes first.
 pub(crate) fn has_replacement(text: &[u8]) -> bool {
-    memchr::memmem::find(text, REPLACEMENT).is_some()
+    memchr::memchr(REPLACEMENT[0], text).is_some()
+        && memchr::memmem::find(text, REPLACEMENT).is_some()
 }
 
 /// The bytes behind each U+FFFD of `line`'s lossy view, in order: an invalid sequence, or

@@ -1018,6 +1018,28 @@ mod tests {
     }
 
     #[test]
+    fn the_refusal_of_an_unmappable_line_quotes_at_most_120_characters_of_it() {
+        let long = format!("{}\u{fffd}\u{fffd}", "x".repeat(1_000_000));
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Context("a".into()),
+                HunkLine::Delete("caf\u{fffd}".into()),
+                HunkLine::Add(long),
+            ],
+        );
+        let refusal = resolve(&patch, Some((b"a\ncaf\xe9\n", 0o644)))
+            .expect_err("refused")
+            .0;
+        assert!(refusal.len() < 1_500, "{} bytes", refusal.len());
+        let quoted = "x".repeat(MAX_QUOTED_ADDED_CHARS);
+        assert!(
+            refusal.contains(&format!("`{quoted}{}`", crate::tools::text::CLIP_MARKER)),
+            "{refusal}"
+        );
+    }
+
+    #[test]
     fn a_literal_replacement_character_is_not_taken_for_invalid_bytes() {
         // The view of both lines is `x\u{fffd}`, but only the second is UTF-8; the
         // claimed line decides, and the bytes removed are that line's.
