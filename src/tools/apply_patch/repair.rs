@@ -634,7 +634,13 @@ fn emit_hunk(
     for idx in split {
         let bytes = body[idx].1.clone();
         body[idx].0 = Kind::Delete;
-        body.insert(idx + 1, (Kind::Add, bytes));
+        // After the removals that follow it: a marker ends its side, so the old side's
+        // lines (and its marker) must all come before the new side's last line.
+        let mut to = idx + 1;
+        while body.get(to).is_some_and(|(kind, _)| *kind == Kind::Delete) {
+            to += 1;
+        }
+        body.insert(to, (Kind::Add, bytes));
     }
     let last_old = body.iter().rposition(|(k, _)| *k != Kind::Add);
     let last_new = body.iter().rposition(|(k, _)| *k != Kind::Delete);
@@ -877,7 +883,13 @@ mod tests {
             Edit::Prefix => lines[at].insert(0, b'X'),
             Edit::Rewrite => lines[at] = [&b"new"[..], ending(&lines[at])].concat(),
             Edit::Remove => {
-                lines.remove(at);
+                // A removed last line without a newline leaves the line before it last,
+                // without one too (the file's missing final newline is kept).
+                if lines.remove(at).last() != Some(&b'\n')
+                    && let Some(last) = lines.last_mut()
+                {
+                    last.pop();
+                }
             }
             Edit::Insert => {
                 // After a last line without a newline, the new line ends the file the
@@ -930,9 +942,6 @@ mod tests {
             let count = FileLines::new(&file).lines.len();
             prop_assume!(count > 0);
             let at = at.index(count);
-            // Removing a last line that has no newline is a question about the newline
-            // the patch cannot state without a marker, not about encoding.
-            prop_assume!(!(matches!(edit, Edit::Remove) && at + 1 == count && !final_newline));
             match through_the_view(&file, at, edit) {
                 Ok(after) => prop_assert_eq!(after, expected(&file, at, edit)),
                 // Only a hunk whose old lines' view occurs elsewhere with the same
@@ -1057,6 +1066,26 @@ mod tests {
             "{:?}",
             String::from_utf8_lossy(&resolved.text)
         );
+    }
+
+    #[test]
+    fn removing_a_last_line_without_newline_keeps_the_file_without_one() {
+        for (file, kept) in [(&b"x\na"[..], "x"), (b"\na", "")] {
+            let patch = one_hunk(
+                1,
+                vec![HunkLine::Context(kept.into()), HunkLine::Delete("a".into())],
+            );
+            let resolved = resolve(&patch, Some((file, 0o644))).expect("resolved");
+            let post = super::super::memory::apply(
+                &resolved.text,
+                &[super::super::memory::PreImage {
+                    path: "a.txt",
+                    bytes: file,
+                }],
+            )
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&resolved.text)));
+            assert_eq!(post[0].bytes.as_deref(), Some(kept.as_bytes()));
+        }
     }
 
     #[test]
