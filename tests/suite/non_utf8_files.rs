@@ -2,14 +2,18 @@
 //! it reads the file with view_slice, which shows each invalid byte sequence as U+FFFD,
 //! and copies that view into its diff. Through the real binary (`metron -p --yes`) and the
 //! fake Ollama server, in a git repository whose `git diff` afterwards is the check: only
-//! the line the model changed differs, and every other byte is the file's own.
+//! the line the model changed differs, and every other byte is the file's own. On a
+//! pseudo-terminal, the person approves the patch with those bytes shown escaped.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use super::common::{Run, TestProject, metron, skip, tool_messages};
+use super::common::{
+    Run, TestProject, exit_on_a_terminal, metron, on_a_terminal, script_available, skip,
+    tool_messages,
+};
 use super::fake_ollama::{FakeOllama, answer, call};
 
 /// A Latin-1 C file: an é in a comment, in the string the model changes, and after it.
@@ -231,4 +235,40 @@ fn a_shift_jis_file_keeps_its_characters_where_the_model_changes_ascii() {
         std::fs::read(p.path("conf.txt")).expect("read"),
         b"# \x93\xfa\x96\x7b\x8c\xea\nname = \"\x83\x5c\"\nsize = 2\n"
     );
+}
+
+#[test]
+fn on_a_terminal_the_person_sees_the_kept_latin1_byte_escaped_before_answering() {
+    if !script_available() {
+        return skip(
+            "on_a_terminal_the_person_sees_the_kept_latin1_byte_escaped_before_answering",
+            "util-linux `script` is not installed",
+        );
+    }
+    let p = TestProject::git();
+    p.file("menu.c", MENU_C);
+    let fake = FakeOllama::start(vec![
+        call(
+            "apply_patch",
+            json!({"diff": menu_patch("    puts(\"caf\u{fffd} au lait\");")}),
+            400,
+            40,
+        ),
+        answer("Finished.", 500, 9),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("say cafe au lait\r");
+    live.wait_stdout("Apply this patch? [y/N/a] ", 1);
+    live.send("y\r");
+    live.wait_stdout("Finished.", 1);
+    live.wait_stdout_after("Finished.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    // The bytes that will be written, escaped: the é kept is Latin-1, not a U+FFFD.
+    let shown = run.stdout.find("+    puts(\"caf\\xe9 au lait\");");
+    let asked = run.stdout.find("Apply this patch? [y/N/a]");
+    assert!(shown.is_some() && shown < asked, "{run:?}");
+    assert!(run.stdout.contains("-    puts(\"caf\\xe9\");"), "{run:?}");
+    assert_eq!(std::fs::read(p.path("menu.c")).expect("read"), MENU_C_AFTER);
 }
