@@ -25,6 +25,7 @@ mod ledger;
 mod live;
 mod model_choice;
 mod model_quirks;
+mod non_utf8_files;
 mod oneshot;
 mod outcomes;
 mod preconditions;

@@ -23,6 +23,7 @@
 //! Refusals go back to the model as text saying what to fix, and "Nothing was changed."
 
 mod conflict;
+mod lossy;
 mod memory;
 mod parse;
 mod repair;
@@ -486,11 +487,12 @@ pub(crate) fn prepare_within(
                 }
                 let _ = writeln!(
                     summary,
-                    "{}{}",
+                    "{}{}{}",
                     summary_line(old.as_ref(), new.as_ref(), resolved.added, resolved.removed),
                     new.as_ref()
                         .map(|_| mode_note(bits.map(FileMode::of_bits), file.new_mode))
-                        .unwrap_or_default()
+                        .unwrap_or_default(),
+                    encoding_note(resolved.utf8_in_legacy)
                 );
                 if let Some(path) = new.as_ref().or(old.as_ref()) {
                     line_counts.push((path.clone(), resolved.added, resolved.removed));
@@ -644,6 +646,17 @@ fn mode_note(before: Option<FileMode>, stated: Option<FileMode>) -> String {
             format!(", mode {before} -> {after} ({what})")
         }
         _ => String::new(),
+    }
+}
+
+/// What the summary says when added lines put UTF-8 text into a file that is not UTF-8,
+/// so that a change of encoding is never silent: the person sees it at the question and
+/// the model in the result. Empty when there is none.
+fn encoding_note(lines: usize) -> String {
+    match lines {
+        0 => String::new(),
+        1 => ", 1 added line has UTF-8 text in a file that is not UTF-8".to_owned(),
+        n => format!(", {n} added lines have UTF-8 text in a file that is not UTF-8"),
     }
 }
 

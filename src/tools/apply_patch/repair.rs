@@ -7,7 +7,10 @@
 //! - a hunk whose start line is wrong is moved to where its old lines actually are, but only
 //!   when they occur exactly once in the file (or at the claimed line itself);
 //! - an LF patch against a CRLF file matches, and its added lines get CRLF;
-//! - a dropped `\ No newline at end of file` marker keeps the file's missing final newline.
+//! - a dropped `\ No newline at end of file` marker keeps the file's missing final newline;
+//! - in a file that is not UTF-8, a U+FFFD in a context or `-` line matches the invalid
+//!   bytes view_slice showed as U+FFFD there, and one in a `+` line is written as the bytes
+//!   of a line the same change removes, or refused (see [`lossy`]).
 //!
 //! Anything ambiguous is refused, with the numbered lines around the closest match so the
 //! model can see what is really there. Context and deleted lines are written out with the
@@ -17,6 +20,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use super::lossy::{self, Replacements, Unmapped};
 use super::parse::{FilePatch, Hunk, HunkLine};
 use crate::project::FileMode;
 
@@ -80,6 +84,9 @@ pub(crate) struct Resolved {
     pub(crate) added: usize,
     /// Lines removed.
     pub(crate) removed: usize,
+    /// Added lines with UTF-8 text beyond ASCII in a file that is not UTF-8: the file's
+    /// encoding changes on those lines, which the summary says.
+    pub(crate) utf8_in_legacy: usize,
 }
 
 /// Resolves one file's changes against its current bytes and permission bits (`None` when
@@ -146,6 +153,7 @@ fn create(file: &FilePatch, path: &str) -> Result<Resolved, Refusal> {
         text,
         added: added.len(),
         removed: 0,
+        utf8_in_legacy: 0,
     })
 }
 
@@ -205,6 +213,7 @@ fn modify(
             text,
             added: 0,
             removed: 0,
+            utf8_in_legacy: 0,
         });
     }
     let _ = write!(
@@ -225,13 +234,26 @@ fn modify(
                 HunkLine::Context(t) | HunkLine::Delete(t) | HunkLine::Add(t) => t.ends_with('\r'),
                 HunkLine::NoNewline => false,
             });
-    let (mut added, mut removed) = (0, 0);
+    // Only in a file that is not UTF-8 does a U+FFFD stand for other bytes; in a UTF-8 file
+    // an added U+FFFD is the character itself.
+    let legacy = std::str::from_utf8(bytes).is_err();
+    let (mut added, mut removed, mut utf8_in_legacy) = (0, 0, 0);
     let mut next_free = 0usize; // first file line a later hunk may touch
     let mut delta: isize = 0; // new line numbers minus old, after the hunks so far
     for (index, hunk) in file.hunks.iter().enumerate() {
         let label = hunk_label(index, file.hunks.len(), hunk);
         let at = place(hunk, &lines, next_free, old, &label)?;
-        let emitted = emit_hunk(hunk, &lines, at, delta, lf_patch, &mut text);
+        let new_lines = added_lines(hunk, &lines, at, legacy, old, &label)?;
+        utf8_in_legacy += new_lines.utf8_in_legacy;
+        let emitted = emit_hunk(
+            hunk,
+            &lines,
+            at,
+            delta,
+            lf_patch,
+            new_lines.bytes,
+            &mut text,
+        );
         added += emitted.added;
         removed += emitted.removed;
         next_free = at + emitted.removed + emitted.context;
@@ -241,6 +263,7 @@ fn modify(
         text,
         added,
         removed,
+        utf8_in_legacy,
     })
 }
 
@@ -287,6 +310,7 @@ fn delete(file: &FilePatch, path: &str, lines: &FileLines<'_>) -> Result<Resolve
         text,
         added: 0,
         removed: lines.lines.len(),
+        utf8_in_legacy: 0,
     })
 }
 
@@ -315,10 +339,104 @@ fn old_side(hunk: &Hunk) -> Vec<&[u8]> {
 }
 
 /// A file line equals a patch line when the bytes are the same, or when the only
-/// difference is the file's `\r` (an LF patch against a CRLF file).
+/// difference is the file's `\r` (an LF patch against a CRLF file). A patch line with a
+/// U+FFFD also equals a file line whose lossy view it is (view_slice's view), so a line
+/// with bytes that are not UTF-8 can be matched by copying what the model was shown.
 fn line_eq(file_line: &[u8], patch_line: &[u8]) -> bool {
+    let without_cr = file_line
+        .strip_suffix(b"\r")
+        .filter(|_| !patch_line.ends_with(b"\r"));
     file_line == patch_line
-        || (file_line.strip_suffix(b"\r") == Some(patch_line) && !patch_line.ends_with(b"\r"))
+        || without_cr == Some(patch_line)
+        || (lossy::has_replacement(patch_line)
+            && (lossy::view_eq(file_line, patch_line)
+                || without_cr.is_some_and(|line| lossy::view_eq(line, patch_line))))
+}
+
+/// The bytes of a hunk's added lines, in order, and how many of them put UTF-8 text
+/// beyond ASCII into a file that is not UTF-8.
+struct AddedLines {
+    bytes: Vec<Vec<u8>>,
+    utf8_in_legacy: usize,
+}
+
+/// Most characters of an added line a refusal quotes.
+const MAX_QUOTED_ADDED_CHARS: usize = 120;
+
+/// The added lines of `hunk`, placed at `at`, as they will be written. In a `legacy` file
+/// (not UTF-8) a U+FFFD in an added line is written as the bytes it stood for in a line
+/// the same change removes ([`Replacements`]), or the hunk is refused; elsewhere the
+/// model's text is written as it is.
+fn added_lines(
+    hunk: &Hunk,
+    lines: &FileLines<'_>,
+    at: usize,
+    legacy: bool,
+    path: &str,
+    label: &str,
+) -> Result<AddedLines, Refusal> {
+    let mut out = AddedLines {
+        bytes: Vec::new(),
+        utf8_in_legacy: 0,
+    };
+    // One change at a time: the `-` and `+` lines between two context lines.
+    let mut removed: Vec<&[u8]> = Vec::new();
+    let mut pending: Vec<&str> = Vec::new();
+    let mut file_index = at;
+    let mut flush = |removed: &mut Vec<&[u8]>, pending: &mut Vec<&str>| {
+        let rule = Replacements::new(removed.drain(..));
+        for text in pending.drain(..) {
+            if !legacy {
+                out.bytes.push(text.as_bytes().to_vec());
+                continue;
+            }
+            if text.chars().any(|c| !c.is_ascii() && c != '\u{fffd}') {
+                out.utf8_in_legacy += 1;
+            }
+            if !lossy::has_replacement(text.as_bytes()) {
+                out.bytes.push(text.as_bytes().to_vec());
+                continue;
+            }
+            match rule.added(text.as_bytes()) {
+                Ok(bytes) => out.bytes.push(bytes),
+                Err(why) => return Err(Refusal(unmapped(label, path, text, why))),
+            }
+        }
+        Ok(())
+    };
+    for line in &hunk.lines {
+        match line {
+            HunkLine::Context(_) => {
+                flush(&mut removed, &mut pending)?;
+                file_index += 1;
+            }
+            HunkLine::Delete(_) => {
+                if let Some(bytes) = lines.lines.get(file_index) {
+                    removed.push(bytes.strip_suffix(b"\r").unwrap_or(bytes));
+                }
+                file_index += 1;
+            }
+            HunkLine::Add(text) => pending.push(text),
+            HunkLine::NoNewline => {}
+        }
+    }
+    flush(&mut removed, &mut pending)?;
+    Ok(out)
+}
+
+/// The refusal of an added line whose U+FFFDs cannot be written back as the file's bytes.
+fn unmapped(label: &str, path: &str, text: &str, why: Unmapped) -> String {
+    let shown = crate::tools::text::clip_line(text.as_bytes(), MAX_QUOTED_ADDED_CHARS);
+    let n = lossy::count(text.as_bytes());
+    let reason = match why {
+        Unmapped::NoSuchLine => format!("no line that the same change removes has {n}"),
+        Unmapped::Disagree => {
+            format!("the lines that the same change removes with {n} stand for different bytes")
+        }
+    };
+    format!(
+        "{label} adds the line `{shown}` with {n} \u{fffd} (U+FFFD), but `{path}` is not UTF-8: each \u{fffd} view_slice shows stands for bytes that are not UTF-8, and an added line can only keep them by having as many \u{fffd} as a line it replaces ({reason}). Leave that line unchanged (as a context line), keep exactly the \u{fffd} of the line it replaces, or write the line without the \u{fffd} character."
+    )
 }
 
 /// Where the hunk's old lines start in the file (0-based), or a refusal.
@@ -426,6 +544,14 @@ fn not_found(
         let _ = writeln!(text, "{:5} | {shown}", first + number + 1);
     }
     text.push_str("Make the hunk's context and `-` lines match these lines exactly.");
+    if lines.lines[first..last]
+        .iter()
+        .any(|line| std::str::from_utf8(line).is_err())
+    {
+        text.push_str(
+            " Each \u{fffd} there stands for bytes that are not UTF-8: copy it as it is.",
+        );
+    }
     text
 }
 
@@ -444,8 +570,10 @@ fn emit_hunk(
     at: usize,
     delta: isize,
     lf_patch: bool,
+    added: Vec<Vec<u8>>,
     out: &mut Vec<u8>,
 ) -> Emitted {
+    let mut added = added.into_iter();
     #[derive(Clone, Copy, PartialEq)]
     enum Kind {
         Context,
@@ -465,7 +593,10 @@ fn emit_hunk(
                 body.push((Kind::Delete, lines.lines[file_index].to_vec()));
                 file_index += 1;
             }
-            HunkLine::Add(text) => body.push((Kind::Add, text.as_bytes().to_vec())),
+            HunkLine::Add(text) => body.push((
+                Kind::Add,
+                added.next().unwrap_or_else(|| text.as_bytes().to_vec()),
+            )),
             HunkLine::NoNewline => match body.last().map(|(k, _)| *k) {
                 Some(Kind::Context) => patch_markers = (true, true),
                 Some(Kind::Delete) => patch_markers.0 = true,
@@ -503,7 +634,13 @@ fn emit_hunk(
     for idx in split {
         let bytes = body[idx].1.clone();
         body[idx].0 = Kind::Delete;
-        body.insert(idx + 1, (Kind::Add, bytes));
+        // After the removals that follow it: a marker ends its side, so the old side's
+        // lines (and its marker) must all come before the new side's last line.
+        let mut to = idx + 1;
+        while body.get(to).is_some_and(|(kind, _)| *kind == Kind::Delete) {
+            to += 1;
+        }
+        body.insert(to, (Kind::Add, bytes));
     }
     let last_old = body.iter().rposition(|(k, _)| *k != Kind::Add);
     let last_new = body.iter().rposition(|(k, _)| *k != Kind::Delete);
@@ -678,6 +815,277 @@ mod tests {
         let refusal = resolve(&patch, Some((file.as_bytes(), 0o644))).expect_err("refused");
         assert!(refusal.0.len() < 4_000, "{} bytes", refusal.0.len());
         assert!(refusal.0.contains("ambiguous"), "{}", refusal.0);
+    }
+
+    /// One change a property test makes at a line, through the lossy view.
+    #[derive(Debug, Clone, Copy)]
+    enum Edit {
+        /// `-view` then `+Xview`: the line kept, with text put before it.
+        Prefix,
+        /// `-view` then `+new`: the line rewritten in ASCII.
+        Rewrite,
+        /// `-view`: the line removed.
+        Remove,
+        /// ` view` then `+new`: a line added after it.
+        Insert,
+    }
+
+    /// Applies `edit` at line `at` of `file` the way a model would after view_slice: the
+    /// patch holds only the lossy view, with up to two context lines each side. Returns
+    /// the file after, or the refusal.
+    fn through_the_view(file: &[u8], at: usize, edit: Edit) -> Result<Vec<u8>, String> {
+        let lines = FileLines::new(file);
+        let view = |i: usize| String::from_utf8_lossy(lines.lines[i]).into_owned();
+        let first = at.saturating_sub(2);
+        let last = (at + 3).min(lines.lines.len());
+        let mut body = String::new();
+        for i in first..last {
+            let line = view(i);
+            if i != at {
+                body.push_str(&format!(" {line}\n"));
+                continue;
+            }
+            match edit {
+                Edit::Prefix => body.push_str(&format!("-{line}\n+X{line}\n")),
+                Edit::Rewrite => body.push_str(&format!("-{line}\n+new\n")),
+                Edit::Remove => body.push_str(&format!("-{line}\n")),
+                Edit::Insert => body.push_str(&format!(" {line}\n+new\n")),
+            }
+        }
+        let diff = format!("--- a/f.txt\n+++ b/f.txt\n@@ -{} @@\n{body}", first + 1);
+        let files = super::super::parse::parse(&diff).map_err(|e| e.to_string())?;
+        let resolved = resolve(&files[0], Some((file, 0o644))).map_err(|e| e.0)?;
+        let post = super::super::memory::apply(
+            &resolved.text,
+            &[super::super::memory::PreImage {
+                path: "f.txt",
+                bytes: file,
+            }],
+        )
+        .map_err(|e| e.message().to_owned())?;
+        Ok(post[0].bytes.clone().unwrap_or_default())
+    }
+
+    /// The file `edit` should give: every byte outside line `at` as it was.
+    fn expected(file: &[u8], at: usize, edit: Edit) -> Vec<u8> {
+        let mut lines: Vec<Vec<u8>> = file
+            .split_inclusive(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        let ending = |line: &[u8]| {
+            if line.ends_with(b"\n") {
+                &b"\n"[..]
+            } else {
+                b""
+            }
+        };
+        match edit {
+            Edit::Prefix => lines[at].insert(0, b'X'),
+            Edit::Rewrite => lines[at] = [&b"new"[..], ending(&lines[at])].concat(),
+            Edit::Remove => {
+                // A removed last line without a newline leaves the line before it last,
+                // without one too (the file's missing final newline is kept).
+                if lines.remove(at).last() != Some(&b'\n')
+                    && let Some(last) = lines.last_mut()
+                {
+                    last.pop();
+                }
+            }
+            Edit::Insert => {
+                // After a last line without a newline, the new line ends the file the
+                // same way and the old last line gets one.
+                let end = ending(&lines[at]).to_vec();
+                if end.is_empty() {
+                    lines[at].push(b'\n');
+                }
+                lines.insert(at + 1, [&b"new"[..], &end].concat());
+            }
+        }
+        lines.concat()
+    }
+
+    use proptest::prelude::*;
+
+    /// A line's bytes: mostly ASCII, with stray high bytes (Latin-1, Shift-JIS halves,
+    /// truncated UTF-8), whole UTF-8 characters and literal U+FFFDs mixed in.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                6 => proptest::sample::select(b"abc xyz(){};=_.1".to_vec()).prop_map(|b| vec![b]),
+                3 => (0x80u8..=0xff).prop_map(|b| vec![b]),
+                1 => Just("\u{e9}".as_bytes().to_vec()),
+                1 => Just("\u{fffd}".as_bytes().to_vec()),
+                1 => Just(b"\xe2\x82".to_vec()),
+            ],
+            0..8,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        /// A patch written from the lossy view of any lines applies to the bytes, and
+        /// changes only the line it edits: every other byte, every invalid sequence and
+        /// every literal U+FFFD elsewhere is kept, and a kept line keeps its own bytes
+        /// behind each U+FFFD.
+        #[test]
+        fn a_patch_from_the_lossy_view_keeps_every_untouched_byte(
+            lines in proptest::collection::vec(line(), 1..10),
+            final_newline in any::<bool>(),
+            at in any::<proptest::sample::Index>(),
+            edit in prop_oneof![Just(Edit::Prefix), Just(Edit::Rewrite), Just(Edit::Remove), Just(Edit::Insert)],
+        ) {
+            let mut file = lines.join(&b'\n');
+            if final_newline {
+                file.push(b'\n');
+            }
+            // The file's own lines: an empty last line joined without a newline is none.
+            let count = FileLines::new(&file).lines.len();
+            prop_assume!(count > 0);
+            let at = at.index(count);
+            match through_the_view(&file, at, edit) {
+                Ok(after) => prop_assert_eq!(after, expected(&file, at, edit)),
+                // Only a hunk whose old lines' view occurs elsewhere with the same
+                // neighbours may be refused; never with a different file.
+                Err(refusal) => prop_assert!(refusal.contains("ambiguous"), "{}", refusal),
+            }
+        }
+
+        /// The lossy view is matched exactly: a `-` line that differs from the view in
+        /// any character, a U+FFFD included, does not match the line.
+        #[test]
+        fn a_view_matches_only_its_own_line(line in line(), other in line()) {
+            let view = String::from_utf8_lossy(&line).into_owned();
+            let other_view = String::from_utf8_lossy(&other).into_owned();
+            prop_assert!(line_eq(&line, view.as_bytes()));
+            prop_assert_eq!(line_eq(&line, other_view.as_bytes()), view == other_view);
+        }
+    }
+
+    #[test]
+    fn the_latin1_line_with_the_e_acute_is_patched_and_nothing_else_moves() {
+        let file = b"// caf\xe9 menu\nprint(\"caf\xe9\")\nend \xe8\n";
+        let diff = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n // caf\u{fffd} menu\n-print(\"caf\u{fffd}\")\n+print(\"caf\u{fffd} au lait\")\n end \u{fffd}\n";
+        let files = super::super::parse::parse(diff).expect("parsed");
+        let resolved = resolve(&files[0], Some((file, 0o644))).expect("resolved");
+        assert_eq!(resolved.utf8_in_legacy, 0);
+        let post = super::super::memory::apply(
+            &resolved.text,
+            &[super::super::memory::PreImage {
+                path: "f.txt",
+                bytes: file,
+            }],
+        )
+        .expect("applied");
+        assert_eq!(
+            post[0].bytes.as_deref(),
+            Some(&b"// caf\xe9 menu\nprint(\"caf\xe9 au lait\")\nend \xe8\n"[..])
+        );
+    }
+
+    #[test]
+    fn an_added_replacement_character_that_cannot_be_mapped_is_refused_with_the_next_step() {
+        let file = b"a\ncaf\xe9\nb\n";
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Context("a".into()),
+                HunkLine::Delete("caf\u{fffd}".into()),
+                HunkLine::Add("caf\u{fffd} cr\u{fffd}me".into()),
+                HunkLine::Context("b".into()),
+            ],
+        );
+        let refusal = resolve(&patch, Some((file, 0o644))).expect_err("refused").0;
+        assert!(refusal.contains("is not UTF-8"), "{refusal}");
+        assert!(
+            refusal.contains("no line that the same change removes has 2"),
+            "{refusal}"
+        );
+        assert!(
+            refusal.contains("write the line without the \u{fffd} character"),
+            "{refusal}"
+        );
+        // In a UTF-8 file the same character is itself, literal, and written as such.
+        let file = "a\ncaf\u{fffd}\nb\n".as_bytes();
+        let resolved = resolve(&patch, Some((file, 0o644))).expect("a literal U+FFFD");
+        assert!(
+            String::from_utf8_lossy(&resolved.text).contains("+caf\u{fffd} cr\u{fffd}me\n"),
+            "{}",
+            String::from_utf8_lossy(&resolved.text)
+        );
+        // UTF-8 text added to a Latin-1 file is written as given, and counted.
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Context("a".into()),
+                HunkLine::Delete("caf\u{fffd}".into()),
+                HunkLine::Add("caf\u{e9}".into()),
+                HunkLine::Context("b".into()),
+            ],
+        );
+        let resolved = resolve(&patch, Some((b"a\ncaf\xe9\nb\n", 0o644))).expect("resolved");
+        assert_eq!(resolved.utf8_in_legacy, 1);
+    }
+
+    #[test]
+    fn the_refusal_of_an_unmappable_line_quotes_at_most_120_characters_of_it() {
+        let long = format!("{}\u{fffd}\u{fffd}", "x".repeat(1_000_000));
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Context("a".into()),
+                HunkLine::Delete("caf\u{fffd}".into()),
+                HunkLine::Add(long),
+            ],
+        );
+        let refusal = resolve(&patch, Some((b"a\ncaf\xe9\n", 0o644)))
+            .expect_err("refused")
+            .0;
+        assert!(refusal.len() < 1_500, "{} bytes", refusal.len());
+        let quoted = "x".repeat(MAX_QUOTED_ADDED_CHARS);
+        assert!(
+            refusal.contains(&format!("`{quoted}{}`", crate::tools::text::CLIP_MARKER)),
+            "{refusal}"
+        );
+    }
+
+    #[test]
+    fn a_literal_replacement_character_is_not_taken_for_invalid_bytes() {
+        // The view of both lines is `x\u{fffd}`, but only the second is UTF-8; the
+        // claimed line decides, and the bytes removed are that line's.
+        let file = b"x\xef\xbf\xbd\nx\xff\nend\n";
+        let patch = one_hunk(
+            1,
+            vec![
+                HunkLine::Delete("x\u{fffd}".into()),
+                HunkLine::Context("x\u{fffd}".into()),
+            ],
+        );
+        let resolved = resolve(&patch, Some((file, 0o644))).expect("resolved");
+        assert!(
+            resolved.text.ends_with(b"-x\xef\xbf\xbd\n x\xff\n"),
+            "{:?}",
+            String::from_utf8_lossy(&resolved.text)
+        );
+    }
+
+    #[test]
+    fn removing_a_last_line_without_newline_keeps_the_file_without_one() {
+        for (file, kept) in [(&b"x\na"[..], "x"), (b"\na", "")] {
+            let patch = one_hunk(
+                1,
+                vec![HunkLine::Context(kept.into()), HunkLine::Delete("a".into())],
+            );
+            let resolved = resolve(&patch, Some((file, 0o644))).expect("resolved");
+            let post = super::super::memory::apply(
+                &resolved.text,
+                &[super::super::memory::PreImage {
+                    path: "a.txt",
+                    bytes: file,
+                }],
+            )
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&resolved.text)));
+            assert_eq!(post[0].bytes.as_deref(), Some(kept.as_bytes()));
+        }
     }
 
     #[test]
