@@ -33,10 +33,11 @@ pub(crate) struct Override {
 /// Reads one `--set` argument, `KEY=VALUE`, and checks the value as the user's own file's
 /// would be checked; the error is the whole message, ending with the next step.
 pub(crate) fn parse(arg: &str) -> Result<Override, String> {
+    // The argument itself is never quoted back: a value may hold a password
+    // (`endpoint=http://me:secret@host`), and an error goes to the terminal and to logs.
     let Some((name, raw)) = arg.split_once('=') else {
         return Err(format!(
-            "`{SET_FLAG} {}` needs the form KEY=VALUE, such as `{SET_FLAG} max_turns=20`",
-            arg.escape_debug()
+            "a `{SET_FLAG}` argument has no `=`; give it the form KEY=VALUE, such as `{SET_FLAG} max_turns=20`"
         ));
     };
     let Some(key) = Key::from_name(name) else {
@@ -45,20 +46,37 @@ pub(crate) fn parse(arg: &str) -> Result<Override, String> {
             None => format!("`metron --example-config` prints all {} keys", KEYS.len()),
         };
         return Err(format!(
-            "unknown key `{}` in `{SET_FLAG} {}`; {hint}",
-            name.escape_debug(),
-            arg.escape_debug()
+            "unknown key {} in `{SET_FLAG} KEY=VALUE`; {hint}",
+            shown_name(name)
         ));
     };
     let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()));
     check(key, &value).map_err(|message| {
         format!(
-            "`{key}` in `{SET_FLAG} {}` {message}; give another value, such as `{SET_FLAG} {key}={}` (its default)",
-            arg.escape_debug(),
+            "`{key}` in `{SET_FLAG} {key}=VALUE` {message}; give another value, such as `{SET_FLAG} {key}={}` (its default)",
             as_typed(&Config::default().value(key))
         )
     })?;
     Ok(Override { key, value })
+}
+
+/// The longest unknown key name quoted back in an error.
+const NAME_SHOWN_MAX: usize = 64;
+
+/// An unknown key as an error may show it: quoted when it looks like a setting's name (a
+/// short run of letters, digits, `_`, `-` and `.`), otherwise not at all, since text
+/// before a `=` that is no name may be a mistyped secret (`http://me:secret@host=`).
+fn shown_name(name: &str) -> String {
+    let name_like = !name.is_empty()
+        && name.len() <= NAME_SHOWN_MAX
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if name_like {
+        format!("`{name}`")
+    } else {
+        "(not shown: it is not a setting's name)".to_owned()
+    }
 }
 
 /// Checks `value` for `key` on a scratch copy of the defaults: its type, then the ranges
@@ -108,6 +126,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn no_error_repeats_a_value_that_may_hold_a_password() {
+        for arg in [
+            "endpoint=http://me:hunter2@gpu:99999",
+            "endpoint=http://me:hunter2@[::1",
+            "endpont=http://me:hunter2@h",
+            "http://me:hunter2@h",
+            "http://me:hunter2@h=1",
+            "endpoint=http://gpu:11434/?token=hunter2",
+        ] {
+            let message = parse(arg).expect_err(arg);
+            assert!(!message.contains("hunter2"), "{arg}: {message}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_only_when_it_looks_like_one() {
+        assert_eq!(shown_name("endpont"), "`endpont`");
+        assert_eq!(
+            shown_name(&"k".repeat(NAME_SHOWN_MAX)),
+            format!("`{}`", "k".repeat(64))
+        );
+        assert!(!shown_name(&"k".repeat(NAME_SHOWN_MAX + 1)).contains('k'));
+        assert!(!shown_name("http://me:pw@h").contains("pw"));
+        assert!(!shown_name("").contains('`'));
+    }
+
+    #[test]
     fn values_are_json_when_they_parse_and_text_otherwise() {
         let given = |arg: &str| parse(arg).map(|o| (o.key, o.value));
         assert_eq!(
@@ -133,7 +178,7 @@ mod tests {
         assert!(err.contains("unknown key `max_turn`"), "{err}");
         assert!(err.contains("did you mean `max_turns`?"), "{err}");
         let err = parse("max_turns").unwrap_err();
-        assert!(err.contains("needs the form KEY=VALUE"), "{err}");
+        assert!(err.contains("give it the form KEY=VALUE"), "{err}");
         let err = parse("max_turns=ten").unwrap_err();
         assert!(err.contains("must be a positive integer"), "{err}");
         assert!(err.ends_with("`--set max_turns=10` (its default)"), "{err}");

@@ -146,7 +146,11 @@ impl Markdown {
         let mut start = 0;
         loop {
             let rest = &held[start..];
-            let line_end = rest.find('\n');
+            // Only the first `HELD_MAX + 1` bytes are searched: past them the tail is cut
+            // anyway, and searching the whole remainder after each cut would make one long
+            // line quadratic.
+            let window = &rest.as_bytes()[..rest.len().min(HELD_MAX + 1)];
+            let line_end = memchr::memchr(b'\n', window);
             if line_end.unwrap_or(rest.len()) > HELD_MAX {
                 start += self.cut(rest, &mut out);
                 continue;

@@ -141,7 +141,7 @@ fn an_unknown_key_is_a_usage_error_with_the_nearest_key() {
     assert_usage_error(
         &run,
         &[
-            "unknown key `max_turn` in `--set max_turn=3`",
+            "unknown key `max_turn` in `--set KEY=VALUE`",
             "did you mean `max_turns`?",
         ],
     );
@@ -176,7 +176,7 @@ fn a_value_of_the_wrong_type_is_a_usage_error_naming_the_key() {
     assert_usage_error(
         &run,
         &[
-            "`list_max_entries` in `--set list_max_entries=many` must be a positive integer",
+            "`list_max_entries` in `--set list_max_entries=VALUE` must be a positive integer",
             "such as `--set list_max_entries=60`",
         ],
     );
@@ -189,7 +189,7 @@ fn a_value_of_the_wrong_type_is_a_usage_error_naming_the_key() {
     let run = metron(p.root())
         .args(["tool", "list_files", "--set", "max_turns"])
         .run();
-    assert_usage_error(&run, &["needs the form KEY=VALUE"]);
+    assert_usage_error(&run, &["has no `=`; give it the form KEY=VALUE"]);
 }
 
 #[test]
