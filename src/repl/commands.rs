@@ -80,6 +80,11 @@ impl Slash {
         }
     }
 
+    /// Every name the entry answers to, its own first: what Tab completes after `/`.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
+
     fn answers_to(&self, name: &str) -> bool {
         self.name == name || self.aliases.contains(&name)
     }

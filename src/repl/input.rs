@@ -12,18 +12,25 @@
 //! Approval questions are read through the same thread, so a question and the prompt
 //! never compete for stdin; their answers are never kept in the history, and what was
 //! typed before a question appeared is discarded rather than taken as its answer.
+//!
+//! At the prompt, Tab completes (see [`complete`](super::complete)), and Alt-Enter or
+//! Ctrl-J put a line break into the request instead of sending it (Enter sends); a
+//! bracketed paste keeps its line breaks too. The request reaches the model, and the
+//! history, with its line breaks.
 
 use std::cell::Cell;
 use std::io::BufRead;
 use std::sync::Mutex;
 use std::sync::mpsc;
 
-use rustyline::completion::Completer;
+use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
 use rustyline::validate::Validator;
+use rustyline::{Cmd, CompletionType, EventHandler, KeyCode, KeyEvent, Modifiers};
 
+use super::complete::{Completion, Sources};
 use super::history::{HistoryFile, MAX_ENTRIES};
 
 /// What one read produced.
@@ -55,6 +62,8 @@ enum Request {
     Ask(Ask),
     /// Take this history (sent once, before the first prompt).
     Keep(InputHistory),
+    /// Complete with these sources (sent once, before the first prompt).
+    Complete(Sources),
 }
 
 /// Where an answer goes: an async waiter (the prompt) or a blocked one (an approval
@@ -78,14 +87,19 @@ pub(crate) struct Input {
     asks: Mutex<mpsc::Sender<Request>>,
 }
 
-/// The line editor's helper, there only to watch the line: rustyline (built without
-/// custom key bindings) reports Ctrl-C as an error that drops the buffer, so the last
-/// line it asked for a hint about is the only way to know what the press cleared. It
-/// never offers a hint, a completion or a colour.
+/// The line editor's helper: it completes at the prompt, and it watches the line, since
+/// rustyline reports Ctrl-C as an error that drops the buffer, so the last line it asked
+/// for a hint about is the only way to know what the press cleared. It never offers a
+/// hint or a colour.
 #[derive(Debug, Default)]
 struct LineWatch {
     /// Whether the line on screen holds more than blanks.
     typed: Cell<bool>,
+    /// Whether this read is at the prompt: an approval question's answer completes
+    /// nothing.
+    at_prompt: Cell<bool>,
+    /// What Tab offers, once the session has said where to look.
+    completion: Option<Completion>,
 }
 
 impl Hinter for LineWatch {
@@ -99,7 +113,19 @@ impl Hinter for LineWatch {
 }
 
 impl Completer for LineWatch {
-    type Candidate = String;
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        match &self.completion {
+            Some(completion) if self.at_prompt.get() => Ok(completion.candidates(line, pos)),
+            _ => Ok((pos, Vec::new())),
+        }
+    }
 }
 
 impl Highlighter for LineWatch {}
@@ -112,16 +138,27 @@ impl rustyline::Helper for LineWatch {}
 type Editor = rustyline::Editor<LineWatch, DefaultHistory>;
 
 /// A line editor that keeps [`MAX_ENTRIES`] entries and leaves out a line that starts with
-/// a space (the shell convention), or `None` when the terminal cannot have one.
+/// a space (the shell convention), completes as a shell does (the common part at once, the
+/// choices on a second Tab), and takes Alt-Enter and Ctrl-J as a line break, or `None`
+/// when the terminal cannot have one.
 fn editor() -> Option<Editor> {
     let config = rustyline::Config::builder()
         .max_history_size(MAX_ENTRIES)
         .ok()?
         .history_ignore_space(true)
         .auto_add_history(false)
+        .completion_type(CompletionType::List)
         .build();
     let mut editor = Editor::with_config(config).ok()?;
     editor.set_helper(Some(LineWatch::default()));
+    // Terminals send Alt-Enter as Escape then Return; Ctrl-J is a line feed, which
+    // rustyline tells apart from Return (a carriage return) in raw mode.
+    for key in [
+        KeyEvent(KeyCode::Enter, Modifiers::ALT),
+        KeyEvent::ctrl('J'),
+    ] {
+        editor.bind_sequence(key, EventHandler::Simple(Cmd::Newline));
+    }
     Some(editor)
 }
 
@@ -147,6 +184,12 @@ impl Input {
                                 let _ = editor.add_history_entry(entry.as_str());
                             }
                             file = history.file;
+                        }
+                        continue;
+                    }
+                    Request::Complete(sources) => {
+                        if let Some(watch) = editor.as_mut().and_then(|e| e.helper_mut()) {
+                            watch.completion = Some(Completion::new(sources));
                         }
                         continue;
                     }
@@ -185,6 +228,15 @@ impl Input {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let _ = asks.send(Request::Keep(history));
+    }
+
+    /// Gives the line editor what Tab completes from. Without a line editor it is dropped.
+    pub(crate) fn complete_with(&self, sources: Sources) {
+        let asks = self
+            .asks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = asks.send(Request::Complete(sources));
     }
 
     /// Reads a line at the session prompt; the line goes into the editor's history.
@@ -235,6 +287,9 @@ impl Input {
 /// same as the entry before); `file` becomes `None` once saving fails.
 fn read_edited(editor: &mut Editor, ask: &Ask, file: &mut Option<HistoryFile>) -> Line {
     use rustyline::error::ReadlineError;
+    if let Some(watch) = editor.helper() {
+        watch.at_prompt.set(ask.remember);
+    }
     match editor.readline(&ask.prompt) {
         Ok(line) => {
             if ask.remember
