@@ -198,6 +198,7 @@ pub(crate) const NOTES: &[&str] = &[
     "Ctrl-C cancels a reply in progress; at the prompt it clears the line (Ctrl-D or /exit quits).",
     "Typed lines are offered again next session (arrow keys), except one starting with a space;",
     "save_input_history: false keeps none.",
+    "Tab completes commands, models and paths; Alt-Enter or Ctrl-J adds a line.",
 ];
 
 /// The column where each entry's help starts in `/help`.

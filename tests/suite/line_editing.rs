@@ -4,9 +4,11 @@
 //! a bracketed paste keeps its line breaks, and the request reaches the model and the
 //! input history with them.
 
+use std::time::{Duration, Instant};
+
 use super::common::{
-    TestProject, content, exit_on_a_terminal, on_a_terminal, on_a_terminal_at_home, roles,
-    script_available, skip,
+    TestProject, content, exit_on_a_terminal, on_a_terminal, on_a_terminal_at_home,
+    on_a_terminal_of_width, roles, script_available, skip,
 };
 use super::fake_ollama::{FakeOllama, answer};
 
@@ -191,4 +193,41 @@ fn a_multi_line_request_is_kept_in_the_history_and_recalled_whole() {
     let bodies = again.chat_bodies();
     assert_eq!(bodies.len(), 1, "{run:?}");
     assert_eq!(content(&bodies[0], 1), "first line\nsecond line");
+}
+
+#[test]
+fn a_server_that_does_not_answer_completes_no_model_name_and_the_prompt_goes_on() {
+    if !terminal_or_skip(
+        "a_server_that_does_not_answer_completes_no_model_name_and_the_prompt_goes_on",
+    ) {
+        return;
+    }
+    // A port that accepts connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", silent.local_addr().expect("address"));
+    let p = TestProject::git();
+    let fake = FakeOllama::start(Vec::new());
+    let mut live = on_a_terminal_of_width(
+        &p,
+        &fake,
+        80,
+        &[],
+        &[("OLLAMA_HOST", std::ffi::OsStr::new(&url))],
+    );
+    // The start-up check gives up after its two seconds, then the prompt shows.
+    live.wait_stdout("metron > ", 1);
+    let pressed = Instant::now();
+    live.send("/model q\t");
+    // Tab gives up within its limit: Ctrl-U then clears the line it left as typed, and
+    // the next command runs.
+    live.send("\x15/history\r");
+    live.wait_stdout("0 messages after the system prompt", 1);
+    let took = pressed.elapsed();
+    live.wait_stdout_after("0 messages after the system prompt", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    // One second for the list, and room for a slow, shared machine; without the limit
+    // Tab would wait for `timeout_seconds` (180).
+    assert!(took < Duration::from_secs(6), "Tab took {took:?}");
+    drop(silent);
 }
