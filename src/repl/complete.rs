@@ -90,7 +90,9 @@ impl Completion {
         let candidates = match word {
             Word::Command(typed) => commands(typed),
             Word::Model(typed) => {
-                let names = self.models.get_or_init(|| fetch_names(&self.sources.endpoint));
+                let names = self
+                    .models
+                    .get_or_init(|| fetch_names(&self.sources.endpoint));
                 models(names, typed)
             }
             Word::Path(typed) => match std::env::current_dir() {
@@ -214,8 +216,7 @@ fn paths(root: &Path, cwd: &Path, typed: &str, max_entries: usize) -> Vec<Pair> 
         Some(at) => typed.split_at(at + 1),
         None => ("", typed),
     };
-    let Ok(listed) = std::fs::canonicalize(cwd.join(if dir.is_empty() { "." } else { dir }))
-    else {
+    let Ok(listed) = std::fs::canonicalize(cwd.join(if dir.is_empty() { "." } else { dir })) else {
         return Vec::new();
     };
     if !listed.starts_with(root) {
@@ -291,7 +292,9 @@ mod tests {
 
     #[test]
     fn model_names_are_bounded_and_never_hold_a_control_character() {
-        let mut names: Vec<String> = (0..MAX_MODEL_NAMES + 5).map(|i| format!("m{i:05}")).collect();
+        let mut names: Vec<String> = (0..MAX_MODEL_NAMES + 5)
+            .map(|i| format!("m{i:05}"))
+            .collect();
         names.insert(0, "evil\x1b[2Jname".to_owned());
         names.insert(0, "two words".to_owned());
         let kept = kept_names(names);
@@ -317,7 +320,10 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), root.join("out")).expect("symlink");
         let root = std::fs::canonicalize(&root).expect("canonical");
 
-        assert_eq!(replacements(&paths(&root, &root, "src/ma", 100)), ["src/main.rs"]);
+        assert_eq!(
+            replacements(&paths(&root, &root, "src/ma", 100)),
+            ["src/main.rs"]
+        );
         assert_eq!(replacements(&paths(&root, &root, "sr", 100)), ["src/"]);
         // From a subdirectory, relative to it.
         let src = root.join("src");
