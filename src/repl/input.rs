@@ -89,8 +89,8 @@ pub(crate) struct Input {
 
 /// The line editor's helper: it completes at the prompt, and it watches the line, since
 /// rustyline reports Ctrl-C as an error that drops the buffer, so the last line it asked
-/// for a hint about is the only way to know what the press cleared. It never offers a
-/// hint or a colour.
+/// for a hint about is the only way to know what the press cleared. Its only hint is
+/// [`LinesHint`]; it never offers a colour.
 #[derive(Debug, Default)]
 struct LineWatch {
     /// Whether the line on screen holds more than blanks.
@@ -102,13 +102,31 @@ struct LineWatch {
     completion: Option<Completion>,
 }
 
+/// Shown after a request of more than one line: rustyline draws no prompt on the lines
+/// after the first (they start at the left edge), so this says that they all belong to
+/// the one request, and that Enter sends it. Right arrow never takes it into the line.
+#[derive(Debug)]
+struct LinesHint(String);
+
+impl rustyline::hint::Hint for LinesHint {
+    fn display(&self) -> &str {
+        &self.0
+    }
+
+    fn completion(&self) -> Option<&str> {
+        None
+    }
+}
+
 impl Hinter for LineWatch {
-    type Hint = String;
+    type Hint = LinesHint;
 
     /// Called on every change to the line (and when a read starts, with it empty).
-    fn hint(&self, line: &str, _pos: usize, _ctx: &rustyline::Context<'_>) -> Option<String> {
+    fn hint(&self, line: &str, _pos: usize, _ctx: &rustyline::Context<'_>) -> Option<LinesHint> {
         self.typed.set(!line.trim().is_empty());
-        None
+        let lines = line.lines().count() + usize::from(line.ends_with('\n'));
+        (self.at_prompt.get() && lines > 1)
+            .then(|| LinesHint(format!("  ({lines} lines; Enter sends them all)")))
     }
 }
 

@@ -29,9 +29,10 @@ fn three_models() -> super::fake_ollama::FakeBuilder {
         .model("nomic-embed-text:latest", &["embedding"], 2048)
 }
 
-/// Sends `keys` as one request at a fresh prompt, waits for the model's `reply`, quits,
-/// and returns the text of the one request the fake server received.
-fn request_typed_as(test: &str, keys: &str) -> Option<String> {
+/// Types `keys` at a fresh prompt, waits until the terminal shows `shown`, sends with
+/// Return, waits for the model's reply, quits, and returns the text of the one request
+/// the fake server received.
+fn request_typed_as(test: &str, keys: &str, shown: &str) -> Option<String> {
     if !terminal_or_skip(test) {
         return None;
     }
@@ -40,6 +41,8 @@ fn request_typed_as(test: &str, keys: &str) -> Option<String> {
     let mut live = on_a_terminal(&p, &fake);
     live.wait_stdout("metron > ", 1);
     live.send(keys);
+    live.wait_stdout_after("metron > ", shown);
+    live.send("\r");
     live.wait_stdout("Got it.", 1);
     live.wait_stdout_after("Got it.", "metron > ");
     let run = exit_on_a_terminal(live);
@@ -124,7 +127,9 @@ fn tab_completes_a_path_in_the_project_after_a_space() {
 fn alt_enter_inserts_a_line_break_and_enter_sends_both_lines() {
     if let Some(request) = request_typed_as(
         "alt_enter_inserts_a_line_break_and_enter_sends_both_lines",
-        "first line\x1b\rsecond line\r",
+        "first line\x1b\rsecond line",
+        // The lines after the first have no prompt; the hint says they are one request.
+        "second line  (2 lines; Enter sends them all)",
     ) {
         assert_eq!(request, "first line\nsecond line");
     }
@@ -134,7 +139,8 @@ fn alt_enter_inserts_a_line_break_and_enter_sends_both_lines() {
 fn ctrl_j_inserts_a_line_break_and_enter_sends_both_lines() {
     if let Some(request) = request_typed_as(
         "ctrl_j_inserts_a_line_break_and_enter_sends_both_lines",
-        "first line\nsecond line\r",
+        "first line\nsecond line",
+        "second line  (2 lines; Enter sends them all)",
     ) {
         assert_eq!(request, "first line\nsecond line");
     }
@@ -146,7 +152,8 @@ fn a_bracketed_paste_keeps_its_line_breaks() {
     // the request, and only the Return typed after it sends.
     if let Some(request) = request_typed_as(
         "a_bracketed_paste_keeps_its_line_breaks",
-        "\x1b[200~fn main() {\r    println!(\"hi\");\r}\x1b[201~\r",
+        "\x1b[200~fn main() {\r    println!(\"hi\");\r}\x1b[201~",
+        "}  (3 lines; Enter sends them all)",
     ) {
         assert_eq!(request, "fn main() {\n    println!(\"hi\");\n}");
     }
