@@ -16,7 +16,8 @@
 //! At the prompt, Tab completes (see [`complete`](super::complete)), and Alt-Enter or
 //! Ctrl-J put a line break into the request instead of sending it (Enter sends); a
 //! bracketed paste keeps its line breaks too. The request reaches the model, and the
-//! history, with its line breaks.
+//! history, with its line breaks. A line typed ahead still ends with Return, not with
+//! the line feed the terminal would make of it ([`ReturnKept`]).
 
 use std::cell::Cell;
 use std::io::BufRead;
@@ -85,6 +86,8 @@ struct Ask {
 #[derive(Debug)]
 pub(crate) struct Input {
     asks: Mutex<mpsc::Sender<Request>>,
+    /// Held while the session lasts, on a terminal.
+    _return_kept: Option<ReturnKept>,
 }
 
 /// The line editor's helper: it completes at the prompt, and it watches the line, since
@@ -155,6 +158,47 @@ impl rustyline::Helper for LineWatch {}
 /// The line editor as the REPL uses it.
 type Editor = rustyline::Editor<LineWatch, DefaultHistory>;
 
+/// Keeps Return a carriage return on the terminal for the whole session, and puts the
+/// terminal back as it was when dropped.
+///
+/// Between two reads (a reply streams) the terminal is in its ordinary mode, which by
+/// default turns Return into a line feed, the very byte Ctrl-J sends. A line typed ahead
+/// would then reach the line editor ending in Ctrl-J, which starts a new line instead of
+/// sending it. With that translation off, a typed-ahead Return stays Return. Nothing else
+/// reads the terminal between reads (commands run with no input), so nothing else sees
+/// the difference.
+#[derive(Debug)]
+struct ReturnKept;
+
+impl ReturnKept {
+    /// Turns the translation off when stdin is a terminal that has it on; `None` when
+    /// there is nothing to undo.
+    fn start() -> Option<ReturnKept> {
+        let stdin = std::io::stdin();
+        let mut modes = rustix::termios::tcgetattr(&stdin).ok()?;
+        if !modes
+            .input_modes
+            .contains(rustix::termios::InputModes::ICRNL)
+        {
+            return None;
+        }
+        modes.input_modes.remove(rustix::termios::InputModes::ICRNL);
+        rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &modes).ok()?;
+        Some(ReturnKept)
+    }
+}
+
+impl Drop for ReturnKept {
+    fn drop(&mut self) {
+        let stdin = std::io::stdin();
+        if let Ok(mut modes) = rustix::termios::tcgetattr(&stdin) {
+            modes.input_modes.insert(rustix::termios::InputModes::ICRNL);
+            let _ =
+                rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &modes);
+        }
+    }
+}
+
 /// A line editor that keeps [`MAX_ENTRIES`] entries and leaves out a line that starts with
 /// a space (the shell convention), completes as a shell does (the common part at once, the
 /// choices on a second Tab), and takes Alt-Enter and Ctrl-J as a line break, or `None`
@@ -169,8 +213,9 @@ fn editor() -> Option<Editor> {
         .build();
     let mut editor = Editor::with_config(config).ok()?;
     editor.set_helper(Some(LineWatch::default()));
-    // Terminals send Alt-Enter as Escape then Return; Ctrl-J is a line feed, which
-    // rustyline tells apart from Return (a carriage return) in raw mode.
+    // Terminals send Alt-Enter as Escape then Return. Ctrl-J is a line feed, which
+    // rustyline tells apart from Return (a carriage return); see [`ReturnKept`] for the
+    // keys typed while no line is read.
     for key in [
         KeyEvent(KeyCode::Enter, Modifiers::ALT),
         KeyEvent::ctrl('J'),
@@ -235,6 +280,7 @@ impl Input {
         });
         Input {
             asks: Mutex::new(asks),
+            _return_kept: if terminal { ReturnKept::start() } else { None },
         }
     }
 

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::common::{
     TestProject, content, exit_on_a_terminal, on_a_terminal, on_a_terminal_at_home,
-    on_a_terminal_of_width, roles, script_available, skip,
+    on_a_terminal_of_width, on_a_terminal_then, roles, script_available, skip, wait_for_exit,
 };
-use super::fake_ollama::{FakeOllama, answer};
+use super::fake_ollama::{Chunk, FakeOllama, Gate, Reply, answer, done, text};
 
 /// Skips the test (outside CI) when no pseudo-terminal can be had; true when it may run.
 fn terminal_or_skip(test: &str) -> bool {
@@ -237,4 +237,64 @@ fn a_server_that_does_not_answer_completes_no_model_name_and_the_prompt_goes_on(
     // Tab would wait for `timeout_seconds` (180).
     assert!(took < Duration::from_secs(6), "Tab took {took:?}");
     drop(silent);
+}
+
+#[test]
+fn a_line_typed_while_the_reply_streams_is_sent_by_its_return() {
+    // Between two reads the terminal is in its ordinary mode, which would turn that
+    // Return into the line feed Ctrl-J sends: the line would wait for another Return.
+    if !terminal_or_skip("a_line_typed_while_the_reply_streams_is_sent_by_its_return") {
+        return;
+    }
+    let p = TestProject::git();
+    let held = Gate::new();
+    let fake = FakeOllama::start(vec![
+        Reply::Stream(vec![
+            text("Working"),
+            Chunk::Gate(held.clone()),
+            text(" on it."),
+            done(20, 2),
+        ]),
+        answer("Second.", 30, 2),
+    ]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    live.send("first\r");
+    live.wait_stdout("Working", 1);
+    live.send("second\r");
+    // The terminal echoes it while the reply is held: it is in metron's input.
+    live.wait_stdout_after("Working", "second");
+    held.open();
+    live.wait_stdout("Second.", 1);
+    live.wait_stdout_after("Second.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2, "{run:?}");
+    assert_eq!(roles(&bodies[1]), ["system", "user", "assistant", "user"]);
+    assert_eq!(content(&bodies[1], 3), "second");
+}
+
+#[test]
+fn the_terminal_is_left_as_it_was_found() {
+    // metron keeps Return a carriage return while it runs; the shell after it gets the
+    // terminal's usual translation back.
+    if !terminal_or_skip("the_terminal_is_left_as_it_was_found") {
+        return;
+    }
+    let p = TestProject::git();
+    let fake = FakeOllama::start(Vec::new());
+    let mut live = on_a_terminal_then(&p, &fake, "stty -a; echo stty-done");
+    live.wait_stdout("metron > ", 1);
+    live.send("/exit\r");
+    let run = wait_for_exit(live, "/exit then stty");
+    let after = run
+        .stdout
+        .rsplit_once("/exit")
+        .map_or("", |(_, after)| after);
+    assert!(after.contains("stty-done"), "{run:?}");
+    assert!(
+        after.split_whitespace().any(|w| w == "icrnl"),
+        "the terminal lost its Return translation: {after}"
+    );
 }
