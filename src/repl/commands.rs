@@ -80,6 +80,11 @@ impl Slash {
         }
     }
 
+    /// Every name the entry answers to, its own first: what Tab completes after `/`.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
+
     fn answers_to(&self, name: &str) -> bool {
         self.name == name || self.aliases.contains(&name)
     }
@@ -193,6 +198,7 @@ pub(crate) const NOTES: &[&str] = &[
     "Ctrl-C cancels a reply in progress; at the prompt it clears the line (Ctrl-D or /exit quits).",
     "Typed lines are offered again next session (arrow keys), except one starting with a space;",
     "save_input_history: false keeps none.",
+    "Tab completes commands, models and paths; Alt-Enter or Ctrl-J adds a line.",
 ];
 
 /// The column where each entry's help starts in `/help`.

@@ -12,18 +12,26 @@
 //! Approval questions are read through the same thread, so a question and the prompt
 //! never compete for stdin; their answers are never kept in the history, and what was
 //! typed before a question appeared is discarded rather than taken as its answer.
+//!
+//! At the prompt, Tab completes (see [`complete`](super::complete)), and Alt-Enter or
+//! Ctrl-J put a line break into the request instead of sending it (Enter sends); a
+//! bracketed paste keeps its line breaks too. The request reaches the model, and the
+//! history, with its line breaks. A line typed ahead still ends with Return, not with
+//! the line feed the terminal would make of it ([`ReturnKept`]).
 
 use std::cell::Cell;
 use std::io::BufRead;
 use std::sync::Mutex;
 use std::sync::mpsc;
 
-use rustyline::completion::Completer;
+use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
 use rustyline::validate::Validator;
+use rustyline::{Cmd, CompletionType, EventHandler, KeyCode, KeyEvent, Modifiers};
 
+use super::complete::{Completion, Sources};
 use super::history::{HistoryFile, MAX_ENTRIES};
 
 /// What one read produced.
@@ -55,6 +63,8 @@ enum Request {
     Ask(Ask),
     /// Take this history (sent once, before the first prompt).
     Keep(InputHistory),
+    /// Complete with these sources (sent once, before the first prompt).
+    Complete(Sources),
 }
 
 /// Where an answer goes: an async waiter (the prompt) or a blocked one (an approval
@@ -76,30 +86,67 @@ struct Ask {
 #[derive(Debug)]
 pub(crate) struct Input {
     asks: Mutex<mpsc::Sender<Request>>,
+    /// Held while the session lasts, on a terminal.
+    _return_kept: Option<ReturnKept>,
 }
 
-/// The line editor's helper, there only to watch the line: rustyline (built without
-/// custom key bindings) reports Ctrl-C as an error that drops the buffer, so the last
-/// line it asked for a hint about is the only way to know what the press cleared. It
-/// never offers a hint, a completion or a colour.
+/// The line editor's helper: it completes at the prompt, and it watches the line, since
+/// rustyline reports Ctrl-C as an error that drops the buffer, so the last line it asked
+/// for a hint about is the only way to know what the press cleared. Its only hint is
+/// [`LinesHint`]; it never offers a colour.
 #[derive(Debug, Default)]
 struct LineWatch {
     /// Whether the line on screen holds more than blanks.
     typed: Cell<bool>,
+    /// Whether this read is at the prompt: an approval question's answer completes
+    /// nothing.
+    at_prompt: Cell<bool>,
+    /// What Tab offers, once the session has said where to look.
+    completion: Option<Completion>,
 }
 
-impl Hinter for LineWatch {
-    type Hint = String;
+/// Shown after a request of more than one line: rustyline draws no prompt on the lines
+/// after the first (they start at the left edge), so this says that they all belong to
+/// the one request, and that Enter sends it. Right arrow never takes it into the line.
+#[derive(Debug)]
+struct LinesHint(String);
 
-    /// Called on every change to the line (and when a read starts, with it empty).
-    fn hint(&self, line: &str, _pos: usize, _ctx: &rustyline::Context<'_>) -> Option<String> {
-        self.typed.set(!line.trim().is_empty());
+impl rustyline::hint::Hint for LinesHint {
+    fn display(&self) -> &str {
+        &self.0
+    }
+
+    fn completion(&self) -> Option<&str> {
         None
     }
 }
 
+impl Hinter for LineWatch {
+    type Hint = LinesHint;
+
+    /// Called on every change to the line (and when a read starts, with it empty).
+    fn hint(&self, line: &str, _pos: usize, _ctx: &rustyline::Context<'_>) -> Option<LinesHint> {
+        self.typed.set(!line.trim().is_empty());
+        let lines = line.lines().count() + usize::from(line.ends_with('\n'));
+        (self.at_prompt.get() && lines > 1)
+            .then(|| LinesHint(format!("  ({lines} lines; Enter sends them all)")))
+    }
+}
+
 impl Completer for LineWatch {
-    type Candidate = String;
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        match &self.completion {
+            Some(completion) if self.at_prompt.get() => Ok(completion.candidates(line, pos)),
+            _ => Ok((pos, Vec::new())),
+        }
+    }
 }
 
 impl Highlighter for LineWatch {}
@@ -111,17 +158,70 @@ impl rustyline::Helper for LineWatch {}
 /// The line editor as the REPL uses it.
 type Editor = rustyline::Editor<LineWatch, DefaultHistory>;
 
+/// Keeps Return a carriage return on the terminal for the whole session, and puts the
+/// terminal back as it was when dropped.
+///
+/// Between two reads (a reply streams) the terminal is in its ordinary mode, which by
+/// default turns Return into a line feed, the very byte Ctrl-J sends. A line typed ahead
+/// would then reach the line editor ending in Ctrl-J, which starts a new line instead of
+/// sending it. With that translation off, a typed-ahead Return stays Return. Nothing else
+/// reads the terminal between reads (commands run with no input), so nothing else sees
+/// the difference.
+#[derive(Debug)]
+struct ReturnKept;
+
+impl ReturnKept {
+    /// Turns the translation off when stdin is a terminal that has it on; `None` when
+    /// there is nothing to undo.
+    fn start() -> Option<ReturnKept> {
+        let stdin = std::io::stdin();
+        let mut modes = rustix::termios::tcgetattr(&stdin).ok()?;
+        if !modes
+            .input_modes
+            .contains(rustix::termios::InputModes::ICRNL)
+        {
+            return None;
+        }
+        modes.input_modes.remove(rustix::termios::InputModes::ICRNL);
+        rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &modes).ok()?;
+        Some(ReturnKept)
+    }
+}
+
+impl Drop for ReturnKept {
+    fn drop(&mut self) {
+        let stdin = std::io::stdin();
+        if let Ok(mut modes) = rustix::termios::tcgetattr(&stdin) {
+            modes.input_modes.insert(rustix::termios::InputModes::ICRNL);
+            let _ =
+                rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &modes);
+        }
+    }
+}
+
 /// A line editor that keeps [`MAX_ENTRIES`] entries and leaves out a line that starts with
-/// a space (the shell convention), or `None` when the terminal cannot have one.
+/// a space (the shell convention), completes as a shell does (the common part at once, the
+/// choices on a second Tab), and takes Alt-Enter and Ctrl-J as a line break, or `None`
+/// when the terminal cannot have one.
 fn editor() -> Option<Editor> {
     let config = rustyline::Config::builder()
         .max_history_size(MAX_ENTRIES)
         .ok()?
         .history_ignore_space(true)
         .auto_add_history(false)
+        .completion_type(CompletionType::List)
         .build();
     let mut editor = Editor::with_config(config).ok()?;
     editor.set_helper(Some(LineWatch::default()));
+    // Terminals send Alt-Enter as Escape then Return. Ctrl-J is a line feed, which
+    // rustyline tells apart from Return (a carriage return); see [`ReturnKept`] for the
+    // keys typed while no line is read.
+    for key in [
+        KeyEvent(KeyCode::Enter, Modifiers::ALT),
+        KeyEvent::ctrl('J'),
+    ] {
+        editor.bind_sequence(key, EventHandler::Simple(Cmd::Newline));
+    }
     Some(editor)
 }
 
@@ -150,6 +250,12 @@ impl Input {
                         }
                         continue;
                     }
+                    Request::Complete(sources) => {
+                        if let Some(watch) = editor.as_mut().and_then(|e| e.helper_mut()) {
+                            watch.completion = Some(Completion::new(sources));
+                        }
+                        continue;
+                    }
                 };
                 // A question's answer must be typed after the question appeared: keys
                 // typed while the reply streamed (at a question the model's text
@@ -174,6 +280,7 @@ impl Input {
         });
         Input {
             asks: Mutex::new(asks),
+            _return_kept: if terminal { ReturnKept::start() } else { None },
         }
     }
 
@@ -185,6 +292,15 @@ impl Input {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let _ = asks.send(Request::Keep(history));
+    }
+
+    /// Gives the line editor what Tab completes from. Without a line editor it is dropped.
+    pub(crate) fn complete_with(&self, sources: Sources) {
+        let asks = self
+            .asks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = asks.send(Request::Complete(sources));
     }
 
     /// Reads a line at the session prompt; the line goes into the editor's history.
@@ -235,6 +351,9 @@ impl Input {
 /// same as the entry before); `file` becomes `None` once saving fails.
 fn read_edited(editor: &mut Editor, ask: &Ask, file: &mut Option<HistoryFile>) -> Line {
     use rustyline::error::ReadlineError;
+    if let Some(watch) = editor.helper() {
+        watch.at_prompt.set(ask.remember);
+    }
     match editor.readline(&ask.prompt) {
         Ok(line) => {
             if ask.remember

@@ -16,6 +16,7 @@
 //! for the first prompt to report, as it always was.
 
 mod commands;
+mod complete;
 mod history;
 mod input;
 
@@ -77,6 +78,15 @@ pub(crate) fn run(yes: bool, flags: &Flags, resume: &crate::sessions::Resume) ->
     print_banner(&session);
     if terminal {
         input.keep(saved_history(&session));
+        input.complete_with(complete::Sources {
+            root: session
+                .agent
+                .toolbox()
+                .project()
+                .canonical_root()
+                .to_path_buf(),
+            endpoint: session.loaded.config.endpoint.clone(),
+        });
     }
     let prompt = if terminal { PROMPT } else { "" };
     let cancel = session.cancel.clone();

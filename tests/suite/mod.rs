@@ -22,6 +22,7 @@ mod fuzz_replay;
 mod instructions;
 mod json_events;
 mod ledger;
+mod line_editing;
 mod live;
 mod model_choice;
 mod model_quirks;

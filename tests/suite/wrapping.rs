@@ -303,7 +303,7 @@ fn on_a_terminal_help_wraps_at_80_columns_without_splitting_a_word() {
     }
     let p = TestProject::git();
     let fake = fake_with(Vec::new());
-    let run = typed_on_a_terminal(&p, &fake, "/help", "keeps none.");
+    let run = typed_on_a_terminal(&p, &fake, "/help", "adds a line.");
     let rows = rows_after(&terminal_rows(&run.stdout), |row| row.ends_with("> /help"));
     assert_wrapped_from(&rows, &piped(&p, &fake, "/help"), "/help");
     // An entry's help continues under its column.

@@ -88,6 +88,17 @@ pub fn on_a_terminal_of_width(
     Live::start(command, home)
 }
 
+/// Starts metron in `p` against `fake` on a pseudo-terminal, and runs the shell `after`
+/// on the same terminal once metron has exited (to see what metron left behind).
+pub fn on_a_terminal_then(p: &TestProject, fake: &FakeOllama, after: &str) -> Live {
+    let (mut command, home) = hermetic("script", p.root());
+    let metron = metron_line(&[]);
+    let metron = metron.strip_prefix("exec ").unwrap_or(&metron);
+    script_runs(&mut command, &format!("{metron}; {after}"));
+    command.env("OLLAMA_HOST", fake.base_url());
+    Live::start(command, home)
+}
+
 /// What a terminal showed, as the rows a person reads: escape sequences (the line
 /// editor's, colour) removed, carriage returns dropped.
 pub fn terminal_rows(shown: &str) -> Vec<String> {
