@@ -797,19 +797,22 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
         assert!(!finished, "the turn should still be running");
         agent.interrupted(&mut Seen::default());
     };
+    use metron::ollama::wire::Role;
     cut(&mut agent, "first", 1);
-    assert_eq!(
-        agent.history().messages().len(),
-        1,
-        "nothing ran, so the turn is undone"
-    );
+    // Nothing ran: the question stays, closed by a note, so "go on" means something.
+    let messages = agent.history().messages();
+    let roles: Vec<_> = messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::System, Role::User, Role::Assistant]);
+    assert_eq!(messages[1].content, "first");
+    assert!(messages[2].content.contains("cancelled"), "{messages:?}");
     cut(&mut agent, "second", 2);
     let roles: Vec<_> = agent.history().messages().iter().map(|m| m.role).collect();
-    use metron::ollama::wire::Role;
     assert_eq!(
         roles,
         [
             Role::System,
+            Role::User,
+            Role::Assistant,
             Role::User,
             Role::Assistant,
             Role::Tool,
@@ -817,7 +820,7 @@ fn an_interrupted_turn_leaves_history_valid_at_either_await_point() {
         ]
     );
     assert!(
-        agent.history().messages()[4]
+        agent.history().messages()[6]
             .content
             .contains("interrupted")
     );
