@@ -168,6 +168,26 @@ pub enum TurnError {
     /// stopped before asking the model again; it is already closed in history.
     #[error("interrupted")]
     Interrupted,
+    /// The server refused the prompt as longer than the context window, and again after
+    /// metron trimmed history (or there was nothing left to trim). Built here, not in
+    /// the model client, because only the session knows where its window came from: once
+    /// it is the model's trained length, raising `num_ctx` changes nothing.
+    #[error(
+        "the conversation no longer fits the model's context window ({message}); {window}; {}",
+        if *.clamped {
+            "use /reset, or choose a model trained on a longer context"
+        } else {
+            "use /reset, or raise `num_ctx`"
+        }
+    )]
+    ContextOverflow {
+        /// The server's text.
+        message: String,
+        /// The session's window and where it came from, as the banner says it.
+        window: String,
+        /// Whether the model's trained length, not `num_ctx`, decided the window.
+        clamped: bool,
+    },
 }
 
 /// What a completed turn cost, for the footer under each reply.
@@ -521,6 +541,14 @@ impl<M: Model> Agent<M> {
                 }
                 Some(Ok(reply)) => reply,
                 Some(Err(error)) => {
+                    let error = match error {
+                        OllamaError::ContextOverflow { message } => TurnError::ContextOverflow {
+                            message,
+                            window: self.window.line(),
+                            clamped: self.window.clamped(),
+                        },
+                        error => TurnError::Model(error),
+                    };
                     let message = error.to_string();
                     self.close_turn_early(
                         &format!("(the turn failed: {message})"),
@@ -528,7 +556,7 @@ impl<M: Model> Agent<M> {
                         Stop::ModelFailed,
                         Some(message),
                     );
-                    return Err(TurnError::Model(error));
+                    return Err(error);
                 }
             };
             report.round_trips += 1;

@@ -240,6 +240,12 @@ fn a_second_overflow_ends_the_turn_with_the_clear_error() {
             .contains("the conversation no longer fits the model's context window"),
         "{run:?}"
     );
+    // The window came from `num_ctx` (the model was trained on more): raising it helps.
+    assert!(
+        run.stderr.contains("; context 8192 tokens (num_ctx;")
+            && run.stderr.contains("); use /reset, or raise `num_ctx`"),
+        "{run:?}"
+    );
     assert_eq!(fake.chat_bodies().len(), 6, "one retry, no more: {run:?}");
     assert!(!run.stdout.contains("Third."), "{run:?}");
 }
@@ -277,6 +283,40 @@ fn a_second_overflow_in_one_shot_mode_exits_1() {
     assert_eq!(trimmed.len(), 1, "{run:?}");
     assert_eq!(trimmed[0]["round"], 2);
     assert_eq!(trimmed[0]["refusal"], OVERFLOW);
+}
+
+#[test]
+fn a_second_overflow_at_the_trained_length_suggests_another_model_not_num_ctx() {
+    let p = two_files(10);
+    let (_dir, user) = user_config(r#"{"num_ctx": 16384}"#);
+    let fake = FakeOllama::builder()
+        .model(DEFAULT_MODEL, &["completion", "tools"], 4096)
+        .chat(vec![
+            call(
+                "view_slice",
+                json!({"path": "a.txt", "start": 1, "end": 10}),
+                100,
+                5,
+            ),
+            Reply::Error(400, OVERFLOW.to_owned()),
+            Reply::Error(400, OVERFLOW.to_owned()),
+        ])
+        .start();
+    let run = metron(p.root())
+        .env("METRON_CONFIG", &user)
+        .env("OLLAMA_HOST", fake.base_url())
+        .args(["-p", "read a.txt"])
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "the conversation no longer fits the model's context window ({OVERFLOW}); context 4096 tokens (the model's trained length; num_ctx 16384 configured); use /reset, or choose a model trained on a longer context"
+        )),
+        "{run:?}"
+    );
+    // Raising `num_ctx` would change nothing: the model was trained on 4096.
+    assert!(!run.stderr.contains("raise `num_ctx`"), "{run:?}");
+    assert_eq!(fake.chat_bodies().len(), 3, "{run:?}");
 }
 
 #[test]
