@@ -448,6 +448,8 @@ impl<M: Model> Agent<M> {
     /// if saving the session stopped.
     pub(crate) fn reset(&mut self) -> Option<String> {
         self.history.reset();
+        // Nothing earlier is left to have been dropped.
+        self.notes_for_model.retain(|n| n != prompt::DROPPED_NOTE);
         self.open_turn = None;
         self.save()
     }
@@ -677,9 +679,9 @@ impl<M: Model> Agent<M> {
 
     /// Trims history after the server refused the prompt of round `round` (`sent_bytes`
     /// bytes) as longer than the context window, by the policy of `history::overflow`,
-    /// and tells the person (a warning), the model (a note after the kept history: the
-    /// system message stays byte for byte what it was, so the server's prompt cache keeps
-    /// it) and the ledger. Returns false when nothing could be dropped: the same prompt
+    /// and tells the person (a warning), the model (a note at the end of the last
+    /// message, `History::add_note`: the system message stays byte for byte what it was,
+    /// so the server's prompt cache keeps it) and the ledger. Returns false when nothing could be dropped: the same prompt
     /// would be refused again.
     fn trim_for_overflow(
         &mut self,
@@ -704,11 +706,8 @@ impl<M: Model> Agent<M> {
             open.start = open.start.saturating_sub(trim.messages_dropped);
         }
         let what = trim_words(trim);
-        self.history.push(Message::new(
-            Role::User,
-            format!(
-                "(Note from metron: the conversation no longer fit the context window, so metron dropped {what}; call the tools again for anything you still need from them.)"
-            ),
+        self.history.add_note(&format!(
+            "(Note from metron: the conversation no longer fit the context window, so metron dropped {what}; call the tools again for anything you still need from them.)"
         ));
         self.save_seen(observer);
         let line = format!(
@@ -1036,10 +1035,16 @@ impl<M: Model> Agent<M> {
     }
 
     fn compact(&mut self) -> Compaction {
-        self.history.compact(
+        let compaction = self.history.compact(
             self.settings.compact_threshold_bytes,
             self.settings.max_history_messages,
-        )
+        );
+        // Told with the person's next line, not in the system message: that one stays
+        // byte for byte the same all session, so the server's prompt cache keeps it.
+        if compaction.messages_dropped > 0 {
+            self.notes_for_model.push(prompt::DROPPED_NOTE.to_owned());
+        }
+        compaction
     }
 }
 
