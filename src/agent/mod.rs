@@ -331,9 +331,9 @@ impl<M: Model> Agent<M> {
     }
 
     /// Sends `instructions` after the system prompt, in the same message, from the first
-    /// request on. They go in the system message, between metron's rules and anything a
-    /// history trim appends, so every request of the session starts with the same bytes
-    /// (system prompt, instructions) and Ollama's prompt cache keeps them.
+    /// request on. They go in the system message, after metron's rules; nothing changes
+    /// it later (a trim's note goes with the person's line), so every request of the
+    /// session starts with the same bytes and Ollama's prompt cache keeps them.
     pub(crate) fn with_instructions(mut self, instructions: Instructions) -> Agent<M> {
         self.history = History::new(&format!(
             "{}{}",
