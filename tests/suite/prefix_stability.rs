@@ -44,8 +44,12 @@ enum Step {
 /// request it is sent (the refused one too), with the serialised system message's length.
 struct Recorder {
     script: Mutex<VecDeque<Step>>,
-    sent: Arc<Mutex<Vec<(Vec<u8>, usize)>>>,
+    sent: Arc<Mutex<Vec<Sent>>>,
 }
+
+/// One request as sent: its serialised messages, and the length of the first of them
+/// (the system message).
+type Sent = (Vec<u8>, usize);
 
 impl metron::agent::Model for Recorder {
     fn chat(
