@@ -7,7 +7,7 @@
 //! just before a user message, so an assistant's tool calls are never separated from
 //! their results. The system message is never changed, so the server's prompt cache keeps
 //! it for the whole session; the model is told of a trim by a note with the person's next
-//! line (`Agent::compact`).
+//! line (`Agent::turn`).
 
 use std::collections::HashSet;
 

@@ -448,8 +448,6 @@ impl<M: Model> Agent<M> {
     /// if saving the session stopped.
     pub(crate) fn reset(&mut self) -> Option<String> {
         self.history.reset();
-        // Nothing earlier is left to have been dropped.
-        self.notes_for_model.retain(|n| n != prompt::DROPPED_NOTE);
         self.open_turn = None;
         self.save()
     }
@@ -491,6 +489,19 @@ impl<M: Model> Agent<M> {
             observer.warning(&note);
             self.notes_for_model
                 .push(format!("(Note from metron: {note}.)"));
+        }
+        // Messages were trimmed and no line the model still has says so: told with this
+        // line, not in the system message, which stays byte for byte the same all session
+        // so the server's prompt cache keeps it. Decided from history itself, so a
+        // session resumed after a trim tells it just as an unbroken one would.
+        if self.history.dropped() > 0
+            && !self
+                .history
+                .messages()
+                .iter()
+                .any(|m| m.role == Role::User && m.content.contains(prompt::DROPPED_NOTE))
+        {
+            self.notes_for_model.push(prompt::DROPPED_NOTE.to_owned());
         }
         // What happened since the model last looked (an /undo) comes first, so it never
         // goes on believing in a patch the person reverted.
@@ -1035,16 +1046,10 @@ impl<M: Model> Agent<M> {
     }
 
     fn compact(&mut self) -> Compaction {
-        let compaction = self.history.compact(
+        self.history.compact(
             self.settings.compact_threshold_bytes,
             self.settings.max_history_messages,
-        );
-        // Told with the person's next line, not in the system message: that one stays
-        // byte for byte the same all session, so the server's prompt cache keeps it.
-        if compaction.messages_dropped > 0 {
-            self.notes_for_model.push(prompt::DROPPED_NOTE.to_owned());
-        }
-        compaction
+        )
     }
 }
 
