@@ -5,15 +5,15 @@
 //! into the next turn), reasoning text is dropped, and the oldest exchanges are trimmed so
 //! at most `max_history_messages` remain after the system prompt. Trimming only ever cuts
 //! just before a user message, so an assistant's tool calls are never separated from
-//! their results, and a note in the system prompt tells the model context was dropped.
+//! their results. The system message is never changed, so the server's prompt cache keeps
+//! it for the whole session; the model is told of a trim by a note with the person's next
+//! line (`Agent::turn`).
 
 use std::collections::HashSet;
 
 pub(crate) mod overflow;
 
 use crate::ollama::wire::{Message, Role, ToolCall};
-
-use super::prompt::DROPPED_NOTE;
 
 /// The placeholder a purged file slice is replaced with.
 pub const REDACTED_SLICE: &str = "[File slice redacted after turn completion]";
@@ -66,8 +66,7 @@ impl History {
     /// `dropped` the messages already trimmed.
     ///
     /// The system message is never taken from the file: it is rebuilt from this run's
-    /// `system_prompt` (metron's rules and the instructions as they are now, with the
-    /// trim note when messages were dropped). When nothing changed these are the bytes
+    /// `system_prompt` (metron's rules and the instructions as they are now). When nothing changed these are the bytes
     /// that were sent before, so the prefix is the same; when AGENTS.md changed or
     /// `--no-instructions` is given, the request says what the banner says; and a session
     /// file, which anything that can write the user's files can edit, can never replace
@@ -78,9 +77,6 @@ impl History {
             .messages
             .extend(messages.into_iter().filter(|m| m.role != Role::System));
         history.dropped = dropped;
-        if dropped > 0 {
-            history.messages[0].content = format!("{system_prompt}{DROPPED_NOTE}");
-        }
         history.recount();
         history
     }
@@ -104,6 +100,27 @@ impl History {
     pub fn push(&mut self, message: Message) {
         self.carried += message.carried_bytes();
         self.messages.push(message);
+    }
+
+    /// Adds metron's `note` to the end of the last message when that is the person's line
+    /// or a tool result, and as a message of the person's only when it is neither (it
+    /// never is when a request is about to go). The note is for the model, not a turn of
+    /// the person's: a message of its own would put two of the person's in a row after
+    /// their line, or one of the person's between a tool result and the model's reply,
+    /// and chat templates that check the roles alternate (Gemma 3's, Mistral's under
+    /// llama-server's `--jinja`) refuse either. The last message is the newest, so the
+    /// prefix the server already evaluated stays as it was.
+    pub(crate) fn add_note(&mut self, note: &str) {
+        match self.messages.last_mut() {
+            Some(last) if matches!(last.role, Role::User | Role::Tool) => {
+                let old = last.carried_bytes();
+                last.content = format!("{}\n\n{note}", last.content);
+                self.carried = self.carried - old + last.carried_bytes();
+                // The last message changed after it was saved: not an append.
+                self.revision += 1;
+            }
+            _ => self.push(Message::new(Role::User, note)),
+        }
     }
 
     /// Drops every message from `len` on (used to undo a turn that failed before any
@@ -224,7 +241,6 @@ impl History {
         };
         self.messages.drain(1..cut);
         self.dropped = self.dropped.saturating_add(cut - 1);
-        self.messages[0].content = format!("{}{DROPPED_NOTE}", self.system_prompt);
         cut - 1
     }
 }
@@ -295,7 +311,7 @@ mod tests {
     }
 
     #[test]
-    fn trimming_cuts_before_a_user_message_and_tells_the_model() {
+    fn trimming_cuts_before_a_user_message_and_keeps_the_system_message() {
         let mut h = History::new("sys");
         for n in 0..5 {
             exchange(&mut h, n, "x");
@@ -306,10 +322,10 @@ mod tests {
         assert_eq!(report.messages_dropped, 16);
         assert_eq!(h.len(), 5);
         assert_eq!(h.messages()[1].content, "q4");
-        assert!(
-            h.messages()[0]
-                .content
-                .starts_with("sys\n(Earlier messages were dropped")
+        assert_eq!(
+            h.messages()[0].content,
+            "sys",
+            "the system message is untouched"
         );
         for (i, m) in h.messages().iter().enumerate() {
             if m.role == Role::Tool {
@@ -353,5 +369,35 @@ mod tests {
         h.reset();
         assert_eq!(h.len(), 1);
         assert_eq!(h.messages()[0].content, "sys");
+    }
+
+    #[test]
+    fn a_note_goes_at_the_end_of_the_last_message_so_roles_still_alternate() {
+        let mut h = History::new("sys");
+        h.push(Message::new(Role::User, "now"));
+        let revision = h.revision();
+        h.add_note("(note 1)");
+        assert_eq!(h.len(), 2, "no message of its own");
+        assert_eq!(h.messages()[1].content, "now\n\n(note 1)");
+        assert!(h.revision() > revision, "a change, not an append");
+        let c = call("c", "search_text");
+        h.push(Message {
+            tool_calls: vec![c.clone()],
+            ..Message::new(Role::Assistant, "")
+        });
+        h.push(Message::tool_result(&c, "found"));
+        h.add_note("(note 2)");
+        assert_eq!(h.len(), 4);
+        assert_eq!(h.messages()[3].role, Role::Tool);
+        assert_eq!(h.messages()[3].content, "found\n\n(note 2)");
+        // After the model's own message (never the case before a request) it is the
+        // person's turn anyway.
+        h.push(Message::new(Role::Assistant, "done"));
+        h.add_note("(note 3)");
+        assert_eq!(h.len(), 6);
+        assert_eq!(h.messages()[5].role, Role::User);
+        assert_eq!(h.messages()[0].content, "sys");
+        let recount: usize = h.messages().iter().map(Message::carried_bytes).sum();
+        assert_eq!(h.carried_bytes(), recount);
     }
 }

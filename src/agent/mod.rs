@@ -168,6 +168,26 @@ pub enum TurnError {
     /// stopped before asking the model again; it is already closed in history.
     #[error("interrupted")]
     Interrupted,
+    /// The server refused the prompt as longer than the context window, and again after
+    /// metron trimmed history (or there was nothing left to trim). Built here, not in
+    /// the model client, because only the session knows where its window came from: once
+    /// it is the model's trained length, raising `num_ctx` changes nothing.
+    #[error(
+        "the conversation no longer fits the model's context window ({message}); {window}; {}",
+        if *.clamped {
+            "use /reset, or choose a model trained on a longer context"
+        } else {
+            "use /reset, or raise `num_ctx`"
+        }
+    )]
+    ContextOverflow {
+        /// The server's text.
+        message: String,
+        /// The session's window and where it came from, as the banner says it.
+        window: String,
+        /// Whether the model's trained length, not `num_ctx`, decided the window.
+        clamped: bool,
+    },
 }
 
 /// What a completed turn cost, for the footer under each reply.
@@ -311,9 +331,9 @@ impl<M: Model> Agent<M> {
     }
 
     /// Sends `instructions` after the system prompt, in the same message, from the first
-    /// request on. They go in the system message, between metron's rules and anything a
-    /// history trim appends, so every request of the session starts with the same bytes
-    /// (system prompt, instructions) and Ollama's prompt cache keeps them.
+    /// request on. They go in the system message, after metron's rules; nothing changes
+    /// it later (a trim's note goes with the person's line), so every request of the
+    /// session starts with the same bytes and Ollama's prompt cache keeps them.
     pub(crate) fn with_instructions(mut self, instructions: Instructions) -> Agent<M> {
         self.history = History::new(&format!(
             "{}{}",
@@ -470,6 +490,19 @@ impl<M: Model> Agent<M> {
             self.notes_for_model
                 .push(format!("(Note from metron: {note}.)"));
         }
+        // Messages were trimmed and no line the model still has says so: told with this
+        // line, not in the system message, which stays byte for byte the same all session
+        // so the server's prompt cache keeps it. Decided from history itself, so a
+        // session resumed after a trim tells it just as an unbroken one would.
+        if self.history.dropped() > 0
+            && !self
+                .history
+                .messages()
+                .iter()
+                .any(|m| m.role == Role::User && m.content.contains(prompt::DROPPED_NOTE))
+        {
+            self.notes_for_model.push(prompt::DROPPED_NOTE.to_owned());
+        }
         // What happened since the model last looked (an /undo) comes first, so it never
         // goes on believing in a patch the person reverted.
         let message = if self.notes_for_model.is_empty() {
@@ -521,6 +554,14 @@ impl<M: Model> Agent<M> {
                 }
                 Some(Ok(reply)) => reply,
                 Some(Err(error)) => {
+                    let error = match error {
+                        OllamaError::ContextOverflow { message } => TurnError::ContextOverflow {
+                            message,
+                            window: self.window.line(),
+                            clamped: self.window.clamped(),
+                        },
+                        error => TurnError::Model(error),
+                    };
                     let message = error.to_string();
                     self.close_turn_early(
                         &format!("(the turn failed: {message})"),
@@ -528,7 +569,7 @@ impl<M: Model> Agent<M> {
                         Stop::ModelFailed,
                         Some(message),
                     );
-                    return Err(TurnError::Model(error));
+                    return Err(error);
                 }
             };
             report.round_trips += 1;
@@ -649,9 +690,9 @@ impl<M: Model> Agent<M> {
 
     /// Trims history after the server refused the prompt of round `round` (`sent_bytes`
     /// bytes) as longer than the context window, by the policy of `history::overflow`,
-    /// and tells the person (a warning), the model (a note after the kept history: the
-    /// system message stays byte for byte what it was, so the server's prompt cache keeps
-    /// it) and the ledger. Returns false when nothing could be dropped: the same prompt
+    /// and tells the person (a warning), the model (a note at the end of the last
+    /// message, `History::add_note`: the system message stays byte for byte what it was,
+    /// so the server's prompt cache keeps it) and the ledger. Returns false when nothing could be dropped: the same prompt
     /// would be refused again.
     fn trim_for_overflow(
         &mut self,
@@ -676,11 +717,8 @@ impl<M: Model> Agent<M> {
             open.start = open.start.saturating_sub(trim.messages_dropped);
         }
         let what = trim_words(trim);
-        self.history.push(Message::new(
-            Role::User,
-            format!(
-                "(Note from metron: the conversation no longer fit the context window, so metron dropped {what}; call the tools again for anything you still need from them.)"
-            ),
+        self.history.add_note(&format!(
+            "(Note from metron: the conversation no longer fit the context window, so metron dropped {what}; call the tools again for anything you still need from them.)"
         ));
         self.save_seen(observer);
         let line = format!(

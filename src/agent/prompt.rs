@@ -22,12 +22,11 @@ You are metron, a coding agent in one software project, which you know only thro
 - File slices are removed after each answer; view them again if needed.
 - End with a short answer: what you found or changed, with file:line.";
 
-/// The line appended to the system prompt once history has been trimmed, so the model
-/// knows earlier context is gone rather than assuming it still holds it. It carries no
-/// count: the system prompt then stays byte-identical across later trims, and Ollama can
-/// keep reusing the evaluated prefix (system prompt and tool definitions).
-pub(crate) const DROPPED_NOTE: &str =
-    "\n(Earlier messages were dropped to save context; look things up again if you need them.)";
+/// The note that goes with the person's next line once compaction has trimmed history, so
+/// the model knows earlier context is gone rather than assuming it still holds it. It
+/// goes there, not in the system message, so that one stays byte-identical for the whole
+/// session and the server can keep reusing its evaluation.
+pub(crate) const DROPPED_NOTE: &str = "(Note from metron: earlier messages were dropped to save context; look things up again if you need them.)";
 
 /// The `tools` array of the request for these tools, as JSON text.
 pub fn tool_definitions(specs: &[&ToolSpec]) -> String {

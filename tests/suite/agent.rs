@@ -259,13 +259,12 @@ fn history_is_trimmed_between_turns_and_the_model_is_told() {
             "tool"
         ]
     );
-    assert!(
-        last[0]["content"]
-            .as_str()
-            .unwrap_or("")
-            .contains("Earlier messages were dropped")
+    // The system message stays as it was; the note came with the next line.
+    assert_eq!(last[0]["content"], bodies[0]["messages"][0]["content"]);
+    assert_eq!(
+        last[1]["content"],
+        "(Note from metron: earlier messages were dropped to save context; look things up again if you need them.)\n\nquestion 2"
     );
-    assert_eq!(last[1]["content"], "question 2");
 }
 
 #[test]

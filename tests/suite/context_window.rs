@@ -23,6 +23,21 @@ fn two_files(lines: usize) -> TestProject {
     p
 }
 
+/// Asserts that no two messages of the person's or of the model's follow each other, and
+/// that none of the person's follows a tool result: what chat templates that check the
+/// roles alternate (Gemma 3's, Mistral's) accept.
+fn alternates(body: &Value) {
+    let roles = roles(body);
+    for pair in roles.windows(2) {
+        let ok = match (pair[0].as_str(), pair[1].as_str()) {
+            ("tool", "tool") => true,
+            ("tool", "user") => false,
+            (a, b) => a != b,
+        };
+        assert!(ok, "{pair:?} in {roles:?}");
+    }
+}
+
 /// `num_ctx` as the request carried it.
 fn num_ctx(body: &Value) -> u64 {
     body["options"]["num_ctx"].as_u64().unwrap_or_default()
@@ -206,13 +221,14 @@ fn an_overflow_drops_the_oldest_tool_result_and_asks_once_more() {
     let second = results[1]["content"].as_str().unwrap_or_default();
     assert!(first.starts_with("[Tool result dropped"), "{first}");
     assert!(second.contains("line 0150"), "{second}");
-    // The current request is kept, and the model is told after it.
-    let roles = roles(retried);
-    let n = roles.len();
-    assert_eq!(&roles[n - 2..], ["user", "user"], "{roles:?}");
-    assert_eq!(content(retried, n - 2), "third question");
+    // The current request is kept, and the model is told at its end: a message of its
+    // own would put two of the person's in a row, which alternating templates refuse.
+    alternates(retried);
+    let n = roles(retried).len();
+    assert_eq!(roles(retried)[n - 1], "user");
+    let line = content(retried, n - 1);
     assert!(
-        content(retried, n - 1).starts_with("(Note from metron: the conversation no longer fit"),
+        line.starts_with("third question\n\n(Note from metron: the conversation no longer fit"),
         "{retried:#}"
     );
     // The ledger keeps it under the turn.
@@ -238,6 +254,12 @@ fn a_second_overflow_ends_the_turn_with_the_clear_error() {
     assert!(
         run.stderr
             .contains("the conversation no longer fits the model's context window"),
+        "{run:?}"
+    );
+    // The window came from `num_ctx` (the model was trained on more): raising it helps.
+    assert!(
+        run.stderr.contains("; context 8192 tokens (num_ctx;")
+            && run.stderr.contains("); use /reset, or raise `num_ctx`"),
         "{run:?}"
     );
     assert_eq!(fake.chat_bodies().len(), 6, "one retry, no more: {run:?}");
@@ -277,6 +299,51 @@ fn a_second_overflow_in_one_shot_mode_exits_1() {
     assert_eq!(trimmed.len(), 1, "{run:?}");
     assert_eq!(trimmed[0]["round"], 2);
     assert_eq!(trimmed[0]["refusal"], OVERFLOW);
+    // Refused in round 2, after a tool result: the note goes at the end of that result.
+    let retried = &fake.chat_bodies()[2];
+    alternates(retried);
+    let n = roles(retried).len();
+    assert_eq!(roles(retried)[n - 1], "tool", "{retried:#}");
+    assert!(
+        content(retried, n - 1).ends_with(
+            "\n\n(Note from metron: the conversation no longer fit the context window, so metron dropped 1 earlier tool result; call the tools again for anything you still need from them.)"
+        ),
+        "{retried:#}"
+    );
+}
+
+#[test]
+fn a_second_overflow_at_the_trained_length_suggests_another_model_not_num_ctx() {
+    let p = two_files(10);
+    let (_dir, user) = user_config(r#"{"num_ctx": 16384}"#);
+    let fake = FakeOllama::builder()
+        .model(DEFAULT_MODEL, &["completion", "tools"], 4096)
+        .chat(vec![
+            call(
+                "view_slice",
+                json!({"path": "a.txt", "start": 1, "end": 10}),
+                100,
+                5,
+            ),
+            Reply::Error(400, OVERFLOW.to_owned()),
+            Reply::Error(400, OVERFLOW.to_owned()),
+        ])
+        .start();
+    let run = metron(p.root())
+        .env("METRON_CONFIG", &user)
+        .env("OLLAMA_HOST", fake.base_url())
+        .args(["-p", "read a.txt"])
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "the conversation no longer fits the model's context window ({OVERFLOW}); context 4096 tokens (the model's trained length; num_ctx 16384 configured); use /reset, or choose a model trained on a longer context"
+        )),
+        "{run:?}"
+    );
+    // Raising `num_ctx` would change nothing: the model was trained on 4096.
+    assert!(!run.stderr.contains("raise `num_ctx`"), "{run:?}");
+    assert_eq!(fake.chat_bodies().len(), 3, "{run:?}");
 }
 
 #[test]

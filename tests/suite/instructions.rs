@@ -234,15 +234,16 @@ fn the_prompt_prefix_is_byte_identical_across_turns_and_after_a_history_trim() {
         );
         assert_eq!(body["tools"], bodies[0]["tools"], "turn {turn}");
     }
-    // The third request follows a trim: the note comes after the instructions, so the
-    // prefix the cache holds is untouched.
-    let third = system(&bodies[2]);
-    assert!(third.len() > first.len(), "no trim happened:\n{third}");
-    assert!(
-        third[first.len()..].contains("Earlier messages were dropped"),
-        "{third}"
-    );
+    // The third request follows a trim: the system message is still the first one's, byte
+    // for byte, and the note comes with the person's line.
+    assert_eq!(system(&bodies[2]), first);
     assert_eq!(content(&bodies[2], 1), "second", "{:#}", bodies[2]);
+    let line = content(&bodies[2], 3);
+    assert!(
+        line.contains("earlier messages were dropped") && line.ends_with("\n\nthird"),
+        "{:#}",
+        bodies[2]
+    );
 }
 
 #[test]

@@ -662,9 +662,10 @@ fn a_resumed_session_sends_the_prefix_an_unbroken_one_would_after_compaction() {
     );
     let resumed = fake.chat_bodies()[3]["messages"].clone();
     assert_eq!(resumed, expected);
-    // Compaction did happen: the system prompt carries the trim note, the slice is gone.
+    // Compaction did happen: the slice is gone, and the trim note came with the line.
     let text = resumed.to_string();
     assert!(!text.contains("line 20 of the big file"), "{text}");
+    assert!(text.contains("earlier messages were dropped"), "{text}");
     assert_eq!(resumed.as_array().map(Vec::len), Some(4), "{resumed:#}");
 }
 

@@ -126,30 +126,58 @@ impl History {
 }
 
 /// How many bytes to free after the server refused a prompt of `sent` bytes with
-/// `message`, when `droppable` bytes could go at most. When the message gives the
-/// prompt's size and the window's in tokens (llama.cpp's `request (9000 tokens) exceeds
-/// the available context size (4096 tokens)`), the share over the window plus a tenth
-/// for the estimate's error; otherwise half of what can go.
+/// `message`, when `droppable` bytes could go at most. When the refusal is one of the
+/// phrasings [`sizes`] knows, the share of the prompt over the window plus a tenth for the
+/// estimate's error; otherwise half of what can go. Never more than `droppable`: the
+/// numbers come from the server's text, and freeing more than there is means nothing.
 pub(crate) fn bytes_to_free(message: &str, sent: usize, droppable: usize) -> usize {
-    let numbers: Vec<u64> = message
-        .split(|c: char| !c.is_ascii_digit())
-        .filter_map(|n| n.parse().ok())
-        .filter(|&n| n > 0)
-        .collect();
-    let sizes = match numbers.as_slice() {
-        [.., asked, window] if asked > window => Some((*asked, *window)),
-        [.., window, asked] if asked > window => Some((*asked, *window)),
-        _ => None,
+    let Some((asked, window)) = sizes(message) else {
+        return droppable.div_ceil(2);
     };
-    match sizes {
-        Some((asked, window)) => {
-            let sent = u64::try_from(sent).unwrap_or(u64::MAX);
-            let over = sent / asked * (asked - window) + (sent % asked) * (asked - window) / asked;
-            let want = over.saturating_add(sent / 10);
-            usize::try_from(want).unwrap_or(usize::MAX)
-        }
-        None => droppable.div_ceil(2),
-    }
+    // In u128: `sent` and `asked` both fit in 64 bits, so their product cannot overflow
+    // whatever the server wrote.
+    let sent = sent as u128;
+    let over = sent * u128::from(asked - window) / u128::from(asked);
+    let want = over.saturating_add(sent / 10);
+    usize::try_from(want).unwrap_or(usize::MAX).min(droppable)
+}
+
+/// The prompt's size and the window's, in tokens, from a refusal in one of the phrasings
+/// servers are known to use; `None` for anything else, and when the numbers do not
+/// describe an overflow (the prompt no bigger than the window, a window of 0). Only
+/// known phrasings are read: picking numbers out of any text misreads refusals that
+/// carry more than two (OpenAI's also gives the completion's share).
+///
+/// - llama-server: `request (9000 tokens) exceeds the available context size (4096 tokens)`
+/// - OpenAI-compatible servers (vLLM, llama-cpp-python): `This model's maximum context
+///   length is 4096 tokens. However, you requested 5000 tokens (4900 in the messages, 100
+///   in the completion). ...`
+/// - LM Studio: `Trying to keep the first 5000 tokens when context the overflows. However,
+///   the model is loaded with context length of only 4096 tokens, ...`
+///
+/// Ollama's own refusal (`the input length exceeds the context length`) gives no sizes.
+fn sizes(message: &str) -> Option<(u64, u64)> {
+    let text = message.to_ascii_lowercase();
+    let phrasings = [
+        ("request (", "available context size ("),
+        ("you requested ", "maximum context length is "),
+        ("keep the first ", "context length of only "),
+    ];
+    phrasings.iter().find_map(|(asked, window)| {
+        let asked = number_after(&text, asked)?;
+        let window = number_after(&text, window)?;
+        (window > 0 && asked > window).then_some((asked, window))
+    })
+}
+
+/// The whole number right after the first `marker` in `text`; `None` when there is none
+/// or it does not fit in 64 bits.
+fn number_after(text: &str, marker: &str) -> Option<u64> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
 }
 
 #[cfg(test)]
@@ -278,18 +306,55 @@ mod tests {
     fn the_share_to_free_comes_from_the_servers_numbers_or_is_half() {
         let llama = "request (9000 tokens) exceeds the available context size (4096 tokens)";
         // 9000 bytes sent, 4904/9000 of it over, plus a tenth.
-        assert_eq!(bytes_to_free(llama, 9000, 100), 4904 + 900);
-        let reversed = "context length 4096 exceeded by a prompt of 8192";
-        assert_eq!(bytes_to_free(reversed, 8192, 100), 4096 + 819);
-        let plain = "the input length exceeds the context length";
-        assert_eq!(bytes_to_free(plain, 9000, 3001), 1501);
+        assert_eq!(bytes_to_free(llama, 9000, 100_000), 4904 + 900);
+        // Never more than can go.
+        assert_eq!(bytes_to_free(llama, 9000, 100), 100);
+        let ollama = "the input length exceeds the context length";
+        assert_eq!(bytes_to_free(ollama, 9000, 3001), 1501);
+        // Numbers in an unknown phrasing are not guessed at.
+        let unknown = "context length 4096 exceeded by a prompt of 8192";
+        assert_eq!(bytes_to_free(unknown, 8192, 3001), 1501);
         assert_eq!(
             bytes_to_free("", usize::MAX, usize::MAX),
             usize::MAX / 2 + 1
         );
         assert!(
-            bytes_to_free(llama, usize::MAX, 0) > 0,
+            bytes_to_free(llama, usize::MAX, usize::MAX) > 0,
             "no overflow in the estimate"
         );
+    }
+
+    #[test]
+    fn each_known_phrasing_gives_the_prompt_and_the_window() {
+        let llama = "request (9000 tokens) exceeds the available context size (4096 tokens)";
+        assert_eq!(sizes(llama), Some((9000, 4096)));
+        let openai = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4900 in the messages, 100 in the completion). Please reduce the length of the messages or completion.";
+        assert_eq!(sizes(openai), Some((5000, 4096)));
+        // 904/5000 of 10000 bytes over, plus a tenth: not nearly everything.
+        assert_eq!(bytes_to_free(openai, 10_000, 10_000), 1808 + 1000);
+        let lm_studio = "Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input";
+        assert_eq!(sizes(lm_studio), Some((5000, 4096)));
+        for none in [
+            "the input length exceeds the context length",
+            "request (4000 tokens) exceeds the available context size (4096 tokens)",
+            "request (9000 tokens) exceeds the available context size (0 tokens)",
+            "request (tokens) exceeds the available context size (4096 tokens)",
+            "maximum context length is 4096 tokens",
+            "",
+        ] {
+            assert_eq!(sizes(none), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn a_huge_prompt_size_in_the_refusal_neither_panics_nor_wraps() {
+        let huge =
+            "request (1000000000000000000 tokens) exceeds the available context size (4096 tokens)";
+        // Nearly all of it is over the window: everything that can go, no more.
+        assert_eq!(bytes_to_free(huge, 123_457, 50_000), 50_000);
+        assert_eq!(bytes_to_free(huge, usize::MAX, 7), 7);
+        let beyond = "request (99999999999999999999999 tokens) exceeds the available context size (4096 tokens)";
+        assert_eq!(sizes(beyond), None, "too big for 64 bits: not a size");
+        assert_eq!(bytes_to_free(beyond, 9000, 3001), 1501);
     }
 }
