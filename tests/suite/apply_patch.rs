@@ -1378,6 +1378,12 @@ fn same_trees_as_git_on_a_non_utf8_history_seen_through_the_lossy_view() {
         "fewer than 40% of the commits landed byte for byte: {tally:?}"
     );
     assert!(tally.unmappable > 0, "no refusal was exercised: {tally:?}");
+    // A U+FFFD is written back only as the bytes of the same word in a removed line, and
+    // every word here hides the same bytes wherever it is.
+    assert_eq!(
+        tally.other_bytes, 0,
+        "other bytes behind a U+FFFD: {tally:?}"
+    );
 }
 
 // ------------------------------------------------------------------------------------

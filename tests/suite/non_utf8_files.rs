@@ -163,13 +163,41 @@ fn an_added_replacement_character_with_no_bytes_behind_it_is_refused_and_nothing
     let result = &tool_results(&fake)[0];
     for needle in [
         "adds the line `    puts(\"caf\u{fffd} cr\u{fffd}me\");` with 2 \u{fffd} (U+FFFD), but `menu.c` is not UTF-8",
-        "no line that the same change removes has 2",
+        "no line that the same change removes has the word `cr\u{fffd}me`",
         "Leave that line unchanged (as a context line), keep exactly the \u{fffd} of the line it replaces, or write the line without the \u{fffd} character.",
         "Nothing was changed.",
     ] {
         assert!(result.contains(needle), "{needle:?} not in {result}");
     }
     assert_eq!(std::fs::read(p.path("menu.c")).expect("read"), MENU_C);
+}
+
+#[test]
+fn an_added_replacement_character_takes_the_bytes_of_its_own_word_not_of_another_line() {
+    // One change removes `café` (one U+FFFD) and `naïve à` (two) and adds `naïve`: the
+    // added U+FFFD is the ï of `naïve`, never the é of the line with as many U+FFFDs.
+    let p = TestProject::git();
+    p.file("words.txt", b"start\ncaf\xe9\nna\xefve \xe0\nend\n");
+    let fake = FakeOllama::start(vec![
+        call(
+            "apply_patch",
+            json!({"diff": "--- a/words.txt\n+++ b/words.txt\n@@ -1,4 +1,3 @@\n start\n-caf\u{fffd}\n-na\u{fffd}ve \u{fffd}\n+na\u{fffd}ve\n end\n"}),
+            400,
+            40,
+        ),
+        answer("Done.", 500, 9),
+    ]);
+    let run = oneshot(&p, &fake);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        tool_results(&fake)[0].starts_with("Applied:\nM words.txt (+1 -2)\n"),
+        "{:?}",
+        tool_results(&fake)
+    );
+    assert_eq!(
+        std::fs::read(p.path("words.txt")).expect("read"),
+        b"start\nna\xefve\nend\n"
+    );
 }
 
 #[test]

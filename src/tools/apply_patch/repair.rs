@@ -10,7 +10,8 @@
 //! - a dropped `\ No newline at end of file` marker keeps the file's missing final newline;
 //! - in a file that is not UTF-8, a U+FFFD in a context or `-` line matches the invalid
 //!   bytes view_slice showed as U+FFFD there, and one in a `+` line is written as the bytes
-//!   of a line the same change removes, or refused (see [`lossy`]).
+//!   behind it in the same word of a line the same change removes, or refused (see
+//!   [`lossy`]).
 //!
 //! Anything ambiguous is refused, with the numbered lines around the closest match so the
 //! model can see what is really there. Context and deleted lines are written out with the
@@ -364,9 +365,9 @@ struct AddedLines {
 const MAX_QUOTED_ADDED_CHARS: usize = 120;
 
 /// The added lines of `hunk`, placed at `at`, as they will be written. In a `legacy` file
-/// (not UTF-8) a U+FFFD in an added line is written as the bytes it stood for in a line
-/// the same change removes ([`Replacements`]), or the hunk is refused; elsewhere the
-/// model's text is written as it is.
+/// (not UTF-8) a U+FFFD in an added line is written as the bytes it stands for in the same
+/// word of a line the same change removes ([`Replacements`]), or the hunk is refused;
+/// elsewhere the model's text is written as it is.
 fn added_lines(
     hunk: &Hunk,
     lines: &FileLines<'_>,
@@ -397,7 +398,7 @@ fn added_lines(
                 out.bytes.push(text.as_bytes().to_vec());
                 continue;
             }
-            match rule.added(text.as_bytes()) {
+            match rule.added(text) {
                 Ok(bytes) => out.bytes.push(bytes),
                 Err(why) => return Err(Refusal(unmapped(label, path, text, why))),
             }
@@ -425,17 +426,22 @@ fn added_lines(
 }
 
 /// The refusal of an added line whose U+FFFDs cannot be written back as the file's bytes.
+/// The next step is the same whatever the reason: copy the line's words as they were.
 fn unmapped(label: &str, path: &str, text: &str, why: Unmapped) -> String {
     let shown = crate::tools::text::clip_line(text.as_bytes(), MAX_QUOTED_ADDED_CHARS);
     let n = lossy::count(text.as_bytes());
     let reason = match why {
-        Unmapped::NoSuchLine => format!("no line that the same change removes has {n}"),
-        Unmapped::Disagree => {
-            format!("the lines that the same change removes with {n} stand for different bytes")
-        }
+        Unmapped::NoSuchWord(word) => format!(
+            "no line that the same change removes has the word `{}`",
+            crate::tools::text::clip_line(word.as_bytes(), MAX_QUOTED_ADDED_CHARS)
+        ),
+        Unmapped::Disagree(word) => format!(
+            "the lines that the same change removes have the word `{}` with different bytes behind it",
+            crate::tools::text::clip_line(word.as_bytes(), MAX_QUOTED_ADDED_CHARS)
+        ),
     };
     format!(
-        "{label} adds the line `{shown}` with {n} \u{fffd} (U+FFFD), but `{path}` is not UTF-8: each \u{fffd} view_slice shows stands for bytes that are not UTF-8, and an added line can only keep them by having as many \u{fffd} as a line it replaces ({reason}). Leave that line unchanged (as a context line), keep exactly the \u{fffd} of the line it replaces, or write the line without the \u{fffd} character."
+        "{label} adds the line `{shown}` with {n} \u{fffd} (U+FFFD), but `{path}` is not UTF-8: each \u{fffd} view_slice shows stands for bytes that are not UTF-8, and an added line can only keep them inside the same word as a line it replaces ({reason}). Leave that line unchanged (as a context line), keep exactly the \u{fffd} of the line it replaces, or write the line without the \u{fffd} character."
     )
 }
 
@@ -820,7 +826,8 @@ mod tests {
     /// One change a property test makes at a line, through the lossy view.
     #[derive(Debug, Clone, Copy)]
     enum Edit {
-        /// `-view` then `+Xview`: the line kept, with text put before it.
+        /// `-view` then `+X view`: the line kept, with a word put before it (a word of its
+        /// own: a U+FFFD is only written back inside the word it was in).
         Prefix,
         /// `-view` then `+new`: the line rewritten in ASCII.
         Rewrite,
@@ -846,7 +853,7 @@ mod tests {
                 continue;
             }
             match edit {
-                Edit::Prefix => body.push_str(&format!("-{line}\n+X{line}\n")),
+                Edit::Prefix => body.push_str(&format!("-{line}\n+X {line}\n")),
                 Edit::Rewrite => body.push_str(&format!("-{line}\n+new\n")),
                 Edit::Remove => body.push_str(&format!("-{line}\n")),
                 Edit::Insert => body.push_str(&format!(" {line}\n+new\n")),
@@ -880,7 +887,7 @@ mod tests {
             }
         };
         match edit {
-            Edit::Prefix => lines[at].insert(0, b'X'),
+            Edit::Prefix => lines[at] = [&b"X "[..], &lines[at]].concat(),
             Edit::Rewrite => lines[at] = [&b"new"[..], ending(&lines[at])].concat(),
             Edit::Remove => {
                 // A removed last line without a newline leaves the line before it last,
@@ -997,7 +1004,7 @@ mod tests {
         let refusal = resolve(&patch, Some((file, 0o644))).expect_err("refused").0;
         assert!(refusal.contains("is not UTF-8"), "{refusal}");
         assert!(
-            refusal.contains("no line that the same change removes has 2"),
+            refusal.contains("no line that the same change removes has the word `cr\u{fffd}me`"),
             "{refusal}"
         );
         assert!(

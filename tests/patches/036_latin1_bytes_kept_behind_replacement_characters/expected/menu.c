@@ -3,7 +3,7 @@
 
 int main(void) {
     puts("café au lait");
-    puts("thé");
+    puts("café");
     puts("crème brûlée");
     return 0;
 }
