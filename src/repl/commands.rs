@@ -418,6 +418,10 @@ fn alternatives(models: &[Installed]) -> String {
             joined(&unknown)
         );
     }
+    let served = names_with(models, ToolSupport::NotReported);
+    if !served.is_empty() {
+        text = format!("models served: {}", joined(&served));
+    }
     text
 }
 
@@ -434,7 +438,9 @@ pub(crate) fn missing_model_text(
     models: &[Installed],
 ) -> String {
     let model = shown(model);
-    let next = if names_with(models, ToolSupport::Yes).is_empty() {
+    let next = if !names_with(models, ToolSupport::NotReported).is_empty() {
+        "Switch with /model NAME, or load that model on the server".to_owned()
+    } else if names_with(models, ToolSupport::Yes).is_empty() {
         format!("Run `ollama pull {model}`, or {PULL_ONE}")
     } else {
         format!("Switch with /model NAME, or run `ollama pull {model}`")
@@ -455,6 +461,10 @@ pub(crate) fn model_list_text(
 ) -> String {
     let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
     let resolved = installed_as(current, names.iter().copied());
+    let served = names_with(models, ToolSupport::NotReported);
+    if !served.is_empty() {
+        return served_list_text(current, chosen, server, &served);
+    }
     let usable = names_with(models, ToolSupport::Yes);
     let mut text = String::new();
     if usable.is_empty() {
@@ -499,6 +509,31 @@ pub(crate) fn model_list_text(
     text
 }
 
+/// `/model` on an OpenAI-compatible server: every model it serves (it does not say which
+/// support tools, so none is claimed to), the current one marked with `*`.
+fn served_list_text(current: &str, chosen: &str, server: &str, served: &[&str]) -> String {
+    let mut text = format!(
+        "models served at {server} (an OpenAI-compatible server does not say which support tools):\n"
+    );
+    let resolved = installed_as(current, served.iter().copied());
+    for name in served {
+        if Some(*name) == resolved {
+            let _ = writeln!(text, "* {} (current, {chosen})", shown(name));
+        } else {
+            let _ = writeln!(text, "  {}", shown(name));
+        }
+    }
+    if resolved.is_none() {
+        let _ = writeln!(
+            text,
+            "current: {} ({chosen}), which is not served",
+            shown(current)
+        );
+    }
+    text.push_str("/model NAME switches to another; the conversation is kept\n");
+    text
+}
+
 /// `/model NAME`: the installed name to switch to (the server's spelling, so `llama3.1`
 /// becomes `llama3.1:latest`), or the error to print: not installed, or installed without
 /// tool support, with what could be chosen instead.
@@ -512,7 +547,9 @@ pub(crate) fn model_choice(
         .and_then(|name| models.iter().find(|m| m.name == name));
     let stays = format!("the model stays {}", shown(current));
     match found {
-        Some(model) if model.tools == ToolSupport::Yes => Ok(model.name.clone()),
+        Some(model) if matches!(model.tools, ToolSupport::Yes | ToolSupport::NotReported) => {
+            Ok(model.name.clone())
+        }
         Some(model) if model.tools == ToolSupport::No => Err(format!(
             "{} is installed but does not support tools, so it could never see your code; {stays}; {}. Choose one with /model NAME",
             shown(&model.name),
