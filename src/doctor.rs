@@ -6,8 +6,8 @@
 //! network.
 //!
 //! The rules the doctor keeps:
-//! - no inference: it reads `/api/version`, `/api/tags`, `/api/show` and `/api/ps`, never
-//!   `/api/chat` (the agent it builds to list the tools is given a model that cannot talk);
+//! - no inference: it reads `/api/version`, `/api/tags`, `/api/show` and `/api/ps` (or,
+//!   for an OpenAI-compatible server, `/v1/models`: see `openai`), never `/api/chat` (the agent it builds to list the tools is given a model that cannot talk);
 //! - nothing is written anywhere;
 //! - every probe is bounded ([`PROBE_LIMIT`]) and so is the whole run ([`TOTAL_LIMIT`]);
 //! - a configuration error is reported as a `fail` row and the rest still runs, on the
@@ -36,6 +36,8 @@ use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
 use crate::tools::symbols::census::Census;
 use crate::tools::{Access, Budgets, CommandLimits, Toolbox};
+
+mod openai;
 
 /// The longest one request to Ollama may take, connection included.
 pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(5);
@@ -400,8 +402,8 @@ fn endpoint_check(
     policy_source: &Source,
 ) -> Check {
     // Never the password of `http://user:password@host`: a doctor's report gets pasted.
-    let shown = config::shown_endpoint(endpoint);
-    let base = shown.strip_suffix("/api/chat").unwrap_or(&shown);
+    let base = crate::frontend::models::server_url(endpoint);
+    let base = base.as_str();
     let policy_text = format!(
         "`remote_endpoint` is {} ({})",
         policy.as_str(),
@@ -481,8 +483,8 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
     let deadline = Deadline::new();
     let mut checks = Vec::new();
     let endpoint_source = loaded.source(crate::config::Key::endpoint);
-    let shown = config::shown_endpoint(&config.endpoint);
-    let base = shown.strip_suffix("/api/chat").unwrap_or(&shown);
+    let base = crate::frontend::models::server_url(&config.endpoint);
+    let base = base.as_str();
 
     let client = match Client::new(&config.endpoint, PROBE_LIMIT) {
         Ok(client) => client,
@@ -498,6 +500,10 @@ async fn server_checks(loaded: &Loaded) -> Vec<Check> {
     };
     if let Some(trust) = client.trust() {
         checks.push(Check::ok("tls", format!("https trusts {trust}")));
+    }
+    if client.kind() == crate::ollama::ServerKind::OpenAi {
+        checks.extend(openai::checks(loaded, &client, base, &deadline).await);
+        return checks;
     }
 
     let Some(limit) = deadline.next() else {

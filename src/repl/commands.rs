@@ -604,6 +604,8 @@ pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>, yes: bool
             layer_text(loaded, key, root)
         );
     }
+    let kind = crate::ollama::ServerKind::of_endpoint(&loaded.config.endpoint);
+    let _ = writeln!(text, "server: {}", kind.label());
     let names: Vec<_> = agent.offered().iter().map(|s| s.name).collect();
     let bytes = agent.schema_bytes();
     let _ = writeln!(

@@ -235,6 +235,16 @@ fn print_banner(session: &Session) {
         commands::chosen_by(config.source(crate::config::Key::model), root)
     ));
     say("Context-disciplined terminal coder. /help for commands, /exit to quit.");
+    // Ollama is the default and says nothing; another kind of server is named, since its
+    // window and its models are its own (`num_ctx` cannot be set over Chat Completions).
+    if crate::ollama::ServerKind::of_endpoint(&config.config.endpoint)
+        == crate::ollama::ServerKind::OpenAi
+    {
+        say(&format!(
+            "server: OpenAI-compatible at {} (its own context window; `num_ctx` is not sent)",
+            terminal_safe(&server_url(&config.config.endpoint))
+        ));
+    }
     let kind = if project.is_git() {
         "a git work tree"
     } else {

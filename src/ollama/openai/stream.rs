@@ -451,13 +451,12 @@ mod tests {
     fn a_reply_past_its_bound_is_cut_off() {
         let mut parser = OpenAiParser::new("c".into(), true).with_limits(1 << 20, 100);
         let line = event(json!({"choices":[{"delta":{"content":"0123456789"}}]}));
-        let mut result = Ok(false);
         for _ in 0..10 {
-            result = parser.feed(line.as_bytes(), &mut |_| {});
+            let result = parser.feed(line.as_bytes(), &mut |_| {});
             assert!(result.is_ok(), "at the bound: {result:?}");
         }
         assert_eq!(parser.progress(), 100);
-        result = parser.feed(line.as_bytes(), &mut |_| {});
+        let result = parser.feed(line.as_bytes(), &mut |_| {});
         let error = result.expect_err("past the bound");
         assert!(error.to_string().contains("max_tokens"), "{error}");
     }
