@@ -77,14 +77,16 @@ fn key_check(present: bool) -> Check {
 /// The `server` row when `/v1/models` failed.
 fn server_failed(error: &OllamaError, base: &str) -> Check {
     let measured = match error {
-        OllamaError::Unreachable { reason, .. } => format!("nothing answers at {base} ({reason})"),
+        OllamaError::ServerUnreachable { reason, .. } => {
+            format!("nothing answers at {base} ({reason})")
+        }
         other => format!("{base} did not list its models (/v1/models): {other}"),
     };
     let remedy = match error {
         OllamaError::KeyNeeded { .. } | OllamaError::KeyRefused { .. } => format!(
             "set {API_KEY_VAR} to the key the server was started with, then run metron --doctor again"
         ),
-        OllamaError::Unreachable { .. } => "start the server (llama-server, LM Studio, vLLM), or point `endpoint` (or OLLAMA_HOST) at a running one".to_owned(),
+        OllamaError::ServerUnreachable { .. } => "start the server (llama-server, LM Studio, vLLM), or point `endpoint` (or OLLAMA_HOST) at a running one".to_owned(),
         _ => "check that `endpoint` ends in /v1 of an OpenAI-compatible server, and that server's log, then run metron --doctor again".to_owned(),
     };
     Check::fail("server", measured, remedy)

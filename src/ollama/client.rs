@@ -366,7 +366,7 @@ impl Client {
                     return Ok(found);
                 }
             }
-            Err(e @ (OllamaError::Unreachable { .. } | OllamaError::Tls { .. })) => {
+            Err(e @ (OllamaError::ServerUnreachable { .. } | OllamaError::Tls { .. })) => {
                 return Err(e);
             }
             Err(_) => {}
@@ -380,7 +380,7 @@ impl Client {
         {
             Ok(info) => Ok(positive(info.get("loaded_context_length"))
                 .or_else(|| positive(info.get("max_context_length")))),
-            Err(e @ (OllamaError::Unreachable { .. } | OllamaError::Tls { .. })) => Err(e),
+            Err(e @ (OllamaError::ServerUnreachable { .. } | OllamaError::Tls { .. })) => Err(e),
             Err(_) => Ok(None),
         }
     }
@@ -541,7 +541,9 @@ impl Client {
             source = inner.source();
         }
         let url = self.base_url.clone();
-        if error.is_connect() || error.is_builder() {
+        if (error.is_connect() || error.is_builder()) && self.kind == ServerKind::OpenAi {
+            OllamaError::ServerUnreachable { url, reason }
+        } else if error.is_connect() || error.is_builder() {
             OllamaError::Unreachable { url, reason }
         } else {
             // Connected, then lost before a status line: something is listening, so

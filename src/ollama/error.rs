@@ -141,6 +141,16 @@ pub enum OllamaError {
         /// The bound it passed, in bytes.
         limit: usize,
     },
+    /// Nothing answered at an OpenAI-compatible endpoint (connection refused, no route, DNS).
+    #[error(
+        "cannot reach the model server at {url} ({reason}); start it (llama-server, LM Studio, vLLM), or point OLLAMA_HOST or `endpoint` at a running server"
+    )]
+    ServerUnreachable {
+        /// The URL that was tried.
+        url: String,
+        /// The transport's reason.
+        reason: String,
+    },
     /// An OpenAI-compatible server wants a key and none was set (HTTP 401/403).
     #[error(
         "the model server at {url} needs a key (HTTP {status}: {message}); set {} to the key the server was started with (its `--api-key`) and run metron again; metron never reads a key from a config file",

@@ -462,3 +462,29 @@ fn doctor_fails_a_model_the_server_does_not_serve() {
         "{run:?}"
     );
 }
+
+#[test]
+fn an_unreachable_v1_server_is_named_as_the_model_server() {
+    let p = greet_project();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let endpoint = format!("http://127.0.0.1:{port}/v1");
+    let run = metron(p.root())
+        .args(["-p", "hi"])
+        .env("OLLAMA_HOST", &endpoint)
+        .run();
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("cannot reach the model server at"),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains("ollama serve"), "{run:?}");
+    let doctor = metron(p.root())
+        .args(["--doctor"])
+        .env("OLLAMA_HOST", &endpoint)
+        .run();
+    assert_eq!(doctor.code, 1, "{doctor:?}");
+    assert!(doctor.stdout.contains("nothing answers at"), "{doctor:?}");
+}
