@@ -445,8 +445,13 @@ pub(crate) fn missing_model_text(
     } else {
         format!("Switch with /model NAME, or run `ollama pull {model}`")
     };
+    let missing = if names_with(models, ToolSupport::NotReported).is_empty() {
+        "not installed"
+    } else {
+        "not served"
+    };
     format!(
-        "the model {model} ({chosen}) is not installed at {server}; {}. {next}",
+        "the model {model} ({chosen}) is {missing} at {server}; {}. {next}",
         alternatives(models)
     )
 }

@@ -488,3 +488,22 @@ fn an_unreachable_v1_server_is_named_as_the_model_server() {
     assert_eq!(doctor.code, 1, "{doctor:?}");
     assert!(doctor.stdout.contains("nothing answers at"), "{doctor:?}");
 }
+
+#[test]
+fn the_start_up_check_names_a_model_the_server_does_not_serve() {
+    let p = greet_project();
+    let fake = openai_builder().model("gemma-3-270m", &[], 0).start();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", v1(&fake))
+        .env("OLLAMA_MODEL", "nope")
+        .stdin("/exit\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "metron: the model nope (from $OLLAMA_MODEL) is not served at {}; models served: gemma-3-270m. Switch with /model NAME, or load that model on the server",
+            fake.base_url()
+        )),
+        "{run:?}"
+    );
+}
