@@ -507,3 +507,34 @@ fn the_start_up_check_names_a_model_the_server_does_not_serve() {
         "{run:?}"
     );
 }
+
+#[test]
+fn keep_alive_comments_do_not_hold_off_the_idle_watchdog() {
+    // llama-server and proxies send `: ping` comments; they are not progress, so a server
+    // that sends only those after its first words is cut like a silent one.
+    let p = greet_project();
+    let mut chunks = vec![delta_text("Thinking")];
+    for _ in 0..40 {
+        chunks.push(super::fake_ollama::Chunk::Raw(": ping\n\n".to_owned()));
+        chunks.push(super::fake_ollama::Chunk::Pause(
+            std::time::Duration::from_millis(100),
+        ));
+    }
+    chunks.push(super::fake_ollama::Chunk::Hang);
+    let fake = start_openai(vec![Reply::Stream(chunks)]);
+    let started = std::time::Instant::now();
+    let run = with_user_file(
+        metron(p.root())
+            .args(["-p", "hi"])
+            .env("OLLAMA_HOST", v1(&fake)),
+        r#"{"timeout_seconds": 1}"#,
+    )
+    .run();
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("silent for 1 s in the middle of the reply"),
+        "{run:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
