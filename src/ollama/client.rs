@@ -133,7 +133,7 @@ impl Client {
     }
 
     /// The protocol this client speaks.
-    pub fn kind(&self) -> ServerKind {
+    pub(crate) fn kind(&self) -> ServerKind {
         self.kind
     }
 

@@ -13,7 +13,7 @@ pub(crate) const OLLAMA_CHAT_PATH: &str = "/api/chat";
 
 /// The protocol of the model server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerKind {
+pub(crate) enum ServerKind {
     /// Ollama's `/api/chat` (NDJSON stream, `num_ctx` settable per session).
     Ollama,
     /// OpenAI's Chat Completions (SSE stream, the window is the server's).
@@ -22,7 +22,7 @@ pub enum ServerKind {
 
 impl ServerKind {
     /// The kind a normalised endpoint (see `config::normalize_endpoint`) speaks.
-    pub fn of_endpoint(endpoint: &str) -> ServerKind {
+    pub(crate) fn of_endpoint(endpoint: &str) -> ServerKind {
         if endpoint.ends_with(OPENAI_CHAT_PATH) {
             ServerKind::OpenAi
         } else {
@@ -31,7 +31,7 @@ impl ServerKind {
     }
 
     /// The name people read (banner, `/config`, `--doctor`).
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             ServerKind::Ollama => "Ollama",
             ServerKind::OpenAi => "OpenAI-compatible",
@@ -39,7 +39,7 @@ impl ServerKind {
     }
 
     /// The stable name in `--json` events (`session_start`'s `server_kind`).
-    pub fn json_name(self) -> &'static str {
+    pub(crate) fn json_name(self) -> &'static str {
         match self {
             ServerKind::Ollama => "ollama",
             ServerKind::OpenAi => "openai",
@@ -61,7 +61,7 @@ impl ServerKind {
 /// OpenAI's cloud, and reading it would send a paid cloud credential to whatever server
 /// `endpoint` names (a colleague's GPU box, a proxy). Local servers (llama-server, vLLM
 /// without `--api-key`, LM Studio) need no key, so setting this is always a choice.
-pub const API_KEY_VAR: &str = "METRON_API_KEY";
+pub(crate) const API_KEY_VAR: &str = "METRON_API_KEY";
 
 /// A bearer key, read from [`API_KEY_VAR`]. Its `Debug` never shows it, so a `{:?}` of the
 /// client in a log or a panic message cannot leak it.
