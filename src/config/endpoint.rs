@@ -6,8 +6,11 @@
 //! `http` on 11434; an explicit scheme without a port means that scheme's own port.
 
 const DEFAULT_PORT: u16 = 11434;
-const CHAT_PATH: &str = crate::ollama::OLLAMA_CHAT_PATH;
-const OPENAI_CHAT_PATH: &str = crate::ollama::OPENAI_CHAT_PATH;
+/// The path a normalised Ollama endpoint ends in.
+pub(crate) const CHAT_PATH: &str = "/api/chat";
+/// The path a normalised Chat Completions endpoint ends in (see `ollama::ServerKind`,
+/// which reads the kind from it).
+pub(crate) const OPENAI_CHAT_PATH: &str = "/v1/chat/completions";
 
 /// Normalises an endpoint into `scheme://host:port/path`, adding `/api/chat` when the
 /// path is missing (Ollama), or ending it in `/v1/chat/completions` when it ends in `/v1`

@@ -6,10 +6,7 @@
 //! the normalised endpoint, means every part of metron (client, doctor, banner, events)
 //! agrees, and no probe request is sent anywhere before the user's checks have run.
 
-/// The path a normalised Chat Completions endpoint ends in.
-pub(crate) const OPENAI_CHAT_PATH: &str = "/v1/chat/completions";
-/// The path a normalised Ollama endpoint ends in.
-pub(crate) const OLLAMA_CHAT_PATH: &str = "/api/chat";
+use crate::config::{OLLAMA_CHAT_PATH, OPENAI_CHAT_PATH};
 
 /// The protocol of the model server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
