@@ -6,15 +6,15 @@
 //! network.
 //!
 //! The rules the doctor keeps:
-//! - no inference: it reads `/api/version`, `/api/tags`, `/api/show` and `/api/ps`, never
-//!   `/api/chat` (the agent it builds to list the tools is given a model that cannot talk);
+//! - no inference: it reads `/api/version`, `/api/tags`, `/api/show` and `/api/ps` (or,
+//!   for an OpenAI-compatible server, `/v1/models`: see `openai`), never `/api/chat` (the agent it builds to list the tools is given a model that cannot talk);
 //! - nothing is written anywhere;
 //! - every probe is bounded ([`PROBE_LIMIT`]) and so is the whole run ([`TOTAL_LIMIT`]);
 //! - a configuration error is reported as a `fail` row and the rest still runs, on the
 //!   built-in defaults (plus `OLLAMA_HOST` / `OLLAMA_MODEL` and `--model`);
 //! - exit status 0 when no row failed, 1 otherwise, so bootstrap scripts can use it.
 
-use crate::agent::window::Window;
+use crate::agent::window::{DecidedBy, Window};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
@@ -37,6 +37,8 @@ use crate::ollama::{Client, Delta, OllamaError, Reply};
 use crate::project::Project;
 use crate::tools::symbols::census::Census;
 use crate::tools::{Access, Budgets, CommandLimits, Toolbox};
+
+mod openai;
 
 /// The longest one request to Ollama may take, connection included.
 pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(5);
@@ -187,8 +189,9 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
     let config = &loaded.config;
 
     let refused = disclosure::check_loaded(&loaded).is_err();
-    // The model's trained length, when the server says: the window a session would use.
-    let mut trained = None;
+    // The window a session would use, from what the server says of the model (its trained
+    // length) or of itself (an OpenAI-compatible server's own window).
+    let mut window = Window::new(config.num_ctx, None);
     if refused {
         // A session would not start, so the doctor does not contact that host either.
         checks.push(Check::warn(
@@ -202,7 +205,7 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
             .build()
         {
             Ok(runtime) => {
-                checks.extend(runtime.block_on(server_checks(&loaded, &mut trained)));
+                checks.extend(runtime.block_on(server_checks(&loaded, &mut window)));
                 // A name lookup runs on a blocking thread that the probe's time limit
                 // abandons but cannot stop; do not wait for it on the way out.
                 runtime.shutdown_timeout(Duration::from_millis(100));
@@ -230,7 +233,7 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
                 None => Instructions::off(),
             };
             checks.extend(instructions_checks(&instructions, config));
-            checks.extend(tools_checks(project, &loaded, instructions, trained));
+            checks.extend(tools_checks(project, &loaded, instructions, window));
         }
         None => checks.push(Check::warn(
             "tools",
@@ -421,8 +424,8 @@ fn endpoint_check(
     policy_source: &Source,
 ) -> Check {
     // Never the password of `http://user:password@host`: a doctor's report gets pasted.
-    let shown = config::shown_endpoint(endpoint);
-    let base = shown.strip_suffix("/api/chat").unwrap_or(&shown);
+    let base = crate::frontend::models::server_url(endpoint);
+    let base = base.as_str();
     let policy_text = format!(
         "`remote_endpoint` is {} ({})",
         policy.as_str(),
@@ -497,13 +500,13 @@ impl Deadline {
 }
 
 /// The rows that need the server: reachable, model installed, tool support, context.
-async fn server_checks(loaded: &Loaded, trained: &mut Option<u64>) -> Vec<Check> {
+async fn server_checks(loaded: &Loaded, window: &mut Window) -> Vec<Check> {
     let config = &loaded.config;
     let deadline = Deadline::new();
     let mut checks = Vec::new();
     let endpoint_source = loaded.source(crate::config::Key::endpoint);
-    let shown = config::shown_endpoint(&config.endpoint);
-    let base = shown.strip_suffix("/api/chat").unwrap_or(&shown);
+    let base = crate::frontend::models::server_url(&config.endpoint);
+    let base = base.as_str();
 
     let client = match Client::new(&config.endpoint, PROBE_LIMIT) {
         Ok(client) => client,
@@ -519,6 +522,10 @@ async fn server_checks(loaded: &Loaded, trained: &mut Option<u64>) -> Vec<Check>
     };
     if let Some(trust) = client.trust() {
         checks.push(Check::ok("tls", format!("https trusts {trust}")));
+    }
+    if client.kind() == crate::ollama::ServerKind::OpenAi {
+        checks.extend(openai::checks(loaded, &client, base, &deadline, window).await);
+        return checks;
     }
 
     let Some(limit) = deadline.next() else {
@@ -600,7 +607,7 @@ async fn server_checks(loaded: &Loaded, trained: &mut Option<u64>) -> Vec<Check>
         }
     };
     checks.push(tool_support_check(model, &details));
-    *trained = details.context_length;
+    *window = Window::new(config.num_ctx, details.context_length);
     if let Some(host) = &details.remote_host {
         checks.push(cloud_model_check(model, host, config.remote_endpoint));
     }
@@ -892,13 +899,13 @@ fn sandbox_check(config: &Config) -> Check {
 }
 
 /// The tools offered (with what their schemas cost per request) and those withdrawn.
-/// `trained` is the model's trained length, when the server said, so the fixed-prompt row
-/// judges the window a session would really use.
+/// `window` is the one a session would use (the model's trained length or the server's own
+/// window, when the server said), so the fixed-prompt row judges the window for real.
 fn tools_checks(
     project: Project,
     loaded: &Loaded,
     instructions: Instructions,
-    trained: Option<u64>,
+    window: Window,
 ) -> Vec<Check> {
     let config = &loaded.config;
     let toolbox = Toolbox::new(project, Budgets::from_config(config))
@@ -936,7 +943,7 @@ fn tools_checks(
     let fixed = agent::prompt::approx_tokens(agent.fixed_prompt().total());
     let result = usize::try_from(config.max_command_output_bytes).unwrap_or(usize::MAX);
     if let Some(check) = fixed_prompt_check(
-        Window::new(config.num_ctx, trained),
+        window,
         loaded.source(crate::config::Key::num_ctx),
         fixed,
         agent::prompt::approx_tokens(result) as u64,
@@ -994,24 +1001,28 @@ fn fixed_prompt_check(window: Window, source: &Source, fixed: usize, result: u64
     let needed = fixed as u64 + margin;
     let num_ctx = window.effective();
     (num_ctx < needed).then(|| {
-        let what = if window.clamped() {
-            format!(
+        let what = match window.decided_by() {
+            DecidedBy::Trained => format!(
                 "the context window of {num_ctx} tokens (the model's trained length; num_ctx {} {})",
                 window.configured,
                 origin(source)
-            )
-        } else {
-            format!("num_ctx {num_ctx} ({})", origin(source))
+            ),
+            DecidedBy::Server => {
+                format!("the model server's own context window of {num_ctx} tokens")
+            }
+            DecidedBy::Configured => format!("num_ctx {num_ctx} ({})", origin(source)),
         };
-        let remedy = if window.clamped() {
-            format!(
+        let remedy = match window.decided_by() {
+            DecidedBy::Trained => format!(
                 "choose a model trained on {needed} tokens or more, or lower `max_command_output_bytes` and shorten the instructions"
-            )
-        } else {
-            format!(
+            ),
+            DecidedBy::Server => format!(
+                "restart the model server with a context window of {needed} tokens or more (llama-server's `-c`, LM Studio's context length)"
+            ),
+            DecidedBy::Configured => format!(
                 "set `num_ctx` to {needed} or more (the default, {}, leaves room for real work)",
                 Config::default().num_ctx
-            )
+            ),
         };
         Check::fail(
             "context",

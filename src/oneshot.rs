@@ -122,6 +122,7 @@ fn session_start(session: &Session) -> Event {
         model: loaded.config.model.clone(),
         num_ctx: agent.window().effective(),
         endpoint: crate::config::shown_endpoint(&loaded.config.endpoint),
+        server_kind: crate::ollama::ServerKind::of_endpoint(&loaded.config.endpoint).json_name(),
         endpoint_local: is_local(&loaded.config.endpoint) && session.model_host.is_none(),
         model_remote_host: session.model_host.clone(),
         model_replaced: loaded.replaced_model.clone(),

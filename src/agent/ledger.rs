@@ -126,6 +126,8 @@ pub enum Event {
         num_ctx: u64,
         /// The chat endpoint.
         endpoint: String,
+        /// The protocol the endpoint speaks: `ollama` or `openai` (Chat Completions).
+        server_kind: &'static str,
         /// Whether the code stays on this machine: the endpoint is here and the model is
         /// not a cloud model the server passes on to another host.
         endpoint_local: bool,

@@ -173,20 +173,16 @@ pub enum TurnError {
     /// the model client, because only the session knows where its window came from: once
     /// it is the model's trained length, raising `num_ctx` changes nothing.
     #[error(
-        "the conversation no longer fits the model's context window ({message}); {window}; {}",
-        if *.clamped {
-            "use /reset, or choose a model trained on a longer context"
-        } else {
-            "use /reset, or raise `num_ctx`"
-        }
+        "the conversation no longer fits the model's context window ({message}); {window}; use /reset, or {remedy}"
     )]
     ContextOverflow {
         /// The server's text.
         message: String,
         /// The session's window and where it came from, as the banner says it.
         window: String,
-        /// Whether the model's trained length, not `num_ctx`, decided the window.
-        clamped: bool,
+        /// What would make the window larger (`num_ctx`, another model, or the
+        /// server's own setting), as the end of "use /reset, or ...".
+        remedy: &'static str,
     },
 }
 
@@ -558,7 +554,7 @@ impl<M: Model> Agent<M> {
                         OllamaError::ContextOverflow { message } => TurnError::ContextOverflow {
                             message,
                             window: self.window.line(),
-                            clamped: self.window.clamped(),
+                            remedy: self.window.remedy(),
                         },
                         error => TurnError::Model(error),
                     };

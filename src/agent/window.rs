@@ -7,6 +7,10 @@
 //! length `/api/show` reports, decides it once at start (and again only when the model
 //! changes), and sends the same value on every request.
 //!
+//! An OpenAI-compatible server is different: it fixed its window when it started
+//! (llama-server's `-c`, LM Studio's context length) and takes no `num_ctx`, so when it
+//! says what that window is, that is the session's window, whatever the configuration says.
+//!
 //! Whether the server can refuse an over-long prompt instead of cutting it silently
 //! (`truncate: false`, Ollama 0.12.4 and later) is decided here too, from `/api/version`.
 
@@ -19,6 +23,19 @@ pub(crate) struct Window {
     /// The model's trained context length (`model_info.<arch>.context_length`), when the
     /// server reported a usable one.
     pub(crate) trained: Option<u64>,
+    /// An OpenAI-compatible server's own window, when it reported one.
+    pub(crate) served: Option<u64>,
+}
+
+/// What decided a session's window, which decides what can make it larger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecidedBy {
+    /// `num_ctx`: raising it helps.
+    Configured,
+    /// The model's trained length: only another model helps.
+    Trained,
+    /// The server's own window: only restarting the server with a larger one helps.
+    Server,
 }
 
 impl Window {
@@ -28,26 +45,67 @@ impl Window {
         Window {
             configured,
             trained: trained.filter(|&t| t > 0),
+            served: None,
         }
     }
 
-    /// What every request of the session carries as `num_ctx`.
+    /// This window on a server that reported its own window of `served` tokens (a zero
+    /// or missing one means it did not say, and the configuration stands).
+    pub(crate) fn with_served(self, served: Option<u64>) -> Window {
+        Window {
+            served: served.filter(|&s| s > 0),
+            ..self
+        }
+    }
+
+    /// The window every request of the session is measured against, and (on Ollama)
+    /// carries as `num_ctx`.
     pub(crate) fn effective(self) -> u64 {
+        if let Some(served) = self.served {
+            return served;
+        }
         match self.trained {
             Some(trained) if trained < self.configured => trained,
             _ => self.configured,
         }
     }
 
+    /// What decided the window.
+    pub(crate) fn decided_by(self) -> DecidedBy {
+        if self.served.is_some() {
+            DecidedBy::Server
+        } else if self.effective() < self.configured {
+            DecidedBy::Trained
+        } else {
+            DecidedBy::Configured
+        }
+    }
+
     /// Whether the model's trained length, not the configuration, decided the window.
     pub(crate) fn clamped(self) -> bool {
-        self.effective() < self.configured
+        self.decided_by() == DecidedBy::Trained
+    }
+
+    /// What would make the window larger, as the end of "use /reset, or ...".
+    pub(crate) fn remedy(self) -> &'static str {
+        match self.decided_by() {
+            DecidedBy::Configured => "raise `num_ctx`",
+            DecidedBy::Trained => "choose a model trained on a longer context",
+            DecidedBy::Server => {
+                "restart the model server with a larger context window (llama-server's `-c`, LM Studio's context length)"
+            }
+        }
     }
 
     /// One line for the banner, `/config` and `/context`:
     /// `context 4096 tokens (the model's trained length; num_ctx 16384 configured)`.
     pub(crate) fn line(self) -> String {
         let effective = self.effective();
+        if self.served.is_some() {
+            return format!(
+                "context {effective} tokens (the model server's own window; num_ctx is not sent to it)"
+            );
+        }
         if self.clamped() {
             return format!(
                 "context {effective} tokens (the model's trained length; num_ctx {} configured)",
@@ -100,6 +158,31 @@ fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_servers_own_window_decides_whatever_num_ctx_and_training_say() {
+        let window = Window::new(16384, Some(8192)).with_served(Some(2048));
+        assert_eq!(window.effective(), 2048);
+        assert_eq!(window.decided_by(), DecidedBy::Server);
+        assert!(!window.clamped());
+        assert!(window.remedy().starts_with("restart the model server"));
+        assert!(window.line().contains("the model server's own window"));
+        // Larger than num_ctx too: num_ctx is not sent to such a server.
+        assert_eq!(
+            Window::new(4096, None).with_served(Some(32768)).effective(),
+            32768
+        );
+        // A zero or missing window leaves the configuration in charge.
+        for served in [None, Some(0)] {
+            let window = Window::new(4096, None).with_served(served);
+            assert_eq!(window.effective(), 4096);
+            assert_eq!(window.remedy(), "raise `num_ctx`");
+        }
+        assert_eq!(
+            Window::new(16384, Some(4096)).remedy(),
+            "choose a model trained on a longer context"
+        );
+    }
 
     #[test]
     fn the_window_is_the_smaller_of_configured_and_trained() {

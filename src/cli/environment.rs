@@ -30,7 +30,7 @@ pub(crate) struct Variable {
 pub(crate) const VARIABLES: &[Variable] = &[
     Variable {
         name: "OLLAMA_HOST",
-        meaning: "The Ollama server (default http://localhost:11434); overrides endpoint.",
+        meaning: "The Ollama server (default http://localhost:11434), or an OpenAI-compatible one at a URL ending in /v1 (llama-server, LM Studio, vLLM); overrides endpoint.",
         listed: Listed::Short("the Ollama server (default http://localhost:11434)"),
     },
     Variable {
@@ -51,6 +51,11 @@ pub(crate) const VARIABLES: &[Variable] = &[
     Variable {
         name: "METRON_ALLOW_PROJECT_COMMANDS",
         meaning: "1, true or yes: the project's .metron.json may grant allowed_commands (never the other keys that grant authority).",
+        listed: Listed::Long,
+    },
+    Variable {
+        name: "METRON_API_KEY",
+        meaning: "The key sent as `Authorization: Bearer` to an OpenAI-compatible endpoint (one ending in /v1), and to nothing else; read only from the environment, never shown. OPENAI_API_KEY is not read.",
         listed: Listed::Long,
     },
     Variable {

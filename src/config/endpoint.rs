@@ -6,10 +6,15 @@
 //! `http` on 11434; an explicit scheme without a port means that scheme's own port.
 
 const DEFAULT_PORT: u16 = 11434;
-const CHAT_PATH: &str = "/api/chat";
+/// The path a normalised Ollama endpoint ends in.
+pub(crate) const CHAT_PATH: &str = "/api/chat";
+/// The path a normalised Chat Completions endpoint ends in (see `ollama::ServerKind`,
+/// which reads the kind from it).
+pub(crate) const OPENAI_CHAT_PATH: &str = "/v1/chat/completions";
 
 /// Normalises an endpoint into `scheme://host:port/path`, adding `/api/chat` when the
-/// path is missing. Returns a sentence saying what is wrong when it cannot be used.
+/// path is missing (Ollama), or ending it in `/v1/chat/completions` when it ends in `/v1`
+/// (an OpenAI-compatible server). Returns a sentence saying what is wrong when it cannot be used.
 pub fn normalize_endpoint(raw: &str) -> Result<String, String> {
     let trimmed = raw.trim().trim_matches(|c| c == '"' || c == '\'').trim();
     if trimmed.is_empty() {
@@ -62,8 +67,14 @@ pub fn normalize_endpoint(raw: &str) -> Result<String, String> {
     };
     let port = port.unwrap_or(default_port);
     let path = path.trim_end_matches('/');
-    let path = path.strip_suffix("/v1").unwrap_or(path);
-    let path = if path.ends_with(CHAT_PATH) {
+    // `/v1` (what llama-server, LM Studio and vLLM print) or the full Chat Completions
+    // path: that protocol (see `ollama::ServerKind`), at its one canonical path.
+    let openai = path
+        .strip_suffix(OPENAI_CHAT_PATH)
+        .or_else(|| path.strip_suffix("/v1"));
+    let path = if let Some(base) = openai {
+        format!("{base}{OPENAI_CHAT_PATH}")
+    } else if path.ends_with(CHAT_PATH) {
         path.to_owned()
     } else {
         let base = path.strip_suffix("/api").unwrap_or(path);
@@ -238,7 +249,20 @@ mod tests {
             ),
             ("http://host:1/api/chat", "http://host:1/api/chat"),
             ("http://host:1/api/", "http://host:1/api/chat"),
-            ("http://host:1/v1", "http://host:1/api/chat"),
+            ("http://host:1/v1", "http://host:1/v1/chat/completions"),
+            (
+                "localhost:8080/v1/",
+                "http://localhost:8080/v1/chat/completions",
+            ),
+            (
+                "http://host:1/v1/chat/completions",
+                "http://host:1/v1/chat/completions",
+            ),
+            (
+                "https://h/proxy/v1/chat/completions/",
+                "https://h:443/proxy/v1/chat/completions",
+            ),
+            ("http://host:1/api", "http://host:1/api/chat"),
             (" 'localhost:9' ", "http://localhost:9/api/chat"),
         ];
         for (raw, want) in cases {

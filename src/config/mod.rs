@@ -40,6 +40,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub(crate) use endpoint::{CHAT_PATH as OLLAMA_CHAT_PATH, OPENAI_CHAT_PATH};
 pub(crate) use endpoint::{Credentials, host_and_port, shown as shown_endpoint, split_credentials};
 pub use endpoint::{is_local, normalize_endpoint};
 pub(crate) use overrides::{Override, SET_FLAG, parse as parse_override};

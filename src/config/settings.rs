@@ -351,7 +351,8 @@ macro_rules! settings {
 // - `save_input_history`: a project's `false` keeps less on disk, and its `true` is the
 //   default, which never outweighs the user's own `false`.
 settings! {
-    /// Ollama chat endpoint, path included.
+    /// The model server's chat endpoint, path included: Ollama's `/api/chat`, or an
+    /// OpenAI-compatible server's `/v1/chat/completions` (written as `.../v1`).
     [LocalOnly] endpoint: String = "http://localhost:11434/api/chat".to_owned();
     /// When `endpoint` is another machine: `warn` (say so on stderr before the first
     /// request) or `refuse` (do not start). A project's file may only make this stricter.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::agent::TurnError;
 use crate::authority::CancelToken;
 use crate::disclosure::ModelPlace;
-use crate::ollama::{Client, OllamaError};
+use crate::ollama::{Client, OllamaError, ServerKind};
 
 /// Whether an installed model can be given tools. Three states, because a model the
 /// server did not describe in time must not be offered as a choice, nor reported as
@@ -23,6 +23,9 @@ pub(crate) enum ToolSupport {
     No,
     /// The server did not describe it within the time limit, or failed to.
     Unknown,
+    /// The server never describes its models (an OpenAI-compatible server has no
+    /// `/api/show`): offered as a choice, with no claim either way.
+    NotReported,
 }
 
 /// One installed model and whether it supports tools.
@@ -51,6 +54,17 @@ pub(crate) async fn survey(
     Ok(describe(client, names, deadline).await)
 }
 
+/// A served model of an OpenAI-compatible server: nothing is asked about it, since such a
+/// server cannot say whether it supports tools, and it runs on the server itself.
+fn served(name: String) -> Installed {
+    Installed {
+        name,
+        tools: ToolSupport::NotReported,
+        place: ModelPlace::Server,
+        trained: None,
+    }
+}
+
 /// Asks the server about each of `names` (`/api/show`) until `deadline`; the ones left
 /// when it passes, or that the server fails to describe, are [`ToolSupport::Unknown`].
 pub(crate) async fn describe(
@@ -58,6 +72,9 @@ pub(crate) async fn describe(
     names: Vec<String>,
     deadline: Instant,
 ) -> Vec<Installed> {
+    if client.kind() == ServerKind::OpenAi {
+        return names.into_iter().map(served).collect();
+    }
     let mut found = Vec::with_capacity(names.len());
     for name in names {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -144,6 +161,10 @@ pub(crate) struct Described {
     pub(crate) place: ModelPlace,
     /// The context length the model was trained for, when `/api/show` says.
     pub(crate) trained: Option<u64>,
+    /// An OpenAI-compatible server's own context window (llama-server's `/props`, LM
+    /// Studio's model info), when it says: fixed when the server started, and what
+    /// every request gets, whatever `num_ctx` says.
+    pub(crate) served: Option<u64>,
     /// The server's version (`/api/version`), when it answered in time.
     pub(crate) version: Option<String>,
 }
@@ -163,6 +184,7 @@ pub(crate) fn place_of(
     let failed = |reason: &str| Described {
         place: unknown(reason),
         trained: None,
+        served: None,
         version: None,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -177,18 +199,44 @@ pub(crate) fn place_of(
             Ok(client) => client,
             Err(e) => return Some(failed(&e.to_string())),
         };
+        let kind = client.kind();
         tokio::select! {
             biased;
             () = cancel.cancelled() => None,
-            (shown, version) = async {
-                tokio::join!(client.show(model, limit), client.version(limit))
-            } => Some(match shown {
-                Ok(details) => Described {
+            (shown, version, served) = async {
+                // `/api/version` is Ollama's alone (it decides `truncate`, which only
+                // `/api/chat` takes); `context_length` asks only the other kinds.
+                let version = async {
+                    match kind {
+                        ServerKind::Ollama => client.version(limit).await,
+                        ServerKind::OpenAi => Err(OllamaError::Protocol(String::new())),
+                    }
+                };
+                tokio::join!(
+                    client.show(model, limit),
+                    version,
+                    client.context_length(model, limit)
+                )
+            } => Some(match (shown, kind) {
+                (Ok(details), _) => Described {
                     place: ModelPlace::from_remote_host(details.remote_host.as_deref()),
                     trained: details.context_length,
+                    served: None,
                     version: version.ok(),
                 },
-                Err(e) => Described {
+                // Only Ollama (its `/v1` included) describes a model, and only Ollama
+                // passes cloud models on: a server that answers `/api/show` with an HTTP
+                // error is another kind, which runs its models itself, in a window of
+                // its own that `num_ctx` cannot change.
+                (Err(OllamaError::ServerHttp { .. } | OllamaError::NotServed { .. }), ServerKind::OpenAi) => {
+                    Described {
+                        place: ModelPlace::Server,
+                        trained: None,
+                        served: served.ok().flatten(),
+                        version: None,
+                    }
+                }
+                (Err(e), _) => Described {
                     version: version.ok(),
                     ..failed(&e.to_string())
                 },
@@ -225,7 +273,8 @@ fn has_tag(model: &str) -> bool {
 /// without the password of `http://user:password@host` (see `config::shown_endpoint`).
 pub(crate) fn server_url(endpoint: &str) -> String {
     let shown = crate::config::shown_endpoint(endpoint);
-    match shown.strip_suffix("/api/chat") {
+    let path = ServerKind::of_endpoint(&shown).chat_path();
+    match shown.strip_suffix(path) {
         Some(base) => base.to_owned(),
         None => shown,
     }
@@ -284,6 +333,7 @@ mod tests {
             "http://127.0.0.1:11434"
         );
         assert_eq!(server_url("http://h:1"), "http://h:1");
+        assert_eq!(server_url("http://h:1/v1/chat/completions"), "http://h:1");
         assert_eq!(
             server_url("http://me:hunter2@h:1/api/chat"),
             "http://me:***@h:1"

@@ -193,7 +193,7 @@ pub(crate) fn start(
         Agent::new(client, toolbox, Settings::from_config(config)).with_instructions(instructions);
     // Fixed here, once, for the session's model (a resumed session's too): `/model`
     // fixes it again for the new model, and nothing else changes it.
-    agent.set_window(Window::new(config.num_ctx, described.trained));
+    agent.set_window(Window::new(config.num_ctx, described.trained).with_served(described.served));
     agent.set_refuses_overflow(refuses_overflow(described.version.as_deref()));
     let mut resumed_path = None;
     match (resumed, sessions_dir.clone()) {

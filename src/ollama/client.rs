@@ -18,6 +18,9 @@ use serde_json::Value;
 use super::OllamaError;
 use super::body::{BodyKind, Capped};
 use super::error::error_text;
+use super::kind::{ApiKey, ServerKind};
+use super::openai::OpenAiParser;
+use super::parser::Parser;
 use super::stream::{Delta, MAX_LINE_BYTES, Reply, StreamParser};
 use super::tls::{self, CERT_FILE_VAR, Trust};
 use super::wire::{ChatRequest, ModelDetails};
@@ -46,10 +49,15 @@ fn is_https(endpoint: &str) -> bool {
         .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
 }
 
-/// Talks to one Ollama server.
+/// Talks to one model server, Ollama or OpenAI-compatible (see [`ServerKind`]).
 #[derive(Debug)]
 pub struct Client {
     http: reqwest::Client,
+    /// The protocol, decided from the endpoint's path.
+    kind: ServerKind,
+    /// The bearer key (`METRON_API_KEY`), for an OpenAI-compatible server only: its
+    /// `Debug` is masked, and it is never part of a URL or a message.
+    key: Option<ApiKey>,
     /// What an https endpoint's certificate is checked against; `None` for http.
     trust: Option<Trust>,
     /// The chat URL without credentials (errors name it and [`Client::base_url`]).
@@ -102,12 +110,19 @@ impl Client {
         })?;
         let (endpoint, credentials) = crate::config::split_credentials(endpoint);
         let endpoint = endpoint.as_str();
+        let kind = ServerKind::of_endpoint(endpoint);
         let base_url = endpoint
-            .strip_suffix("/api/chat")
+            .strip_suffix(kind.chat_path())
             .unwrap_or(endpoint)
             .to_owned();
+        let key = match kind {
+            ServerKind::OpenAi => ApiKey::from_env(),
+            ServerKind::Ollama => None,
+        };
         Ok(Client {
             http,
+            kind,
+            key,
             trust,
             chat_url: endpoint.to_owned(),
             base_url,
@@ -115,6 +130,32 @@ impl Client {
             idle,
             replies: AtomicU64::new(0),
         })
+    }
+
+    /// The protocol this client speaks.
+    pub(crate) fn kind(&self) -> ServerKind {
+        self.kind
+    }
+
+    /// Whether a key is sent (`METRON_API_KEY`, OpenAI-compatible servers only), for the
+    /// doctor's row; never the key itself.
+    pub(crate) fn has_key(&self) -> bool {
+        self.key.is_some()
+    }
+
+    /// The error for an error status, in the words of the server's kind.
+    fn status_error(&self, status: u16, body: &[u8], model: &str) -> OllamaError {
+        let body = String::from_utf8_lossy(body);
+        match self.kind {
+            ServerKind::Ollama => OllamaError::from_status(status, &body, model, &self.base_url),
+            ServerKind::OpenAi => OllamaError::from_openai_status(
+                status,
+                &body,
+                model,
+                &self.base_url,
+                self.key.is_some(),
+            ),
+        }
     }
 
     /// What the server's certificate is checked against, for an https endpoint (`None`
@@ -131,11 +172,22 @@ impl Client {
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<Reply, OllamaError> {
         let started = Instant::now();
-        let body = serde_json::to_vec(request)
-            .map_err(|e| OllamaError::Protocol(format!("cannot encode the request: {e}")))?;
+        let body = match self.kind {
+            ServerKind::Ollama => serde_json::to_vec(request),
+            ServerKind::OpenAi => super::openai::wire::request_body(request),
+        }
+        .map_err(|e| OllamaError::Protocol(format!("cannot encode the request: {e}")))?;
         let seq = self.replies.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut parser = StreamParser::new(format!("call_m{seq}"))
-            .with_limits(MAX_LINE_BYTES, reply_limit(request.options.num_predict));
+        let ids = format!("call_m{seq}");
+        let max_reply = reply_limit(request.options.num_predict);
+        let mut parser = match self.kind {
+            ServerKind::Ollama => {
+                Parser::Ollama(StreamParser::new(ids).with_limits(MAX_LINE_BYTES, max_reply))
+            }
+            ServerKind::OpenAi => Parser::OpenAi(
+                OpenAiParser::new(ids, request.stream).with_limits(MAX_LINE_BYTES, max_reply),
+            ),
+        };
         let send = self
             .authorized(self.http.post(&self.chat_url))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -155,12 +207,7 @@ impl Client {
                 )
                 .await?
                 .unwrap_or_default();
-            return Err(OllamaError::from_status(
-                status.as_u16(),
-                &String::from_utf8_lossy(&text),
-                request.model,
-                &self.base_url,
-            ));
+            return Err(self.status_error(status.as_u16(), &text, request.model));
         }
         let mut stream = response.bytes_stream();
         // The watchdog restarts on progress only (text, reasoning, a call): a server
@@ -224,8 +271,23 @@ impl Client {
             .to_owned())
     }
 
-    /// `GET /api/tags`: the names of the installed models.
+    /// The names of the models the server offers: `GET /api/tags` (Ollama's installed
+    /// models) or `GET /v1/models` (what an OpenAI-compatible server serves).
     pub(crate) async fn models(&self, limit: Duration) -> Result<Vec<String>, OllamaError> {
+        if self.kind == ServerKind::OpenAi {
+            let body = self.get_json("/v1/models", limit).await?;
+            return Ok(body
+                .get("data")
+                .and_then(Value::as_array)
+                .map(|models| {
+                    models
+                        .iter()
+                        .filter_map(|m| m.get("id")?.as_str())
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default());
+        }
         let body = self.get_json("/api/tags", limit).await?;
         Ok(body
             .get("models")
@@ -280,14 +342,62 @@ impl Client {
         Ok(ModelDetails::from_show(&body))
     }
 
+    /// The context window an OpenAI-compatible server runs `model` with, where it says:
+    /// llama-server's `GET /props` (`default_generation_settings.n_ctx`, or `n_ctx`), then
+    /// LM Studio's `GET /api/v0/models/{model}` (`loaded_context_length`, else
+    /// `max_context_length`). `Ok(None)` when neither answers with a number (vLLM, Ollama's
+    /// `/v1`: the configured `num_ctx` is then all there is), or for an Ollama endpoint,
+    /// whose window comes from `/api/show`. Each ask is bounded by `limit` and by the JSON
+    /// body bound; only an unreachable server is an error.
+    pub(crate) async fn context_length(
+        &self,
+        model: &str,
+        limit: Duration,
+    ) -> Result<Option<u64>, OllamaError> {
+        if self.kind == ServerKind::Ollama {
+            return Ok(None);
+        }
+        let positive = |v: Option<&Value>| v.and_then(Value::as_u64).filter(|&n| n > 0);
+        match self.get_json("/props", limit).await {
+            Ok(props) => {
+                let found = positive(props.pointer("/default_generation_settings/n_ctx"))
+                    .or_else(|| positive(props.get("n_ctx")));
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+            Err(e @ (OllamaError::ServerUnreachable { .. } | OllamaError::Tls { .. })) => {
+                return Err(e);
+            }
+            Err(_) => {}
+        }
+        // The model name goes into the path: escaped, so a name with `/` or `?` (LM
+        // Studio's `publisher/model`) stays one segment.
+        let segment: String = url_segment(model);
+        match self
+            .get_json(&format!("/api/v0/models/{segment}"), limit)
+            .await
+        {
+            Ok(info) => Ok(positive(info.get("loaded_context_length"))
+                .or_else(|| positive(info.get("max_context_length")))),
+            Err(e @ (OllamaError::ServerUnreachable { .. } | OllamaError::Tls { .. })) => Err(e),
+            Err(_) => Ok(None),
+        }
+    }
+
     async fn get_json(&self, path: &str, limit: Duration) -> Result<Value, OllamaError> {
         let url = format!("{}{path}", self.base_url);
         let send = self.authorized(self.http.get(&url)).send();
         self.read_json(send, limit, "").await
     }
 
-    /// `request` with the endpoint's credentials, when its URL has some.
+    /// `request` with the key (`Authorization: Bearer`, OpenAI-compatible servers) or the
+    /// endpoint's credentials, when there is either; the key wins, as it is the one the
+    /// server's `--api-key` checks.
     fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if let Some(key) = &self.key {
+            return request.bearer_auth(key.secret());
+        }
         match &self.credentials {
             Some(credentials) => {
                 request.basic_auth(&credentials.user, credentials.password.as_deref())
@@ -317,12 +427,7 @@ impl Client {
                     .read_body(response, BodyKind::ErrorStatus)
                     .await
                     .unwrap_or_default();
-                return Err(OllamaError::from_status(
-                    status.as_u16(),
-                    &String::from_utf8_lossy(&text),
-                    model,
-                    &self.base_url,
-                ));
+                return Err(self.status_error(status.as_u16(), &text, model));
             }
             let bytes = self.read_body(response, BodyKind::Json).await?;
             serde_json::from_slice(&bytes)
@@ -436,7 +541,9 @@ impl Client {
             source = inner.source();
         }
         let url = self.base_url.clone();
-        if error.is_connect() || error.is_builder() {
+        if (error.is_connect() || error.is_builder()) && self.kind == ServerKind::OpenAi {
+            OllamaError::ServerUnreachable { url, reason }
+        } else if error.is_connect() || error.is_builder() {
             OllamaError::Unreachable { url, reason }
         } else {
             // Connected, then lost before a status line: something is listening, so
@@ -446,9 +553,29 @@ impl Client {
     }
 }
 
+/// `text` percent-encoded as one URL path segment (unreserved characters kept).
+fn url_segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~:@".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_name_is_one_path_segment() {
+        assert_eq!(url_segment("qwen/qwen3-4b"), "qwen%2Fqwen3-4b");
+        assert_eq!(url_segment("a b?c"), "a%20b%3Fc");
+        assert_eq!(url_segment("m:7b"), "m:7b");
+    }
 
     #[test]
     fn the_reply_limit_follows_num_predict_with_a_floor() {

@@ -1,4 +1,4 @@
-//! What can go wrong talking to Ollama, each phrased so a person knows what to do next.
+//! What can go wrong talking to the model server (Ollama or OpenAI-compatible), each phrased so a person knows what to do next.
 
 /// A failed model call. The text of each variant ends with the next step to take.
 #[derive(Debug, thiserror::Error)]
@@ -141,6 +141,70 @@ pub enum OllamaError {
         /// The bound it passed, in bytes.
         limit: usize,
     },
+    /// Nothing answered at an OpenAI-compatible endpoint (connection refused, no route, DNS).
+    #[error(
+        "cannot reach the model server at {url} ({reason}); start it (llama-server, LM Studio, vLLM), or point OLLAMA_HOST or `endpoint` at a running server"
+    )]
+    ServerUnreachable {
+        /// The URL that was tried.
+        url: String,
+        /// The transport's reason.
+        reason: String,
+    },
+    /// An OpenAI-compatible server wants a key and none was set (HTTP 401/403).
+    #[error(
+        "the model server at {url} needs a key (HTTP {status}: {message}); set {} to the key the server was started with (its `--api-key`) and run metron again; metron never reads a key from a config file",
+        super::API_KEY_VAR
+    )]
+    KeyNeeded {
+        /// The server.
+        url: String,
+        /// 401 or 403.
+        status: u16,
+        /// The server's text.
+        message: String,
+    },
+    /// An OpenAI-compatible server refused the key that was sent (HTTP 401/403).
+    #[error(
+        "the model server at {url} refused the key in {} (HTTP {status}: {message}); set it to the key the server was started with (its `--api-key`), or unset it if the server needs none",
+        super::API_KEY_VAR
+    )]
+    KeyRefused {
+        /// The server.
+        url: String,
+        /// 401 or 403.
+        status: u16,
+        /// The server's text.
+        message: String,
+    },
+    /// vLLM refuses requests with tools unless it was started to parse tool calls.
+    #[error(
+        "the model server refused metron's tools ({message}); start vLLM with `--enable-auto-tool-choice --tool-call-parser NAME` (the parser for your model, such as `hermes` for Qwen), then run metron again"
+    )]
+    ToolChoiceOff {
+        /// The server's text.
+        message: String,
+    },
+    /// An OpenAI-compatible server does not serve the model (HTTP 404).
+    #[error(
+        "model `{model}` is not served by the model server at {host}; choose one it lists (`/model` in a session, or `metron --doctor`), then use `/model NAME`, `metron --model NAME`, or `model` / OLLAMA_MODEL"
+    )]
+    NotServed {
+        /// The model that was asked for.
+        model: String,
+        /// The server.
+        host: String,
+    },
+    /// Any other HTTP error status from an OpenAI-compatible server.
+    #[error(
+        "the model server answered HTTP {status}: {message}; check the server's log, and run `metron --doctor` to check the setup"
+    )]
+    ServerHttp {
+        /// The status code.
+        status: u16,
+        /// The server's text, or the body itself.
+        message: String,
+    },
     /// A line that is not Ollama's protocol.
     #[error(
         "Ollama sent something that is not its chat protocol: {0}; check that `endpoint` (or OLLAMA_HOST) points at an Ollama server, and run `metron --doctor`"
@@ -171,14 +235,89 @@ impl OllamaError {
         if status == 503 {
             return OllamaError::Busy { message };
         }
-        let overflow = lower.contains("context")
-            && ["exceed", "longer", "too long", "too large"]
-                .iter()
-                .any(|w| lower.contains(w));
-        if matches!(status, 400 | 500) && overflow {
+        if matches!(status, 400 | 500) && is_overflow(body, &lower) {
             return OllamaError::ContextOverflow { message };
         }
         OllamaError::Http { status, message }
+    }
+}
+
+/// Whether an error body says the prompt does not fit the context window: in words
+/// (Ollama, llama-server's "exceeds the available context size", OpenAI's "maximum
+/// context length"), or by code (`context_length_exceeded`, llama-server's
+/// `exceed_context_size_error` type).
+fn is_overflow(body: &str, lower: &str) -> bool {
+    let worded = lower.contains("context")
+        && [
+            "exceed",
+            "longer",
+            "too long",
+            "too large",
+            "maximum context length",
+        ]
+        .iter()
+        .any(|w| lower.contains(w));
+    let coded = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            let error = v.get("error")?;
+            let field = |key| error.get(key).and_then(serde_json::Value::as_str);
+            Some(
+                field("code") == Some("context_length_exceeded")
+                    || field("type") == Some("exceed_context_size_error"),
+            )
+        })
+        .unwrap_or(false);
+    worded || coded
+}
+
+impl OllamaError {
+    /// Reads an error response of an OpenAI-compatible server. `key_sent` says whether
+    /// `Authorization` carried a key, which decides the advice for a 401/403.
+    pub(crate) fn from_openai_status(
+        status: u16,
+        body: &str,
+        model: &str,
+        host: &str,
+        key_sent: bool,
+    ) -> OllamaError {
+        let model = model.escape_debug().to_string();
+        let message = error_text(body);
+        let lower = message.to_ascii_lowercase();
+        let url = host.to_owned();
+        match status {
+            401 | 403 if key_sent => {
+                return OllamaError::KeyRefused {
+                    url,
+                    status,
+                    message,
+                };
+            }
+            401 | 403 => {
+                return OllamaError::KeyNeeded {
+                    url,
+                    status,
+                    message,
+                };
+            }
+            _ => {}
+        }
+        if lower.contains("enable-auto-tool-choice") {
+            return OllamaError::ToolChoiceOff { message };
+        }
+        if matches!(status, 400 | 413 | 500) && is_overflow(body, &lower) {
+            return OllamaError::ContextOverflow { message };
+        }
+        if status == 404
+            && lower.contains("model")
+            && (lower.contains("not found") || lower.contains("does not exist"))
+        {
+            return OllamaError::NotServed { model, host: url };
+        }
+        if status == 503 {
+            return OllamaError::Busy { message };
+        }
+        OllamaError::ServerHttp { status, message }
     }
 }
 
@@ -194,11 +333,13 @@ pub(crate) const RAW_BODY_QUOTED: usize = 300;
 /// much more there was.
 pub(crate) fn error_text(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    // `{"error": "..."}` (Ollama), `{"error": {"message": ...}}` (OpenAI, llama-server),
+    // `{"message": ...}` at the top (vLLM).
     let text = parsed.as_ref().and_then(|v| {
-        let error = v.get("error")?;
+        let error = v.get("error");
         error
-            .as_str()
-            .or_else(|| error.get("message")?.as_str())
+            .and_then(|e| e.as_str().or_else(|| e.get("message")?.as_str()))
+            .or_else(|| v.get("message")?.as_str())
             .map(str::to_owned)
     });
     if let Some(text) = text.filter(|text| !text.trim().is_empty()) {
@@ -266,8 +407,46 @@ mod tests {
     }
 
     #[test]
+    fn openai_statuses_map_to_actionable_errors() {
+        let map =
+            |status, body: &str, key| OllamaError::from_openai_status(status, body, "m", "h", key);
+        let e = map(401, r#"{"error":{"message":"Invalid API Key"}}"#, false);
+        assert!(matches!(e, OllamaError::KeyNeeded { .. }), "{e:?}");
+        assert!(e.to_string().contains("METRON_API_KEY"), "{e}");
+        let e = map(403, "forbidden", true);
+        assert!(matches!(e, OllamaError::KeyRefused { .. }), "{e:?}");
+        let e = map(
+            400,
+            r#"{"object":"error","message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","code":400}"#,
+            false,
+        );
+        assert!(matches!(e, OllamaError::ToolChoiceOff { .. }), "{e:?}");
+        let e = map(
+            400,
+            r#"{"error":{"message":"This model's maximum context length is 4096 tokens.","code":"context_length_exceeded"}}"#,
+            false,
+        );
+        assert!(matches!(e, OllamaError::ContextOverflow { .. }), "{e:?}");
+        let e = map(
+            400,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+            false,
+        );
+        assert!(matches!(e, OllamaError::ContextOverflow { .. }), "{e:?}");
+        let e = map(404, r#"{"message":"The model `m` does not exist."}"#, false);
+        assert!(matches!(e, OllamaError::NotServed { .. }), "{e:?}");
+        let e = map(500, r#"{"error":{"message":"oops"}}"#, false);
+        assert!(
+            e.to_string()
+                .starts_with("the model server answered HTTP 500: oops"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn openai_shaped_errors_are_read_too() {
         assert_eq!(error_text(r#"{"error":{"message":"bad"}}"#), "bad");
+        assert_eq!(error_text(r#"{"message":"vllm"}"#), "vllm");
         assert_eq!(error_text(""), "(empty body)");
     }
 

@@ -1,13 +1,22 @@
-//! Ollama's native chat API: wire types, the NDJSON stream parser, and the HTTP client.
+//! The model client: wire types, stream parsers and the HTTP client, for both protocols
+//! metron speaks.
 //!
-//! metron speaks `/api/chat` rather than the OpenAI-compatible `/v1` routes because only
-//! the native API lets it fix `num_ctx` (the context window) for the session; `/v1`
-//! silently runs at the server's default window. See `ollama-api.md` in the project's
-//! reference notes for the versions and faults this code tolerates.
+//! - Ollama's native `/api/chat` (NDJSON): the only API that lets metron fix `num_ctx`
+//!   (the context window) for the session.
+//! - OpenAI's Chat Completions (`/v1/chat/completions`, SSE) for llama-server, LM Studio,
+//!   vLLM and Ollama's own `/v1`: there the window is whatever the server was started
+//!   with (see [`openai`]).
+//!
+//! Which one is decided once, from the endpoint's path ([`ServerKind`]). See
+//! `ollama-api.md` in the project's reference notes for the versions and faults this
+//! code tolerates.
 
 mod body;
 mod client;
 mod error;
+mod kind;
+pub(crate) mod openai;
+mod parser;
 mod stream;
 mod tls;
 mod tls_problem;
@@ -15,6 +24,8 @@ pub mod wire;
 
 pub use client::Client;
 pub use error::OllamaError;
+pub(crate) use kind::API_KEY_VAR;
+pub(crate) use kind::ServerKind;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use stream::StreamParser;
 pub use stream::{Delta, Reply};

@@ -424,6 +424,10 @@ fn alternatives(models: &[Installed]) -> String {
             joined(&unknown)
         );
     }
+    let served = names_with(models, ToolSupport::NotReported);
+    if !served.is_empty() {
+        text = format!("models served: {}", joined(&served));
+    }
     text
 }
 
@@ -440,13 +444,20 @@ pub(crate) fn missing_model_text(
     models: &[Installed],
 ) -> String {
     let model = shown(model);
-    let next = if names_with(models, ToolSupport::Yes).is_empty() {
+    let next = if !names_with(models, ToolSupport::NotReported).is_empty() {
+        "Switch with /model NAME, or load that model on the server".to_owned()
+    } else if names_with(models, ToolSupport::Yes).is_empty() {
         format!("Run `ollama pull {model}`, or {PULL_ONE}")
     } else {
         format!("Switch with /model NAME, or run `ollama pull {model}`")
     };
+    let missing = if names_with(models, ToolSupport::NotReported).is_empty() {
+        "not installed"
+    } else {
+        "not served"
+    };
     format!(
-        "the model {model} ({chosen}) is not installed at {server}; {}. {next}",
+        "the model {model} ({chosen}) is {missing} at {server}; {}. {next}",
         alternatives(models)
     )
 }
@@ -461,6 +472,10 @@ pub(crate) fn model_list_text(
 ) -> String {
     let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
     let resolved = installed_as(current, names.iter().copied());
+    let served = names_with(models, ToolSupport::NotReported);
+    if !served.is_empty() {
+        return served_list_text(current, chosen, server, &served);
+    }
     let usable = names_with(models, ToolSupport::Yes);
     let mut text = String::new();
     if usable.is_empty() {
@@ -505,6 +520,31 @@ pub(crate) fn model_list_text(
     text
 }
 
+/// `/model` on an OpenAI-compatible server: every model it serves (it does not say which
+/// support tools, so none is claimed to), the current one marked with `*`.
+fn served_list_text(current: &str, chosen: &str, server: &str, served: &[&str]) -> String {
+    let mut text = format!(
+        "models served at {server} (an OpenAI-compatible server does not say which support tools):\n"
+    );
+    let resolved = installed_as(current, served.iter().copied());
+    for name in served {
+        if Some(*name) == resolved {
+            let _ = writeln!(text, "* {} (current, {chosen})", shown(name));
+        } else {
+            let _ = writeln!(text, "  {}", shown(name));
+        }
+    }
+    if resolved.is_none() {
+        let _ = writeln!(
+            text,
+            "current: {} ({chosen}), which is not served",
+            shown(current)
+        );
+    }
+    text.push_str("/model NAME switches to another; the conversation is kept\n");
+    text
+}
+
 /// `/model NAME`: the installed name to switch to (the server's spelling, so `llama3.1`
 /// becomes `llama3.1:latest`), or the error to print: not installed, or installed without
 /// tool support, with what could be chosen instead.
@@ -518,7 +558,9 @@ pub(crate) fn model_choice(
         .and_then(|name| models.iter().find(|m| m.name == name));
     let stays = format!("the model stays {}", shown(current));
     match found {
-        Some(model) if model.tools == ToolSupport::Yes => Ok(model.name.clone()),
+        Some(model) if matches!(model.tools, ToolSupport::Yes | ToolSupport::NotReported) => {
+            Ok(model.name.clone())
+        }
         Some(model) if model.tools == ToolSupport::No => Err(format!(
             "{} is installed but does not support tools, so it could never see your code; {stays}; {}. Choose one with /model NAME",
             shown(&model.name),
@@ -573,6 +615,8 @@ pub(crate) fn config_text<M: Model>(loaded: &Loaded, agent: &Agent<M>, yes: bool
             layer_text(loaded, key, root)
         );
     }
+    let kind = crate::ollama::ServerKind::of_endpoint(&loaded.config.endpoint);
+    let _ = writeln!(text, "server: {}", kind.label());
     let names: Vec<_> = agent.offered().iter().map(|s| s.name).collect();
     let bytes = agent.schema_bytes();
     let _ = writeln!(

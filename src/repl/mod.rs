@@ -246,6 +246,16 @@ fn print_banner(session: &Session) {
     ));
     say("Context-disciplined terminal coder. /help for commands, /exit to quit.");
     say(&session.agent.window().line());
+    // Ollama is the default and says nothing; another kind of server is named, since its
+    // window and its models are its own (`num_ctx` cannot be set over Chat Completions).
+    if crate::ollama::ServerKind::of_endpoint(&config.config.endpoint)
+        == crate::ollama::ServerKind::OpenAi
+    {
+        say(&format!(
+            "server: OpenAI-compatible at {} (its own context window; `num_ctx` is not sent)",
+            terminal_safe(&server_url(&config.config.endpoint))
+        ));
+    }
     let kind = if project.is_git() {
         "a git work tree"
     } else {
@@ -434,7 +444,11 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
                 error(warning);
             }
             // A new model, so a new window: fixed once here, as at start.
-            let window = crate::agent::window::Window::new(session.loaded.config.num_ctx, trained);
+            // The server's own window (an OpenAI-compatible server) is the server's, not
+            // the model's: it stays.
+            let served = session.agent.window().served;
+            let window = crate::agent::window::Window::new(session.loaded.config.num_ctx, trained)
+                .with_served(served);
             if window.effective() != session.agent.window().effective() {
                 say(&window.line());
             }

@@ -846,6 +846,88 @@ pub fn ndjson(data: &[u8]) {
 }
 
 // ---------------------------------------------------------------------------------------
+// sse
+
+/// **sse**: the Chat Completions reader (SSE framing, then the reply assembled from the
+/// events, calls merged by `index`), fed arbitrary bytes in chunks cut where the input
+/// says, with line and reply limits from the input, never panics and keeps its bounds:
+/// while it has not seen `[DONE]`, every complete line it accepted is within the line
+/// limit and so is the unfinished line it holds (else it must have refused); an accepted
+/// reply's text, reasoning, call names and arguments fit the reply limit; call ids are
+/// unique and never empty; and after `[DONE]` it stays done. A switch byte's low bit
+/// reads the input as one non-streamed JSON body instead, bounded by the line limit.
+///
+/// Layout: two bytes line limit, two bytes reply limit, one byte seed for the chunk
+/// sizes, one switch byte, then the stream.
+pub fn sse(data: &[u8]) {
+    let mut input = Input::new(data);
+    let max_line = 1 + usize::from(input.u16() % 4096);
+    let max_reply = match input.u16() {
+        0 => usize::MAX,
+        n => usize::from(n),
+    };
+    let mut seed = u32::from(input.byte()) | 0x100;
+    let streaming = input.byte() & 1 == 0;
+    let stream = input.rest();
+
+    let mut parser = crate::ollama::openai::OpenAiParser::new("call_f".to_owned(), streaming)
+        .with_limits(max_line, max_reply);
+    let mut on_delta = |_: crate::ollama::Delta<'_>| {};
+    let mut fed = 0;
+    let mut done = false;
+    let (mut longest, mut pending) = (0usize, 0usize);
+    while fed < stream.len() {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let size = 1 + (seed % 64) as usize;
+        let chunk = &stream[fed..stream.len().min(fed + size)];
+        fed += chunk.len();
+        for &b in chunk {
+            if b == b'\n' && streaming {
+                longest = longest.max(pending);
+                pending = 0;
+            } else {
+                pending += 1;
+            }
+        }
+        match parser.feed(chunk, &mut on_delta) {
+            Ok(true) => done = true,
+            Ok(false) => {
+                assert!(!done, "the parser forgot it had seen [DONE]");
+                assert!(
+                    longest <= max_line && pending <= max_line,
+                    "a line of {} bytes was accepted with the limit at {max_line}",
+                    longest.max(pending)
+                );
+            }
+            Err(_) => return,
+        }
+    }
+    if let Ok(reply) = parser.finish(&mut on_delta) {
+        let bytes = reply.content.len()
+            + reply.thinking.len()
+            + reply
+                .tool_calls
+                .iter()
+                .map(|c| c.function.name.len())
+                .sum::<usize>();
+        assert!(
+            bytes <= max_reply,
+            "a reply of {bytes} bytes was accepted with the limit at {max_reply}"
+        );
+        let mut ids = std::collections::HashSet::new();
+        for call in &reply.tool_calls {
+            assert!(
+                !call.id.is_empty() && ids.insert(call.id.as_str()),
+                "call id {:?} is empty or repeated",
+                call.id
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // config
 
 /// **config**: loading a project's `.metron.json` (with the user's own file beside it)

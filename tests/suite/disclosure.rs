@@ -29,7 +29,7 @@ const REFUSED_HOST: &str = "metron-disclosure.invalid";
 
 /// `run` with the user's own config (`~/.metron/config.json` in the run's temporary HOME)
 /// holding `json`.
-fn with_user_file(run: Metron, json: &str) -> Metron {
+pub(super) fn with_user_file(run: Metron, json: &str) -> Metron {
     let dir = run.home().join(".metron");
     std::fs::create_dir_all(&dir).expect("mkdir ~/.metron");
     std::fs::write(dir.join("config.json"), json).expect("write the user config");
@@ -38,7 +38,7 @@ fn with_user_file(run: Metron, json: &str) -> Metron {
 
 /// A name for this machine that resolves to 127.0.0.1 through `/etc/hosts` (no network)
 /// and that metron counts as another host: the host name first, then any other alias.
-fn loopback_alias() -> Option<String> {
+pub(super) fn loopback_alias() -> Option<String> {
     let hosts = std::fs::read_to_string("/etc/hosts").ok()?;
     let mut names: Vec<String> = Vec::new();
     for line in hosts.lines() {
@@ -76,7 +76,7 @@ fn oneshot_at(dir: &Path, endpoint: &str, extra_json: &str) -> Run {
     with_user_file(metron(dir).args(["-p", "what is here?", "--yes"]), &json).run()
 }
 
-fn notices(run: &Run) -> Vec<&str> {
+pub(super) fn notices(run: &Run) -> Vec<&str> {
     run.stderr
         .lines()
         .filter(|line| line.starts_with(NOTICE))

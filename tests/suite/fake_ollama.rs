@@ -71,6 +71,16 @@ pub struct FakeBuilder {
     models: Vec<ModelSpec>,
     chat: Vec<Reply>,
     tls: Option<Arc<rustls::ServerConfig>>,
+    openai: Option<OpenAiMode>,
+    gets: Vec<(String, Value)>,
+}
+
+/// How the server behaves as an OpenAI-compatible one (see `fake_openai`).
+#[derive(Clone, Debug, Default)]
+pub struct OpenAiMode {
+    /// The bearer key `/v1/*` requires; `None` accepts any request (llama-server's
+    /// default), and LM Studio accepts any key.
+    pub key: Option<String>,
 }
 
 /// One request as the server received it, for assertions on what the client sent.
@@ -170,6 +180,8 @@ impl FakeOllama {
             models: Vec::new(),
             chat: Vec::new(),
             tls: None,
+            openai: None,
+            gets: Vec::new(),
         }
     }
 
@@ -215,7 +227,7 @@ impl FakeOllama {
     pub fn chat_bodies(&self) -> Vec<Value> {
         lock(&self.shared.requests)
             .iter()
-            .filter(|r| r.method == "POST" && route_path(&r.path) == "/api/chat")
+            .filter(|r| r.method == "POST" && is_chat_path(route_path(&r.path)))
             .filter(|r| !r.body.is_null())
             .map(|r| r.body.clone())
             .collect()
@@ -226,7 +238,7 @@ impl FakeOllama {
     pub fn chat_requests(&self) -> Vec<Recorded> {
         lock(&self.shared.requests)
             .iter()
-            .filter(|r| route_path(&r.path) == "/api/chat")
+            .filter(|r| is_chat_path(route_path(&r.path)))
             .cloned()
             .collect()
     }
@@ -367,6 +379,21 @@ impl FakeBuilder {
         self
     }
 
+    /// Speaks OpenAI's Chat Completions instead of Ollama's API: `GET /v1/models` lists
+    /// the models, `POST /v1/chat/completions` serves the script (a [`Reply::Stream`] as
+    /// `text/event-stream`), and every `/api/*` route answers 404 as llama-server does.
+    pub fn openai(mut self, mode: OpenAiMode) -> Self {
+        self.openai = Some(mode);
+        self
+    }
+
+    /// Answers `GET path` with `body` (a server's extra routes: llama-server's `/props`,
+    /// LM Studio's `/api/v0/models/NAME`).
+    pub fn get_json(mut self, path: &str, body: Value) -> Self {
+        self.gets.push((path.to_owned(), body));
+        self
+    }
+
     /// Appends replies to the chat script, served in order to `POST /api/chat`.
     pub fn chat(mut self, replies: Vec<Reply>) -> Self {
         self.chat.extend(replies);
@@ -406,6 +433,8 @@ impl FakeBuilder {
             unexpected: AtomicUsize::new(0),
             hangs: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
+            openai: self.openai,
+            gets: self.gets,
         });
         let for_thread = Arc::clone(&shared);
         let acceptor = thread::Builder::new()
@@ -758,6 +787,8 @@ struct Shared {
     /// Streamed replies that reached [`Chunk::Hang`].
     hangs: AtomicUsize,
     shutdown: AtomicBool,
+    openai: Option<OpenAiMode>,
+    gets: Vec<(String, Value)>,
 }
 
 impl Shared {
@@ -1227,8 +1258,55 @@ fn route_path(target: &str) -> &str {
 const JSON: &str = "application/json; charset=utf-8";
 const PLAIN: &str = "text/plain; charset=utf-8";
 
+/// Whether `path` is a chat route of either protocol.
+fn is_chat_path(path: &str) -> bool {
+    path == "/api/chat" || path == "/v1/chat/completions"
+}
+
+/// The routes of an OpenAI-compatible server: `/v1/models`, `/v1/chat/completions`, the
+/// extra GET routes, and an OpenAI-shaped 404 for everything else (`/api/*` included).
+fn route_openai(conn: &mut Conn<'_>, req: &Request, mode: &OpenAiMode) -> io::Result<After> {
+    let shared = conn.shared;
+    let path = route_path(&req.target);
+    if let Some(key) = &mode.key
+        && path.starts_with("/v1/")
+        && req.header("authorization") != Some(&format!("Bearer {key}"))
+    {
+        let body = json!({"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}});
+        return conn.respond(401, JSON, go_json(&body).as_bytes(), false, req.close);
+    }
+    if req.method == "GET"
+        && let Some((_, body)) = shared.gets.iter().find(|(p, _)| p == path)
+    {
+        return conn.respond_json(200, body, false, req.close);
+    }
+    match path {
+        "/v1/models" if req.method == "GET" => {
+            let data: Vec<Value> = shared
+                .models
+                .iter()
+                .map(|m| json!({"id": m.name, "object": "model", "owned_by": "fake", "created": 1}))
+                .collect();
+            conn.respond_json(
+                200,
+                &json!({"object": "list", "data": data}),
+                false,
+                req.close,
+            )
+        }
+        "/v1/chat/completions" if req.method == "POST" => chat(conn, req),
+        _ => {
+            let body = json!({"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}});
+            conn.respond(404, JSON, go_json(&body).as_bytes(), false, req.close)
+        }
+    }
+}
+
 fn route(conn: &mut Conn<'_>, req: &Request) -> io::Result<After> {
     let shared = conn.shared;
+    if let Some(mode) = &shared.openai {
+        return route_openai(conn, req, mode);
+    }
     let head = req.method == "HEAD";
     let get = req.method == "GET" || head;
     let post = req.method == "POST";
@@ -1401,7 +1479,12 @@ fn serve_reply(conn: &mut Conn<'_>, reply: Reply, model: &str, close: bool) -> i
 }
 
 fn stream(conn: &mut Conn<'_>, chunks: Vec<Chunk>, model: &str, close: bool) -> io::Result<After> {
-    let head = conn.head(200, "application/x-ndjson", None, close, &[]);
+    let kind = if conn.shared.openai.is_some() {
+        "text/event-stream"
+    } else {
+        "application/x-ndjson"
+    };
+    let head = conn.head(200, kind, None, close, &[]);
     conn.writer.write_all(head.as_bytes())?;
     conn.writer.flush()?;
     for chunk in chunks {

@@ -93,6 +93,11 @@ fn ndjson_corpus() {
 }
 
 #[test]
+fn sse_corpus() {
+    replay("sse", metron::testing::fuzz::sse);
+}
+
+#[test]
 fn config_corpus() {
     replay("config", metron::testing::fuzz::config);
 }

@@ -200,7 +200,9 @@ pub fn metron(cwd: &Path) -> Metron {
         .env_remove("OLLAMA_MODEL")
         .env_remove("METRON_ALLOW_PROJECT_COMMANDS")
         .env_remove("XDG_CONFIG_HOME")
-        .env_remove("SSL_CERT_FILE");
+        .env_remove("SSL_CERT_FILE")
+        .env_remove("METRON_API_KEY")
+        .env_remove("OPENAI_API_KEY");
     Metron {
         command,
         stdin: None,
