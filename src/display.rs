@@ -594,10 +594,14 @@ pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
         0 => String::new(),
         _ => format!(" · {}% of num_ctx", report.prompt_tokens * 100 / num_ctx),
     };
-    let tokens = format!(
-        "[{} prompt{cached} / {} generated tokens · {calls}{share}]",
-        report.prompt_tokens, report.generated_tokens,
-    );
+    let tokens = if report.usage_missing {
+        format!("[tokens unknown (the server sent no counts) · {calls}]")
+    } else {
+        format!(
+            "[{} prompt{cached} / {} generated tokens · {calls}{share}]",
+            report.prompt_tokens, report.generated_tokens,
+        )
+    };
     let time = latency_text(&report.latency);
     let mut lines = if tokens.chars().count() + 1 + time.chars().count() <= FOOTER_WIDTH {
         vec![format!("{tokens} {time}")]
@@ -611,7 +615,7 @@ pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
     }
     if report.answer.trim().is_empty() {
         lines.push(
-            "warning: the model's answer was empty (Ollama drops a tool call it cannot parse); rephrase the request, or try another model".to_owned(),
+            "warning: the model's answer was empty (the server may have dropped a tool call it could not parse); rephrase the request, or try another model".to_owned(),
         );
     }
     if let Some(cut) = report.prompt_truncated {
@@ -619,7 +623,7 @@ pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
             "warning: Ollama probably cut the prompt to fit num_ctx ({} tokens): metron sent at least {} tokens and Ollama evaluated {}, so the model may have lost its instructions and tools; /reset, or raise num_ctx",
             cut.num_ctx, cut.estimated_tokens, cut.evaluated_tokens
         ));
-    } else if num_ctx > 0 && report.prompt_tokens * 10 > num_ctx * 8 {
+    } else if !report.usage_missing && num_ctx > 0 && report.prompt_tokens * 10 > num_ctx * 8 {
         lines.push(format!(
             "warning: the prompt is at {}% of num_ctx ({num_ctx} tokens); the next turn starts losing room: /reset, or raise num_ctx",
             report.prompt_tokens * 100 / num_ctx
@@ -863,6 +867,24 @@ mod tests {
                 .starts_with("[14000 prompt / 0 generated tokens · 1 tool call · 85% of num_ctx]")
         );
         assert!(lines[2].contains("85% of num_ctx"), "{lines:?}");
+    }
+
+    #[test]
+    fn footer_says_unknown_when_the_server_sent_no_counts() {
+        let report = TurnReport {
+            answer: "done".into(),
+            tool_calls: 1,
+            usage_missing: true,
+            ..TurnReport::default()
+        };
+        // No share of num_ctx and no "nearly full" warning from counts nobody reported.
+        assert_eq!(
+            footer(&report, 4096),
+            vec![
+                "[tokens unknown (the server sent no counts) · 1 tool call]",
+                "[model 0.0 s (first token 0.0 s) · tools 0.0 s · approval 0.0 s]",
+            ]
+        );
     }
 
     #[test]

@@ -185,6 +185,10 @@ pub enum Event {
         /// or bare JSON) and metron recovered. Omitted when none.
         #[serde(skip_serializing_if = "is_zero")]
         calls_from_text: usize,
+        /// The server sent no token counts, so the zeros above mean "unknown". Omitted
+        /// when it did.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        tokens_unreported: bool,
         /// Present when Ollama probably cut the prompt to fit `num_ctx`.
         #[serde(skip_serializing_if = "Option::is_none")]
         prompt_truncated: Option<super::PromptCut>,

@@ -217,6 +217,9 @@ pub struct TurnReport {
     pub hit_output_limit: bool,
     /// Where the time went: first tokens, generation, tools, the person's approvals.
     pub latency: Latency,
+    /// A reply of this turn came without token counts, so the counts above are not the
+    /// turn's and the footer says "unknown" rather than a confident 0.
+    pub usage_missing: bool,
     /// The last round trip of this turn whose prompt Ollama probably cut to fit
     /// `num_ctx` (silently: the model may have lost its instructions and tools).
     pub prompt_truncated: Option<PromptCut>,
@@ -583,11 +586,17 @@ impl<M: Model> Agent<M> {
                 report.first_token = reply.first_token;
             }
             report.hit_output_limit |= reply.done_reason.as_deref() == Some("length");
-            let prompt_truncated = truncation::suspect(
-                sent_bytes,
-                reply.prompt_tokens,
-                self.settings.options.num_ctx,
-            );
+            report.usage_missing |= reply.usage_missing;
+            // Without counts there is nothing to compare the estimate with.
+            let prompt_truncated = (!reply.usage_missing)
+                .then(|| {
+                    truncation::suspect(
+                        sent_bytes,
+                        reply.prompt_tokens,
+                        self.settings.options.num_ctx,
+                    )
+                })
+                .flatten();
             if prompt_truncated.is_some() {
                 report.prompt_truncated = prompt_truncated;
             }
@@ -630,6 +639,7 @@ impl<M: Model> Agent<M> {
                 duration_ms: ledger::ms(reply.elapsed),
                 done_reason: reply.done_reason.clone(),
                 calls_from_text,
+                tokens_unreported: reply.usage_missing,
                 prompt_truncated,
             });
             self.history.push(Message {
@@ -1110,7 +1120,7 @@ const RESUMED_UNANSWERED: &str =
     "(metron stopped before answering this; the session was resumed later)";
 
 /// `turn_end.error` for a reply with neither tool calls nor text.
-const EMPTY_ANSWER: &str = "the model's answer was empty (Ollama drops a tool call it cannot parse); rephrase the request, or try another model";
+const EMPTY_ANSWER: &str = "the model's answer was empty (the server may have dropped a tool call it could not parse); rephrase the request, or try another model";
 
 /// A call as it goes back into history: Ollama rejects arguments that are not an object.
 fn sendable_call(call: &ToolCall) -> ToolCall {

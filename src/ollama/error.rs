@@ -17,7 +17,7 @@ pub enum OllamaError {
     /// Something accepted the connection but closed it without answering: typically
     /// Ollama crashing (or being killed for memory) while it loads the model.
     #[error(
-        "Ollama at {url} closed the connection before answering ({reason}); it may have crashed or run out of memory loading the model, so check its log and try again"
+        "the model server at {url} closed the connection before answering ({reason}); it may have crashed or run out of memory loading the model, so check its log and try again"
     )]
     HungUp {
         /// The server.
@@ -83,8 +83,8 @@ pub enum OllamaError {
         /// The `Location` it named, control characters escaped.
         location: String,
     },
-    /// The server's queue is full (HTTP 503).
-    #[error("Ollama is busy ({message}); try again in a moment")]
+    /// The server's queue is full (HTTP 503), Ollama or OpenAI-compatible.
+    #[error("the model server is busy ({message}); try again in a moment")]
     Busy {
         /// The server's text.
         message: String,
@@ -109,17 +109,17 @@ pub enum OllamaError {
     },
     /// The server reported an error after the reply had started.
     #[error(
-        "the model failed mid-reply: {0}; try again, and check the Ollama server's log if it happens again"
+        "the model failed mid-reply: {0}; try again, and check the model server's log if it happens again"
     )]
     MidStream(String),
     /// The stream ended (or the connection dropped) without the final `done` line.
     #[error(
-        "the reply ended before it was complete (no final `done` line); the Ollama server may have crashed or restarted, so check its log and try again"
+        "the reply ended before it was complete (the server never marked it done); the model server may have crashed or restarted, so check its log and try again"
     )]
     Truncated,
     /// Nothing arrived for `timeout_seconds`.
     #[error(
-        "Ollama was silent for {seconds} s {phase}, so metron gave up; if your hardware needs longer to load the model or produce the first token, raise `timeout_seconds`"
+        "the model server was silent for {seconds} s {phase}, so metron gave up; if your hardware needs longer to load the model or produce the first token, raise `timeout_seconds`"
     )]
     IdleTimeout {
         /// The configured watchdog.
@@ -130,7 +130,7 @@ pub enum OllamaError {
     /// A JSON answer longer than metron reads (see `body::JSON_BODY_BYTES`): a broken
     /// server, or something that is not Ollama, sending without end.
     #[error(
-        "the server at {url} sent more than {} for {path}, far more than Ollama sends, so metron stopped reading; check that `endpoint` (or OLLAMA_HOST) points at an Ollama server, and check that server's log",
+        "the server at {url} sent more than {} for {path}, far more than a model server sends, so metron stopped reading; check that `endpoint` (or OLLAMA_HOST) points at Ollama or at an OpenAI-compatible server's `/v1`, and check that server's log",
         super::body::human(*.limit)
     )]
     TooLarge {
@@ -205,9 +205,9 @@ pub enum OllamaError {
         /// The server's text, or the body itself.
         message: String,
     },
-    /// A line that is not Ollama's protocol.
+    /// Something that is not the server kind's chat protocol (NDJSON or SSE).
     #[error(
-        "Ollama sent something that is not its chat protocol: {0}; check that `endpoint` (or OLLAMA_HOST) points at an Ollama server, and run `metron --doctor`"
+        "the server sent something that is not the chat protocol metron expects: {0}; check that `endpoint` (or OLLAMA_HOST) points at Ollama or at an OpenAI-compatible server's `/v1`, and run `metron --doctor`"
     )]
     Protocol(String),
 }
@@ -239,6 +239,20 @@ impl OllamaError {
             return OllamaError::ContextOverflow { message };
         }
         OllamaError::Http { status, message }
+    }
+}
+
+impl OllamaError {
+    /// An error the server sent inside its stream (an SSE `error` event): a prompt too
+    /// long for the window is a [`OllamaError::ContextOverflow`], so the turn trims and
+    /// retries as it does for a refusal by status, and anything else failed mid-reply.
+    pub(crate) fn from_stream_error(body: &str) -> OllamaError {
+        let message = error_text(body);
+        if is_overflow(body, &message.to_ascii_lowercase()) {
+            OllamaError::ContextOverflow { message }
+        } else {
+            OllamaError::MidStream(message)
+        }
     }
 }
 

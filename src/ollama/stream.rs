@@ -28,6 +28,9 @@ pub struct Reply {
     pub prompt_tokens: u64,
     /// Tokens generated (`eval_count`), 0 when the server omitted it.
     pub generated_tokens: u64,
+    /// The server sent no token counts at all (an OpenAI-compatible server without a
+    /// `usage` chunk), so the zeros above mean "unknown", not "empty".
+    pub usage_missing: bool,
     /// Of `prompt_tokens`, those served from Ollama's prompt cache
     /// (`prompt_eval_cached_count`), when the server says (recent versions).
     pub cached_tokens: Option<u64>,
@@ -69,6 +72,18 @@ pub(crate) struct StreamParser {
 /// this is far above anything real (Ollama's own Go client allows 8 MB), yet it stops a
 /// server that never sends a newline from growing the buffer without end.
 pub(crate) const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The most tool calls one reply may ask for. Models ask for a handful at a time; a
+/// server that sends thousands (or one empty piece after another) is broken, and each
+/// call would be run, answered and kept in history.
+pub(crate) const MAX_CALLS_PER_REPLY: usize = 128;
+
+/// The error for a reply past [`MAX_CALLS_PER_REPLY`].
+pub(crate) fn too_many_calls() -> OllamaError {
+    OllamaError::Protocol(format!(
+        "the reply asked for more than {MAX_CALLS_PER_REPLY} tool calls, which no model needs in one step, so metron stopped reading; try again, and check the server's log if it happens again"
+    ))
+}
 
 impl StreamParser {
     /// A parser for one reply. `id_prefix` makes the ids it invents for calls without one
@@ -222,6 +237,9 @@ impl StreamParser {
                 on_delta(Delta::ToolCalls);
             }
             for call in calls {
+                if self.reply.tool_calls.len() >= MAX_CALLS_PER_REPLY {
+                    return Err(too_many_calls());
+                }
                 self.reply_bytes = self
                     .reply_bytes
                     .saturating_add(call.function.name.len())
@@ -258,6 +276,10 @@ impl StreamParser {
             self.reply.prompt_tokens = chunk.prompt_eval_count.unwrap_or(0);
             self.reply.generated_tokens = chunk.eval_count.unwrap_or(0);
             self.reply.cached_tokens = chunk.prompt_eval_cached_count;
+            // Ollama leaves out `prompt_eval_count` alone when the whole prompt came from
+            // its cache; only both missing means it counted nothing.
+            self.reply.usage_missing =
+                chunk.prompt_eval_count.is_none() && chunk.eval_count.is_none();
         }
         Ok(())
     }
@@ -283,6 +305,25 @@ mod tests {
         }
         let result = parser.finish(&mut on);
         (result, printed)
+    }
+
+    #[test]
+    fn calls_stop_at_the_bound() {
+        let line = |n: usize| {
+            let calls: Vec<_> = (0..n)
+                .map(|_| json!({"function": {"name": "list_files", "arguments": {}}}))
+                .collect();
+            format!(
+                "{}\n",
+                json!({"message": {"tool_calls": calls}, "done": true})
+            )
+        };
+        let at = line(MAX_CALLS_PER_REPLY);
+        let reply = parse(&[at.as_bytes()]).0.expect("at the bound");
+        assert_eq!(reply.tool_calls.len(), MAX_CALLS_PER_REPLY);
+        let past = line(MAX_CALLS_PER_REPLY + 1);
+        let error = parse(&[past.as_bytes()]).0.expect_err("past the bound");
+        assert!(error.to_string().contains("tool calls"), "{error}");
     }
 
     #[test]

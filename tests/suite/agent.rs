@@ -521,7 +521,11 @@ fn a_stream_cut_before_done_is_an_error() {
     for ending in [Chunk::End, Chunk::Drop] {
         let (error, _, _) = failing_turn(vec![Reply::Stream(vec![text("Half an ans"), ending])], 5);
         assert!(matches!(error, OllamaError::Truncated), "{error:?}");
-        assert!(error.to_string().contains("no final `done` line"));
+        assert!(
+            error
+                .to_string()
+                .contains("the server never marked it done")
+        );
     }
 }
 
@@ -904,6 +908,7 @@ mod scripted {
                 })
                 .collect(),
             prompt_tokens: 100,
+            usage_missing: false,
             generated_tokens: 10,
             cached_tokens: None,
             done_reason: Some("stop".to_owned()),

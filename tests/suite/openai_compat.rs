@@ -141,6 +141,24 @@ fn a_reply_without_a_usage_chunk_is_taken_with_counts_unreported() {
         "{replies:#?}"
     );
     assert!(replies[0].get("prompt_truncated").is_none(), "{replies:#?}");
+    assert_eq!(replies[0]["tokens_unreported"], true, "{replies:#?}");
+    let footer = metron(p.root())
+        .args(["-p", "where is Greet?"])
+        .env(
+            "OLLAMA_HOST",
+            v1(&start_openai(vec![Reply::Stream(vec![
+                delta_text("Fine."),
+                finish("stop"),
+                done_event(),
+            ])])),
+        )
+        .run();
+    assert!(
+        footer
+            .stderr
+            .contains("[tokens unknown (the server sent no counts) · 0 tool calls]"),
+        "{footer:?}"
+    );
 }
 
 #[test]

@@ -106,6 +106,7 @@ fn reply(content: &str, tool_calls: Vec<ToolCall>) -> Reply {
         thinking: "thinking about it".to_owned(),
         tool_calls,
         prompt_tokens: 1000,
+        usage_missing: false,
         generated_tokens: 10,
         cached_tokens: None,
         done_reason: Some("stop".to_owned()),

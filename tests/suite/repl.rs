@@ -1108,7 +1108,7 @@ fn a_failed_turn_is_reported_and_the_session_goes_on() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         run.stderr
-            .contains("metron: Ollama was silent for 1 s in the middle of the reply"),
+            .contains("metron: the model server was silent for 1 s in the middle of the reply"),
         "{run:?}"
     );
     assert!(

@@ -2,8 +2,11 @@
 //!
 //! Only what Chat Completions servers use is kept: `data:` fields (several in one event
 //! are joined with a newline, as the format says), comment lines (`: ping`, which
-//! llama-server and proxies send to keep a connection open) and other fields (`event:`,
-//! `id:`, `retry:`) are skipped, and a blank line ends an event. Lines end in `\n` or
+//! llama-server and proxies send to keep a connection open) and other fields (`id:`,
+//! `retry:`) are skipped, and a blank line ends an event. An error is an error however
+//! it comes: an event named `error` (`event: error`), or llama-server's own `error:`
+//! field in place of `data:`, ends the reply with the server's message, never with the
+//! text so far taken as a whole answer. Lines end in `\n` or
 //! `\r\n`; bytes may be split anywhere across reads, inside a line or a UTF-8 character.
 //! One line, and one event's data, are bounded, so a server that never sends a newline
 //! or a blank line cannot grow memory without end.
@@ -21,6 +24,8 @@ pub(crate) struct SseDecoder {
     data: Vec<u8>,
     /// Whether the event being read has a `data` field (one may be empty).
     has_data: bool,
+    /// The event being read is an error (`event: error`, or an `error:` field).
+    is_error: bool,
     /// The most bytes of one line, and of one event's data.
     max_line: usize,
 }
@@ -33,6 +38,7 @@ impl SseDecoder {
             scanned: 0,
             data: Vec::new(),
             has_data: false,
+            is_error: false,
             max_line,
         }
     }
@@ -100,10 +106,16 @@ impl SseDecoder {
             Some(at) => (&line[..at], &line[at + 1..]),
             None => (line, &b""[..]),
         };
-        if field != b"data" {
-            return Ok(false);
-        }
         let value = value.strip_prefix(b" ").unwrap_or(value);
+        match field {
+            b"data" => {}
+            b"event" => {
+                self.is_error |= value == b"error";
+                return Ok(false);
+            }
+            b"error" => self.is_error = true,
+            _ => return Ok(false),
+        }
         if self.has_data {
             self.data.push(b'\n');
         }
@@ -119,11 +131,16 @@ impl SseDecoder {
         &mut self,
         on_event: &mut dyn FnMut(&[u8]) -> Result<bool, OllamaError>,
     ) -> Result<bool, OllamaError> {
-        if !self.has_data {
+        if !self.has_data && !self.is_error {
             return Ok(false);
         }
         let data = std::mem::take(&mut self.data);
         self.has_data = false;
+        if std::mem::take(&mut self.is_error) {
+            return Err(OllamaError::from_stream_error(&String::from_utf8_lossy(
+                &data,
+            )));
+        }
         on_event(&data)
     }
 
@@ -170,6 +187,36 @@ mod tests {
         }
         let bytewise: Vec<&[u8]> = stream.chunks(1).collect();
         assert_eq!(events(&bytewise, 1 << 10).expect("events"), want);
+    }
+
+    #[test]
+    fn an_error_event_or_field_is_an_error_however_it_comes() {
+        let cases: [&[u8]; 4] = [
+            // llama-server: the `error` field in place of `data`, then `[DONE]`.
+            b"data: {\"a\":1}\n\nerror: {\"code\":500,\"message\":\"slot failed\"}\n\ndata: [DONE]\n\n",
+            b"event: error\ndata: {\"error\":{\"message\":\"slot failed\"}}\n\ndata: [DONE]\n\n",
+            b"event: error\r\ndata: slot failed\r\n\r\n",
+            // Named `error` with no data at all: still an error, at the stream's end too.
+            b"event: error\n",
+        ];
+        for stream in cases {
+            let result = events(&[stream], 1 << 10);
+            assert!(
+                matches!(&result, Err(OllamaError::MidStream(m)) if m.contains("slot failed") || m == "(empty body)"),
+                "{}: {result:?}",
+                String::from_utf8_lossy(stream)
+            );
+        }
+        let overflow = b"error: {\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\",\"type\":\"exceed_context_size_error\"}\n\n";
+        assert!(matches!(
+            events(&[overflow], 1 << 10),
+            Err(OllamaError::ContextOverflow { .. })
+        ));
+        // Other named events are data as before.
+        assert_eq!(
+            events(&[b"event: message\ndata: x\n\n"], 64).expect("events"),
+            vec!["x"]
+        );
     }
 
     #[test]

@@ -5,27 +5,28 @@
 //! what the servers send: text and reasoning (`reasoning_content` on llama-server and
 //! vLLM, `reasoning` elsewhere) accumulate from every chunk; a call arrives in pieces
 //! merged by `index`, the id and name on the first piece only and the arguments string
-//! spread over many (a piece with a different id at the same index is a new call, for
-//! servers that repeat index 0); `finish_reason` and the `usage` chunk may come in either
+//! spread over many (a piece that names a function again at the same index, with another
+//! id or another name, is a new call, for servers that repeat index 0; a piece without a
+//! name is always more of the latest call, for servers that send a new id with every
+//! piece); `finish_reason` and the `usage` chunk may come in either
 //! order; `data: [DONE]` ends the stream, and a stream that ends without it is complete
 //! only if a `finish_reason` arrived. The bounds are the NDJSON parser's: one line (and
 //! one event) at `max_line` bytes, the reply's text, reasoning and arguments together at
-//! `max_reply`.
+//! `max_reply`, and the calls at [`MAX_CALLS_PER_REPLY`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use super::sse::SseDecoder;
 use super::wire::{CallPiece, ChoiceMessage, Chunk};
 use crate::ollama::error::quoted_start;
-use crate::ollama::stream::MAX_LINE_BYTES;
+use crate::ollama::stream::{MAX_CALLS_PER_REPLY, MAX_LINE_BYTES, too_many_calls};
 use crate::ollama::wire::{FunctionCall, ToolCall, normalize_arguments};
 use crate::ollama::{Delta, OllamaError, Reply};
 
 /// A call being assembled from its pieces.
 #[derive(Debug, Default)]
 struct Pending {
-    index: Option<usize>,
     id: Option<String>,
     name: String,
     arguments: String,
@@ -41,6 +42,9 @@ pub(crate) struct OpenAiParser {
     body: Vec<u8>,
     reply: Reply,
     calls: Vec<Pending>,
+    /// For each `index`, where in `calls` its latest call is: a piece finds the call it
+    /// continues in constant time, however many calls the reply has.
+    latest: HashMap<usize, usize>,
     /// `[DONE]` was read.
     done: bool,
     /// A `finish_reason` arrived.
@@ -58,8 +62,13 @@ impl OpenAiParser {
             sse: SseDecoder::new(MAX_LINE_BYTES),
             streaming,
             body: Vec::new(),
-            reply: Reply::default(),
+            // Until a `usage` object arrives: servers may leave it out (see `chunk`).
+            reply: Reply {
+                usage_missing: true,
+                ..Reply::default()
+            },
             calls: Vec::new(),
+            latest: HashMap::new(),
             done: false,
             finished: false,
             id_prefix,
@@ -183,7 +192,7 @@ impl OpenAiParser {
         }
         for choice in chunk.choices {
             if let Some(message) = choice.delta.or(choice.message) {
-                self.message(message, on_delta);
+                self.message(message, on_delta)?;
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.finished = true;
@@ -196,6 +205,7 @@ impl OpenAiParser {
             self.reply.prompt_tokens = usage.prompt_tokens.unwrap_or(0);
             self.reply.generated_tokens = usage.completion_tokens.unwrap_or(0);
             self.reply.cached_tokens = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
+            self.reply.usage_missing = false;
         }
         if self.reply_bytes > self.max_reply {
             return Err(OllamaError::Protocol(format!(
@@ -206,7 +216,11 @@ impl OpenAiParser {
         Ok(())
     }
 
-    fn message(&mut self, message: ChoiceMessage, on_delta: &mut dyn FnMut(Delta<'_>)) {
+    fn message(
+        &mut self,
+        message: ChoiceMessage,
+        on_delta: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<(), OllamaError> {
         let reasoning = message.reasoning_content.or(message.reasoning);
         if let Some(thinking) = reasoning.as_deref().filter(|t| !t.is_empty()) {
             self.reply_bytes = self.reply_bytes.saturating_add(thinking.len());
@@ -222,45 +236,55 @@ impl OpenAiParser {
             if self.calls.is_empty() {
                 on_delta(Delta::ToolCalls);
             }
-            self.piece(piece);
+            self.piece(piece)?;
         }
+        Ok(())
     }
 
-    fn piece(&mut self, piece: CallPiece) {
+    /// Adds one piece of a call: to the latest call at its index, or as a new call.
+    fn piece(&mut self, piece: CallPiece) -> Result<(), OllamaError> {
         let id = piece.id.filter(|id| !id.is_empty());
-        let same = piece.index.and_then(|index| {
-            self.calls.iter().rposition(|call| {
-                call.index == Some(index)
-                    && match (&id, &call.id) {
-                        (Some(new), Some(old)) => new == old,
-                        _ => true,
-                    }
-            })
+        let (name, arguments) = match piece.function {
+            Some(function) => (function.name.filter(|n| !n.is_empty()), function.arguments),
+            None => (None, None),
+        };
+        let continued = piece.index.and_then(|index| {
+            let at = *self.latest.get(&index)?;
+            let call = &self.calls[at];
+            let new_header = match (&name, call.name.is_empty()) {
+                (Some(name), false) => match (&id, &call.id) {
+                    (Some(new), Some(old)) => new != old,
+                    _ => *name != call.name,
+                },
+                _ => false,
+            };
+            (!new_header).then_some(at)
         });
-        let at = match same {
+        let at = match continued {
             Some(at) => at,
             None => {
-                self.calls.push(Pending {
-                    index: piece.index,
-                    ..Pending::default()
-                });
-                self.calls.len() - 1
+                if self.calls.len() >= MAX_CALLS_PER_REPLY {
+                    return Err(too_many_calls());
+                }
+                self.calls.push(Pending::default());
+                let at = self.calls.len() - 1;
+                if let Some(index) = piece.index {
+                    self.latest.insert(index, at);
+                }
+                at
             }
         };
         let call = &mut self.calls[at];
         if call.id.is_none() {
             call.id = id;
         }
-        let Some(function) = piece.function else {
-            return;
-        };
-        if let Some(name) = function.name.filter(|n| !n.is_empty())
+        if let Some(name) = name
             && call.name.is_empty()
         {
             self.reply_bytes = self.reply_bytes.saturating_add(name.len());
             call.name = name;
         }
-        let added = match function.arguments {
+        let added = match arguments {
             Some(serde_json::Value::String(text)) => text,
             Some(serde_json::Value::Null) | None => String::new(),
             // A whole object (a few servers send one): its JSON text.
@@ -269,6 +293,7 @@ impl OpenAiParser {
         };
         self.reply_bytes = self.reply_bytes.saturating_add(added.len());
         call.arguments.push_str(&added);
+        Ok(())
     }
 
     fn assembled_calls(&mut self) -> Vec<ToolCall> {
@@ -344,6 +369,7 @@ mod tests {
             ("Hello", "Hello")
         );
         assert_eq!((reply.prompt_tokens, reply.generated_tokens), (120, 2));
+        assert!(!reply.usage_missing);
         assert_eq!(reply.cached_tokens, Some(100));
         assert_eq!(reply.done_reason.as_deref(), Some("stop"));
     }
@@ -416,6 +442,54 @@ mod tests {
     }
 
     #[test]
+    fn a_new_id_on_every_piece_is_still_one_call() {
+        let stream = [
+            event(json!({"choices":[{"delta":{"tool_calls":[
+                {"index":0,"id":"a1","function":{"name":"view_slice","arguments":""}}]}}]})),
+            event(json!({"choices":[{"delta":{"tool_calls":[
+                {"index":0,"id":"a2","function":{"arguments":"{\"path\":"}}]}}]})),
+            event(json!({"choices":[{"delta":{"tool_calls":[
+                {"index":0,"id":"a3","function":{"arguments":"\"a.rs\"}"}}]}}]})),
+            "data: [DONE]\n\n".to_owned(),
+        ]
+        .concat();
+        let calls = parse(&[stream.as_bytes()]).0.expect("reply").tool_calls;
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!(calls[0].id, "a1");
+        assert_eq!(calls[0].function.name, "view_slice");
+        assert_eq!(calls[0].function.arguments, json!({"path": "a.rs"}));
+    }
+
+    #[test]
+    fn calls_stop_at_the_bound_even_when_every_piece_is_empty() {
+        let at_bound: Vec<_> = (0..MAX_CALLS_PER_REPLY)
+            .map(|i| json!({"index": i}))
+            .collect();
+        let stream = format!(
+            "{}data: [DONE]\n\n",
+            event(json!({"choices":[{"delta":{"tool_calls":at_bound}}]}))
+        );
+        let calls = parse(&[stream.as_bytes()])
+            .0
+            .expect("at the bound")
+            .tool_calls;
+        assert_eq!(calls.len(), MAX_CALLS_PER_REPLY);
+        // One more, as one more empty piece in its own event.
+        let past = format!(
+            "{}{}data: [DONE]\n\n",
+            event(json!({"choices":[{"delta":{"tool_calls":at_bound}}]})),
+            event(json!({"choices":[{"delta":{"tool_calls":[{"index": MAX_CALLS_PER_REPLY}]}}]}))
+        );
+        let error = parse(&[past.as_bytes()]).0.expect_err("past the bound");
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("more than {MAX_CALLS_PER_REPLY} tool calls")),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn reasoning_length_and_missing_usage() {
         let stream = [
             event(json!({"choices":[{"delta":{"reasoning_content":"hm"}}]})),
@@ -427,6 +501,7 @@ mod tests {
         assert_eq!(reply.thinking, "hm ok");
         assert_eq!(reply.done_reason.as_deref(), Some("length"));
         assert_eq!((reply.prompt_tokens, reply.generated_tokens), (0, 0));
+        assert!(reply.usage_missing, "no usage chunk means unknown counts");
         assert_eq!(reply.cached_tokens, None);
     }
 
