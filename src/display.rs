@@ -592,7 +592,7 @@ pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
         .unwrap_or_default();
     let share = match num_ctx {
         0 => String::new(),
-        _ => format!(" · {}% of num_ctx", report.prompt_tokens * 100 / num_ctx),
+        _ => format!(" · {}% of num_ctx", percent(report.prompt_tokens, num_ctx)),
     };
     let tokens = if report.usage_missing {
         format!("[tokens unknown (the server sent no counts) · {calls}]")
@@ -623,13 +623,22 @@ pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
             "warning: Ollama probably cut the prompt to fit num_ctx ({} tokens): metron sent at least {} tokens and Ollama evaluated {}, so the model may have lost its instructions and tools; /reset, or raise num_ctx",
             cut.num_ctx, cut.estimated_tokens, cut.evaluated_tokens
         ));
-    } else if !report.usage_missing && num_ctx > 0 && report.prompt_tokens * 10 > num_ctx * 8 {
+    } else if !report.usage_missing
+        && num_ctx > 0
+        && u128::from(report.prompt_tokens) * 10 > u128::from(num_ctx) * 8
+    {
         lines.push(format!(
             "warning: the prompt is at {}% of num_ctx ({num_ctx} tokens); the next turn starts losing room: /reset, or raise num_ctx",
-            report.prompt_tokens * 100 / num_ctx
+            percent(report.prompt_tokens, num_ctx)
         ));
     }
     lines
+}
+
+/// `part` as a whole percentage of `whole` (not 0), in arithmetic no count a server
+/// reports can overflow.
+fn percent(part: u64, whole: u64) -> u128 {
+    u128::from(part) * 100 / u128::from(whole.max(1))
 }
 
 /// Where a turn's time went: `[model 2.4 s (first token 0.8 s) · tools 0.1 s · approval
@@ -867,6 +876,22 @@ mod tests {
                 .starts_with("[14000 prompt / 0 generated tokens · 1 tool call · 85% of num_ctx]")
         );
         assert!(lines[2].contains("85% of num_ctx"), "{lines:?}");
+    }
+
+    #[test]
+    fn footer_takes_counts_at_the_top_of_their_range() {
+        let report = TurnReport {
+            answer: "done".into(),
+            prompt_tokens: u64::MAX,
+            generated_tokens: u64::MAX,
+            ..TurnReport::default()
+        };
+        let lines = footer(&report, u64::MAX);
+        assert!(lines[0].contains("100% of num_ctx"), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.contains("the prompt is at 100%")),
+            "{lines:?}"
+        );
     }
 
     #[test]

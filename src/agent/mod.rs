@@ -574,7 +574,9 @@ impl<M: Model> Agent<M> {
             report.round_trips += 1;
             report.prompt_tokens = reply.prompt_tokens;
             report.cached_tokens = reply.cached_tokens;
-            report.generated_tokens += reply.generated_tokens;
+            report.generated_tokens = report
+                .generated_tokens
+                .saturating_add(reply.generated_tokens);
             report.model_time += reply.elapsed;
             // Both parts in whole milliseconds of the reply's own `duration_ms`, so they add
             // up to it (rounding each part separately loses up to a millisecond per reply).

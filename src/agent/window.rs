@@ -38,6 +38,11 @@ pub(crate) enum DecidedBy {
     Server,
 }
 
+/// The largest window a server's own report is believed for: 2^32 tokens, thousands of
+/// times any model's, and small enough that sums and products of token counts stay
+/// far from overflow.
+pub(crate) const MAX_SERVED_WINDOW: u64 = 1 << 32;
+
 impl Window {
     /// The window for a model the server describes as trained on `trained` tokens (a
     /// missing or zero length means the server did not say).
@@ -50,10 +55,11 @@ impl Window {
     }
 
     /// This window on a server that reported its own window of `served` tokens (a zero
-    /// or missing one means it did not say, and the configuration stands).
+    /// or missing one means it did not say, and the configuration stands; so does one
+    /// past [`MAX_SERVED_WINDOW`], which is a broken server, not a model).
     pub(crate) fn with_served(self, served: Option<u64>) -> Window {
         Window {
-            served: served.filter(|&s| s > 0),
+            served: served.filter(|&s| s > 0 && s <= MAX_SERVED_WINDOW),
             ..self
         }
     }
@@ -172,8 +178,14 @@ mod tests {
             Window::new(4096, None).with_served(Some(32768)).effective(),
             32768
         );
-        // A zero or missing window leaves the configuration in charge.
-        for served in [None, Some(0)] {
+        // A zero, missing or absurd window leaves the configuration in charge.
+        assert_eq!(
+            Window::new(4096, None)
+                .with_served(Some(MAX_SERVED_WINDOW))
+                .effective(),
+            MAX_SERVED_WINDOW
+        );
+        for served in [None, Some(0), Some(MAX_SERVED_WINDOW + 1), Some(u64::MAX)] {
             let window = Window::new(4096, None).with_served(served);
             assert_eq!(window.effective(), 4096);
             assert_eq!(window.remedy(), "raise `num_ctx`");

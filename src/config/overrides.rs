@@ -92,8 +92,9 @@ fn check(key: Key, value: &Value) -> Result<(), String> {
         Err(ConfigError::Invalid { message, .. })
             if Config::default().value(key).is_string() && !value.is_string() =>
         {
+            // The value itself is never quoted back: it may be an endpoint with a password.
             Err(format!(
-                "{message} (`{value}` reads as JSON; quote it to mean the text: '{key}=\"{value}\"')"
+                "{message} (the value reads as JSON, not as text; to mean the text, put it in double quotes inside single ones: '{key}=\"...\"')"
             ))
         }
         Err(ConfigError::Invalid { message, .. }) => Err(message),
@@ -185,7 +186,7 @@ mod tests {
         let err = parse("max_turns=0").unwrap_err();
         assert!(err.contains("must be positive, got 0"), "{err}");
         let err = parse("model=123").unwrap_err();
-        assert!(err.contains(r#"'model="123"'"#), "{err}");
+        assert!(err.contains(r#"'model="..."'"#) && !err.contains("123"), "{err}");
         let err = parse("endpoint=ftp://x").unwrap_err();
         assert!(err.contains("`endpoint`"), "{err}");
     }

@@ -119,7 +119,12 @@ fn word_at(before: &str) -> Option<(Word<'_>, usize)> {
         }
         return Some((Word::Model(args), before.len() - args.len()));
     }
-    let start = before.rfind(char::is_whitespace)? + 1;
+    // After the whitespace character, whatever its width (a no-break space is two bytes).
+    let (at, space) = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())?;
+    let start = at + space.len_utf8();
     let word = &before[start..];
     // A path quoted as people write them in prose: `src/ma or (src/ma.
     let quoted = word.starts_with(['`', '\'', '"', '(']);
@@ -201,9 +206,12 @@ fn kept_names(names: Vec<String>) -> Vec<String> {
     kept
 }
 
-/// Whether `name` can be shown on the terminal as it is: no control character.
+/// Whether `name` can be shown on the terminal as it is: nothing every other view of
+/// metron escapes (controls, bidirectional overrides, line separators, metron's marks).
 fn shows_safely(name: &str) -> bool {
-    !name.chars().any(char::is_control)
+    !name
+        .chars()
+        .any(|c| c.is_control() || crate::display::needs_escape(c))
 }
 
 /// The entries of the directory `typed` names (relative to `cwd`) that start with its
@@ -267,6 +275,12 @@ mod tests {
         assert_eq!(word_at("/show 3"), None);
         assert_eq!(word_at("explain src/ma"), Some((Word::Path("src/ma"), 8)));
         assert_eq!(word_at("explain `src/ma"), Some((Word::Path("src/ma"), 9)));
+        // Whitespace wider than a byte: a no-break space, an ideographic space.
+        assert_eq!(word_at("explain\u{a0}src"), Some((Word::Path("src"), 9)));
+        assert_eq!(
+            word_at("説明\u{3000}src/ma"),
+            Some((Word::Path("src/ma"), 9))
+        );
         assert_eq!(word_at("two\nlines src"), Some((Word::Path("src"), 10)));
         // The first word of a line is not a path: paths complete after a space.
         assert_eq!(word_at("src/ma"), None);
@@ -297,6 +311,8 @@ mod tests {
             .collect();
         names.insert(0, "evil\x1b[2Jname".to_owned());
         names.insert(0, "two words".to_owned());
+        names.insert(0, "\u{202e}gnp.exe".to_owned());
+        names.insert(0, "split\u{2028}line".to_owned());
         let kept = kept_names(names);
         assert_eq!(kept.len(), MAX_MODEL_NAMES);
         assert!(kept.iter().all(|n| n.starts_with('m')), "{kept:?}");

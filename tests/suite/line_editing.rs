@@ -124,6 +124,29 @@ fn tab_completes_a_path_in_the_project_after_a_space() {
 }
 
 #[test]
+fn tab_completes_a_path_after_a_no_break_space() {
+    if !terminal_or_skip("tab_completes_a_path_after_a_no_break_space") {
+        return;
+    }
+    let p = TestProject::git();
+    p.file("src/greeting.rs", "pub fn hola() {}\n");
+    let fake = FakeOllama::start(vec![answer("Read it.", 20, 2)]);
+    let mut live = on_a_terminal(&p, &fake);
+    live.wait_stdout("metron > ", 1);
+    // Option-Space on a Mac keyboard types U+00A0, two bytes in UTF-8.
+    live.send("explain\u{a0}src/gr\t");
+    live.wait_stdout_after("metron > ", "src/greeting.rs");
+    live.send("\r");
+    live.wait_stdout("Read it.", 1);
+    live.wait_stdout_after("Read it.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(content(&bodies[0], 1), "explain\u{a0}src/greeting.rs");
+}
+
+#[test]
 fn alt_enter_inserts_a_line_break_and_enter_sends_both_lines() {
     if let Some(request) = request_typed_as(
         "alt_enter_inserts_a_line_break_and_enter_sends_both_lines",

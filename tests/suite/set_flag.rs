@@ -184,7 +184,18 @@ fn a_value_of_the_wrong_type_is_a_usage_error_naming_the_key() {
     let run = metron(p.root())
         .args(["tool", "list_files", "--set", "model=7"])
         .run();
-    assert_usage_error(&run, &["`model`", r#"'model="7"'"#]);
+    assert_usage_error(&run, &["`model`", r#"'model="..."'"#, "reads as JSON"]);
+    // ... without quoting the value back: it may hold a password.
+    let run = metron(p.root())
+        .args([
+            "tool",
+            "list_files",
+            "--set",
+            r#"endpoint=["http://me:hunter2@gpu:8080/v1"]"#,
+        ])
+        .run();
+    assert_usage_error(&run, &["`endpoint`", "reads as JSON"]);
+    assert!(!run.stderr.contains("hunter2"), "{run:?}");
     // Without `=` there is no value at all.
     let run = metron(p.root())
         .args(["tool", "list_files", "--set", "max_turns"])
