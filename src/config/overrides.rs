@@ -186,7 +186,10 @@ mod tests {
         let err = parse("max_turns=0").unwrap_err();
         assert!(err.contains("must be positive, got 0"), "{err}");
         let err = parse("model=123").unwrap_err();
-        assert!(err.contains(r#"'model="..."'"#) && !err.contains("123"), "{err}");
+        assert!(
+            err.contains(r#"'model="..."'"#) && !err.contains("123"),
+            "{err}"
+        );
         let err = parse("endpoint=ftp://x").unwrap_err();
         assert!(err.contains("`endpoint`"), "{err}");
     }

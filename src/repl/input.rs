@@ -172,8 +172,13 @@ struct ReturnKept;
 
 impl ReturnKept {
     /// Turns the translation off when stdin is a terminal that has it on; `None` when
-    /// there is nothing to undo.
+    /// there is nothing to undo, or when the line editor will read whole lines from the
+    /// terminal's own line discipline (see [`editor_reads_lines`]), where Return must
+    /// stay the line feed that ends a line.
     fn start() -> Option<ReturnKept> {
+        if editor_reads_lines(std::env::var("TERM").ok().as_deref()) {
+            return None;
+        }
         let stdin = std::io::stdin();
         let mut modes = rustix::termios::tcgetattr(&stdin).ok()?;
         if !modes
@@ -186,6 +191,16 @@ impl ReturnKept {
         rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &modes).ok()?;
         Some(ReturnKept)
     }
+}
+
+/// Whether rustyline treats the terminal `term` names as one it cannot drive and falls
+/// back to reading whole lines (its list of unsupported terminals).
+fn editor_reads_lines(term: Option<&str>) -> bool {
+    term.is_some_and(|term| {
+        ["dumb", "cons25", "emacs"]
+            .iter()
+            .any(|unsupported| term.eq_ignore_ascii_case(unsupported))
+    })
 }
 
 impl Drop for ReturnKept {
@@ -383,6 +398,21 @@ fn read_plain() -> Line {
             let trimmed = line.strip_suffix('\n').unwrap_or(&line);
             let trimmed = trimmed.strip_suffix('\r').unwrap_or(trimmed);
             Line::Text(trimmed.to_owned())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_terminals_rustyline_cannot_drive_read_whole_lines() {
+        for term in ["dumb", "DUMB", "cons25", "emacs"] {
+            assert!(editor_reads_lines(Some(term)), "{term}");
+        }
+        for term in [None, Some("xterm-256color"), Some("screen"), Some("")] {
+            assert!(!editor_reads_lines(term), "{term:?}");
         }
     }
 }

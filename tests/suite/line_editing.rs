@@ -124,6 +124,28 @@ fn tab_completes_a_path_in_the_project_after_a_space() {
 }
 
 #[test]
+fn return_sends_the_line_on_a_terminal_the_line_editor_cannot_drive() {
+    if !terminal_or_skip("return_sends_the_line_on_a_terminal_the_line_editor_cannot_drive") {
+        return;
+    }
+    // TERM=dumb (an editor's shell buffer, a serial console): rustyline reads whole lines
+    // from the terminal, so Return must stay the line feed that ends one.
+    let p = TestProject::git();
+    let fake = FakeOllama::start(vec![answer("Got it.", 20, 2)]);
+    let dumb = std::ffi::OsStr::new("dumb");
+    let mut live = on_a_terminal_of_width(&p, &fake, 80, &[], &[("TERM", dumb)]);
+    live.wait_stdout("metron > ", 1);
+    live.send("hello\r");
+    live.wait_stdout("Got it.", 1);
+    live.wait_stdout_after("Got it.", "metron > ");
+    let run = exit_on_a_terminal(live);
+    assert_eq!(run.code, 0, "{run:?}");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1, "{run:?}");
+    assert_eq!(content(&bodies[0], 1), "hello");
+}
+
+#[test]
 fn tab_completes_a_path_after_a_no_break_space() {
     if !terminal_or_skip("tab_completes_a_path_after_a_no_break_space") {
         return;
