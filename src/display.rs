@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::agent::landing::all_landed;
 use crate::agent::outcome::evidence_line;
+use crate::agent::window::Window;
 use crate::agent::{Event, Latency, Observer, TurnReport};
 use crate::ollama::Delta;
 use crate::ollama::wire::ToolCall;
@@ -581,7 +582,8 @@ const FOOTER_WIDTH: usize = 80;
 /// The cost lines under a reply (the tokens, the share of `num_ctx` the prompt used, and
 /// where the time went: on one line when that fits in 80 columns, else on two), then a
 /// warning once the prompt nears the context window.
-pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
+pub(crate) fn footer(report: &TurnReport, window: Window) -> Vec<String> {
+    let num_ctx = window.effective();
     let calls = match report.tool_calls {
         1 => "1 tool call".to_owned(),
         n => format!("{n} tool calls"),
@@ -628,8 +630,9 @@ pub(crate) fn footer(report: &TurnReport, num_ctx: u64) -> Vec<String> {
         && u128::from(report.prompt_tokens) * 10 > u128::from(num_ctx) * 8
     {
         lines.push(format!(
-            "warning: the prompt is at {}% of num_ctx ({num_ctx} tokens); the next turn starts losing room: /reset, or raise num_ctx",
-            percent(report.prompt_tokens, num_ctx)
+            "warning: the prompt is at {}% of num_ctx ({num_ctx} tokens); the next turn starts losing room: /reset, or {}",
+            percent(report.prompt_tokens, num_ctx),
+            window.remedy()
         ));
     }
     lines
@@ -831,7 +834,7 @@ mod tests {
             ..TurnReport::default()
         };
         assert_eq!(
-            footer(&report, 16384),
+            footer(&report, Window::new(16384, None)),
             vec![
                 "[1240 prompt / 89 generated tokens · 3 tool calls · 7% of num_ctx]",
                 "[model 0.0 s (first token 0.0 s) · tools 0.0 s · approval 0.0 s]",
@@ -852,7 +855,7 @@ mod tests {
             },
             ..TurnReport::default()
         };
-        let lines = footer(&cached, 16384);
+        let lines = footer(&cached, Window::new(16384, None));
         assert_eq!(
             lines[0],
             "[1240 prompt (1100 cached) / 89 generated tokens · 3 tool calls · 7% of num_ctx]"
@@ -870,7 +873,7 @@ mod tests {
             tool_calls: 1,
             ..TurnReport::default()
         };
-        let lines = footer(&full, 16384);
+        let lines = footer(&full, Window::new(16384, None));
         assert!(
             lines[0]
                 .starts_with("[14000 prompt / 0 generated tokens · 1 tool call · 85% of num_ctx]")
@@ -886,7 +889,7 @@ mod tests {
             generated_tokens: u64::MAX,
             ..TurnReport::default()
         };
-        let lines = footer(&report, u64::MAX);
+        let lines = footer(&report, Window::new(u64::MAX, None));
         assert!(lines[0].contains("100% of num_ctx"), "{lines:?}");
         assert!(
             lines.iter().any(|l| l.contains("the prompt is at 100%")),
@@ -904,7 +907,7 @@ mod tests {
         };
         // No share of num_ctx and no "nearly full" warning from counts nobody reported.
         assert_eq!(
-            footer(&report, 4096),
+            footer(&report, Window::new(4096, None)),
             vec![
                 "[tokens unknown (the server sent no counts) · 1 tool call]",
                 "[model 0.0 s (first token 0.0 s) · tools 0.0 s · approval 0.0 s]",

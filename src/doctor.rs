@@ -191,7 +191,8 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
     let refused = disclosure::check_loaded(&loaded).is_err();
     // The window a session would use, from what the server says of the model (its trained
     // length) or of itself (an OpenAI-compatible server's own window).
-    let mut window = Window::new(config.num_ctx, None);
+    let mut window = Window::new(config.num_ctx, None)
+        .on(crate::ollama::ServerKind::of_endpoint(&config.endpoint));
     if refused {
         // A session would not start, so the doctor does not contact that host either.
         checks.push(Check::warn(
@@ -607,7 +608,7 @@ async fn server_checks(loaded: &Loaded, window: &mut Window) -> Vec<Check> {
         }
     };
     checks.push(tool_support_check(model, &details));
-    *window = Window::new(config.num_ctx, details.context_length);
+    *window = window.for_model(details.context_length);
     if let Some(host) = &details.remote_host {
         checks.push(cloud_model_check(model, host, config.remote_endpoint));
     }
@@ -1011,6 +1012,10 @@ fn fixed_prompt_check(window: Window, source: &Source, fixed: usize, result: u64
                 format!("the model server's own context window of {num_ctx} tokens")
             }
             DecidedBy::Configured => format!("num_ctx {num_ctx} ({})", origin(source)),
+            DecidedBy::Assumed => format!(
+                "num_ctx {num_ctx} ({}), taken as the window of a model server that does not report its own,",
+                origin(source)
+            ),
         };
         let remedy = match window.decided_by() {
             DecidedBy::Trained => format!(
@@ -1022,6 +1027,9 @@ fn fixed_prompt_check(window: Window, source: &Source, fixed: usize, result: u64
             DecidedBy::Configured => format!(
                 "set `num_ctx` to {needed} or more (the default, {}, leaves room for real work)",
                 Config::default().num_ctx
+            ),
+            DecidedBy::Assumed => format!(
+                "restart the model server with a context window of {needed} tokens or more, and set `num_ctx` to match"
             ),
         };
         Check::fail(

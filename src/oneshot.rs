@@ -57,7 +57,7 @@ pub(crate) fn run(
         print_wrapped(Stream::Stderr, &line, HANG);
     }
     session::block_on(async || {
-        let num_ctx = session.agent.window().effective();
+        let window = session.agent.window();
         let mut display = Display::new(false, &session.loaded.config.model).with_evidence_last();
         if json {
             display = display.with_json_events();
@@ -81,7 +81,7 @@ pub(crate) fn run(
                 Exit::Failure
             }
             Ending::Finished(Ok(report)) => {
-                for line in footer(&report, num_ctx) {
+                for line in footer(&report, window) {
                     print_wrapped(Stream::Stderr, &line, HANG);
                 }
                 let exit = match report.status {

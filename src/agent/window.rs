@@ -14,10 +14,15 @@
 //! Whether the server can refuse an over-long prompt instead of cutting it silently
 //! (`truncate: false`, Ollama 0.12.4 and later) is decided here too, from `/api/version`.
 
+use crate::ollama::ServerKind;
+
 /// The window of one session's model: what the configuration asked for and what the
 /// server says the model was trained on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Window {
+    /// The kind of server: only Ollama takes `num_ctx`, so only there does raising it
+    /// make the window larger.
+    pub(crate) kind: ServerKind,
     /// `num_ctx` from the configuration.
     pub(crate) configured: u64,
     /// The model's trained context length (`model_info.<arch>.context_length`), when the
@@ -30,8 +35,12 @@ pub(crate) struct Window {
 /// What decided a session's window, which decides what can make it larger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DecidedBy {
-    /// `num_ctx`: raising it helps.
+    /// `num_ctx`, sent to Ollama: raising it helps.
     Configured,
+    /// `num_ctx`, taken as the window of an OpenAI-compatible server that did not report
+    /// its own: raising it moves metron's trimming, not the server's window, so only a
+    /// server restarted with a larger window (and `num_ctx` set to match) helps.
+    Assumed,
     /// The model's trained length: only another model helps.
     Trained,
     /// The server's own window: only restarting the server with a larger one helps.
@@ -48,9 +57,24 @@ impl Window {
     /// missing or zero length means the server did not say).
     pub(crate) fn new(configured: u64, trained: Option<u64>) -> Window {
         Window {
+            kind: ServerKind::Ollama,
             configured,
             trained: trained.filter(|&t| t > 0),
             served: None,
+        }
+    }
+
+    /// This window on a server of `kind`.
+    pub(crate) fn on(self, kind: ServerKind) -> Window {
+        Window { kind, ..self }
+    }
+
+    /// This window for another model, trained on `trained` tokens: the configuration,
+    /// the server and its own window stay.
+    pub(crate) fn for_model(self, trained: Option<u64>) -> Window {
+        Window {
+            trained: trained.filter(|&t| t > 0),
+            ..self
         }
     }
 
@@ -82,6 +106,8 @@ impl Window {
             DecidedBy::Server
         } else if self.effective() < self.configured {
             DecidedBy::Trained
+        } else if self.kind == ServerKind::OpenAi {
+            DecidedBy::Assumed
         } else {
             DecidedBy::Configured
         }
@@ -96,6 +122,9 @@ impl Window {
     pub(crate) fn remedy(self) -> &'static str {
         match self.decided_by() {
             DecidedBy::Configured => "raise `num_ctx`",
+            DecidedBy::Assumed => {
+                "restart the model server with a larger context window and set `num_ctx` to match (the server does not report its window, so metron takes `num_ctx` as it)"
+            }
             DecidedBy::Trained => "choose a model trained on a longer context",
             DecidedBy::Server => {
                 "restart the model server with a larger context window (llama-server's `-c`, LM Studio's context length)"
@@ -116,6 +145,11 @@ impl Window {
             return format!(
                 "context {effective} tokens (the model's trained length; num_ctx {} configured)",
                 self.configured
+            );
+        }
+        if self.decided_by() == DecidedBy::Assumed {
+            return format!(
+                "context {effective} tokens (num_ctx, assumed: the model server did not report its own window, and num_ctx is not sent to it)"
             );
         }
         match self.trained {
@@ -193,6 +227,24 @@ mod tests {
         assert_eq!(
             Window::new(16384, Some(4096)).remedy(),
             "choose a model trained on a longer context"
+        );
+        // An OpenAI-compatible server that did not say: num_ctx is only an assumption.
+        let assumed = Window::new(4096, None).on(ServerKind::OpenAi);
+        assert_eq!(assumed.decided_by(), DecidedBy::Assumed);
+        assert!(
+            !assumed.remedy().starts_with("raise"),
+            "{}",
+            assumed.remedy()
+        );
+        assert!(assumed.line().contains("assumed"), "{}", assumed.line());
+        // A new model keeps the server, its window and the configuration.
+        let served = Window::new(4096, Some(8192))
+            .on(ServerKind::OpenAi)
+            .with_served(Some(2048))
+            .for_model(Some(1024));
+        assert_eq!(
+            (served.kind, served.served, served.trained),
+            (ServerKind::OpenAi, Some(2048), Some(1024))
         );
     }
 

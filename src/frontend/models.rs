@@ -217,11 +217,16 @@ pub(crate) fn place_of(
                     version,
                     client.context_length(model, limit)
                 )
-            } => Some(match (shown, kind) {
+            } => Some({
+            // The server's own window, asked whatever `/api/show` answered: llama-server
+            // answers it too (for Ollama clients) and LM Studio answers unknown routes
+            // with a 200, so its answer says nothing about the window.
+            let served = served.ok().flatten();
+            match (shown, kind) {
                 (Ok(details), _) => Described {
                     place: ModelPlace::from_remote_host(details.remote_host.as_deref()),
                     trained: details.context_length,
-                    served: None,
+                    served,
                     version: version.ok(),
                 },
                 // Only Ollama (its `/v1` included) describes a model, and only Ollama
@@ -232,14 +237,16 @@ pub(crate) fn place_of(
                     Described {
                         place: ModelPlace::Server,
                         trained: None,
-                        served: served.ok().flatten(),
+                        served,
                         version: None,
                     }
                 }
                 (Err(e), _) => Described {
                     version: version.ok(),
+                    served,
                     ..failed(&e.to_string())
                 },
+            }
             }),
         }
     });

@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::config::{Flags, Loaded, Source};
 use crate::display::{Display, HANG, Stream, print_wrapped};
 use crate::instructions::Instructions;
-use crate::ollama::Client;
+use crate::ollama::{Client, ServerKind};
 use crate::project::Project;
 use crate::sessions::store::Files;
 use crate::sessions::{Resume, SessionLog};
@@ -193,7 +193,11 @@ pub(crate) fn start(
         Agent::new(client, toolbox, Settings::from_config(config)).with_instructions(instructions);
     // Fixed here, once, for the session's model (a resumed session's too): `/model`
     // fixes it again for the new model, and nothing else changes it.
-    agent.set_window(Window::new(config.num_ctx, described.trained).with_served(described.served));
+    agent.set_window(
+        Window::new(config.num_ctx, described.trained)
+            .on(ServerKind::of_endpoint(&config.endpoint))
+            .with_served(described.served),
+    );
     agent.set_refuses_overflow(refuses_overflow(described.version.as_deref()));
     let mut resumed_path = None;
     match (resumed, sessions_dir.clone()) {

@@ -446,9 +446,7 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
             // A new model, so a new window: fixed once here, as at start.
             // The server's own window (an OpenAI-compatible server) is the server's, not
             // the model's: it stays.
-            let served = session.agent.window().served;
-            let window = crate::agent::window::Window::new(session.loaded.config.num_ctx, trained)
-                .with_served(served);
+            let window = session.agent.window().for_model(trained);
             if window.effective() != session.agent.window().effective() {
                 say(&window.line());
             }
@@ -590,13 +588,13 @@ fn rebuild_tags(session: &Session) {
 }
 
 async fn turn(session: &mut Session, line: &str) {
-    let num_ctx = session.agent.window().effective();
+    let window = session.agent.window();
     let mut display = Display::new(true, &session.loaded.config.model);
     let outcome = session::drive_turn(&mut session.agent, line, &mut display).await;
     display.finish_line();
     match outcome {
         Ending::Finished(Ok(report)) => {
-            for line in footer(&report, num_ctx) {
+            for line in footer(&report, window) {
                 say_err(&line);
             }
         }

@@ -72,7 +72,8 @@ pub struct FakeBuilder {
     chat: Vec<Reply>,
     tls: Option<Arc<rustls::ServerConfig>>,
     openai: Option<OpenAiMode>,
-    gets: Vec<(String, Value)>,
+    /// Extra routes of an OpenAI-compatible server: method, path, the JSON answer.
+    extra: Vec<(&'static str, String, Value)>,
 }
 
 /// How the server behaves as an OpenAI-compatible one (see `fake_openai`).
@@ -181,7 +182,7 @@ impl FakeOllama {
             chat: Vec::new(),
             tls: None,
             openai: None,
-            gets: Vec::new(),
+            extra: Vec::new(),
         }
     }
 
@@ -390,7 +391,14 @@ impl FakeBuilder {
     /// Answers `GET path` with `body` (a server's extra routes: llama-server's `/props`,
     /// LM Studio's `/api/v0/models/NAME`).
     pub fn get_json(mut self, path: &str, body: Value) -> Self {
-        self.gets.push((path.to_owned(), body));
+        self.extra.push(("GET", path.to_owned(), body));
+        self
+    }
+
+    /// Answers `POST path` with `body` and a 200, whatever was posted: llama-server's
+    /// `/api/show` (for Ollama clients), LM Studio's 200 to every unknown route.
+    pub fn post_json(mut self, path: &str, body: Value) -> Self {
+        self.extra.push(("POST", path.to_owned(), body));
         self
     }
 
@@ -434,7 +442,7 @@ impl FakeBuilder {
             hangs: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
             openai: self.openai,
-            gets: self.gets,
+            extra: self.extra,
         });
         let for_thread = Arc::clone(&shared);
         let acceptor = thread::Builder::new()
@@ -788,7 +796,7 @@ struct Shared {
     hangs: AtomicUsize,
     shutdown: AtomicBool,
     openai: Option<OpenAiMode>,
-    gets: Vec<(String, Value)>,
+    extra: Vec<(&'static str, String, Value)>,
 }
 
 impl Shared {
@@ -1275,8 +1283,10 @@ fn route_openai(conn: &mut Conn<'_>, req: &Request, mode: &OpenAiMode) -> io::Re
         let body = json!({"error": {"message": "Invalid API Key", "type": "authentication_error", "code": 401}});
         return conn.respond(401, JSON, go_json(&body).as_bytes(), false, req.close);
     }
-    if req.method == "GET"
-        && let Some((_, body)) = shared.gets.iter().find(|(p, _)| p == path)
+    if let Some((_, _, body)) = shared
+        .extra
+        .iter()
+        .find(|(method, p, _)| *method == req.method && p == path)
     {
         return conn.respond_json(200, body, false, req.close);
     }

@@ -668,3 +668,67 @@ fn doctor_fails_a_server_window_too_small_for_the_fixed_prompt() {
         "{run:?}"
     );
 }
+
+#[test]
+fn llama_servers_own_api_show_does_not_hide_its_window() {
+    let p = greet_project();
+    // llama-server answers `/api/show` for Ollama clients: a 200 with the trained length
+    // and no architecture. Its `/props` window still decides.
+    let fake = openai_builder()
+        .post_json(
+            "/api/show",
+            json!({"model_info": {"llama.context_length": 131072}, "capabilities": ["completion"]}),
+        )
+        .get_json(
+            "/props",
+            json!({"default_generation_settings": {"n_ctx": 3072}, "total_slots": 1}),
+        )
+        .chat(vec![openai_answer("It is in greet.go.", 50, 5)])
+        .start();
+    let (run, events) = ask(&p, &fake, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let start = events_of_type(&events, "session_start");
+    assert_eq!(start[0]["num_ctx"], 3072, "{start:?}");
+}
+
+#[test]
+fn lm_studios_200_to_an_unknown_route_does_not_hide_its_window() {
+    let p = greet_project();
+    let fake = openai_builder()
+        .post_json(
+            "/api/show",
+            json!({"error": "Unexpected endpoint or method. (POST /api/show)"}),
+        )
+        .get_json(
+            &format!("/api/v0/models/{}", super::fake_ollama::DEFAULT_MODEL),
+            json!({"id": super::fake_ollama::DEFAULT_MODEL, "state": "loaded", "loaded_context_length": 5120, "max_context_length": 32768}),
+        )
+        .chat(vec![openai_answer("It is in greet.go.", 50, 5)])
+        .start();
+    let (run, events) = ask(&p, &fake, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let start = events_of_type(&events, "session_start");
+    assert_eq!(start[0]["num_ctx"], 5120, "{start:?}");
+}
+
+#[test]
+fn an_overflow_on_a_server_that_hides_its_window_never_says_raise_num_ctx() {
+    let p = greet_project();
+    let overflow = || {
+        openai_error(
+            400,
+            json!({"error": {"message": "This model's maximum context length is 4096 tokens. However, you requested 9000 tokens.", "type": "BadRequestError", "code": 400}}),
+        )
+    };
+    // vLLM: no `/props`, no LM Studio model info; the window is only assumed.
+    let fake = start_openai(vec![overflow(), overflow()]);
+    let (run, _) = ask(&p, &fake, &[]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "restart the model server with a larger context window and set `num_ctx` to match"
+        ),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains("raise `num_ctx`"), "{run:?}");
+}
