@@ -168,6 +168,27 @@ pub(crate) fn model_notice(model: &str, host: &str) -> String {
     )
 }
 
+/// The warning when the key in [`ollama::API_KEY_VAR`](crate::ollama::API_KEY_VAR) must
+/// not be sent: the endpoint was chosen by the repository's `.metron.json`, not by the
+/// person (their own file, `OLLAMA_HOST`, `--set`), and `key_set` says there is a key to
+/// withhold. A project may point at a local server, but whatever listens on that port
+/// (another user's process, a tunnel) must not receive a credential meant for the
+/// person's own server. `None` when the key may go.
+pub(crate) fn key_withheld(loaded: &Loaded, key_set: bool) -> Option<String> {
+    let Source::File(path) = loaded.source(config::Key::endpoint) else {
+        return None;
+    };
+    let by_project = loaded.trust_of(path) == Some(config::ConfigTrust::Project);
+    (key_set && by_project).then(|| {
+        format!(
+            "not sending {} to {}: that endpoint comes from the project's {}, and a key goes only to a server you chose; if the server is yours, set OLLAMA_HOST or `endpoint` in your own config (~/.metron/config.json) to it",
+            crate::ollama::API_KEY_VAR,
+            visible(&config::shown_endpoint(&loaded.config.endpoint)),
+            visible(&path.display().to_string())
+        )
+    })
+}
+
 /// The one line printed on stderr before the first request of a session whose endpoint is
 /// `host`, another machine. No colour, no newline at the end.
 pub(crate) fn notice(host: &str) -> String {

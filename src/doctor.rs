@@ -177,7 +177,14 @@ fn diagnose(cwd: std::io::Result<PathBuf>, env: &ConfigEnv, flags: &Flags) -> Ve
         Ok(loaded)
     });
     let loaded = match loaded {
-        Ok(loaded) => {
+        Ok(mut loaded) => {
+            if let Some(warning) = crate::disclosure::key_withheld(
+                &loaded,
+                crate::ollama::ApiKey::in_environment().is_some(),
+            ) {
+                crate::ollama::withhold_api_key();
+                loaded.warnings.push(warning);
+            }
             checks.extend(config_checks(&loaded));
             loaded
         }

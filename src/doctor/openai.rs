@@ -25,7 +25,10 @@ pub(super) async fn checks(
     deadline: &Deadline,
     session_window: &mut Window,
 ) -> Vec<Check> {
-    let key = key_check(client.has_key());
+    let key = key_check(
+        client.has_key(),
+        crate::ollama::ApiKey::in_environment().is_some(),
+    );
     let Some(limit) = deadline.next() else {
         return vec![out_of_time("server"), key];
     };
@@ -65,10 +68,14 @@ pub(super) async fn checks(
     ]
 }
 
-/// Whether a key is sent; never the key.
-fn key_check(present: bool) -> Check {
-    let measured = if present {
+/// Whether a key is sent (`sent`) and whether one is set at all (`set`); never the key.
+fn key_check(sent: bool, set: bool) -> Check {
+    let measured = if sent {
         format!("{API_KEY_VAR} is set: sent as `Authorization: Bearer` (never shown)")
+    } else if set {
+        format!(
+            "{API_KEY_VAR} is set but not sent: the project's config chose this endpoint (see the config row)"
+        )
     } else {
         format!(
             "{API_KEY_VAR} is not set, so no key is sent (llama-server, LM Studio and vLLM without `--api-key` need none)"
@@ -123,8 +130,9 @@ mod tests {
 
     #[test]
     fn the_key_row_never_holds_a_key_and_the_model_row_lists_what_is_served() {
-        assert!(key_check(true).measured.contains("never shown"));
-        assert!(key_check(false).measured.contains("not set"));
+        assert!(key_check(true, true).measured.contains("never shown"));
+        assert!(key_check(false, false).measured.contains("not set"));
+        assert!(key_check(false, true).measured.contains("not sent"));
         let served = vec!["a".to_owned(), "b".to_owned()];
         assert_eq!(
             model_check("a", &Source::Default, &served).status,

@@ -88,6 +88,12 @@ pub(crate) fn startup(flags: &Flags) -> Result<(Project, config::Loaded), Exit> 
     for warning in &loaded.warnings {
         error(format!("warning: {warning}"));
     }
+    if let Some(warning) =
+        crate::disclosure::key_withheld(&loaded, crate::ollama::ApiKey::in_environment().is_some())
+    {
+        crate::ollama::withhold_api_key();
+        error(format!("warning: {warning}"));
+    }
     // A trusted config file inside the project is out of the model's reach: a patch to
     // it could grant itself `allowed_commands` (the warning above says so too). So is the
     // user's metron directory when it lies inside (HOME a work tree, METRON_CONFIG_DIR

@@ -6,6 +6,8 @@
 //! the normalised endpoint, means every part of metron (client, doctor, banner, events)
 //! agrees, and no probe request is sent anywhere before the user's checks have run.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::config::{OLLAMA_CHAT_PATH, OPENAI_CHAT_PATH};
 
 /// The protocol of the model server.
@@ -65,9 +67,30 @@ pub(crate) const API_KEY_VAR: &str = "METRON_API_KEY";
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct ApiKey(String);
 
+/// Set once a session's endpoint turns out not to be the person's choice (see
+/// [`withhold_api_key`]); from then on no client of this process sends a key.
+static WITHHELD: AtomicBool = AtomicBool::new(false);
+
+/// Sends no key for the rest of this process: the endpoint came from a repository's
+/// `.metron.json`, and a key goes only to a server the person chose
+/// (`disclosure::key_withheld` decides and words it). One switch for the process, set
+/// at start-up before any client exists, so no code path that builds a client (session,
+/// doctor, Tab's model list) can forget it.
+pub(crate) fn withhold_api_key() {
+    WITHHELD.store(true, Ordering::SeqCst);
+}
+
 impl ApiKey {
-    /// The key in the environment, when set and not blank.
+    /// The key in the environment, when set and not blank, and not withheld.
     pub(crate) fn from_env() -> Option<ApiKey> {
+        if WITHHELD.load(Ordering::SeqCst) {
+            return None;
+        }
+        ApiKey::in_environment()
+    }
+
+    /// The key in the environment, withheld or not: whether the person set one.
+    pub(crate) fn in_environment() -> Option<ApiKey> {
         let value = std::env::var(API_KEY_VAR).ok()?;
         let value = value.trim();
         (!value.is_empty()).then(|| ApiKey(value.to_owned()))

@@ -24,8 +24,8 @@ pub mod wire;
 
 pub use client::Client;
 pub use error::OllamaError;
-pub(crate) use kind::API_KEY_VAR;
 pub(crate) use kind::ServerKind;
+pub(crate) use kind::{API_KEY_VAR, ApiKey, withhold_api_key};
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use stream::StreamParser;
 pub use stream::{Delta, Reply};

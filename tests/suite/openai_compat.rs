@@ -198,6 +198,42 @@ fn no_key_sends_no_authorization_header() {
     }
 }
 
+#[test]
+fn the_key_never_goes_to_an_endpoint_a_project_file_chose() {
+    const KEY: &str = "sk-for-my-own-server";
+    let p = greet_project();
+    let fake = start_openai(vec![openai_answer("Fine.", 10, 2)]);
+    p.file(".metron.json", json!({"endpoint": v1(&fake)}).to_string());
+    let run = metron(p.root())
+        .args(["-p", "where is Greet?"])
+        .env_remove("OLLAMA_HOST")
+        .env("METRON_API_KEY", KEY)
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!fake.requests().is_empty(), "the project's server was used");
+    for request in fake.requests() {
+        assert_eq!(request.header("authorization"), None, "{request:?}");
+    }
+    assert!(
+        run.stderr.contains("not sending METRON_API_KEY to")
+            && run.stderr.contains("comes from the project's"),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains(KEY), "{run:?}");
+    // The doctor says the same, and sends no key either.
+    let asked = fake.requests().len();
+    let doctor = metron(p.root())
+        .args(["--doctor"])
+        .env_remove("OLLAMA_HOST")
+        .env("METRON_API_KEY", KEY)
+        .run();
+    assert!(doctor.stdout.contains("is set but not sent"), "{doctor:?}");
+    assert!(fake.requests().len() > asked, "{doctor:?}");
+    for request in fake.requests() {
+        assert_eq!(request.header("authorization"), None, "{request:?}");
+    }
+}
+
 /// Every file under `dir`, read for `needle`; the files that hold it.
 fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
