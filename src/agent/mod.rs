@@ -173,16 +173,17 @@ pub enum TurnError {
     /// the model client, because only the session knows where its window came from: once
     /// it is the model's trained length, raising `num_ctx` changes nothing.
     #[error(
-        "the conversation no longer fits the model's context window ({message}); {window}; use /reset, or {remedy}"
+        "the conversation no longer fits the model's context window ({message}); {window}; {remedy}"
     )]
     ContextOverflow {
         /// The server's text.
         message: String,
         /// The session's window and where it came from, as the banner says it.
         window: String,
-        /// What would make the window larger (`num_ctx`, another model, or the
-        /// server's own setting), as the end of "use /reset, or ...".
-        remedy: &'static str,
+        /// The next step: "use /reset, or" what would make the window larger
+        /// (`num_ctx`, another model, or the server's own setting), or, when the reply's
+        /// reserved share alone fills the window, a smaller `max_output_tokens`.
+        remedy: String,
     },
 }
 
@@ -532,7 +533,10 @@ impl<M: Model> Agent<M> {
                     reply = self.ask_model(observer) => Some(reply),
                 };
                 match reply {
-                    Some(Err(OllamaError::ContextOverflow { message })) if !trimmed => {
+                    // Trimming cannot help when the reply's own share fills the window.
+                    Some(Err(OllamaError::ContextOverflow { message }))
+                        if !trimmed && !history::overflow::output_fills_window(&message) =>
+                    {
                         trimmed = true;
                         if self.trim_for_overflow(turn, round, &message, sent_bytes, observer) {
                             continue;
@@ -555,9 +559,13 @@ impl<M: Model> Agent<M> {
                 Some(Err(error)) => {
                     let error = match error {
                         OllamaError::ContextOverflow { message } => TurnError::ContextOverflow {
+                            remedy: if history::overflow::output_fills_window(&message) {
+                                OUTPUT_FILLS_WINDOW.to_owned()
+                            } else {
+                                format!("use /reset, or {}", self.window.remedy())
+                            },
                             message,
                             window: self.window.line(),
-                            remedy: self.window.remedy(),
                         },
                         error => TurnError::Model(error),
                     };
@@ -1122,6 +1130,9 @@ const RESUMED_UNANSWERED: &str =
     "(metron stopped before answering this; the session was resumed later)";
 
 /// `turn_end.error` for a reply with neither tool calls nor text.
+/// The remedy when the server says `max_tokens` alone fills its window.
+const OUTPUT_FILLS_WINDOW: &str = "the room reserved for the reply alone fills the window, so no trim or /reset helps: lower `max_output_tokens` well below the window";
+
 const EMPTY_ANSWER: &str = "the model's answer was empty (the server may have dropped a tool call it could not parse); rephrase the request, or try another model";
 
 /// A call as it goes back into history: Ollama rejects arguments that are not an object.

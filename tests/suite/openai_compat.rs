@@ -768,3 +768,31 @@ fn an_overflow_on_a_server_that_hides_its_window_never_says_raise_num_ctx() {
     );
     assert!(!run.stderr.contains("raise `num_ctx`"), "{run:?}");
 }
+
+#[test]
+fn an_overflow_from_the_replys_share_alone_trims_nothing_and_names_max_output_tokens() {
+    let p = greet_project();
+    // vLLM with `--max-model-len 4096` and `max_output_tokens` 4096: the messages are
+    // small, and no trim can make room.
+    let refusal = openai_error(
+        400,
+        json!({"object": "error", "message": "This model's maximum context length is 4096 tokens. However, you requested 4896 tokens (800 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.", "type": "BadRequestError", "code": 400}),
+    );
+    let fake = start_openai(vec![
+        greet_call(2),
+        openai_answer("In greet.go.", 50, 5),
+        refusal,
+    ]);
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", v1(&fake))
+        .stdin("where is Greet?\nand again?\n")
+        .run();
+    assert!(run.stdout.contains("In greet.go."), "{run:?}");
+    assert_eq!(fake.chat_bodies().len(), 3, "no retry: {run:?}");
+    assert!(!run.stderr.contains("asked again"), "{run:?}");
+    assert!(
+        run.stderr.contains("lower `max_output_tokens`")
+            && run.stderr.contains("no trim or /reset helps"),
+        "{run:?}"
+    );
+}

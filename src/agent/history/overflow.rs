@@ -134,12 +134,38 @@ pub(crate) fn bytes_to_free(message: &str, sent: usize, droppable: usize) -> usi
     let Some((asked, window)) = sizes(message) else {
         return droppable.div_ceil(2);
     };
-    // In u128: `sent` and `asked` both fit in 64 bits, so their product cannot overflow
+    // The tokens of the messages alone, when the refusal separates the completion's share
+    // (what `max_tokens` reserved) from them: the bytes sent are the messages' bytes.
+    let prompt = match completion_share(message) {
+        Some(completion) if completion < asked => asked - completion,
+        _ => asked,
+    };
+    // In u128: `sent` and the counts all fit in 64 bits, so their product cannot overflow
     // whatever the server wrote.
     let sent = sent as u128;
-    let over = sent * u128::from(asked - window) / u128::from(asked);
+    let over = sent * u128::from(asked - window) / u128::from(prompt);
     let want = over.saturating_add(sent / 10);
     usize::try_from(want).unwrap_or(usize::MAX).min(droppable)
+}
+
+/// Whether the refusal says the reply's reserved share alone (`max_tokens`, from
+/// `max_output_tokens`) fills the window: then no trim can help, and dropping history
+/// would only lose it on every retry.
+pub(crate) fn output_fills_window(message: &str) -> bool {
+    let window = sizes(message).map(|(_, window)| window);
+    matches!((completion_share(message), window), (Some(completion), Some(window)) if completion >= window)
+}
+
+/// The tokens the request reserved for the reply, when the refusal says (the
+/// OpenAI-compatible servers' `(800 in the messages, 4096 in the completion)`).
+fn completion_share(message: &str) -> Option<u64> {
+    let text = message.to_ascii_lowercase();
+    let marker = " in the completion";
+    let before = &text[..text.find(marker)?];
+    let digits = before
+        .rfind(|c: char| !c.is_ascii_digit())
+        .map_or(before, |at| &before[at + 1..]);
+    digits.parse().ok()
 }
 
 /// The prompt's size and the window's, in tokens, from a refusal in one of the phrasings
@@ -325,13 +351,32 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_share_that_fills_the_window_is_not_trimmed_for() {
+        let vllm = "This model's maximum context length is 4096 tokens. However, you requested 4896 tokens (800 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.";
+        assert!(output_fills_window(vllm));
+        assert_eq!(completion_share(vllm), Some(4096));
+        // No completion share, or one smaller than the window: trimming can help.
+        for other in [
+            "request (9000 tokens) exceeds the available context size (4096 tokens)",
+            "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).",
+            "the input length exceeds the context length",
+            " in the completion",
+            "",
+        ] {
+            assert!(!output_fills_window(other), "{other}");
+        }
+    }
+
+    #[test]
     fn each_known_phrasing_gives_the_prompt_and_the_window() {
         let llama = "request (9000 tokens) exceeds the available context size (4096 tokens)";
         assert_eq!(sizes(llama), Some((9000, 4096)));
         let openai = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4900 in the messages, 100 in the completion). Please reduce the length of the messages or completion.";
         assert_eq!(sizes(openai), Some((5000, 4096)));
-        // 904/5000 of 10000 bytes over, plus a tenth: not nearly everything.
-        assert_eq!(bytes_to_free(openai, 10_000, 10_000), 1808 + 1000);
+        // 904 of the messages' 4900 tokens over: that share of the 10000 bytes sent, plus
+        // a tenth. Not nearly everything.
+        assert_eq!(bytes_to_free(openai, 10_000, 10_000), 1844 + 1000);
+        assert!(!output_fills_window(openai));
         let lm_studio = "Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input";
         assert_eq!(sizes(lm_studio), Some((5000, 4096)));
         for none in [
