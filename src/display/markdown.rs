@@ -59,13 +59,15 @@ pub(crate) struct Markdown {
     code_mid_line: bool,
 }
 
-/// An opening fence: its character, its length, and its indent (removed from the code
-/// lines, as CommonMark does).
+/// An opening fence: its character, its length, its indent (removed from the code
+/// lines, as CommonMark does), and the block quotes it is inside (their markers are
+/// taken off each code line, and a line without them ends the code with the quote).
 #[derive(Debug, Clone, Copy)]
 struct Fence {
     mark: u8,
     len: usize,
     indent: usize,
+    quotes: usize,
 }
 
 /// How a line's text is placed: what comes before its first row and before each
@@ -188,12 +190,13 @@ impl Markdown {
         let bound = floor_char_boundary(rest, HELD_MAX);
         if let Some(fence) = self.fence {
             let part = &rest[..bound];
-            let part = if self.code_mid_line {
-                part
+            let (bars, part) = if self.code_mid_line {
+                (Vec::new(), part)
             } else {
-                unindented(part, fence)
+                let (bars, body) = unquoted(part, fence.quotes).unwrap_or((Vec::new(), part));
+                (bars, unindented(body, fence))
             };
-            self.code(part, out);
+            self.code(&bars, part, out);
             self.code_mid_line = true;
             return bound;
         }
@@ -228,16 +231,24 @@ impl Markdown {
         if let Some(fence) = self.fence {
             if self.code_mid_line {
                 self.code_mid_line = false;
-                self.code(line, out);
+                self.code(&[], line, out);
                 return;
             }
-            if closes(line, fence) {
-                self.fence = None;
-                paint(&rule(None, self.width), out);
-                return;
+            match unquoted(line, fence.quotes) {
+                Some((mut bars, body)) if closes(body, fence) => {
+                    self.fence = None;
+                    bars.extend(rule(None, self.width));
+                    paint(&bars, out);
+                    return;
+                }
+                Some((bars, body)) => {
+                    self.code(&bars, unindented(body, fence), out);
+                    return;
+                }
+                // The quote the code was in has ended, and the code with it; the line
+                // is read as any other.
+                None => self.fence = None,
             }
-            self.code(unindented(line, fence), out);
-            return;
         }
         if let Some(lead) = self.continued.take() {
             self.place(&lead, line, out);
@@ -247,7 +258,9 @@ impl Markdown {
         match kind {
             Kind::Fence(fence, info) => {
                 self.fence = Some(fence);
-                paint(&rule(Some(info), self.width), out);
+                let mut cells = lead.first;
+                cells.extend(rule(Some(info), self.width));
+                paint(&cells, out);
             }
             Kind::Rule => paint(&rule(None, self.width), out),
             Kind::Table => {
@@ -269,18 +282,19 @@ impl Markdown {
             return (lead, "", Kind::Rule);
         }
         let mut rest = line;
+        let mut quotes = 0;
         // Block quotes, nested or not, each as a dim bar.
-        loop {
-            let trimmed = rest.trim_start_matches(' ');
-            let Some(after) = trimmed.strip_prefix('>') else {
-                break;
-            };
-            let spaces = rest.len() - trimmed.len();
-            for cells in [&mut lead.first, &mut lead.rest] {
-                cells.extend(std::iter::repeat_n((' ', Look::PLAIN), spaces));
-                cells.extend([('\u{2502}', Look::DIM), (' ', Look::PLAIN)]);
-            }
-            rest = after.strip_prefix(' ').unwrap_or(after);
+        while let Some((bar, after)) = quote_marker(rest) {
+            lead.first.extend_from_slice(&bar);
+            lead.rest.extend(bar);
+            rest = after;
+            quotes += 1;
+        }
+        if quotes > 0
+            && let Some((fence, info)) = opening_fence(rest)
+        {
+            let fence = Fence { quotes, ..fence };
+            return (lead, "", Kind::Fence(fence, info.to_owned()));
         }
         let body = rest.trim_start_matches(' ');
         let indent = rest.len() - body.len();
@@ -332,12 +346,37 @@ impl Markdown {
         paint(&shown, out);
     }
 
-    /// A code line, in code's look, never wrapped.
-    fn code(&self, text: &str, out: &mut String) {
-        let mut cells = Vec::with_capacity(text.len());
+    /// A code line, in code's look behind the bars of its quotes, never wrapped.
+    fn code(&self, bars: &[Cell], text: &str, out: &mut String) {
+        let mut cells = Vec::with_capacity(bars.len() + text.len());
+        cells.extend_from_slice(bars);
         push_text(text, Look::CODE, &mut cells);
         paint(&cells, out);
     }
+}
+
+/// One block-quote marker at the start of `line` (`>`, after any spaces, and one space
+/// after it taken with it): the bar it is shown as, and the rest of the line.
+fn quote_marker(line: &str) -> Option<(Vec<Cell>, &str)> {
+    let trimmed = line.trim_start_matches(' ');
+    let after = trimmed.strip_prefix('>')?;
+    let spaces = line.len() - trimmed.len();
+    let mut bar: Vec<Cell> = std::iter::repeat_n((' ', Look::PLAIN), spaces).collect();
+    bar.extend([('\u{2502}', Look::DIM), (' ', Look::PLAIN)]);
+    Some((bar, after.strip_prefix(' ').unwrap_or(after)))
+}
+
+/// `line` without the markers of `quotes` block quotes, and their bars; `None` when it
+/// has fewer, so the quotes (and a fence inside them) have ended.
+fn unquoted(line: &str, quotes: usize) -> Option<(Vec<Cell>, &str)> {
+    let mut bars = Vec::new();
+    let mut rest = line;
+    for _ in 0..quotes {
+        let (bar, after) = quote_marker(rest)?;
+        bars.extend(bar);
+        rest = after;
+    }
+    Some((bars, rest))
 }
 
 /// A code line without the indent of its fence (at most).
@@ -445,7 +484,15 @@ fn opening_fence(line: &str) -> Option<(Fence, &str)> {
     if len < 3 || (mark == b'`' && info.contains('`')) {
         return None;
     }
-    Some((Fence { mark, len, indent }, info))
+    Some((
+        Fence {
+            mark,
+            len,
+            indent,
+            quotes: 0,
+        },
+        info,
+    ))
 }
 
 /// Whether `line` closes `fence`: at least as many of the same mark, and nothing else.
@@ -721,6 +768,44 @@ mod tests {
         assert_eq!(rows[1..3], ["code", "  more"]);
         // Three backticks with a backtick after them are inline code, not a fence.
         assert_eq!(visible(&render("```a``` b", None)), "a b");
+    }
+
+    #[test]
+    fn fenced_code_in_a_block_quote_is_verbatim_behind_its_bar() {
+        let text = "> ```python\n> from pkg import __init__\n> x = a*b*c\n> # comment\n> ```\n> after *it*\n";
+        let out = render(text, Some(60));
+        let rows: Vec<String> = visible(&out).lines().map(str::to_owned).collect();
+        assert!(
+            rows[0].starts_with("\u{2502} \u{2500}") && rows[0].contains("python"),
+            "{rows:?}"
+        );
+        assert_eq!(
+            rows[1..4],
+            [
+                "\u{2502} from pkg import __init__",
+                "\u{2502} x = a*b*c",
+                "\u{2502} # comment"
+            ]
+        );
+        assert!(rows[4].starts_with("\u{2502} \u{2500}"), "{rows:?}");
+        assert_eq!(rows[5], "\u{2502} after it");
+        assert!(out.contains(&styled(Look::CODE, "x = a*b*c")), "{out:?}");
+        // A quote that ends ends its code too: the next line is prose again.
+        let out = render("> ```\n> code\n**bold**\n", None);
+        let rows: Vec<String> = visible(&out).lines().map(str::to_owned).collect();
+        assert_eq!(rows[1..], ["\u{2502} code", "bold"]);
+        // Every split of the stream renders the same.
+        let whole = render(text, Some(60));
+        for at in 1..text.len() {
+            if !text.is_char_boundary(at) {
+                continue;
+            }
+            let mut markdown = Markdown::new(Some(60));
+            let mut split = markdown.push(&text[..at]);
+            split.push_str(&markdown.push(&text[at..]));
+            split.push_str(&markdown.finish());
+            assert_eq!(split, whole, "split at {at}");
+        }
     }
 
     #[test]
