@@ -434,6 +434,27 @@ fn trimmed_session() -> (Run, Vec<Value>) {
     (run, events)
 }
 
+/// A turn whose server sends no token counts at all (its final line has neither count).
+fn uncounted_session() -> (Run, Vec<Value>) {
+    let p = TestProject::git();
+    let Chunk::Line(mut last) = done(0, 0) else {
+        unreachable!("done() is one line");
+    };
+    if let Some(fields) = last.as_object_mut() {
+        fields.remove("prompt_eval_count");
+        fields.remove("eval_count");
+    }
+    let fake = FakeOllama::start(vec![Reply::Stream(vec![text("Hi."), Chunk::Line(last)])]);
+    let (run, events) = json_run(metron(p.root()), &fake, "hi");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        events_of_type(&events, "model_reply")[0]["tokens_unreported"],
+        true,
+        "{events:#?}"
+    );
+    (run, events)
+}
+
 /// A turn that fails: the server answers the chat with an error.
 fn failed_session() -> (Run, Vec<Value>) {
     let p = TestProject::git();
@@ -472,7 +493,13 @@ fn every_emitted_field_is_documented_and_every_documented_field_is_emitted() {
     }
     let docs = parse_docs(&usage_md()).unwrap_or_else(|e| panic!("{e}"));
     let mut events = Vec::new();
-    for session in [work_session, setup_session, failed_session, trimmed_session] {
+    for session in [
+        work_session,
+        setup_session,
+        failed_session,
+        trimmed_session,
+        uncounted_session,
+    ] {
         events.extend(session().1);
     }
     let problems = disagreements(&docs, &events);
