@@ -179,7 +179,10 @@ pub(crate) fn key_withheld(loaded: &Loaded, key_set: bool) -> Option<String> {
         return None;
     };
     let by_project = loaded.trust_of(path) == Some(config::ConfigTrust::Project);
-    (key_set && by_project).then(|| {
+    // Only an OpenAI-compatible endpoint is ever sent a key.
+    let takes_key = crate::ollama::ServerKind::of_endpoint(&loaded.config.endpoint)
+        == crate::ollama::ServerKind::OpenAi;
+    (key_set && by_project && takes_key).then(|| {
         format!(
             "not sending {} to {}: that endpoint comes from the project's {}, and a key goes only to a server you chose; if the server is yours, set OLLAMA_HOST or `endpoint` in your own config (~/.metron/config.json) to it",
             crate::ollama::API_KEY_VAR,

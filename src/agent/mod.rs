@@ -597,8 +597,11 @@ impl<M: Model> Agent<M> {
             }
             report.hit_output_limit |= reply.done_reason.as_deref() == Some("length");
             report.usage_missing |= reply.usage_missing;
-            // Without counts there is nothing to compare the estimate with.
-            let prompt_truncated = (!reply.usage_missing)
+            // Without counts there is nothing to compare the estimate with; and only Ollama
+            // cuts silently to a `num_ctx` metron set (an OpenAI-compatible server's window
+            // is its own, and it refuses what does not fit).
+            let prompt_truncated = (!reply.usage_missing
+                && self.window.kind == crate::ollama::ServerKind::Ollama)
                 .then(|| {
                     truncation::suspect(
                         sent_bytes,

@@ -190,15 +190,19 @@ impl Markdown {
         let bound = floor_char_boundary(rest, HELD_MAX);
         if let Some(fence) = self.fence {
             let part = &rest[..bound];
-            let (bars, part) = if self.code_mid_line {
-                (Vec::new(), part)
+            let code = if self.code_mid_line {
+                Some((Vec::new(), part))
             } else {
-                let (bars, body) = unquoted(part, fence.quotes).unwrap_or((Vec::new(), part));
-                (bars, unindented(body, fence))
+                unquoted(part, fence.quotes).map(|(bars, body)| (bars, unindented(body, fence)))
             };
-            self.code(&bars, part, out);
-            self.code_mid_line = true;
-            return bound;
+            if let Some((bars, part)) = code {
+                self.code(&bars, part, out);
+                self.code_mid_line = true;
+                return bound;
+            }
+            // The quote the code was in has ended, and the code with it, as in `line`:
+            // the line is prose, cut as prose.
+            self.fence = None;
         }
         let space = rest[..bound].rfind(' ').filter(|&at| at > 0);
         let (part, skip) = match space {
@@ -790,10 +794,14 @@ mod tests {
         assert!(rows[4].starts_with("\u{2502} \u{2500}"), "{rows:?}");
         assert_eq!(rows[5], "\u{2502} after it");
         assert!(out.contains(&styled(Look::CODE, "x = a*b*c")), "{out:?}");
-        // A quote that ends ends its code too: the next line is prose again.
+        // A quote that ends ends its code too: the next line is prose again, however long.
         let out = render("> ```\n> code\n**bold**\n", None);
         let rows: Vec<String> = visible(&out).lines().map(str::to_owned).collect();
         assert_eq!(rows[1..], ["\u{2502} code", "bold"]);
+        let long = format!("**bold** {}\n", "word ".repeat(200));
+        let out = render(&format!("> ```\n> code\n{long}"), None);
+        let rows: Vec<String> = visible(&out).lines().map(str::to_owned).collect();
+        assert!(rows[2].starts_with("bold word"), "{rows:?}");
         // Every split of the stream renders the same.
         let whole = render(text, Some(60));
         for at in 1..text.len() {

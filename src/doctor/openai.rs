@@ -96,6 +96,9 @@ fn server_failed(error: &OllamaError, base: &str) -> Check {
         OllamaError::KeyNeeded { .. } | OllamaError::KeyRefused { .. } => format!(
             "set {API_KEY_VAR} to the key the server was started with, then run metron --doctor again"
         ),
+        OllamaError::KeyWithheld { .. } => format!(
+            "if the server is yours, set OLLAMA_HOST or `endpoint` in your own config to it, so that {API_KEY_VAR} is sent; then run metron --doctor again"
+        ),
         OllamaError::ServerUnreachable { .. } => "start the server (llama-server, LM Studio, vLLM), or point `endpoint` (or OLLAMA_HOST) at a running one".to_owned(),
         _ => "check that `endpoint` ends in /v1 of an OpenAI-compatible server, and that server's log, then run metron --doctor again".to_owned(),
     };

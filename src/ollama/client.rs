@@ -344,9 +344,10 @@ impl Client {
 
     /// The context window an OpenAI-compatible server runs `model` with, where it says:
     /// llama-server's `GET /props` (`default_generation_settings.n_ctx`, or `n_ctx`), then
-    /// LM Studio's `GET /api/v0/models/{model}` (`loaded_context_length`, else
-    /// `max_context_length`). `Ok(None)` when neither answers with a number (vLLM, Ollama's
-    /// `/v1`: the configured `num_ctx` is then all there is), or for an Ollama endpoint,
+    /// LM Studio's `GET /api/v0/models/{model}` (`loaded_context_length`, only while the
+    /// model is loaded). `Ok(None)` when neither answers with a number (vLLM, Ollama's
+    /// `/v1`, a model LM Studio has not loaded yet: the configured `num_ctx` is then all
+    /// there is), or for an Ollama endpoint,
     /// whose window comes from `/api/show`. Each ask is bounded by `limit` and by the JSON
     /// body bound; only an unreachable server is an error.
     pub(crate) async fn context_length(
@@ -378,8 +379,9 @@ impl Client {
             .get_json(&format!("/api/v0/models/{segment}"), limit)
             .await
         {
-            Ok(info) => Ok(positive(info.get("loaded_context_length"))
-                .or_else(|| positive(info.get("max_context_length")))),
+            // Only a loaded model's: LM Studio loads one on first use at its default
+            // length, not at `max_context_length`, which is only what the model allows.
+            Ok(info) => Ok(positive(info.get("loaded_context_length"))),
             Err(e @ (OllamaError::ServerUnreachable { .. } | OllamaError::Tls { .. })) => Err(e),
             Err(_) => Ok(None),
         }

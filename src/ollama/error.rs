@@ -164,6 +164,20 @@ pub enum OllamaError {
         /// The server's text.
         message: String,
     },
+    /// An OpenAI-compatible server wants a key, and the one set was withheld because a
+    /// project's config chose the endpoint (HTTP 401/403).
+    #[error(
+        "the model server at {url} needs a key (HTTP {status}: {message}), and {} is set but was not sent: the endpoint comes from the project's .metron.json; if the server is yours, set OLLAMA_HOST or `endpoint` in your own config (~/.metron/config.json) to it",
+        super::API_KEY_VAR
+    )]
+    KeyWithheld {
+        /// The server.
+        url: String,
+        /// 401 or 403.
+        status: u16,
+        /// The server's text.
+        message: String,
+    },
     /// An OpenAI-compatible server refused the key that was sent (HTTP 401/403).
     #[error(
         "the model server at {url} refused the key in {} (HTTP {status}: {message}); set it to the key the server was started with (its `--api-key`), or unset it if the server needs none",
@@ -302,6 +316,13 @@ impl OllamaError {
         match status {
             401 | 403 if key_sent => {
                 return OllamaError::KeyRefused {
+                    url,
+                    status,
+                    message,
+                };
+            }
+            401 | 403 if super::kind::api_key_withheld() => {
+                return OllamaError::KeyWithheld {
                     url,
                     status,
                     message,

@@ -80,6 +80,12 @@ pub(crate) fn withhold_api_key() {
     WITHHELD.store(true, Ordering::SeqCst);
 }
 
+/// Whether a key is set but withheld (see [`withhold_api_key`]): a 401 then needs a
+/// different remedy from "set the key".
+pub(crate) fn api_key_withheld() -> bool {
+    WITHHELD.load(Ordering::SeqCst) && ApiKey::in_environment().is_some()
+}
+
 impl ApiKey {
     /// The key in the environment, when set and not blank, and not withheld.
     pub(crate) fn from_env() -> Option<ApiKey> {

@@ -36,7 +36,7 @@ use crate::frontend::ask::{self, show_request};
 use crate::frontend::models::{self, installed_as, server_url};
 use crate::frontend::session::{self, Ending, Mode, Session};
 use crate::frontend::{Exit, error};
-use crate::ollama::Client;
+use crate::ollama::{Client, ServerKind};
 
 pub(crate) use commands::{COMMANDS, Command, NOTES};
 pub(crate) use input::{Input, InputHistory, Line};
@@ -379,9 +379,12 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
     let config = &session.loaded.config;
     let server = server_url(&config.endpoint);
     let current = config.model.clone();
-    let surveyed = match Client::new(&config.endpoint, MODEL_LIMIT) {
-        Ok(client) => models::survey(&client, MODEL_LIMIT).await,
-        Err(e) => Err(e),
+    let (client, surveyed) = match Client::new(&config.endpoint, MODEL_LIMIT) {
+        Ok(client) => {
+            let surveyed = models::survey(&client, MODEL_LIMIT).await;
+            (Some(client), surveyed)
+        }
+        Err(e) => (None, Err(e)),
     };
     let installed = match surveyed {
         Ok(installed) => installed,
@@ -443,10 +446,20 @@ async fn choose_model(session: &mut Session, wanted: Option<&str>) -> Option<Str
             if let Some(warning) = session.agent.set_model(name.clone()) {
                 error(warning);
             }
-            // A new model, so a new window: fixed once here, as at start.
-            // The server's own window (an OpenAI-compatible server) is the server's, not
-            // the model's: it stays.
-            let window = session.agent.window().for_model(trained);
+            // A new model, so a new window: fixed once here, as at start. An
+            // OpenAI-compatible server's own window is asked again: LM Studio's is the
+            // loaded model's, so it changes with the model (llama-server's stays).
+            let mut window = session.agent.window().for_model(trained);
+            if let Some(client) = &client
+                && client.kind() == ServerKind::OpenAi
+            {
+                let served = client
+                    .context_length(&name, MODEL_LIMIT)
+                    .await
+                    .ok()
+                    .flatten();
+                window = window.with_served(served);
+            }
             if window.effective() != session.agent.window().effective() {
                 say(&window.line());
             }

@@ -234,6 +234,42 @@ fn the_key_never_goes_to_an_endpoint_a_project_file_chose() {
     }
 }
 
+#[test]
+fn a_server_that_wants_the_withheld_key_says_why_it_was_not_sent() {
+    let p = greet_project();
+    let fake = openai_builder()
+        .openai(OpenAiMode {
+            key: Some("sk-mine".to_owned()),
+        })
+        .chat(vec![openai_answer("Fine.", 10, 2)])
+        .start();
+    p.file(".metron.json", json!({"endpoint": v1(&fake)}).to_string());
+    let run = metron(p.root())
+        .args(["-p", "where is Greet?"])
+        .env_remove("OLLAMA_HOST")
+        .env("METRON_API_KEY", "sk-mine")
+        .run();
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("METRON_API_KEY is set but was not sent: the endpoint comes from the project's .metron.json"),
+        "{run:?}"
+    );
+    // A native Ollama endpoint is never sent a key, so there is nothing to withhold.
+    let ollama = FakeOllama::start(vec![super::fake_ollama::answer("Fine.", 10, 2)]);
+    p.file(
+        ".metron.json",
+        json!({"endpoint": ollama.base_url()}).to_string(),
+    );
+    let run = metron(p.root())
+        .args(["-p", "where is Greet?"])
+        .env_remove("OLLAMA_HOST")
+        .env("METRON_API_KEY", "sk-mine")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stderr.contains("not sending"), "{run:?}");
+}
+
 /// Every file under `dir`, read for `needle`; the files that hold it.
 fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -793,6 +829,51 @@ fn an_overflow_from_the_replys_share_alone_trims_nothing_and_names_max_output_to
     assert!(
         run.stderr.contains("lower `max_output_tokens`")
             && run.stderr.contains("no trim or /reset helps"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_prompt_past_num_ctx_on_a_v1_server_is_not_called_cut() {
+    let p = greet_project();
+    // vLLM run with a larger window than metron assumes: it takes the whole prompt and
+    // says so. Only Ollama cuts silently to a num_ctx metron set.
+    let fake = start_openai(vec![openai_answer("Read it all.", 4000, 5)]);
+    let prompt = "x".repeat(15_000);
+    let run = metron(p.root())
+        .args(["-p", &prompt, "--json", "--set", "num_ctx=2048"])
+        .env("OLLAMA_HOST", v1(&fake))
+        .run();
+    let (run, events) = json_events(run);
+    assert_eq!(run.code, 0, "{run:?}");
+    let replies = events_of_type(&events, "model_reply");
+    assert!(replies[0].get("prompt_truncated").is_none(), "{replies:#?}");
+    assert!(!run.stderr.contains("probably cut"), "{run:?}");
+}
+
+#[test]
+fn model_asks_lm_studio_for_the_new_models_own_window() {
+    let p = greet_project();
+    let model_info = |id: &str, loaded: u64| json!({"id": id, "state": "loaded", "loaded_context_length": loaded, "max_context_length": 131072});
+    let fake = openai_builder()
+        .model("qwen/qwen3-4b", &[], 0)
+        .get_json(
+            &format!("/api/v0/models/{}", super::fake_ollama::DEFAULT_MODEL),
+            model_info(super::fake_ollama::DEFAULT_MODEL, 4096),
+        )
+        .get_json(
+            "/api/v0/models/qwen%2Fqwen3-4b",
+            model_info("qwen/qwen3-4b", 32768),
+        )
+        .start();
+    let run = metron(p.root())
+        .env("OLLAMA_HOST", v1(&fake))
+        .stdin("/model qwen/qwen3-4b\n")
+        .run();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("context 32768 tokens (the model server's own window"),
         "{run:?}"
     );
 }

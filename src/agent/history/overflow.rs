@@ -156,16 +156,30 @@ pub(crate) fn output_fills_window(message: &str) -> bool {
     matches!((completion_share(message), window), (Some(completion), Some(window)) if completion >= window)
 }
 
-/// The tokens the request reserved for the reply, when the refusal says (the
-/// OpenAI-compatible servers' `(800 in the messages, 4096 in the completion)`).
+/// The tokens the request reserved for the reply, when the refusal says: the
+/// OpenAI-compatible servers' `(800 in the messages, 4096 in the completion)`, or current
+/// vLLM's `'max_tokens' ... is too large: 4096`.
 fn completion_share(message: &str) -> Option<u64> {
     let text = message.to_ascii_lowercase();
-    let marker = " in the completion";
-    let before = &text[..text.find(marker)?];
-    let digits = before
-        .rfind(|c: char| !c.is_ascii_digit())
-        .map_or(before, |at| &before[at + 1..]);
-    digits.parse().ok()
+    if let Some((_, completion, _)) = reply_too_large(&text) {
+        return Some(completion);
+    }
+    let before = &text[..text.find(" in the completion")?];
+    // The digits right before the marker, found by bytes: whatever precedes them (a
+    // full-width comma, a no-break space) is never cut inside.
+    let digits = before.bytes().rev().take_while(u8::is_ascii_digit).count();
+    before[before.len() - digits..].parse().ok()
+}
+
+/// Current vLLM's refusal of a reply share too large for what the prompt leaves:
+/// `'max_tokens' or 'max_completion_tokens' is too large: 4096. This model's maximum
+/// context length is 4096 tokens and your request has 800 input tokens (...)`, as the
+/// prompt's tokens, the reply's and the window (`text` in lower case).
+fn reply_too_large(text: &str) -> Option<(u64, u64, u64)> {
+    let completion = number_after(text, "is too large: ")?;
+    let window = number_after(text, "maximum context length is ")?;
+    let prompt = number_after(text, "your request has ")?;
+    Some((prompt, completion, window))
 }
 
 /// The prompt's size and the window's, in tokens, from a refusal in one of the phrasings
@@ -189,11 +203,13 @@ fn sizes(message: &str) -> Option<(u64, u64)> {
         ("you requested ", "maximum context length is "),
         ("keep the first ", "context length of only "),
     ];
-    phrasings.iter().find_map(|(asked, window)| {
-        let asked = number_after(&text, asked)?;
-        let window = number_after(&text, window)?;
-        (window > 0 && asked > window).then_some((asked, window))
-    })
+    let (asked, window) = match reply_too_large(&text) {
+        Some((prompt, completion, window)) => (prompt.saturating_add(completion), window),
+        None => phrasings.iter().find_map(|(asked, window)| {
+            Some((number_after(&text, asked)?, number_after(&text, window)?))
+        })?,
+    };
+    (window > 0 && asked > window).then_some((asked, window))
 }
 
 /// The whole number right after the first `marker` in `text`; `None` when there is none
@@ -364,6 +380,23 @@ mod tests {
             "",
         ] {
             assert!(!output_fills_window(other), "{other}");
+        }
+        // Current vLLM says it another way.
+        let vllm_now = "'max_tokens' or 'max_completion_tokens' is too large: 4096. This model's maximum context length is 4096 tokens and your request has 800 input tokens (4096 > 4096 - 800).";
+        assert!(output_fills_window(vllm_now));
+        assert_eq!(sizes(vllm_now), Some((4896, 4096)));
+        let vllm_room = "'max_tokens' or 'max_completion_tokens' is too large: 1000. This model's maximum context length is 4096 tokens and your request has 3500 input tokens (1000 > 4096 - 3500).";
+        assert!(!output_fills_window(vllm_room));
+        // 404 of the prompt's 3500 tokens over: that share of 7000 bytes, plus a tenth.
+        assert_eq!(bytes_to_free(vllm_room, 7000, 7000), 808 + 700);
+        // Whatever comes before the number, it is read without cutting a character.
+        for neighbour in ["\u{ff0c}", "\u{a0}", "\u{2026}", "é"] {
+            let text = format!(
+                "maximum context length is 4096 tokens. However, you requested 4896 tokens (800 in the messages{neighbour}4096 in the completion)"
+            );
+            assert!(output_fills_window(&text), "{text}");
+            let text = format!("{neighbour} in the completion");
+            assert!(!output_fills_window(&text), "{text}");
         }
     }
 

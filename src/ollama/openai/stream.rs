@@ -183,12 +183,10 @@ impl OpenAiParser {
         on_delta: &mut dyn FnMut(Delta<'_>),
     ) -> Result<(), OllamaError> {
         if let Some(error) = chunk.error {
-            let text = error
-                .as_str()
-                .map(str::to_owned)
-                .or_else(|| error.get("message")?.as_str().map(str::to_owned))
-                .unwrap_or_else(|| error.to_string());
-            return Err(OllamaError::MidStream(text));
+            // vLLM's and SGLang's in-stream error: read as the SSE `error` event is, so a
+            // prompt too long for the window is trimmed and retried either way.
+            let body = serde_json::json!({ "error": error }).to_string();
+            return Err(OllamaError::from_stream_error(&body));
         }
         for choice in chunk.choices {
             if let Some(message) = choice.delta.or(choice.message) {
@@ -516,6 +514,12 @@ mod tests {
             "{r:?}"
         );
         assert_eq!(printed, "par");
+        // The same error saying the prompt is too long is an overflow, trimmed for.
+        let (r, _) = parse(&[event(json!({"error":{"message":"The input (5000 tokens) is longer than the model's context length (4096 tokens).","code":400}})).as_bytes()]);
+        assert!(
+            matches!(r, Err(OllamaError::ContextOverflow { .. })),
+            "{r:?}"
+        );
         let (r, _) = parse(&[event(json!({"choices":[{"delta":{"content":"a"}}]})).as_bytes()]);
         assert!(matches!(r, Err(OllamaError::Truncated)), "{r:?}");
         let (r, _) = parse(&[b"data: <html>\n\n"]);
