@@ -33,12 +33,16 @@ fn three_models() -> super::fake_ollama::FakeBuilder {
 /// Return, waits for the model's reply, quits, and returns the text of the one request
 /// the fake server received.
 fn request_typed_as(test: &str, keys: &str, shown: &str) -> Option<String> {
+    request_typed_in(test, &TestProject::git(), keys, shown)
+}
+
+/// [`request_typed_as`] in the project `p`.
+fn request_typed_in(test: &str, p: &TestProject, keys: &str, shown: &str) -> Option<String> {
     if !terminal_or_skip(test) {
         return None;
     }
-    let p = TestProject::git();
     let fake = FakeOllama::start(vec![answer("Got it.", 20, 2)]);
-    let mut live = on_a_terminal(&p, &fake);
+    let mut live = on_a_terminal(p, &fake);
     live.wait_stdout("metron > ", 1);
     live.send(keys);
     live.wait_stdout_after("metron > ", shown);
@@ -147,25 +151,17 @@ fn return_sends_the_line_on_a_terminal_the_line_editor_cannot_drive() {
 
 #[test]
 fn tab_completes_a_path_after_a_no_break_space() {
-    if !terminal_or_skip("tab_completes_a_path_after_a_no_break_space") {
-        return;
-    }
     let p = TestProject::git();
     p.file("src/greeting.rs", "pub fn hola() {}\n");
-    let fake = FakeOllama::start(vec![answer("Read it.", 20, 2)]);
-    let mut live = on_a_terminal(&p, &fake);
-    live.wait_stdout("metron > ", 1);
     // Option-Space on a Mac keyboard types U+00A0, two bytes in UTF-8.
-    live.send("explain\u{a0}src/gr\t");
-    live.wait_stdout_after("metron > ", "src/greeting.rs");
-    live.send("\r");
-    live.wait_stdout("Read it.", 1);
-    live.wait_stdout_after("Read it.", "metron > ");
-    let run = exit_on_a_terminal(live);
-    assert_eq!(run.code, 0, "{run:?}");
-    let bodies = fake.chat_bodies();
-    assert_eq!(bodies.len(), 1, "{run:?}");
-    assert_eq!(content(&bodies[0], 1), "explain\u{a0}src/greeting.rs");
+    if let Some(request) = request_typed_in(
+        "tab_completes_a_path_after_a_no_break_space",
+        &p,
+        "explain\u{a0}src/gr\t",
+        "src/greeting.rs",
+    ) {
+        assert_eq!(request, "explain\u{a0}src/greeting.rs");
+    }
 }
 
 #[test]
