@@ -789,44 +789,21 @@ pub fn ndjson(data: &[u8]) {
         0 => usize::MAX,
         n => usize::from(n),
     };
-    let mut seed = u32::from(input.byte()) | 0x100;
+    let seed = u32::from(input.byte()) | 0x100;
     let stream = input.rest();
 
     let mut parser =
         crate::ollama::StreamParser::new("call_f".to_owned()).with_limits(max_line, max_reply);
     let mut on_delta = |_: crate::ollama::Delta<'_>| {};
-    let mut fed = 0;
-    let mut done = false;
-    // The longest complete line fed so far, and the length of the unfinished one.
-    let (mut longest, mut pending) = (0usize, 0usize);
-    while fed < stream.len() {
-        // xorshift: cheap, deterministic chunk sizes from 1 to 64 bytes.
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        let size = 1 + (seed % 64) as usize;
-        let chunk = &stream[fed..stream.len().min(fed + size)];
-        fed += chunk.len();
-        for &b in chunk {
-            if b == b'\n' {
-                longest = longest.max(pending);
-                pending = 0;
-            } else {
-                pending += 1;
-            }
-        }
-        match parser.feed(chunk, &mut on_delta) {
-            Ok(true) => done = true,
-            Ok(false) => {
-                assert!(!done, "the parser forgot it had seen `done`");
-                assert!(
-                    longest <= max_line && pending <= max_line,
-                    "a line of {} bytes was accepted with the limit at {max_line}",
-                    longest.max(pending)
-                );
-            }
-            Err(_) => return,
-        }
+    let fed = Chunked {
+        seed,
+        max_line,
+        lines: true,
+        end: "`done`",
+    }
+    .feed(stream, |chunk| parser.feed(chunk, &mut on_delta));
+    if !fed {
+        return;
     }
     if let Ok(reply) = parser.finish(&mut on_delta) {
         assert!(
@@ -834,14 +811,75 @@ pub fn ndjson(data: &[u8]) {
             "a reply of {} bytes was accepted with the limit at {max_reply}",
             reply.content.len() + reply.thinking.len()
         );
-        let mut ids = std::collections::HashSet::new();
-        for call in &reply.tool_calls {
-            assert!(
-                !call.id.is_empty() && ids.insert(call.id.as_str()),
-                "call id {:?} is empty or repeated",
-                call.id
-            );
+        assert_unique_ids(&reply.tool_calls);
+    }
+}
+
+/// How a stream reader is fed in the `ndjson` and `sse` properties: in chunks of 1 to 64
+/// bytes, their sizes from an xorshift of `seed` (cheap and deterministic), checking after
+/// each accepted chunk that the reader has not forgotten it saw its `end`, and that no
+/// line it holds passes `max_line`. `lines` is false for a non-streamed body, which is
+/// one line however many newlines it holds.
+struct Chunked {
+    seed: u32,
+    max_line: usize,
+    lines: bool,
+    end: &'static str,
+}
+
+impl Chunked {
+    /// Feeds `stream` through `feed` (true once the reader saw its end); false when the
+    /// reader refused it.
+    fn feed(
+        mut self,
+        stream: &[u8],
+        mut feed: impl FnMut(&[u8]) -> Result<bool, crate::ollama::OllamaError>,
+    ) -> bool {
+        let (mut fed, mut done) = (0, false);
+        // The longest complete line fed so far, and the length of the unfinished one.
+        let (mut longest, mut pending) = (0usize, 0usize);
+        while fed < stream.len() {
+            self.seed ^= self.seed << 13;
+            self.seed ^= self.seed >> 17;
+            self.seed ^= self.seed << 5;
+            let size = 1 + (self.seed % 64) as usize;
+            let chunk = &stream[fed..stream.len().min(fed + size)];
+            fed += chunk.len();
+            for &b in chunk {
+                if b == b'\n' && self.lines {
+                    longest = longest.max(pending);
+                    pending = 0;
+                } else {
+                    pending += 1;
+                }
+            }
+            match feed(chunk) {
+                Ok(true) => done = true,
+                Ok(false) => {
+                    assert!(!done, "the parser forgot it had seen {}", self.end);
+                    assert!(
+                        longest <= self.max_line && pending <= self.max_line,
+                        "a line of {} bytes was accepted with the limit at {}",
+                        longest.max(pending),
+                        self.max_line
+                    );
+                }
+                Err(_) => return false,
+            }
         }
+        true
+    }
+}
+
+/// Every call of an accepted reply has an id, and no two the same.
+fn assert_unique_ids(calls: &[crate::ollama::wire::ToolCall]) {
+    let mut ids = std::collections::HashSet::new();
+    for call in calls {
+        assert!(
+            !call.id.is_empty() && ids.insert(call.id.as_str()),
+            "call id {:?} is empty or repeated",
+            call.id
+        );
     }
 }
 
@@ -866,43 +904,22 @@ pub fn sse(data: &[u8]) {
         0 => usize::MAX,
         n => usize::from(n),
     };
-    let mut seed = u32::from(input.byte()) | 0x100;
+    let seed = u32::from(input.byte()) | 0x100;
     let streaming = input.byte() & 1 == 0;
     let stream = input.rest();
 
     let mut parser = crate::ollama::openai::OpenAiParser::new("call_f".to_owned(), streaming)
         .with_limits(max_line, max_reply);
     let mut on_delta = |_: crate::ollama::Delta<'_>| {};
-    let mut fed = 0;
-    let mut done = false;
-    let (mut longest, mut pending) = (0usize, 0usize);
-    while fed < stream.len() {
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        let size = 1 + (seed % 64) as usize;
-        let chunk = &stream[fed..stream.len().min(fed + size)];
-        fed += chunk.len();
-        for &b in chunk {
-            if b == b'\n' && streaming {
-                longest = longest.max(pending);
-                pending = 0;
-            } else {
-                pending += 1;
-            }
-        }
-        match parser.feed(chunk, &mut on_delta) {
-            Ok(true) => done = true,
-            Ok(false) => {
-                assert!(!done, "the parser forgot it had seen [DONE]");
-                assert!(
-                    longest <= max_line && pending <= max_line,
-                    "a line of {} bytes was accepted with the limit at {max_line}",
-                    longest.max(pending)
-                );
-            }
-            Err(_) => return,
-        }
+    let fed = Chunked {
+        seed,
+        max_line,
+        lines: streaming,
+        end: "[DONE]",
+    }
+    .feed(stream, |chunk| parser.feed(chunk, &mut on_delta));
+    if !fed {
+        return;
     }
     if let Ok(reply) = parser.finish(&mut on_delta) {
         let bytes = reply.content.len()
@@ -916,14 +933,7 @@ pub fn sse(data: &[u8]) {
             bytes <= max_reply,
             "a reply of {bytes} bytes was accepted with the limit at {max_reply}"
         );
-        let mut ids = std::collections::HashSet::new();
-        for call in &reply.tool_calls {
-            assert!(
-                !call.id.is_empty() && ids.insert(call.id.as_str()),
-                "call id {:?} is empty or repeated",
-                call.id
-            );
-        }
+        assert_unique_ids(&reply.tool_calls);
     }
 }
 

@@ -73,6 +73,18 @@ fn oneshot(p: &TestProject, fake: &FakeOllama) -> Run {
         .run()
 }
 
+/// `metron -p --yes` in `p` with a model that proposes `diff` once, then answers: the run,
+/// and what apply_patch told the model.
+fn patched_once(p: &TestProject, diff: &str) -> (Run, String) {
+    let fake = FakeOllama::start(vec![
+        call("apply_patch", json!({ "diff": diff }), 400, 40),
+        answer("Done.", 500, 9),
+    ]);
+    let run = oneshot(p, &fake);
+    let result = tool_results(&fake).swap_remove(0);
+    (run, result)
+}
+
 /// The text of every `tool` message in the last request the fake received.
 fn tool_results(fake: &FakeOllama) -> Vec<String> {
     let bodies = fake.chat_bodies();
@@ -149,18 +161,8 @@ fn an_added_replacement_character_with_no_bytes_behind_it_is_refused_and_nothing
     };
     // Two U+FFFDs where the removed line has one: which bytes the second is cannot be
     // told from the view.
-    let fake = FakeOllama::start(vec![
-        call(
-            "apply_patch",
-            json!({"diff": menu_patch("    puts(\"caf\u{fffd} cr\u{fffd}me\");")}),
-            400,
-            40,
-        ),
-        answer("It was refused.", 500, 9),
-    ]);
-    let run = oneshot(&p, &fake);
+    let (run, result) = patched_once(&p, &menu_patch("    puts(\"caf\u{fffd} cr\u{fffd}me\");"));
     assert_eq!(run.code, 3, "{run:?}");
-    let result = &tool_results(&fake)[0];
     for needle in [
         "adds the line `    puts(\"caf\u{fffd} cr\u{fffd}me\");` with 2 \u{fffd} (U+FFFD), but `menu.c` is not UTF-8",
         "no line that the same change removes has the word `cr\u{fffd}me`",
@@ -178,21 +180,14 @@ fn an_added_replacement_character_takes_the_bytes_of_its_own_word_not_of_another
     // added U+FFFD is the ï of `naïve`, never the é of the line with as many U+FFFDs.
     let p = TestProject::git();
     p.file("words.txt", b"start\ncaf\xe9\nna\xefve \xe0\nend\n");
-    let fake = FakeOllama::start(vec![
-        call(
-            "apply_patch",
-            json!({"diff": "--- a/words.txt\n+++ b/words.txt\n@@ -1,4 +1,3 @@\n start\n-caf\u{fffd}\n-na\u{fffd}ve \u{fffd}\n+na\u{fffd}ve\n end\n"}),
-            400,
-            40,
-        ),
-        answer("Done.", 500, 9),
-    ]);
-    let run = oneshot(&p, &fake);
+    let (run, result) = patched_once(
+        &p,
+        "--- a/words.txt\n+++ b/words.txt\n@@ -1,4 +1,3 @@\n start\n-caf\u{fffd}\n-na\u{fffd}ve \u{fffd}\n+na\u{fffd}ve\n end\n",
+    );
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
-        tool_results(&fake)[0].starts_with("Applied:\nM words.txt (+1 -2)\n"),
-        "{:?}",
-        tool_results(&fake)
+        result.starts_with("Applied:\nM words.txt (+1 -2)\n"),
+        "{result:?}"
     );
     assert_eq!(
         std::fs::read(p.path("words.txt")).expect("read"),
@@ -206,23 +201,13 @@ fn utf8_text_written_into_a_latin1_file_is_named_in_the_result() {
     else {
         return;
     };
-    let fake = FakeOllama::start(vec![
-        call(
-            "apply_patch",
-            json!({"diff": menu_patch("    puts(\"café au lait\");")}),
-            400,
-            40,
-        ),
-        answer("Done.", 500, 9),
-    ]);
-    let run = oneshot(&p, &fake);
+    let (run, result) = patched_once(&p, &menu_patch("    puts(\"café au lait\");"));
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
-        tool_results(&fake)[0].starts_with(
+        result.starts_with(
             "Applied:\nM menu.c (+1 -1), 1 added line has UTF-8 text in a file that is not UTF-8\n"
         ),
-        "{:?}",
-        tool_results(&fake)
+        "{result:?}"
     );
     // Written as the model gave it; every other line is still Latin-1.
     let after = std::fs::read(p.path("menu.c")).expect("read");
